@@ -1,0 +1,39 @@
+/*
+ * cli.h — pieces of the pipejit command-line tool: result printers
+ * (format.c) and the interactive shell (shell.c); main.c parses options
+ * and runs scripts.
+ */
+#ifndef PJ_CLI_H
+#define PJ_CLI_H
+
+#include <stdio.h>
+
+#include "pipejit.h"
+
+typedef enum cli_format { CLI_TABLE, CLI_CSV, CLI_JSON } cli_format;
+
+/* Prints one result set in the given format (no separating blank line:
+ * the caller prints those between result sets). */
+void cli_print_result(FILE *out, const pj_result *r, cli_format fmt);
+
+/* The tool's settings and output state. */
+struct cli {
+  pj_engine *e;
+  cli_format fmt;
+  const char *dump;   /* NULL, "plan", "llvm", "llvm-raw" or "asm" */
+  int timing;
+  int compare;
+  int printed;        /* blocks printed to stdout (blank line between) */
+  int reported;       /* the current error was printed already */
+};
+
+/* Runs one script (its text is kept for error carets); prints results and
+ * errors. Returns 0 on success, 1 after an error. Defined in main.c. */
+int cli_run_script(struct cli *c, const char *script);
+
+/* The interactive shell on a terminal: reads statements until each ends
+ * with a top-level ';', runs them, keeps going after errors. Returns the
+ * exit status. */
+int cli_shell(struct cli *c);
+
+#endif

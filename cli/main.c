@@ -1,0 +1,369 @@
+/*
+ * main.c — the pipejit command-line tool.
+ *
+ *   pipejit [--db PATH] [--mode auto|jit|interp] [--opt 0-3]
+ *           [--format table|csv|json] [--dump plan|llvm|llvm-raw|asm]
+ *           [--timing] [--compare] [--sample-trace[=N]] [-c TEXT] [FILE ...]
+ *
+ * Runs the statements of every -c TEXT and FILE in the order given (`-`
+ * is standard input); with neither, standard input — or, on a terminal,
+ * the interactive shell (shell.c). Results go to standard output, one
+ * blank line between result sets; errors, timings and comparisons go to
+ * standard error. The first error stops the tool with exit status 1.
+ *
+ * --dump, --timing and --compare watch the engine through its internal
+ * hooks (exec/engine.h), so they also see the pipelines inside CREATE
+ * PERFETTO TABLE.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "exec/engine.h"
+
+static void usage(FILE *out) {
+  fputs("usage: pipejit [options] [-c TEXT] [FILE ...]\n"
+        "\n"
+        "Runs pipe queries (FROM t |> WHERE … |> AGGREGATE …), PerfettoSQL statements\n"
+        "and SQLite SQL. Statements come from -c TEXT and FILEs in order ('-' is\n"
+        "standard input); with neither, from standard input, or an interactive shell\n"
+        "on a terminal.\n"
+        "\n"
+        "options:\n"
+        "  --db PATH              SQLite database file (default: in memory)\n"
+        "  --mode auto|jit|interp backend: auto picks the interpreter for small inputs\n"
+        "  --opt 0-3              LLVM optimization level (default 2)\n"
+        "  --format table|csv|json  result format (default table)\n"
+        "  --dump plan|llvm|llvm-raw|asm  print each pipeline's plan, LLVM IR\n"
+        "                         (optimized or raw) or machine code before its rows\n"
+        "  --timing               per-statement parse/bind/compile/run times on stderr\n"
+        "  --compare              run each pipeline with both backends, print both times\n"
+        "  --sample-trace[=N]     load the sample trace with N slices (default 1000000)\n"
+        "  -c TEXT                run TEXT\n"
+        "  -h, --help             this help\n",
+        out);
+}
+
+static void separate(struct cli *c) {
+  if (c->printed++) fputc('\n', stdout);
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+/* "error: <message>", then the script line and a caret under the column
+ * (tabs kept so the caret lines up). */
+static void print_error(struct cli *c, const char *script) {
+  fflush(stdout);
+  fprintf(stderr, "error: %s\n", pj_engine_errmsg(c->e));
+  int line = pj_engine_errline(c->e), col = pj_engine_errcol(c->e);
+  if (!script || line <= 0) return;
+  const char *p = script;
+  for (int l = 1; l < line && *p; p++)
+    if (*p == '\n') l++;
+  size_t len = strcspn(p, "\n");
+  fprintf(stderr, "%.*s\n", (int)len, p);
+  for (int i = 0; i + 1 < col && (size_t)i < len; i++)
+    if (((unsigned char)p[i] & 0xC0) != 0x80) fputc(p[i] == '\t' ? '\t' : ' ', stderr);
+  fputs("^\n", stderr);
+}
+
+/* ---- hooks -------------------------------------------------------------- */
+
+static double ms(int64_t ns) { return (double)ns / 1e6; }
+
+static void skip_comments(const char **text, size_t *len) {
+  const char *t = *text;
+  size_t n = *len;
+  for (;;) {
+    while (n && (*t == ' ' || *t == '\n' || *t == '\t' || *t == '\r')) t++, n--;
+    if (n >= 2 && t[0] == '-' && t[1] == '-') {
+      while (n && *t != '\n') t++, n--;
+    } else if (n >= 2 && t[0] == '/' && t[1] == '*') {
+      t += 2, n -= 2;
+      while (n >= 2 && !(t[0] == '*' && t[1] == '/')) t++, n--;
+      size_t skip = n < 2 ? n : 2;
+      t += skip, n -= skip;
+    } else {
+      break;
+    }
+  }
+  *text = t;
+  *len = n;
+}
+
+/* The start of a statement on one line, for labels: leading comments are
+ * skipped, runs of blanks become one space. */
+static void snippet(const char *text, size_t len, char *out, size_t cap) {
+  skip_comments(&text, &len);
+  size_t n = 0;
+  int space = 0;
+  for (size_t i = 0; i < len && n + 4 < cap; i++) {
+    char ch = text[i];
+    if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') {
+      space = n > 0;
+      continue;
+    }
+    if (space) out[n++] = ' ';
+    space = 0;
+    out[n++] = ch;
+    if (n + 4 >= cap && i + 1 < len) {
+      memcpy(out + n, "...", 3);
+      n += 3;
+    }
+  }
+  out[n] = 0;
+}
+
+static int dump_query(struct cli *c, pj_query *q) {
+  const char *txt;
+  if (!strcmp(c->dump, "plan")) txt = pj_query_plan(q);
+  else if (!strcmp(c->dump, "llvm")) txt = pj_query_llvm_ir(q, 1);
+  else if (!strcmp(c->dump, "llvm-raw")) txt = pj_query_llvm_ir(q, 0);
+  else txt = pj_query_asm(q);
+  if (!txt) {
+    fflush(stdout);
+    fprintf(stderr, "error: --dump %s needs the JIT, which could not compile this query: %s\n",
+            c->dump, pj_engine_errmsg(c->e));
+    c->reported = 1;
+    return 1;
+  }
+  separate(c);
+  size_t n = strlen(txt);
+  fputs(txt, stdout);
+  if (n && txt[n - 1] != '\n') fputc('\n', stdout);
+  return 0;
+}
+
+/* Runs q with the interpreter and with the JIT and prints both times; the
+ * engine then runs it once more for the rows it prints. */
+static int compare_query(struct cli *c, pj_query *q, const char *label) {
+  pj_mode saved = pj_engine_mode(c->e);
+  pj_result *ri = NULL, *rj = NULL;
+  pj_timing ti, tj;
+  int rc = 0;
+  pj_engine_set_mode(c->e, PJ_MODE_INTERP);
+  if (pj_query_run(q, &ri) != PJ_OK) {
+    rc = 1;   /* the engine reports the error */
+    goto done;
+  }
+  pj_engine_last_timing(c->e, &ti);
+  pj_engine_set_mode(c->e, PJ_MODE_JIT);
+  fflush(stdout);
+  if (pj_query_run(q, &rj) != PJ_OK) {
+    fprintf(stderr, "compare: %s\n  interp %.3f ms; the JIT could not run it: %s\n", label,
+            ms(ti.run_ns), pj_engine_errmsg(c->e));
+    goto done;
+  }
+  pj_engine_last_timing(c->e, &tj);
+  fprintf(stderr, "compare: %s\n  interp %.3f ms, jit %.3f ms (+ %.3f ms compile): %.1fx\n",
+          label, ms(ti.run_ns), ms(tj.run_ns), ms(tj.compile_ns),
+          tj.run_ns > 0 ? (double)ti.run_ns / (double)tj.run_ns : 0.0);
+  if (pj_result_row_count(ri) != pj_result_row_count(rj))
+    fprintf(stderr, "compare: the backends disagree: %lld rows (interp) vs %lld (jit)\n",
+            (long long)pj_result_row_count(ri), (long long)pj_result_row_count(rj));
+done:
+  pj_result_free(ri);
+  pj_result_free(rj);
+  pj_engine_set_mode(c->e, saved);
+  return rc;
+}
+
+static int before_run(void *ctx, pj_query *q, const char *text, size_t len, size_t off) {
+  struct cli *c = ctx;
+  if (c->dump && dump_query(c, q)) return 1;
+  if (c->compare) {
+    char label[72];
+    snippet(text, len, label, sizeof label);
+    if (compare_query(c, q, label)) return 1;
+  }
+  return 0;
+}
+
+static void after_stmt(void *ctx, const char *text, size_t len, size_t off, const pj_timing *t,
+                       int pipeline) {
+  struct cli *c = ctx;
+  if (!c->timing) return;
+  char label[72];
+  snippet(text, len, label, sizeof label);
+  fflush(stdout);
+  fprintf(stderr,
+          "timing: parse %.3f ms, bind %.3f ms, compile %.3f ms, run %.3f ms"
+          " (%s, %lld rows in, %lld out): %s\n",
+          ms(t->parse_ns), ms(t->bind_ns), ms(t->compile_ns), ms(t->run_ns),
+          t->used_jit ? "jit" : pipeline ? "interp" : "sqlite", (long long)t->rows_in, (long long)t->rows_out, label);
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+static int on_result(void *ctx, const pj_result *res, const char *text, size_t len,
+                     size_t off) {
+  struct cli *c = ctx;
+  separate(c);
+  cli_print_result(stdout, res, c->fmt);
+  return 0;
+}
+
+int cli_run_script(struct cli *c, const char *script) {
+  c->reported = 0;
+  pj_status s = pj_engine_exec(c->e, script, on_result, c);
+  fflush(stdout);
+  if (s == PJ_OK) return 0;
+  if (!c->reported) print_error(c, script);
+  return 1;
+}
+
+static char *read_stream(FILE *f) {
+  size_t n = 0, cap = 1 << 16;
+  char *buf = malloc(cap);
+  if (!buf) return NULL;
+  size_t got;
+  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += got;
+    if (cap - n - 1 == 0) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        free(buf);
+        return NULL;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  buf[n] = 0;
+  return buf;
+}
+
+static int run_file(struct cli *c, const char *path) {
+  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+  if (!f) {
+    fprintf(stderr, "error: cannot open '%s'\n", path);
+    return 1;
+  }
+  char *text = read_stream(f);
+  if (f != stdin) fclose(f);
+  if (!text) {
+    fprintf(stderr, "error: cannot read '%s'\n", path);
+    return 1;
+  }
+  int rc = cli_run_script(c, text);
+  free(text);
+  return rc;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+/* Accepts "--name VALUE" and "--name=VALUE"; advances *i past VALUE. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name) {
+  size_t n = strlen(name);
+  const char *a = argv[*i];
+  if (strncmp(a, name, n)) return NULL;
+  if (a[n] == '=') return a + n + 1;
+  if (a[n]) return NULL;
+  if (*i + 1 >= argc) {
+    fprintf(stderr, "error: %s needs a value\n", name);
+    exit(1);
+  }
+  return argv[++*i];
+}
+
+static int one_of(const char *v, const char *const *choices) {
+  for (int i = 0; choices[i]; i++)
+    if (!strcmp(v, choices[i])) return i;
+  return -1;
+}
+
+static void bad_value(const char *opt, const char *v) {
+  fprintf(stderr, "error: bad value for %s: '%s' (see --help)\n", opt, v);
+  exit(1);
+}
+
+typedef struct input { int is_text; const char *s; } input;
+
+int main(int argc, char **argv) {
+  struct cli c = {.fmt = CLI_TABLE};
+  const char *db = NULL;
+  int mode = PJ_MODE_AUTO, opt = 2;
+  int64_t sample = -1;
+  input *inputs = calloc((size_t)argc + 1, sizeof *inputs);
+  int ninputs = 0;
+  static const char *const modes[] = {"auto", "interp", "jit", NULL};
+  static const char *const formats[] = {"table", "csv", "json", NULL};
+  static const char *const dumps[] = {"plan", "llvm", "llvm-raw", "asm", NULL};
+  if (!inputs) return 1;
+
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(stdout);
+      free(inputs);
+      return 0;
+    } else if ((v = opt_value(argc, argv, &i, "--db"))) {
+      db = v;
+    } else if ((v = opt_value(argc, argv, &i, "--mode"))) {
+      if ((mode = one_of(v, modes)) < 0) bad_value("--mode", v);
+    } else if ((v = opt_value(argc, argv, &i, "--opt"))) {
+      if (!(v[0] >= '0' && v[0] <= '3' && !v[1])) bad_value("--opt", v);
+      opt = v[0] - '0';
+    } else if ((v = opt_value(argc, argv, &i, "--format"))) {
+      int f = one_of(v, formats);
+      if (f < 0) bad_value("--format", v);
+      c.fmt = (cli_format)f;
+    } else if ((v = opt_value(argc, argv, &i, "--dump"))) {
+      int d = one_of(v, dumps);
+      if (d < 0) bad_value("--dump", v);
+      c.dump = dumps[d];
+    } else if (!strcmp(a, "--timing")) {
+      c.timing = 1;
+    } else if (!strcmp(a, "--compare")) {
+      c.compare = 1;
+    } else if (!strcmp(a, "--sample-trace")) {
+      sample = 1000000;
+    } else if (!strncmp(a, "--sample-trace=", 15)) {
+      char *end;
+      sample = strtoll(a + 15, &end, 10);
+      if (*end || end == a + 15 || sample < 0) bad_value("--sample-trace", a + 15);
+    } else if (!strcmp(a, "-c")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "error: -c needs a value\n");
+        return 1;
+      }
+      inputs[ninputs++] = (input){1, argv[++i]};
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "error: unknown option '%s' (see --help)\n", a);
+      return 1;
+    } else {
+      inputs[ninputs++] = (input){0, a};
+    }
+  }
+
+  if (pj_engine_open(db, &c.e) != PJ_OK) {
+    fprintf(stderr, "error: %s\n", c.e ? pj_engine_errmsg(c.e) : "out of memory");
+    pj_engine_close(c.e);
+    free(inputs);
+    return 1;
+  }
+  pj_engine_set_mode(c.e, (pj_mode)mode);
+  pj_engine_set_opt_level(c.e, opt);
+  pj__hooks hooks = {.ctx = &c, .before_run = before_run, .after_stmt = after_stmt};
+  pj__engine_set_hooks(c.e, &hooks);
+
+  int rc = 0;
+  if (sample >= 0) {
+    int64_t t0 = rt_now_ns();
+    if (pj_engine_load_sample_trace(c.e, sample) != PJ_OK) {
+      fprintf(stderr, "error: %s\n", pj_engine_errmsg(c.e));
+      rc = 1;
+    } else if (c.timing) {
+      fprintf(stderr, "timing: sample trace with %lld slices generated in %.3f ms\n",
+              (long long)sample, ms(rt_now_ns() - t0));
+    }
+  }
+  for (int i = 0; i < ninputs && !rc; i++)
+    rc = inputs[i].is_text ? cli_run_script(&c, inputs[i].s) : run_file(&c, inputs[i].s);
+  if (!ninputs && !rc) rc = isatty(0) ? cli_shell(&c) : run_file(&c, "-");
+
+  pj_engine_close(c.e);
+  free(inputs);
+  return rc;
+}

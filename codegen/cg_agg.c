@@ -1,0 +1,354 @@
+/*
+ * cg_agg.c — the AGGREGATE sink inside the row loop.
+ *
+ * Group lookup for one integer or string key is the runtime's probe
+ * (runtime/aggtab.c, layout in store.h) inlined:
+ *
+ *   h = rt_hash_i64(key); slot = h & mask
+ *   agg.probe: e = slots[slot]; e == 0 → agg.miss (rt_aggtab_insert_i64)
+ *              keys[e-1] == key → group e-1; else slot = slot+1 & mask
+ *
+ * A NULL key is t->null_group (rt_aggtab_group_null the first time);
+ * several keys or a double key go through rt_aggtab_group. Every call into
+ * the table may grow its arrays, so the table's pointers live in allocas
+ * (promoted to registers by mem2reg) that are reloaded after each call.
+ * Updates follow interp/vm_agg.c exactly, branch-free where the C is:
+ * NULL inputs add 0 and leave `has` alone; an integer SUM is checked and
+ * fails the row with "AGGREGATE: integer overflow".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "emit.h"
+
+typedef struct cg_aggslot {
+  const ir_agg *ag;
+  rt_aggkind kind;
+  rt_type in;                         /* stored argument type */
+  LLVMValueRef i, f, n, has;          /* allocas holding the array pointers */
+} cg_aggslot;
+
+struct cg_aggstate {
+  LLVMValueRef t;                     /* rt_aggtab * */
+  int naggs;
+  cg_aggslot *aggs;
+  bool inline_probe;
+  rt_type keytype;                    /* stored type of the single key */
+  LLVMValueRef slots, mask, keys;     /* allocas */
+};
+
+/* Loads (again) every pointer of the table the loop uses. */
+static void cg_agg_reload(cg_ctx *cx, cg_aggstate *a) {
+  LLVMValueRef t = a->t;
+  if (a->inline_probe) {
+    LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_SLOTS, cx->t_ptr, "agg.slots"), a->slots);
+    LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_MASK, cx->t_i64, "agg.mask"), a->mask);
+    LLVMValueRef kb = cg_field_ptr(cx, cx->st.aggtab, t, CG_AGGTAB_KEYS, "");
+    LLVMValueRef kd = cg_load_field(cx, cx->st.rowbuf, kb, CG_ROWBUF_DATA, cx->t_ptr, "");
+    LLVMBuildStore(cx->b, LLVMBuildLoad2(cx->b, cx->t_ptr, kd, "agg.keys"), a->keys);
+  }
+  LLVMValueRef aggs = cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_AGGS, cx->t_ptr, "");
+  for (int j = 0; j < a->naggs; j++) {
+    cg_aggslot *s = &a->aggs[j];
+    LLVMValueRef ap = cg_elem_ptr(cx, cx->st.agg, aggs, cg_i64(cx, j), "");
+    if (s->i) LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.agg, ap, CG_AGG_I, cx->t_ptr, ""), s->i);
+    if (s->f) LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.agg, ap, CG_AGG_F, cx->t_ptr, ""), s->f);
+    if (s->n) LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.agg, ap, CG_AGG_N, cx->t_ptr, ""), s->n);
+    if (s->has) LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.agg, ap, CG_AGG_HAS, cx->t_ptr, ""), s->has);
+  }
+}
+
+cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fallback) {
+  cg_aggstate *a = calloc(1, sizeof *a);
+  a->aggs = calloc((size_t)op->naggs + 1, sizeof *a->aggs);
+  for (int k = 0; k < op->naggs; k++) {
+    const ir_agg *ag = &op->aggs[k];
+    if (!ag->live) continue;
+    cg_aggslot *s = &a->aggs[a->naggs++];
+    s->ag = ag;
+    s->kind = ag->kind;
+    s->in = rt_store_type(ag->arg_type);
+    bool f = s->in == RT_F64;
+    switch (s->kind) {
+    case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: s->i = cg_slot(cx, cx->t_ptr, "agg.i"); break;
+    case RT_AGG_AVG:
+      s->f = cg_slot(cx, cx->t_ptr, "agg.f");
+      s->n = cg_slot(cx, cx->t_ptr, "agg.n");
+      s->has = cg_slot(cx, cx->t_ptr, "agg.has");
+      break;
+    default:
+      if (f) s->f = cg_slot(cx, cx->t_ptr, "agg.f");
+      else s->i = cg_slot(cx, cx->t_ptr, "agg.i");
+      s->has = cg_slot(cx, cx->t_ptr, "agg.has");
+      break;
+    }
+  }
+  if (op->ngroup == 1) {
+    a->keytype = rt_store_type(cx->plan->cols[op->group_cols[0]].type);
+    a->inline_probe = a->keytype != RT_F64;
+  }
+  if (a->inline_probe) {
+    a->slots = cg_slot(cx, cx->t_ptr, "slots.slot");
+    a->mask = cg_slot(cx, cx->t_i64, "mask.slot");
+    a->keys = cg_slot(cx, cx->t_ptr, "keys.slot");
+  }
+  a->t = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_AGG, cx->t_ptr, "agg");
+  /* The driver must have made the table the plan describes (live
+   * aggregates only, in op order); otherwise the interpreter takes the
+   * batch. */
+  LLVMValueRef t = a->t;
+  LLVMValueRef ok = LLVMBuildICmp(cx->b, LLVMIntEQ, cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_NKEYS, cx->t_i32, ""),
+                                  cg_i32(cx, op->ngroup), "");
+  ok = LLVMBuildAnd(cx->b, ok, LLVMBuildICmp(cx->b, LLVMIntEQ, cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_NAGGS, cx->t_i32, ""),
+                                             cg_i32(cx, a->naggs), ""), "");
+  LLVMBasicBlockRef check = cg_block(cx, "agg.check"), ready = cg_block(cx, "agg.ready");
+  LLVMBuildCondBr(cx->b, ok, check, fallback);
+  cg_at(cx, check);
+  ok = cg_i1(cx, 1);
+  LLVMValueRef aggs = cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_AGGS, cx->t_ptr, "");
+  for (int j = 0; j < a->naggs; j++) {
+    LLVMValueRef ap = cg_elem_ptr(cx, cx->st.agg, aggs, cg_i64(cx, j), "");
+    LLVMValueRef kind = cg_load_field(cx, cx->st.agg, ap, CG_AGG_KIND, cx->t_i32, "");
+    ok = LLVMBuildAnd(cx->b, ok, LLVMBuildICmp(cx->b, LLVMIntEQ, kind, cg_i32(cx, a->aggs[j].kind), ""), "");
+    if (a->aggs[j].kind == RT_AGG_COUNT_STAR || a->aggs[j].kind == RT_AGG_COUNT) continue;
+    LLVMValueRef in = cg_load_field(cx, cx->st.agg, ap, CG_AGG_IN, cx->t_i32, "");
+    ok = LLVMBuildAnd(cx->b, ok, LLVMBuildICmp(cx->b, LLVMIntEQ, in, cg_i32(cx, a->aggs[j].in), ""), "");
+  }
+  if (a->inline_probe) {
+    LLVMValueRef kb = cg_field_ptr(cx, cx->st.aggtab, t, CG_AGGTAB_KEYS, "");
+    LLVMValueRef types = cg_load_field(cx, cx->st.rowbuf, kb, CG_ROWBUF_TYPES, cx->t_ptr, "");
+    LLVMValueRef kt = LLVMBuildLoad2(cx->b, cx->t_i32, types, "");
+    ok = LLVMBuildAnd(cx->b, ok, LLVMBuildICmp(cx->b, LLVMIntEQ, kt, cg_i32(cx, a->keytype), ""), "");
+  }
+  LLVMBuildCondBr(cx->b, ok, ready, fallback);
+  cg_at(cx, ready);
+  if (op->ngroup == 0) cg_call(cx, "rt_aggtab_ensure_one", &a->t, 1, "");
+  cg_agg_reload(cx, a);
+  return a;
+}
+
+/* Group number of the current row, leaving the builder where it is known. */
+static LLVMValueRef cg_agg_group(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
+  if (op->ngroup == 0) return cg_i64(cx, 0);
+  LLVMBasicBlockRef done = cg_block(cx, "agg.group");
+  LLVMValueRef gs[3];
+  LLVMBasicBlockRef from[3];
+  int ng = 0;
+  if (!a->inline_probe) {
+    /* key tuple through the runtime */
+    int nk = op->ngroup;
+    LLVMValueRef vals = cg_slot(cx, LLVMArrayType(cx->t_i64, (unsigned)nk), "agg.keyvals");
+    LLVMValueRef nulls = cg_slot(cx, LLVMArrayType(cx->t_i8, (unsigned)nk), "agg.keynull");
+    for (int k = 0; k < nk; k++) {
+      cg_val v = cg_column(cx, op->group_cols[k]);
+      LLVMValueRef bits;
+      if (v.type == RT_F64) bits = LLVMBuildBitCast(cx->b, v.v, cx->t_i64, "");
+      else if (v.type == RT_STR) bits = LLVMBuildZExt(cx->b, v.v, cx->t_i64, "");
+      else bits = v.v;
+      bits = LLVMBuildSelect(cx->b, v.null, cg_i64(cx, 0), bits, "");
+      LLVMBuildStore(cx->b, bits, cg_elem_ptr(cx, cx->t_i64, vals, cg_i64(cx, k), ""));
+      LLVMBuildStore(cx->b, LLVMBuildZExt(cx->b, v.null, cx->t_i8, ""),
+                     cg_elem_ptr(cx, cx->t_i8, nulls, cg_i64(cx, k), ""));
+    }
+    LLVMValueRef args[3] = {a->t, vals, nulls};
+    LLVMValueRef g = cg_call(cx, "rt_aggtab_group", args, 3, "group");
+    cg_agg_reload(cx, a);
+    cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntSLT, g, cg_i64(cx, 0), ""), CG_ERR_NOMEM, "agg.grouped");
+    LLVMBuildBr(cx->b, done);
+    cg_at(cx, done);
+    return g;
+  }
+  char nm[96];
+  cg_colname(cx, op->group_cols[0], nm, sizeof nm);
+  cg_val key = cg_column(cx, op->group_cols[0]);
+  bool str = a->keytype == RT_STR;
+  LLVMValueRef kv = str ? LLVMBuildZExt(cx->b, key.v, cx->t_i64, "") : key.v;
+
+  LLVMBasicBlockRef hash = cg_block(cx, "agg.hash");
+  if (!cg_is_false(key.null)) {
+    LLVMBasicBlockRef nullkey = cg_block(cx, "agg.nullkey");
+    LLVMBuildCondBr(cx->b, key.null, nullkey, hash);
+    cg_at(cx, nullkey);
+    LLVMValueRef ng0 = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_NULL_GROUP, cx->t_i64, "null.group");
+    LLVMBasicBlockRef known = cg_here(cx);
+    LLVMBasicBlockRef first = cg_block(cx, "agg.nullkey.new");
+    LLVMBasicBlockRef nulldone = cg_block(cx, "agg.nullkey.done");
+    LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, ng0, cg_i64(cx, 0), ""), first, nulldone);
+    cg_at(cx, first);
+    LLVMValueRef ng1 = cg_call(cx, "rt_aggtab_group_null", &a->t, 1, "null.group.new");
+    cg_agg_reload(cx, a);
+    cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntSLT, ng1, cg_i64(cx, 0), ""), CG_ERR_NOMEM, "agg.nullkey.made");
+    LLVMBasicBlockRef made = cg_here(cx);
+    LLVMBuildBr(cx->b, nulldone);
+    cg_at(cx, nulldone);
+    LLVMValueRef phi = LLVMBuildPhi(cx->b, cx->t_i64, "");
+    LLVMValueRef vs[2] = {ng0, ng1};
+    LLVMBasicBlockRef bs[2] = {known, made};
+    LLVMAddIncoming(phi, vs, bs, 2);
+    gs[ng] = phi;
+    from[ng++] = nulldone;
+    LLVMBuildBr(cx->b, done);
+  } else {
+    LLVMBuildBr(cx->b, hash);
+  }
+
+  /* rt_hash_i64, inline */
+  cg_at(cx, hash);
+  LLVMValueRef h = kv;
+  static const uint64_t mul[2] = {0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull};
+  for (int r = 0; r < 2; r++) {
+    h = LLVMBuildXor(cx->b, h, LLVMBuildLShr(cx->b, h, cg_i64(cx, 33), ""), "");
+    h = LLVMBuildMul(cx->b, h, LLVMConstInt(cx->t_i64, mul[r], 0), "");
+  }
+  h = LLVMBuildXor(cx->b, h, LLVMBuildLShr(cx->b, h, cg_i64(cx, 33), ""), "agg.hash");
+  LLVMValueRef slots = LLVMBuildLoad2(cx->b, cx->t_ptr, a->slots, "");
+  LLVMValueRef mask = LLVMBuildLoad2(cx->b, cx->t_i64, a->mask, "");
+  LLVMValueRef keys = LLVMBuildLoad2(cx->b, cx->t_ptr, a->keys, "");
+  LLVMValueRef start = LLVMBuildAnd(cx->b, h, mask, "");
+  LLVMBasicBlockRef hashend = cg_here(cx);
+  LLVMBasicBlockRef probe = cg_block(cx, "agg.probe"), cmp = cg_block(cx, "agg.cmp");
+  LLVMBasicBlockRef step = cg_block(cx, "agg.next"), miss = cg_block(cx, "agg.miss");
+  LLVMBasicBlockRef hit = cg_block(cx, "agg.hit");
+  LLVMBuildBr(cx->b, probe);
+  cg_at(cx, probe);
+  LLVMValueRef slot = LLVMBuildPhi(cx->b, cx->t_i64, "slot");
+  LLVMValueRef e = cg_load_elem(cx, cx->t_i32, slots, slot, "slot.entry");
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, e, cg_i32(cx, 0), ""), miss, cmp);
+  cg_at(cx, cmp);
+  LLVMValueRef g = LLVMBuildSub(cx->b, LLVMBuildZExt(cx->b, e, cx->t_i64, ""), cg_i64(cx, 1), "group");
+  LLVMValueRef have = cg_load_elem(cx, str ? cx->t_i32 : cx->t_i64, keys, g, "slot.key");
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, have, key.v, ""), hit, step);
+  cg_at(cx, step);
+  LLVMValueRef nslot = LLVMBuildAnd(cx->b, LLVMBuildAdd(cx->b, slot, cg_i64(cx, 1), ""), mask, "");
+  LLVMBuildBr(cx->b, probe);
+  {
+    LLVMValueRef vs[2] = {start, nslot};
+    LLVMBasicBlockRef bs[2] = {hashend, step};
+    LLVMAddIncoming(slot, vs, bs, 2);
+  }
+  cg_at(cx, hit);
+  gs[ng] = g;
+  from[ng++] = hit;
+  LLVMBuildBr(cx->b, done);
+
+  cg_at(cx, miss);
+  LLVMValueRef args[3] = {a->t, kv, h};
+  LLVMValueRef gnew = cg_call(cx, "rt_aggtab_insert_i64", args, 3, "group.new");
+  cg_agg_reload(cx, a);
+  cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntSLT, gnew, cg_i64(cx, 0), ""), CG_ERR_NOMEM, "agg.inserted");
+  gs[ng] = gnew;
+  from[ng++] = cg_here(cx);
+  LLVMBuildBr(cx->b, done);
+
+  cg_at(cx, done);
+  LLVMValueRef phi = LLVMBuildPhi(cx->b, cx->t_i64, "group");
+  LLVMAddIncoming(phi, gs, from, (unsigned)ng);
+  return phi;
+}
+
+static LLVMValueRef cg_ld(cg_ctx *cx, LLVMValueRef slot) {
+  return LLVMBuildLoad2(cx->b, cx->t_ptr, slot, "");
+}
+
+/* has[g] |= flag (i1) */
+static void cg_or_has(cg_ctx *cx, cg_aggslot *s, LLVMValueRef g, LLVMValueRef flag) {
+  LLVMValueRef hp = cg_elem_ptr(cx, cx->t_i8, cg_ld(cx, s->has), g, "");
+  LLVMValueRef old = LLVMBuildLoad2(cx->b, cx->t_i8, hp, "");
+  LLVMBuildStore(cx->b, LLVMBuildOr(cx->b, old, LLVMBuildZExt(cx->b, flag, cx->t_i8, ""), ""), hp);
+}
+
+static void cg_agg_one(cg_ctx *cx, cg_aggslot *s, LLVMValueRef g) {
+  const char *an = ir_agg_names[s->kind];
+  char nm[96];
+  snprintf(nm, sizeof nm, "agg.%s", an ? an : "x");
+  if (s->kind == RT_AGG_COUNT_STAR) {
+    LLVMValueRef p = cg_elem_ptr(cx, cx->t_i64, cg_ld(cx, s->i), g, "");
+    LLVMBuildStore(cx->b, LLVMBuildAdd(cx->b, LLVMBuildLoad2(cx->b, cx->t_i64, p, ""), cg_i64(cx, 1), nm), p);
+    return;
+  }
+  cg_val v = cg_column(cx, s->ag->arg_col);
+  LLVMValueRef ok = LLVMBuildNot(cx->b, v.null, "");
+  if (s->kind == RT_AGG_COUNT) {
+    LLVMValueRef p = cg_elem_ptr(cx, cx->t_i64, cg_ld(cx, s->i), g, "");
+    LLVMValueRef inc = LLVMBuildZExt(cx->b, ok, cx->t_i64, "");
+    LLVMBuildStore(cx->b, LLVMBuildAdd(cx->b, LLVMBuildLoad2(cx->b, cx->t_i64, p, ""), inc, nm), p);
+    return;
+  }
+  v = cg_coerce(cx, v, s->in);
+  bool f = s->in == RT_F64;
+  switch (s->kind) {
+  case RT_AGG_SUM:
+  case RT_AGG_AVG: {
+    if (s->kind == RT_AGG_AVG && !f) v = cg_coerce(cx, v, RT_F64), f = true;
+    LLVMTypeRef ty = f ? cx->t_f64 : cx->t_i64;
+    LLVMValueRef x = LLVMBuildSelect(cx->b, v.null, LLVMConstNull(ty), v.v, "");
+    LLVMValueRef p = cg_elem_ptr(cx, ty, cg_ld(cx, f ? s->f : s->i), g, "");
+    LLVMValueRef old = LLVMBuildLoad2(cx->b, ty, p, "");
+    LLVMValueRef sum = f ? LLVMBuildFAdd(cx->b, old, x, nm) : cg_checked(cx, 'a', old, x, cg_i1(cx, 0), nm);
+    LLVMBuildStore(cx->b, sum, p);
+    if (s->kind == RT_AGG_AVG) {
+      LLVMValueRef np = cg_elem_ptr(cx, cx->t_i64, cg_ld(cx, s->n), g, "");
+      LLVMValueRef n = LLVMBuildLoad2(cx->b, cx->t_i64, np, "");
+      LLVMBuildStore(cx->b, LLVMBuildAdd(cx->b, n, LLVMBuildZExt(cx->b, ok, cx->t_i64, ""), ""), np);
+    }
+    cg_or_has(cx, s, g, ok);
+    return;
+  }
+  default: break;
+  }
+  /* MIN / MAX / ANY_VALUE: replace when not NULL and (no value yet or better) */
+  LLVMTypeRef ty = f ? cx->t_f64 : cx->t_i64;
+  LLVMValueRef p = cg_elem_ptr(cx, ty, cg_ld(cx, f ? s->f : s->i), g, "");
+  LLVMValueRef hp = cg_elem_ptr(cx, cx->t_i8, cg_ld(cx, s->has), g, "");
+  LLVMValueRef cur = LLVMBuildLoad2(cx->b, ty, p, "");
+  LLVMValueRef has = LLVMBuildICmp(cx->b, LLVMIntNE, LLVMBuildLoad2(cx->b, cx->t_i8, hp, ""),
+                                   LLVMConstInt(cx->t_i8, 0, 0), "");
+  LLVMValueRef x = s->in == RT_STR ? LLVMBuildZExt(cx->b, v.v, cx->t_i64, "") : v.v;
+  LLVMValueRef take;
+  if (s->kind == RT_AGG_ANY_VALUE) {
+    take = LLVMBuildAnd(cx->b, ok, LLVMBuildNot(cx->b, has, ""), "");
+  } else {
+    bool mn = s->kind == RT_AGG_MIN;
+    LLVMValueRef better;
+    if (s->in == RT_STR) {
+      /* only compare strings that will be compared: the pool call is not free */
+      LLVMBasicBlockRef from = cg_here(cx);
+      LLVMBasicBlockRef call = cg_block(cx, "agg.strcmp"), join = cg_block(cx, "agg.strcmp.done");
+      LLVMBuildCondBr(cx->b, LLVMBuildAnd(cx->b, ok, has, ""), call, join);
+      cg_at(cx, call);
+      LLVMValueRef args[3] = {cx->strings, v.v, LLVMBuildTrunc(cx->b, cur, cx->t_i32, "")};
+      LLVMValueRef c = cg_call(cx, "rt_str_cmp", args, 3, "");
+      LLVMValueRef b = LLVMBuildICmp(cx->b, mn ? LLVMIntSLT : LLVMIntSGT, c, cg_i32(cx, 0), "");
+      LLVMBasicBlockRef callend = cg_here(cx);
+      LLVMBuildBr(cx->b, join);
+      cg_at(cx, join);
+      better = LLVMBuildPhi(cx->b, cx->t_i1, "");
+      LLVMValueRef vs[2] = {cg_i1(cx, 0), b};
+      LLVMBasicBlockRef bs[2] = {from, callend};
+      LLVMAddIncoming(better, vs, bs, 2);
+    } else if (f) {
+      better = LLVMBuildFCmp(cx->b, mn ? LLVMRealOLT : LLVMRealOGT, x, cur, "");
+    } else {
+      better = LLVMBuildICmp(cx->b, mn ? LLVMIntSLT : LLVMIntSGT, x, cur, "");
+    }
+    take = LLVMBuildAnd(cx->b, ok, LLVMBuildOr(cx->b, LLVMBuildNot(cx->b, has, ""), better, ""), "");
+  }
+  LLVMBuildStore(cx->b, LLVMBuildSelect(cx->b, take, x, cur, nm), p);
+  LLVMValueRef hv = LLVMBuildSelect(cx->b, take, LLVMConstInt(cx->t_i8, 1, 0),
+                                    LLVMBuildZExt(cx->b, has, cx->t_i8, ""), "");
+  LLVMBuildStore(cx->b, hv, hp);
+}
+
+void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
+  /* read every input before branching into the probe */
+  for (int k = 0; k < op->ngroup; k++) cg_column(cx, op->group_cols[k]);
+  for (int j = 0; j < a->naggs; j++)
+    if (a->aggs[j].ag->arg_col >= 0 && a->aggs[j].kind != RT_AGG_COUNT_STAR) cg_column(cx, a->aggs[j].ag->arg_col);
+  LLVMValueRef g = cg_agg_group(cx, a, op);
+  for (int j = 0; j < a->naggs; j++) cg_agg_one(cx, &a->aggs[j], g);
+}
+
+void cg_agg_free(cg_aggstate *a) {
+  free(a->aggs);
+  free(a);
+}

@@ -1,0 +1,44 @@
+/*
+ * cg_layout.h — field numbers of the runtime structs as declared for LLVM
+ * in cg_types.c, and a way to ask LLVM where it puts them, so
+ * tests/unit/test_layout.c can compare every field with offsetof without
+ * including LLVM headers.
+ */
+#ifndef PJ_CG_LAYOUT_H
+#define PJ_CG_LAYOUT_H
+
+#include <stdint.h>
+
+enum { CG_VIEW_TYPE, CG_VIEW_DATA, CG_VIEW_VALID, CG_VIEW_SEL, CG_VIEW_BASE };
+enum { CG_BATCH_N, CG_BATCH_NACTIVE, CG_BATCH_ACTIVE, CG_BATCH_NCOLS, CG_BATCH_COLS };
+enum {
+  CG_SEG_RUN, CG_SEG_SEG, CG_SEG_INDEX, CG_SEG_BUF, CG_SEG_NBUF, CG_SEG_BUF_COLS,
+  CG_SEG_AGG, CG_SEG_NLIMITS, CG_SEG_LIMIT_SKIP, CG_SEG_LIMIT_LEFT, CG_SEG_DONE, CG_SEG_VM
+};
+/* ex_run: only the prefix generated code reads is declared. */
+enum { CG_RUN_PLAN, CG_RUN_ARENA, CG_RUN_STRINGS, CG_RUN_DB, CG_RUN_NPARAMS, CG_RUN_PARAMS };
+enum { CG_VALUE_TYPE, CG_VALUE_I, CG_VALUE_F, CG_VALUE_S };
+enum {
+  CG_ROWBUF_NCOLS, CG_ROWBUF_TYPES, CG_ROWBUF_NROWS, CG_ROWBUF_CAP, CG_ROWBUF_DATA,
+  CG_ROWBUF_VALID
+};
+enum {
+  CG_AGG_KIND, CG_AGG_IN, CG_AGG_OUT, CG_AGG_I, CG_AGG_F, CG_AGG_N, CG_AGG_HAS
+};
+enum {
+  CG_AGGTAB_NKEYS, CG_AGGTAB_NAGGS, CG_AGGTAB_AGGS, CG_AGGTAB_NGROUPS, CG_AGGTAB_CAP,
+  CG_AGGTAB_SLOTS, CG_AGGTAB_MASK, CG_AGGTAB_NULL_GROUP, CG_AGGTAB_HASHES, CG_AGGTAB_KEYS
+};
+
+/* The structs, for cg_layout_offset. */
+typedef enum cg_struct_id {
+  CG_S_VIEW, CG_S_BATCH, CG_S_SEG, CG_S_RUN, CG_S_VALUE, CG_S_ROWBUF, CG_S_AGG, CG_S_AGGTAB,
+  CG_S_ARENA
+} cg_struct_id;
+
+/* Byte offset of field `field` of struct `s` in LLVM's layout for the host
+ * (field = -1: the struct's size); -1 when LLVM's native target is
+ * unavailable. */
+int64_t cg_layout_offset(cg_struct_id s, int field);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * cg_runtime.c — the C functions generated code calls, in one table: the
+ * runtime's (row buffers, aggregation table, string pool, string
+ * functions), the interpreter's batch function (the fallback when a batch
+ * does not look like what the code was compiled for), and the two small
+ * helpers below that exist only for generated code. jit.c exposes every
+ * entry to the JIT as an absolute symbol; emit.c declares them in a module
+ * on first use from the signature string.
+ */
+#include "../runtime/strfn.h"
+#include "emit.h"
+
+int cg_rt_fail(ex_seg *s, int code) {
+  const ir_segment *seg = s->seg;
+  int step = code / CG_ERR_KINDS;
+  const ir_op *op = step < seg->nsteps ? seg->steps[step] : seg->sink;
+  const char *stage = op && op->stage ? op->stage : "RUN";
+  switch (code % CG_ERR_KINDS) {
+  case CG_ERR_NOMEM:
+    rt_errorf(&s->run->err, op ? op->pos : -1, "%s: out of memory", stage);
+    break;
+  case CG_ERR_OVERFLOW:
+  default:
+    rt_errorf(&s->run->err, op ? op->pos : -1, "%s: integer overflow", stage);
+    break;
+  }
+  return -1;
+}
+
+#define FN(name, sig) {#name, sig, (void *)&name}
+const cg_rtfn cg_rtfns[] = {
+    FN(cg_rt_fail, "i:pi"),
+    FN(vm_run_batch, "i:pp"),
+    FN(rt_rowbuf_reserve, "v:pl"),
+    FN(rt_aggtab_insert_i64, "l:pll"),
+    FN(rt_aggtab_group_null, "l:p"),
+    FN(rt_aggtab_group, "l:ppp"),
+    FN(rt_aggtab_ensure_one, "v:p"),
+    FN(rt_str_cmp, "i:pii"),
+    FN(rt_fn_like, "i:pii"),
+    FN(rt_fn_glob, "i:pii"),
+    FN(rt_fn_lower, "i:pi"),
+    FN(rt_fn_upper, "i:pi"),
+    FN(rt_fn_length, "l:pi"),
+    FN(rt_fn_substr2, "i:pil"),
+    FN(rt_fn_substr3, "i:pill"),
+    FN(rt_fn_instr, "l:pii"),
+    FN(rt_fn_trim, "i:pii"),
+    FN(rt_fn_trim_set, "i:piii"),
+    FN(rt_fn_concat, "i:pii"),
+    FN(rt_fn_i64_to_str, "i:pl"),
+    FN(rt_fn_f64_to_str, "i:pd"),
+    FN(rt_fn_str_to_i64, "l:pi"),
+    FN(rt_fn_str_to_f64, "d:pi"),
+    FN(rt_fn_f64_to_i64, "l:d"),
+    FN(rt_fn_shl, "l:ll"),
+    FN(rt_fn_shr, "l:ll"),
+};
+#undef FN
+const int cg_nrtfns = (int)(sizeof cg_rtfns / sizeof cg_rtfns[0]);

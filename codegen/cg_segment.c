@@ -1,0 +1,439 @@
+/*
+ * cg_segment.c — one LLVM function per segment: the fused batch loop.
+ *
+ *   int seg(ex_seg *s, rt_batch *b)
+ *   entry:      load the views of the columns the segment reads; if a view
+ *               is not what the code was compiled for (type, selection,
+ *               validity) → fallback: return vm_run_batch(s, b)
+ *   sink.init:  reserve output rows / load the aggregation table
+ *   loop:       for each active position i of the batch:
+ *                 WHERE      three-valued; a row that is not true → next
+ *                 EXTEND …   computed values stay in registers
+ *                 LIMIT      counters; drop skipped and surplus rows
+ *                 sink       append to s->buf, or update s->agg
+ *   exit:       write counters back; report the smallest failed step
+ *
+ * Errors. The interpreter runs each step over the whole batch, so the
+ * error it reports is that of the first step (in step order) at which any
+ * row fails. To report the same one, a failing row here only records its
+ * step (the smallest wins) and the loop goes on; after the loop the error
+ * of that step is set. Rows after a failure still reach the sink, which is
+ * harmless: the query stops and its buffers are thrown away.
+ *
+ * LIMIT mirrors interp/vm.c: skipped rows first, then taken ones; rows
+ * before the LIMIT step are still evaluated for the whole batch (so the
+ * same errors surface), and s->done is set once a LIMIT that saw rows in
+ * this batch has nothing left.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+
+void cg_ctx_init(cg_ctx *cx, LLVMContextRef c, LLVMModuleRef m, const ir_plan *p, rt_err *err) {
+  memset(cx, 0, sizeof *cx);
+  cx->c = c;
+  cx->m = m;
+  cx->b = LLVMCreateBuilderInContext(c);
+  cx->plan = p;
+  cx->err = err;
+  cx->t_i1 = LLVMInt1TypeInContext(c);
+  cx->t_i8 = LLVMInt8TypeInContext(c);
+  cx->t_i32 = LLVMInt32TypeInContext(c);
+  cx->t_i64 = LLVMInt64TypeInContext(c);
+  cx->t_f64 = LLVMDoubleTypeInContext(c);
+  cx->t_ptr = LLVMPointerTypeInContext(c, 0);
+  cx->t_void = LLVMVoidTypeInContext(c);
+  cg_types_init(&cx->st, c);
+  size_t n = (size_t)p->ncols + 1;
+  cx->src = calloc(n, sizeof *cx->src);
+  cx->row = calloc(n, sizeof *cx->row);
+  cx->have = calloc(n, sizeof *cx->have);
+  cx->params = calloc((size_t)p->nparams + 1, sizeof *cx->params);
+}
+
+void cg_ctx_dispose(cg_ctx *cx) {
+  if (cx->b) LLVMDisposeBuilder(cx->b);
+  free(cx->src);
+  free(cx->row);
+  free(cx->have);
+  free(cx->params);
+  cx->b = NULL;
+}
+
+/* ---- what a segment reads ------------------------------------------------ */
+
+typedef struct cg_uses {
+  bool *computed;   /* by column: defined by a COMPUTE of this segment */
+  bool *params;     /* by parameter number */
+} cg_uses;
+
+static void cg_use_col(cg_ctx *cx, cg_uses *u, int c) {
+  if (c >= 0 && c < cx->plan->ncols && !u->computed[c]) cx->src[c].used = true;
+}
+
+static void cg_use_expr(cg_ctx *cx, cg_uses *u, const ir_expr *e) {
+  if (!e) return;
+  if (e->kind == IX_COL) cg_use_col(cx, u, e->col);
+  if (e->kind == IX_PARAM && e->param >= 1 && e->param <= cx->plan->nparams) u->params[e->param] = true;
+  for (int i = 0; i < e->nargs; i++) cg_use_expr(cx, u, e->args[i]);
+}
+
+int cg_buf_cols(const ir_op *op, const int **cols) {
+  if (op->kind == IR_OUTPUT) {
+    *cols = op->out;
+    return op->nout;
+  }
+  *cols = op->carry;
+  return op->ncarry;
+}
+
+static void cg_collect(cg_ctx *cx, const ir_segment *seg, cg_uses *u) {
+  for (int k = 0; k < seg->nsteps; k++) {
+    const ir_op *op = seg->steps[k];
+    if (op->dead) continue;
+    if (op->kind == IR_FILTER) cg_use_expr(cx, u, op->pred);
+    if (op->kind == IR_COMPUTE) {
+      cg_use_expr(cx, u, op->expr);
+      u->computed[op->out_col] = true;
+    }
+  }
+  const ir_op *sink = seg->sink;
+  if (sink->kind == IR_AGGREGATE) {
+    for (int i = 0; i < sink->ngroup; i++) cg_use_col(cx, u, sink->group_cols[i]);
+    for (int i = 0; i < sink->naggs; i++)
+      if (sink->aggs[i].live && sink->aggs[i].arg_col >= 0) cg_use_col(cx, u, sink->aggs[i].arg_col);
+  } else {
+    const int *cols;
+    int n = cg_buf_cols(sink, &cols);
+    for (int i = 0; i < n; i++) cg_use_col(cx, u, cols[i]);
+  }
+}
+
+/* The view type a source hands out for column c. */
+static rt_type cg_view_type(cg_ctx *cx, const ir_op *src, int c) {
+  rt_type t = cx->plan->cols[c].type;
+  if (src->kind == IR_SCAN_TABLE) {
+    for (int i = 0; i < src->nscan; i++)
+      if (src->out_cols[i] == c && src->table && src->table_cols)
+        return src->table->cols[src->table_cols[i]].type;
+    return t;
+  }
+  return rt_store_type(t);   /* SQLite batches and breaker buffers store widened */
+}
+
+/* ---- prologue ------------------------------------------------------------ */
+
+static LLVMValueRef cg_and(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) {
+  return a ? LLVMBuildAnd(cx->b, a, b, "") : b;
+}
+
+/* Loads the views of every source column; returns "the batch fits". */
+static LLVMValueRef cg_load_views(cg_ctx *cx, LLVMValueRef ones) {
+  LLVMValueRef cols = cg_load_field(cx, cx->st.batch, cx->batch, CG_BATCH_COLS, cx->t_ptr, "cols");
+  LLVMValueRef ok = NULL;
+  for (int c = 0; c < cx->plan->ncols; c++) {
+    cg_colsrc *cs = &cx->src[c];
+    if (!cs->used) continue;
+    char nm[96], buf[128];
+    cg_colname(cx, c, nm, sizeof nm);
+    LLVMValueRef vp = cg_elem_ptr(cx, cx->st.view, cols, cg_i64(cx, c), "");
+    LLVMValueRef ty = cg_load_field(cx, cx->st.view, vp, CG_VIEW_TYPE, cx->t_i32, "");
+    ok = cg_and(cx, ok, LLVMBuildICmp(cx->b, LLVMIntEQ, ty, cg_i32(cx, cs->vtype), ""));
+    snprintf(buf, sizeof buf, "%s.data", nm);
+    if (cs->vtype != RT_ID) cs->data = cg_load_field(cx, cx->st.view, vp, CG_VIEW_DATA, cx->t_ptr, buf);
+    else cs->base = cg_load_field(cx, cx->st.view, vp, CG_VIEW_BASE, cx->t_i64, "");
+    LLVMValueRef valid = cg_load_field(cx, cx->st.view, vp, CG_VIEW_VALID, cx->t_ptr, "");
+    LLVMValueRef hasvalid = LLVMBuildIsNotNull(cx->b, valid, "");
+    if (cs->nullable) {
+      snprintf(buf, sizeof buf, "%s.valid", nm);
+      cs->valid = LLVMBuildSelect(cx->b, hasvalid, valid, ones, buf);
+      cs->wmask = LLVMBuildSelect(cx->b, hasvalid, cg_i64(cx, -1), cg_i64(cx, 0), "");
+    } else if (cx->seg->source->kind == IR_SCAN_TABLE) {
+      /* A table column without NULLs has no bits; one with bits is not the
+       * table the plan was bound to. Buffers and SQLite batches always
+       * carry bits: there the plan's word that the column has no NULLs
+       * holds (their writers set a bit for every value). */
+      ok = cg_and(cx, ok, LLVMBuildNot(cx->b, hasvalid, ""));
+    }
+    LLVMValueRef sel = cg_load_field(cx, cx->st.view, vp, CG_VIEW_SEL, cx->t_ptr, "");
+    if (cx->general_sel) cs->sel = sel;
+    else ok = cg_and(cx, ok, LLVMBuildIsNull(cx->b, sel, ""));
+  }
+  return ok ? ok : cg_i1(cx, 1);
+}
+
+static void cg_load_params(cg_ctx *cx, const cg_uses *u) {
+  const ir_plan *p = cx->plan;
+  if (!p->nparams) return;
+  LLVMValueRef params = NULL;
+  for (int i = 1; i <= p->nparams; i++) {
+    if (!u->params[i]) continue;
+    if (!params) params = cg_load_field(cx, cx->st.run, cx->run, CG_RUN_PARAMS, cx->t_ptr, "params");
+    char nm[96];
+    snprintf(nm, sizeof nm, "%s", p->params[i - 1].name ? p->params[i - 1].name : "");
+    if (!nm[0]) snprintf(nm, sizeof nm, "p%d", i);
+    LLVMValueRef pp = cg_elem_ptr(cx, cx->st.value, params, cg_i64(cx, i), "");
+    LLVMValueRef ty = cg_load_field(cx, cx->st.value, pp, CG_VALUE_TYPE, cx->t_i32, "");
+    LLVMValueRef null = LLVMBuildICmp(cx->b, LLVMIntEQ, ty, cg_i32(cx, RT_NULLT), "");
+    rt_type t = p->params[i - 1].type;
+    LLVMValueRef v;
+    if (t == RT_F64) {
+      /* an integer bound where a double was planned still reads right */
+      LLVMValueRef iv = cg_load_field(cx, cx->st.value, pp, CG_VALUE_I, cx->t_i64, "");
+      LLVMValueRef fv = cg_load_field(cx, cx->st.value, pp, CG_VALUE_F, cx->t_f64, "");
+      LLVMValueRef isint = LLVMBuildICmp(cx->b, LLVMIntEQ, ty, cg_i32(cx, RT_I64), "");
+      v = LLVMBuildSelect(cx->b, isint, LLVMBuildSIToFP(cx->b, iv, cx->t_f64, ""), fv, nm);
+    } else if (t == RT_STR) {
+      v = cg_load_field(cx, cx->st.value, pp, CG_VALUE_S, cx->t_i32, "");
+      v = LLVMBuildSelect(cx->b, null, cg_i32(cx, 0), v, nm);
+    } else {
+      v = cg_load_field(cx, cx->st.value, pp, CG_VALUE_I, cx->t_i64, nm);
+      t = RT_I64;
+    }
+    cx->params[i] = (cg_val){v, null, t};
+  }
+}
+
+/* ---- steps ---------------------------------------------------------------- */
+
+/* "WHERE" → "where", for block names. */
+static void cg_stage_name(const ir_op *op, const char *what, char *buf, size_t n) {
+  const char *st = op->stage ? op->stage : "step";
+  size_t k = 0;
+  for (; st[k] && k + 1 < n; k++) buf[k] = st[k] == ' ' ? '_' : (char)(st[k] | 0x20);
+  buf[k] = 0;
+  if (what) snprintf(buf + k, n - k, ".%s", what);
+}
+
+typedef struct cg_limit {
+  LLVMValueRef skip, left, reached;   /* allocas */
+} cg_limit;
+
+static void cg_emit_limit(cg_ctx *cx, cg_limit *l) {
+  LLVMValueRef skip = LLVMBuildLoad2(cx->b, cx->t_i64, l->skip, "limit.skip");
+  LLVMValueRef skipping = LLVMBuildICmp(cx->b, LLVMIntSGT, skip, cg_i64(cx, 0), "");
+  LLVMBasicBlockRef drop = cg_block(cx, "limit.skipped"), take = cg_block(cx, "limit.take");
+  LLVMBuildCondBr(cx->b, skipping, drop, take);
+  cg_at(cx, drop);
+  LLVMBuildStore(cx->b, LLVMBuildSub(cx->b, skip, cg_i64(cx, 1), ""), l->skip);
+  LLVMBuildBr(cx->b, cx->next_row);
+  cg_at(cx, take);
+  LLVMBuildStore(cx->b, cg_i1(cx, 1), l->reached);
+  LLVMValueRef left = LLVMBuildLoad2(cx->b, cx->t_i64, l->left, "limit.left");
+  LLVMValueRef none = LLVMBuildICmp(cx->b, LLVMIntSLE, left, cg_i64(cx, 0), "");
+  cg_drop_row_if(cx, none, "limit.pass");
+  LLVMBuildStore(cx->b, LLVMBuildSub(cx->b, left, cg_i64(cx, 1), ""), l->left);
+}
+
+static void cg_emit_step(cg_ctx *cx, const ir_op *op, cg_limit *lim) {
+  char nm[128];
+  switch (op->kind) {
+  case IR_FILTER: {
+    cg_preload(cx, op->pred);
+    cg_stage_name(op, NULL, nm, sizeof nm);
+    cg_val v = cg_expr(cx, op->pred, nm);
+    LLVMValueRef pass = cg_truth(cx, v, "");
+    cg_stage_name(op, "pass", nm, sizeof nm);
+    cg_drop_row_if(cx, LLVMBuildNot(cx->b, pass, ""), nm);
+    break;
+  }
+  case IR_COMPUTE: {
+    cg_preload(cx, op->expr);
+    cg_colname(cx, op->out_col, nm, sizeof nm);
+    const ir_col *col = &cx->plan->cols[op->out_col];
+    cg_val v = cg_expr(cx, op->expr, nm);
+    rt_type t = col->type;
+    if (t != RT_I64 && t != RT_F64 && t != RT_STR && t != RT_BOOL)
+      t = v.type == RT_F64 ? RT_F64 : v.type == RT_STR ? RT_STR : RT_I64;
+    v = cg_coerce(cx, v, t);
+    cx->row[op->out_col] = v;
+    cx->have[op->out_col] = true;
+    break;
+  }
+  case IR_LIMIT: cg_emit_limit(cx, lim); break;
+  default:
+    rt_errorf(cx->err, op->pos, "JIT: unexpected step '%s' in a segment", ir_op_names[op->kind]);
+    break;
+  }
+}
+
+/* ---- the function --------------------------------------------------------- */
+
+static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
+  const ir_plan *p = cx->plan;
+  const ir_segment *seg = &p->segs[si];
+  cx->seg = seg;
+  cx->segidx = si;
+  cx->err_block = NULL;
+  cx->err_phi = NULL;
+  memset(cx->src, 0, sizeof *cx->src * ((size_t)p->ncols + 1));
+  memset(cx->have, 0, sizeof *cx->have * ((size_t)p->ncols + 1));
+  cg_uses u = {calloc((size_t)p->ncols + 1, sizeof(bool)), calloc((size_t)p->nparams + 1, sizeof(bool))};
+  cg_collect(cx, seg, &u);
+  const ir_op *src = seg->source;
+  cx->general_sel = src->kind == IR_SCAN_BUF && src->buf_op && src->buf_op->kind == IR_SORT;
+  for (int c = 0; c < p->ncols; c++) {
+    if (!cx->src[c].used) continue;
+    cx->src[c].vtype = cg_view_type(cx, src, c);
+    cx->src[c].nullable = p->cols[c].nullable;
+  }
+
+  char fname[128];
+  snprintf(fname, sizeof fname, "%sseg%d", prefix, si);
+  LLVMTypeRef params[2] = {cx->t_ptr, cx->t_ptr};
+  LLVMTypeRef fty = LLVMFunctionType(cx->t_i32, params, 2, 0);
+  cx->fn = LLVMAddFunction(cx->m, fname, fty);
+  cx->s = LLVMGetParam(cx->fn, 0);
+  cx->batch = LLVMGetParam(cx->fn, 1);
+  LLVMSetValueName2(cx->s, "s", 1);
+  LLVMSetValueName2(cx->batch, "b", 1);
+  unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+  LLVMAddAttributeAtIndex(cx->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cx->c, nounwind, 0));
+  unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+  for (unsigned i = 1; i <= 2; i++)
+    LLVMAddAttributeAtIndex(cx->fn, i, LLVMCreateEnumAttribute(cx->c, noalias, 0));
+
+  LLVMBasicBlockRef entry = cg_block(cx, "entry");
+  cg_at(cx, entry);
+  cx->err_slot = cg_slot(cx, cx->t_i32, "fail.slot");
+  LLVMBuildStore(cx->b, cg_i32(cx, -1), cx->err_slot);
+  cx->run = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_RUN, cx->t_ptr, "run");
+  cx->strings = cg_load_field(cx, cx->st.run, cx->run, CG_RUN_STRINGS, cx->t_ptr, "strings");
+  cg_load_params(cx, &u);
+  LLVMValueRef n = cg_load_field(cx, cx->st.batch, cx->batch, CG_BATCH_N, cx->t_i32, "n");
+  LLVMValueRef nactive = cg_load_field(cx, cx->st.batch, cx->batch, CG_BATCH_NACTIVE, cx->t_i32, "nactive");
+  LLVMValueRef active = cg_load_field(cx, cx->st.batch, cx->batch, CG_BATCH_ACTIVE, cx->t_ptr, "active");
+  LLVMValueRef hasactive = LLVMBuildIsNotNull(cx->b, active, "has.active");
+  LLVMValueRef count = LLVMBuildSelect(cx->b, hasactive, nactive, n, "count");
+
+  /* A word of ones stands in for absent validity bits. */
+  LLVMValueRef ones = LLVMGetNamedGlobal(cx->m, "valid.ones");
+  if (!ones) {
+    ones = LLVMAddGlobal(cx->m, cx->t_i64, "valid.ones");
+    LLVMSetInitializer(ones, cg_i64(cx, -1));
+    LLVMSetGlobalConstant(ones, 1);
+    LLVMSetLinkage(ones, LLVMPrivateLinkage);
+    LLVMSetUnnamedAddress(ones, LLVMGlobalUnnamedAddr);
+  }
+  LLVMValueRef fits = cg_load_views(cx, ones);
+
+  LLVMBasicBlockRef fallback = cg_block(cx, "fallback");
+  LLVMBasicBlockRef init = cg_block(cx, "sink.init");
+  LLVMBuildCondBr(cx->b, fits, init, fallback);
+  cg_at(cx, fallback);
+  {
+    LLVMValueRef args[2] = {cx->s, cx->batch};
+    LLVMBuildRet(cx->b, cg_call(cx, "vm_run_batch", args, 2, "interp"));
+  }
+
+  /* sink and LIMIT state */
+  cg_at(cx, init);
+  const ir_op *sink = seg->sink;
+  cg_bufstate *bs = NULL;
+  cg_aggstate *as = NULL;
+  if (sink->kind == IR_AGGREGATE) as = cg_agg_prologue(cx, sink, fallback);
+  else bs = cg_buf_prologue(cx, sink, count, fallback);
+  int nlim = 0;
+  for (int k = 0; k < seg->nsteps; k++)
+    if (!seg->steps[k]->dead && seg->steps[k]->kind == IR_LIMIT) nlim++;
+  cg_limit *lims = calloc((size_t)nlim + 1, sizeof *lims);
+  LLVMValueRef skips = NULL, lefts = NULL;
+  if (nlim) {
+    skips = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_LIMIT_SKIP, cx->t_ptr, "");
+    lefts = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_LIMIT_LEFT, cx->t_ptr, "");
+  }
+  for (int m = 0; m < nlim; m++) {
+    lims[m].skip = cg_slot(cx, cx->t_i64, "skip.slot");
+    lims[m].left = cg_slot(cx, cx->t_i64, "left.slot");
+    lims[m].reached = cg_slot(cx, cx->t_i1, "reached.slot");
+    LLVMBuildStore(cx->b, cg_load_elem(cx, cx->t_i64, skips, cg_i64(cx, m), ""), lims[m].skip);
+    LLVMBuildStore(cx->b, cg_load_elem(cx, cx->t_i64, lefts, cg_i64(cx, m), ""), lims[m].left);
+    LLVMBuildStore(cx->b, cg_i1(cx, 0), lims[m].reached);
+  }
+
+  /* the loop */
+  LLVMBasicBlockRef pre = cg_here(cx);
+  LLVMBasicBlockRef head = cg_block(cx, "loop");
+  LLVMBasicBlockRef rowbb = cg_block(cx, "row");
+  LLVMBasicBlockRef next = cg_block(cx, "row.next");
+  LLVMBasicBlockRef exit = cg_block(cx, "exit");
+  LLVMBuildBr(cx->b, head);
+  cg_at(cx, head);
+  LLVMValueRef k = LLVMBuildPhi(cx->b, cx->t_i32, "k");
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, k, count, ""), rowbb, exit);
+  cg_at(cx, rowbb);
+  {
+    LLVMBasicBlockRef via = cg_block(cx, "row.active"), join = cg_block(cx, "row.pos");
+    LLVMBuildCondBr(cx->b, hasactive, via, join);
+    cg_at(cx, via);
+    LLVMValueRef ai = cg_load_elem(cx, cx->t_i32, active, LLVMBuildZExt(cx->b, k, cx->t_i64, ""), "");
+    LLVMBuildBr(cx->b, join);
+    cg_at(cx, join);
+    cx->pos = LLVMBuildPhi(cx->b, cx->t_i32, "i");
+    LLVMValueRef vs[2] = {k, ai};
+    LLVMBasicBlockRef bbs[2] = {rowbb, via};
+    LLVMAddIncoming(cx->pos, vs, bbs, 2);
+  }
+  cx->next_row = next;
+  int m = 0;
+  for (int s = 0; s < seg->nsteps; s++) {
+    const ir_op *op = seg->steps[s];
+    if (op->dead) continue;
+    cx->step = s;
+    cg_emit_step(cx, op, op->kind == IR_LIMIT ? &lims[m++] : NULL);
+  }
+  cx->step = seg->nsteps;
+  if (as) cg_agg_update(cx, as, sink);
+  else cg_buf_append(cx, bs);
+  LLVMBuildBr(cx->b, next);
+  cg_at(cx, next);
+  LLVMValueRef k1 = LLVMBuildAdd(cx->b, k, cg_i32(cx, 1), "k.next");
+  LLVMBuildBr(cx->b, head);
+  {
+    LLVMValueRef vs[2] = {cg_i32(cx, 0), k1};
+    LLVMBasicBlockRef bbs[2] = {pre, next};
+    LLVMAddIncoming(k, vs, bbs, 2);
+  }
+
+  /* after the loop */
+  cg_at(cx, exit);
+  if (bs) cg_buf_epilogue(cx, bs);
+  LLVMValueRef done = NULL;
+  for (int j = 0; j < nlim; j++) {
+    LLVMValueRef left = LLVMBuildLoad2(cx->b, cx->t_i64, lims[j].left, "");
+    LLVMBuildStore(cx->b, LLVMBuildLoad2(cx->b, cx->t_i64, lims[j].skip, ""),
+                   cg_elem_ptr(cx, cx->t_i64, skips, cg_i64(cx, j), ""));
+    LLVMBuildStore(cx->b, left, cg_elem_ptr(cx, cx->t_i64, lefts, cg_i64(cx, j), ""));
+    LLVMValueRef reached = LLVMBuildLoad2(cx->b, cx->t_i1, lims[j].reached, "");
+    LLVMValueRef fin = LLVMBuildAnd(cx->b, reached, LLVMBuildICmp(cx->b, LLVMIntEQ, left, cg_i64(cx, 0), ""), "");
+    done = done ? LLVMBuildOr(cx->b, done, fin, "") : fin;
+  }
+  if (done) {
+    LLVMValueRef dp = cg_field_ptr(cx, cx->st.seg, cx->s, CG_SEG_DONE, "");
+    LLVMValueRef old = LLVMBuildLoad2(cx->b, cx->t_i32, dp, "");
+    LLVMBuildStore(cx->b, LLVMBuildSelect(cx->b, done, cg_i32(cx, 1), old, ""), dp);
+  }
+  LLVMValueRef code = LLVMBuildLoad2(cx->b, cx->t_i32, cx->err_slot, "fail.code");
+  LLVMBasicBlockRef failbb = cg_block(cx, "fail"), okbb = cg_block(cx, "ok");
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntNE, code, cg_i32(cx, -1), ""), failbb, okbb);
+  cg_at(cx, failbb);
+  {
+    LLVMValueRef args[2] = {cx->s, code};
+    LLVMBuildRet(cx->b, cg_call(cx, "cg_rt_fail", args, 2, ""));
+  }
+  cg_at(cx, okbb);
+  LLVMBuildRet(cx->b, cg_i32(cx, 0));
+
+  if (as) cg_agg_free(as);
+  if (bs) cg_buf_free(bs);
+  free(lims);
+  free(u.computed);
+  free(u.params);
+}
+
+int cg_emit_plan(cg_ctx *cx, const char *prefix) {
+  for (int si = 0; si < cx->plan->nsegs && !cx->err->set; si++) cg_emit_segment(cx, si, prefix);
+  return !cx->err->set;
+}

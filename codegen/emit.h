@@ -1,0 +1,182 @@
+/*
+ * emit.h — the codegen's internal context and the small LLVM helpers every
+ * operator file uses (constants, struct field loads, checked arithmetic,
+ * if/else blocks, runtime calls), so that cg_expr.c, cg_segment.c and
+ * cg_agg.c read as what the query does rather than as LLVM boilerplate.
+ *
+ * Values: a cg_val is an SQL value in registers: `v` (i64 for every integer
+ * kind and booleans, double, or i32 string id) and `null` (an i1; the
+ * constant false when the value can never be NULL). A NULL value's `v` is
+ * always a defined value (0 where we make it up), so arithmetic on it never
+ * traps and never produces poison that a branch could observe.
+ *
+ * Errors inside the row loop do not leave the loop at once: the row is
+ * dropped, the smallest failing step is remembered and reported after the
+ * batch (see cg_segment.c for why this matches the interpreter).
+ */
+#ifndef PJ_CG_EMIT_H
+#define PJ_CG_EMIT_H
+
+#include <llvm-c/Core.h>
+
+#include "cg.h"
+#include "cg_layout.h"
+
+/* Struct types of the runtime, for one LLVM context. */
+typedef struct cg_types {
+  LLVMTypeRef view, batch, seg, run, value, rowbuf, agg, aggtab, arena;
+} cg_types;
+void cg_types_init(cg_types *t, LLVMContextRef c);
+
+/* Error kinds reported by generated code (cg_rt_fail). */
+enum { CG_ERR_OVERFLOW = 0, CG_ERR_NOMEM = 1, CG_ERR_KINDS = 4 };
+/* The runtime function the generated code calls after a failed batch: sets
+ * "<STAGE>: <message>" on s->run->err, where the stage is that of step
+ * `code / CG_ERR_KINDS` of the segment (== nsteps: the sink); returns -1. */
+int cg_rt_fail(ex_seg *s, int code);
+
+/* Runtime functions generated code may call, with their signatures:
+ * "ret:args", one letter per type: v void, i i32, l i64, d double, p ptr. */
+typedef struct cg_rtfn {
+  const char *name;
+  const char *sig;
+  void *addr;
+} cg_rtfn;
+extern const cg_rtfn cg_rtfns[];
+extern const int cg_nrtfns;
+
+/* One source column as the batch holds it, loaded once per batch. */
+typedef struct cg_colsrc {
+  bool used;             /* read in this segment from the batch */
+  rt_type vtype;         /* view type the code was compiled for */
+  bool nullable;
+  LLVMValueRef data, valid, sel, base;
+  LLVMValueRef wmask;    /* i64: -1 when the view has validity bits, else 0 */
+} cg_colsrc;
+
+typedef struct cg_val {
+  LLVMValueRef v;
+  LLVMValueRef null;     /* i1 */
+  rt_type type;          /* RT_I64/BOOL/… (i64), RT_F64, RT_STR, RT_NULLT */
+} cg_val;
+
+typedef struct cg_ctx {
+  LLVMContextRef c;
+  LLVMModuleRef m;
+  LLVMBuilderRef b;
+  LLVMTypeRef t_i1, t_i8, t_i32, t_i64, t_f64, t_ptr, t_void;
+  cg_types st;
+  const ir_plan *plan;
+
+  /* the function being built */
+  const ir_segment *seg;
+  int segidx;
+  LLVMValueRef fn, s, batch;
+  LLVMValueRef run, strings;
+  LLVMValueRef pos;            /* current batch position i (i32) */
+  int step;                    /* step being emitted; nsteps = the sink */
+  LLVMBasicBlockRef next_row;  /* a dropped row continues here */
+  LLVMBasicBlockRef err_block; /* row failed: phi of error codes */
+  LLVMValueRef err_phi;
+  LLVMValueRef err_slot;       /* alloca i32: smallest error code of the batch */
+  bool general_sel;            /* rows may come through selection indexes */
+  cg_colsrc *src;              /* by column id */
+  cg_val *row;                 /* by column id: value in the current row */
+  bool *have;                  /* by column id: row[c] is set */
+  cg_val *params;              /* 1-based, loaded in the prologue */
+  rt_err *err;
+} cg_ctx;
+
+/* ---- constants and types ---------------------------------------------- */
+LLVMValueRef cg_i1(cg_ctx *cx, int v);
+LLVMValueRef cg_i32(cg_ctx *cx, int64_t v);
+LLVMValueRef cg_i64(cg_ctx *cx, int64_t v);
+LLVMValueRef cg_f64(cg_ctx *cx, double v);
+LLVMTypeRef cg_llty(cg_ctx *cx, rt_type t);   /* i64 / double / i32 */
+cg_val cg_notnull(LLVMValueRef v, rt_type t);
+cg_val cg_nullval(cg_ctx *cx, rt_type t);      /* a typed NULL */
+bool cg_is_false(LLVMValueRef v);              /* constant false i1 */
+
+/* ---- memory ----------------------------------------------------------- */
+/* Loads field `idx` of struct type `sty` at `p`. */
+LLVMValueRef cg_load_field(cg_ctx *cx, LLVMTypeRef sty, LLVMValueRef p, int idx,
+                           LLVMTypeRef fty, const char *name);
+LLVMValueRef cg_field_ptr(cg_ctx *cx, LLVMTypeRef sty, LLVMValueRef p, int idx,
+                          const char *name);
+/* &base[i] and base[i] for element type ety. */
+LLVMValueRef cg_elem_ptr(cg_ctx *cx, LLVMTypeRef ety, LLVMValueRef base, LLVMValueRef i,
+                         const char *name);
+LLVMValueRef cg_load_elem(cg_ctx *cx, LLVMTypeRef ety, LLVMValueRef base, LLVMValueRef i,
+                          const char *name);
+/* An alloca in the entry block (so mem2reg can promote it). */
+LLVMValueRef cg_slot(cg_ctx *cx, LLVMTypeRef t, const char *name);
+/* Tests bit `r` of a validity bitvector: i1 "is set". */
+LLVMValueRef cg_test_bit(cg_ctx *cx, LLVMValueRef bits, LLVMValueRef r64, const char *name);
+/* Sets bit `r` of a bitvector. */
+void cg_set_bit(cg_ctx *cx, LLVMValueRef bits, LLVMValueRef r64);
+
+/* ---- control flow ----------------------------------------------------- */
+LLVMBasicBlockRef cg_block(cg_ctx *cx, const char *name);
+void cg_at(cg_ctx *cx, LLVMBasicBlockRef bb);
+LLVMBasicBlockRef cg_here(cg_ctx *cx);
+/* Drops the current row when cond holds (branches to next_row). */
+void cg_drop_row_if(cg_ctx *cx, LLVMValueRef cond, const char *keep_name);
+/* Fails the row with `kind` at the current step when cond holds. */
+void cg_fail_if(cg_ctx *cx, LLVMValueRef cond, int kind, const char *ok_name);
+/* Merges two values flowing in from blocks a and b into a phi. */
+cg_val cg_phi2(cg_ctx *cx, cg_val va, LLVMBasicBlockRef a, cg_val vb, LLVMBasicBlockRef b,
+               rt_type t, const char *name);
+
+/* ---- arithmetic ------------------------------------------------------- */
+/* a op b with llvm.s{add,sub,mul}.with.overflow; overflow of a non-NULL
+ * result fails the row with "integer overflow". op: 'a', 's', 'm'. */
+LLVMValueRef cg_checked(cg_ctx *cx, char op, LLVMValueRef a, LLVMValueRef b,
+                        LLVMValueRef isnull, const char *name);
+LLVMValueRef cg_intrinsic(cg_ctx *cx, const char *name, LLVMTypeRef *tys, int ntys,
+                          LLVMValueRef *args, int nargs, const char *vname);
+/* Converts v to type t (NULL literal → typed NULL, int → double). */
+cg_val cg_coerce(cg_ctx *cx, cg_val v, rt_type t);
+/* The truth of a predicate value: non-NULL and non-zero. */
+LLVMValueRef cg_truth(cg_ctx *cx, cg_val v, const char *name);
+
+/* ---- runtime calls ------------------------------------------------------ */
+/* Calls runtime function `fn` (declared on first use from cg_rtfns). */
+LLVMValueRef cg_call(cg_ctx *cx, const char *fn, LLVMValueRef *args, int nargs,
+                     const char *name);
+
+/* ---- values and names --------------------------------------------------- */
+/* The column's user-facing name made safe for LLVM value names. */
+const char *cg_colname(cg_ctx *cx, int col, char *buf, size_t n);
+
+/* cg_expr.c: evaluates an expression for the current row. */
+cg_val cg_expr(cg_ctx *cx, const ir_expr *e, const char *name);
+/* Makes sure every batch column e reads is loaded for the current row (so
+ * the load dominates every later use, even inside CASE branches). */
+void cg_preload(cg_ctx *cx, const ir_expr *e);
+/* Value of column c in the current row (loading it from the batch). */
+cg_val cg_column(cg_ctx *cx, int c);
+
+/* cg_agg.c: the AGGREGATE sink. prologue once per batch, update per row,
+ * epilogue after the loop. */
+typedef struct cg_aggstate cg_aggstate;
+cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fallback);
+void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op);
+void cg_agg_free(cg_aggstate *a);
+
+/* cg_sink.c: OUTPUT / SORT append into s->buf. */
+typedef struct cg_bufstate cg_bufstate;
+cg_bufstate *cg_buf_prologue(cg_ctx *cx, const ir_op *op, LLVMValueRef nrows_in,
+                             LLVMBasicBlockRef fallback);
+void cg_buf_append(cg_ctx *cx, cg_bufstate *bs);
+void cg_buf_epilogue(cg_ctx *cx, cg_bufstate *bs);
+void cg_buf_free(cg_bufstate *bs);
+/* Columns an OUTPUT or SORT sink writes, in buffer order. */
+int cg_buf_cols(const ir_op *op, const int **cols);
+
+/* cg_segment.c: emits the whole plan into cx->m, one function per segment
+ * named "<prefix>seg<N>". Returns 0 and sets err on failure. */
+int cg_emit_plan(cg_ctx *cx, const char *prefix);
+void cg_ctx_init(cg_ctx *cx, LLVMContextRef c, LLVMModuleRef m, const ir_plan *p, rt_err *err);
+void cg_ctx_dispose(cg_ctx *cx);
+
+#endif

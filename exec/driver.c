@@ -1,0 +1,415 @@
+/*
+ * driver.c — runs a plan's segments over batches with any backend.
+ *
+ * For each segment, in order: set up the sink (a rowbuf for SORT and
+ * OUTPUT, an aggregation table for AGGREGATE) and the LIMIT counters, read
+ * the source batch by batch (zero-copy table views, SQLite batches, or
+ * views over a breaker's buffer, through its sort permutation), hand each
+ * batch to the batch function the caller picks (interpreter or JIT; it may
+ * change between batches), then finish the sink (sort permutation, emit
+ * the groups into the buffer the next segment scans).
+ *
+ * The driver owns no per-row work: everything per row is in the backend.
+ * Memory: small per-run structures come from run->arena; rowbufs, aggtabs
+ * and permutations are malloc'd by the runtime and freed in ex_run_free
+ * (a breaker's buffer as soon as the segment reading it is done).
+ */
+#include <stdlib.h>
+
+#include "exec.h"
+
+/* Columns (plan column ids) of the buffer a breaker writes, in buffer
+ * order; the next segment's SCAN_BUF reads them under these ids.
+ *   SORT:      carry, then any sort key the carry lacks (the binder carries
+ *              keys already; this keeps the sort correct if not);
+ *   AGGREGATE: group_out, then the live aggregates' out_col.
+ * `cols` needs room for ncarry + nkeys or ngroup + naggs entries. */
+static int ex_buf_layout(const ir_op *op, int *cols) {
+  int n = 0;
+  if (op->kind == IR_SORT) {
+    for (int k = 0; k < op->ncarry; k++) cols[n++] = op->carry[k];
+    for (int k = 0; k < op->nkeys; k++) {
+      bool have = false;
+      for (int j = 0; j < n; j++) have |= cols[j] == op->keys[k].col;
+      if (!have) cols[n++] = op->keys[k].col;
+    }
+  } else {
+    for (int k = 0; k < op->ngroup; k++) cols[n++] = op->group_out[k];
+    for (int k = 0; k < op->naggs; k++)
+      if (op->aggs[k].live) cols[n++] = op->aggs[k].out_col;
+  }
+  return n;
+}
+
+static int ex_buf_layout_max(const ir_op *op) {
+  return op->kind == IR_SORT ? op->ncarry + op->nkeys : op->ngroup + op->naggs;
+}
+
+static int ex_op_index(const ir_plan *p, const ir_op *op) {
+  for (int i = 0; i < p->nops; i++)
+    if (p->ops[i] == op) return i;
+  return -1;
+}
+
+static int ex_fail(ex_run *run, int pos, const char *stage, const char *msg) {
+  rt_errorf(&run->err, pos, "%s: %s", stage ? stage : "RUN", msg);
+  return -1;
+}
+
+void ex_run_init(ex_run *run, const ir_plan *plan, rt_strpool *strings, void *db,
+                 int nparams, const ex_value *params) {
+  memset(run, 0, sizeof *run);
+  run->plan = plan;
+  run->strings = strings;
+  run->db = db;
+  run->nparams = nparams;
+  run->params = params;
+  rt_arena_init(&run->arena);
+}
+
+/* ---- LIMIT counts ----------------------------------------------------------- */
+
+static int ex_const_value(ex_run *run, const ir_expr *e, ex_value *v) {
+  memset(v, 0, sizeof *v);
+  switch (e->kind) {
+  case IX_CONST:
+    if (e->is_null || e->type == RT_NULLT) v->type = RT_NULLT;
+    else if (e->type == RT_F64) v->type = RT_F64, v->f = e->fval;
+    else if (e->type == RT_STR) v->type = RT_STR, v->s = e->sval;
+    else v->type = RT_I64, v->i = e->ival;
+    return 0;
+  case IX_PARAM:
+    if (e->param >= 1 && e->param <= run->nparams && run->params) *v = run->params[e->param];
+    else v->type = RT_NULLT;
+    return 0;
+  case IX_NEG:
+  case IX_TOF64:
+  case IX_TOINT:
+    if (e->nargs != 1 || ex_const_value(run, e->args[0], v) < 0) return -1;
+    if (e->kind == IX_NEG) {
+      if (v->type == RT_F64) v->f = -v->f;
+      else if (v->type == RT_I64) {
+        if (v->i == INT64_MIN) return -1;
+        v->i = -v->i;
+      }
+    }
+    return 0;
+  default:
+    return -1;
+  }
+}
+
+int ex_eval_count(ex_run *run, const ir_expr *e, const char *stage, int64_t *out) {
+  *out = 0;
+  if (!e) return 0;
+  ex_value v;
+  if (ex_const_value(run, e, &v) < 0)
+    return ex_fail(run, e->pos, stage, "expected a count that is a constant or a parameter");
+  int64_t n;
+  if (v.type == RT_I64) {
+    n = v.i;
+  } else if (v.type == RT_F64 && v.f >= -9223372036854775808.0 && v.f < 9223372036854775808.0 &&
+             v.f == (double)(int64_t)v.f) {
+    n = (int64_t)v.f;
+  } else if (v.type == RT_NULLT) {
+    return ex_fail(run, e->pos, stage, "expected a count, but it is NULL");
+  } else {
+    return ex_fail(run, e->pos, stage, "expected a count that is a whole number");
+  }
+  if (n < 0) return ex_fail(run, e->pos, stage, "expected a count that is zero or more");
+  *out = n;
+  return 0;
+}
+
+/* ---- segment setup ------------------------------------------------------------ */
+
+static int ex_sink_open(ex_run *run, ex_seg *s) {
+  const ir_plan *p = run->plan;
+  const ir_op *sink = s->seg->sink;
+  switch (sink->kind) {
+  case IR_OUTPUT: {
+    rt_type types[sink->nout > 0 ? sink->nout : 1];
+    for (int j = 0; j < sink->nout; j++) types[j] = p->cols[sink->out[j]].type;
+    rt_rowbuf_init(&run->result, sink->nout, types);
+    s->buf = &run->result;
+    s->nbuf = sink->nout;
+    s->buf_cols = sink->out;
+    return 0;
+  }
+  case IR_SORT: {
+    int idx = ex_op_index(p, sink);
+    if (idx < 0) return ex_fail(run, sink->pos, sink->stage, "the sort is not in the plan");
+    s->buf_cols = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)ex_buf_layout_max(sink) + 1));
+    s->nbuf = ex_buf_layout(sink, s->buf_cols);
+    rt_type types[s->nbuf > 0 ? s->nbuf : 1];
+    for (int j = 0; j < s->nbuf; j++) types[j] = p->cols[s->buf_cols[j]].type;
+    s->buf = rt_arena_alloc(&run->arena, sizeof *s->buf);
+    rt_rowbuf_init(s->buf, s->nbuf, types);
+    run->bufs[idx] = s->buf;
+    return 0;
+  }
+  case IR_AGGREGATE: {
+    int nk = sink->ngroup, na = 0;
+    rt_type ktypes[nk > 0 ? nk : 1];
+    rt_aggkind kinds[sink->naggs > 0 ? sink->naggs : 1];
+    rt_type in[sink->naggs > 0 ? sink->naggs : 1];
+    for (int k = 0; k < nk; k++) ktypes[k] = p->cols[sink->group_cols[k]].type;
+    for (int k = 0; k < sink->naggs; k++) {
+      if (!sink->aggs[k].live) continue;
+      kinds[na] = sink->aggs[k].kind;
+      in[na] = sink->aggs[k].kind == RT_AGG_COUNT_STAR ? RT_I64 : sink->aggs[k].arg_type;
+      na++;
+    }
+    s->agg = rt_arena_alloc(&run->arena, sizeof *s->agg);
+    rt_aggtab_init(s->agg, nk, ktypes, na, kinds, in);
+    /* No GROUP BY: exactly one row, even for empty input. */
+    if (nk == 0) rt_aggtab_ensure_one(s->agg);
+    if (!s->agg->aggs || !s->agg->slots || (nk == 0 && s->agg->ngroups != 1))
+      return ex_fail(run, sink->pos, sink->stage, "out of memory");
+    return 0;
+  }
+  default:
+    return ex_fail(run, sink->pos, sink->stage, "a segment ends in an op that is not a sink");
+  }
+}
+
+static int ex_limits_open(ex_run *run, ex_seg *s) {
+  const ir_segment *seg = s->seg;
+  for (int k = 0; k < seg->nsteps; k++)
+    if (!seg->steps[k]->dead && seg->steps[k]->kind == IR_LIMIT) s->nlimits++;
+  s->limit_skip = rt_arena_alloc(&run->arena, sizeof(int64_t) * ((size_t)s->nlimits + 1));
+  s->limit_left = rt_arena_alloc(&run->arena, sizeof(int64_t) * ((size_t)s->nlimits + 1));
+  int j = 0;
+  for (int k = 0; k < seg->nsteps; k++) {
+    const ir_op *op = seg->steps[k];
+    if (op->dead || op->kind != IR_LIMIT) continue;
+    if (ex_eval_count(run, op->limit, op->stage, &s->limit_left[j]) < 0 ||
+        ex_eval_count(run, op->offset, op->stage, &s->limit_skip[j]) < 0)
+      return -1;
+    /* LIMIT 0: nothing can pass, so there is nothing to read. */
+    if (s->limit_left[j] == 0) s->done = 1;
+    j++;
+  }
+  return 0;
+}
+
+/* ---- batches ------------------------------------------------------------------- */
+
+/* Runs one batch through the picked backend. */
+static int ex_batch(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick, void *ctx) {
+  if (run->interrupt && *run->interrupt) {
+    rt_errorf(&run->err, -1, "interrupted");
+    return -1;
+  }
+  if (n == 0) return 0;
+  b->n = n;
+  b->nactive = n;
+  b->active = NULL;
+  ex_batch_fn fn = pick ? pick(ctx, s->index) : NULL;
+  if (!fn) fn = vm_run_batch;
+  if (fn(s, b) < 0 || run->err.set) {
+    if (!run->err.set) rt_errorf(&run->err, -1, "%s: the batch failed", s->seg->sink->stage);
+    return -1;
+  }
+  return 0;
+}
+
+static int ex_scan_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx) {
+  const ir_op *src = s->seg->source;
+  const rt_table *t = src->table;
+  if (!t) return ex_fail(run, src->pos, src->stage, "the table is gone");
+  for (int64_t start = 0; start < t->nrows && !s->done; start += RT_BATCH) {
+    int64_t left = t->nrows - start;
+    uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
+    for (int i = 0; i < src->nscan; i++)
+      rt_table_view(t, src->table_cols[i], start, &b->cols[src->out_cols[i]]);
+    run->rows_in += n;
+    if (ex_batch(run, s, b, n, pick, ctx) < 0) return -1;
+  }
+  return 0;
+}
+
+static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx) {
+  const ir_op *src = s->seg->source;
+  const ir_plan *p = run->plan;
+  int nc = src->nscan;
+  rt_type *types = rt_arena_alloc(&run->arena, sizeof(rt_type) * ((size_t)nc + 1));
+  const char **names = rt_arena_alloc(&run->arena, sizeof(char *) * ((size_t)nc + 1));
+  rt_view *views = rt_arena_alloc(&run->arena, sizeof(rt_view) * ((size_t)nc + 1));
+  for (int i = 0; i < nc; i++) {
+    types[i] = rt_store_type(p->cols[src->out_cols[i]].type);
+    names[i] = p->cols[src->out_cols[i]].name;
+  }
+  rt_sqlsrc *q = rt_sqlsrc_open(run->db, src->sql, nc, types, names, run->strings, "FROM",
+                                &run->err);
+  if (!q) {
+    if (!run->err.set) ex_fail(run, src->pos, "FROM", "cannot read the source");
+    return -1;
+  }
+  int rc = 0;
+  while (!s->done) {
+    uint32_t n = 0;
+    int got = rt_sqlsrc_next(q, views, &n, &run->err);
+    if (got < 0) {
+      rc = -1;
+      break;
+    }
+    if (got == 0) break;
+    for (int i = 0; i < nc; i++) b->cols[src->out_cols[i]] = views[i];
+    run->rows_in += n;
+    if (ex_batch(run, s, b, n, pick, ctx) < 0) {
+      rc = -1;
+      break;
+    }
+  }
+  rt_sqlsrc_close(q);
+  return rc;
+}
+
+static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx) {
+  const ir_op *src = s->seg->source;
+  const ir_plan *p = run->plan;
+  int idx = ex_op_index(p, src->buf_op);
+  if (idx < 0 || !run->bufs[idx])
+    return ex_fail(run, src->pos, src->stage, "the buffer to read was not written");
+  const rt_rowbuf *buf = run->bufs[idx];
+  const uint32_t *perm = run->perms[idx];
+  int *layout = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)ex_buf_layout_max(src->buf_op) + 1));
+  int nl = ex_buf_layout(src->buf_op, layout);
+  /* Buffer column of each scanned column (all of them when none listed). */
+  int nc = src->nscan > 0 ? src->nscan : nl;
+  int *bc = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)nc + 1));
+  int *ids = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)nc + 1));
+  for (int i = 0; i < nc; i++) {
+    ids[i] = src->nscan > 0 ? src->out_cols[i] : layout[i];
+    bc[i] = -1;
+    for (int j = 0; j < nl && bc[i] < 0; j++)
+      if (layout[j] == ids[i]) bc[i] = j;
+    if (bc[i] < 0 || bc[i] >= buf->ncols)
+      return ex_fail(run, src->pos, src->stage, "a column to read is not in the buffer");
+  }
+  for (int64_t start = 0; start < buf->nrows && !s->done; start += RT_BATCH) {
+    int64_t left = buf->nrows - start;
+    uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
+    for (int i = 0; i < nc; i++) rt_rowbuf_view(buf, bc[i], start, perm, &b->cols[ids[i]]);
+    if (ex_batch(run, s, b, n, pick, ctx) < 0) return -1;
+  }
+  return 0;
+}
+
+/* ---- sink finish ---------------------------------------------------------------- */
+
+static int ex_sink_finish(ex_run *run, ex_seg *s) {
+  const ir_plan *p = run->plan;
+  const ir_op *sink = s->seg->sink;
+  if (sink->kind == IR_SORT) {
+    int idx = ex_op_index(p, sink);
+    rt_sortkey keys[sink->nkeys > 0 ? sink->nkeys : 1];
+    for (int k = 0; k < sink->nkeys; k++) {
+      keys[k].desc = sink->keys[k].desc;
+      keys[k].nulls_first = sink->keys[k].nulls_first;
+      keys[k].col = -1;
+      for (int j = 0; j < s->nbuf && keys[k].col < 0; j++)
+        if (s->buf_cols[j] == sink->keys[k].col) keys[k].col = j;
+    }
+    if (s->buf->nrows > 0) {
+      run->perms[idx] = rt_sort_perm(s->buf, sink->nkeys, keys, run->strings);
+      if (!run->perms[idx]) return ex_fail(run, sink->pos, sink->stage, "out of memory");
+    }
+  } else if (sink->kind == IR_AGGREGATE) {
+    int idx = ex_op_index(p, sink);
+    if (idx < 0) return ex_fail(run, sink->pos, sink->stage, "the aggregate is not in the plan");
+    rt_aggtab *t = s->agg;
+    /* The emitted rows are keys then aggregates, in the table's own types,
+     * which is the layout ex_buf_layout gives the next segment. */
+    int nc = t->nkeys + t->naggs;
+    rt_type types[nc > 0 ? nc : 1];
+    for (int k = 0; k < t->nkeys; k++) types[k] = t->keys.types[k];
+    for (int a = 0; a < t->naggs; a++) types[t->nkeys + a] = t->aggs[a].out;
+    rt_rowbuf *out = rt_arena_alloc(&run->arena, sizeof *out);
+    rt_rowbuf_init(out, nc, types);
+    int64_t ngroups = t->ngroups;
+    rt_aggtab_emit(t, out);
+    run->bufs[idx] = out;
+    rt_aggtab_free(t);
+    s->agg = NULL;
+    /* emit leaves the buffer empty when it cannot grow it */
+    if (out->nrows != ngroups) return ex_fail(run, sink->pos, sink->stage, "out of memory");
+  }
+  return 0;
+}
+
+/* Frees the buffer a finished segment read (nobody reads it again). */
+static void ex_release_source(ex_run *run, ex_seg *s) {
+  const ir_op *src = s->seg->source;
+  if (src->kind != IR_SCAN_BUF) return;
+  int idx = ex_op_index(run->plan, src->buf_op);
+  if (idx < 0) return;
+  if (run->bufs[idx]) rt_rowbuf_free(run->bufs[idx]);
+  run->bufs[idx] = NULL;
+  free(run->perms[idx]);
+  run->perms[idx] = NULL;
+}
+
+static int ex_seg_run(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, void *ctx) {
+  ex_seg *s = &run->segs[si];
+  const ir_segment *seg = s->seg;
+  if (!seg->source || !seg->sink) return ex_fail(run, -1, "RUN", "a segment has no source or sink");
+  if (ex_sink_open(run, s) < 0 || ex_limits_open(run, s) < 0) return -1;
+  int rc = 0;
+  switch (seg->source->kind) {
+  case IR_SCAN_TABLE: rc = ex_scan_table(run, s, b, pick, ctx); break;
+  case IR_SCAN_SQL: rc = ex_scan_sql(run, s, b, pick, ctx); break;
+  case IR_SCAN_BUF: rc = ex_scan_buf(run, s, b, pick, ctx); break;
+  default: rc = ex_fail(run, seg->source->pos, seg->source->stage, "a segment starts with an op that is not a source");
+  }
+  if (rc < 0 || run->err.set) return -1;
+  if (ex_sink_finish(run, s) < 0) return -1;
+  ex_release_source(run, s);
+  return 0;
+}
+
+int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
+  const ir_plan *p = run->plan;
+  run->nsegs = p->nsegs;
+  run->segs = rt_arena_alloc(&run->arena, sizeof(ex_seg) * ((size_t)p->nsegs + 1));
+  run->bufs = rt_arena_alloc(&run->arena, sizeof(rt_rowbuf *) * ((size_t)p->nops + 1));
+  run->perms = rt_arena_alloc(&run->arena, sizeof(uint32_t *) * ((size_t)p->nops + 1));
+  for (int i = 0; i < p->nsegs; i++) {
+    run->segs[i].run = run;
+    run->segs[i].seg = &p->segs[i];
+    run->segs[i].index = i;
+  }
+  /* One column array for all segments: they run one after the other and
+   * each fills the columns it reads before its first batch. */
+  rt_batch b = {0};
+  b.ncols = p->ncols;
+  b.cols = rt_arena_alloc(&run->arena, sizeof(rt_view) * ((size_t)p->ncols + 1));
+  for (int i = 0; i < p->nsegs; i++)
+    if (ex_seg_run(run, i, &b, pick, pick_ctx) < 0) return -1;
+  return run->err.set ? -1 : 0;
+}
+
+/* Frees everything the run made, except a successful run's result: the
+ * caller takes run->result with rt_rowbuf_to_table (or frees it with
+ * rt_rowbuf_free). After a failed run the result is freed here and left
+ * zeroed, so a second rt_rowbuf_free by the caller is harmless. */
+void ex_run_free(ex_run *run) {
+  for (int i = 0; run->segs && i < run->nsegs; i++) {
+    ex_seg *s = &run->segs[i];
+    vm_seg_free(s);
+    if (s->agg) rt_aggtab_free(s->agg);
+    s->agg = NULL;
+  }
+  if (run->plan && run->bufs) {
+    for (int i = 0; i < run->plan->nops; i++) {
+      if (run->bufs[i]) rt_rowbuf_free(run->bufs[i]);
+      free(run->perms[i]);
+    }
+  }
+  if (run->err.set) rt_rowbuf_free(&run->result);
+  run->bufs = NULL;
+  run->perms = NULL;
+  run->segs = NULL;
+  rt_arena_free(&run->arena);
+}

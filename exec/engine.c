@@ -1,0 +1,241 @@
+/*
+ * engine.c — the engine handle and the script runner.
+ *
+ * An engine owns one SQLite connection (with the "pipejit" virtual table
+ * module registered), the catalog of finalized columnar tables and the
+ * string pool. pj_engine_exec splits a script into statements and runs each
+ * one: plain SQL goes to SQLite (engine_table.c turns its rows into a
+ * result table), pipelines compile to query handles (query.c), CREATE
+ * PERFETTO TABLE materializes either into the catalog (engine_table.c), and
+ * PERFETTO PRAGMA is checked here. Every error offset is relative to the
+ * script, so the caller can point at the offending token.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <sqlite3.h>
+
+#include "../codegen/cg.h"
+#include "../runtime/sample.h"
+#include "../runtime/vtab.h"
+#include "engine.h"
+
+/* ---- errors ----------------------------------------------------------- */
+
+pj_status pj__fail(pj_engine *e, const rt_err *err, const char *text) {
+  e->err = *err;
+  e->err.set = 1;
+  e->errtext = text;
+  e->errline = e->errcol = 0;
+  if (text && err->offset >= 0) fe_line_col(text, err->offset, &e->errline, &e->errcol);
+  return PJ_ERROR;
+}
+
+pj_status pj__failf(pj_engine *e, const char *fmt, ...) {
+  rt_err err = {.set = 1, .offset = -1};
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err.msg, sizeof err.msg, fmt, ap);
+  va_end(ap);
+  return pj__fail(e, &err, NULL);
+}
+
+/* Forgets the previous error: every call that can fail starts clean. */
+void pj__clear_error(pj_engine *e) {
+  memset(&e->err, 0, sizeof e->err);
+  e->err.offset = -1;
+  e->errtext = NULL;
+  e->errline = e->errcol = 0;
+}
+
+const char *pj_engine_errmsg(const pj_engine *e) { return e->err.set ? e->err.msg : ""; }
+int pj_engine_errline(const pj_engine *e) { return e->errline; }
+int pj_engine_errcol(const pj_engine *e) { return e->errcol; }
+int pj_engine_erroffset(const pj_engine *e) { return e->err.set ? e->err.offset : -1; }
+
+/* ---- open / close ----------------------------------------------------- */
+
+/* On failure *out still receives the engine (when it could be allocated)
+ * so the caller can read pj_engine_errmsg; it must be closed, as with
+ * sqlite3_open. */
+pj_status pj_engine_open(const char *db_path, pj_engine **out) {
+  *out = NULL;
+  pj_engine *e = calloc(1, sizeof *e);
+  if (!e) return PJ_NOMEM;
+  *out = e;
+  pj__clear_error(e);
+  e->mode = PJ_MODE_AUTO;
+  e->opt_level = 2;
+  e->catalog = rt_catalog_new();
+  e->strings = rt_strpool_new();
+  if (!e->catalog || !e->strings) return PJ_NOMEM;
+
+  sqlite3 *db = NULL;
+  const char *path = db_path ? db_path : ":memory:";
+  int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+  e->db = db;
+  if (rc != SQLITE_OK)
+    return pj__failf(e, "SQLite: cannot open database '%s': %s", path,
+                     db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  rc = rt_vtab_register(db, e->catalog, e->strings);
+  if (rc != SQLITE_OK)
+    return pj__failf(e, "SQLite: cannot register the pipejit module: %s", sqlite3_errstr(rc));
+  return PJ_OK;
+}
+
+void pj_engine_close(pj_engine *e) {
+  if (!e) return;
+  /* The connection goes first: its virtual tables read the catalog. */
+  if (e->db) sqlite3_close_v2(e->db);
+  if (e->jit) cg_jit_free(e->jit);
+  if (e->catalog) rt_catalog_free(e->catalog);
+  if (e->strings) rt_strpool_free(e->strings);
+  free(e);
+}
+
+void pj_engine_set_mode(pj_engine *e, pj_mode mode) { e->mode = mode; }
+pj_mode pj_engine_mode(const pj_engine *e) { return e->mode; }
+void pj_engine_set_opt_level(pj_engine *e, int level) {
+  e->opt_level = level < 0 ? 0 : level > 3 ? 3 : level;
+}
+void *pj_engine_sqlite(pj_engine *e) { return e->db; }
+void pj_engine_last_timing(const pj_engine *e, pj_timing *out) { *out = e->timing; }
+void pj__engine_set_hooks(pj_engine *e, const pj__hooks *h) {
+  if (h) e->hooks = *h;
+  else memset(&e->hooks, 0, sizeof e->hooks);
+}
+
+pj_status pj__engine_jit(pj_engine *e) {
+  if (e->jit) return PJ_OK;
+  rt_err err = {.offset = -1};
+  e->jit = cg_jit_new(&err);
+  if (e->jit) return PJ_OK;
+  if (!err.set) rt_errorf(&err, -1, "JIT: LLVM could not be initialized");
+  return pj__fail(e, &err, NULL);
+}
+
+pj_status pj_engine_load_sample_trace(pj_engine *e, int64_t nslices) {
+  pj__clear_error(e);
+  rt_err err = {.offset = -1};
+  if (!rt_sample_trace(e->catalog, e->strings, nslices, &err)) return pj__fail(e, &err, NULL);
+  char *msg = NULL;
+  if (rt_vtab_expose_all(e->db, e->catalog, &msg) != SQLITE_OK) {
+    pj__failf(e, "SQLite: cannot expose the sample trace: %s", msg ? msg : "unknown error");
+    sqlite3_free(msg);
+    return PJ_ERROR;
+  }
+  return PJ_OK;
+}
+
+/* ---- PERFETTO PRAGMA -------------------------------------------------- */
+
+/* Only `pipelines` exists, and pipelines are always on: the value is
+ * checked for shape and otherwise ignored (Perfetto compatibility). */
+static pj_status run_pragma(pj_engine *e, const char *script, const fe_stmt *st) {
+  rt_err err = {.offset = -1};
+  if (!rt_strieq(st->pragma.name, "pipelines")) {
+    rt_errorf(&err, st->pragma.pos, "PERFETTO PRAGMA: there is no setting '%s'", st->pragma.name);
+    return pj__fail(e, &err, script);
+  }
+  const char *v = st->pragma_value ? st->pragma_value : "";
+  const char *p = v;
+  if (*p == '+' || *p == '-') p++;
+  int digits = 0;
+  while (*p >= '0' && *p <= '9') p++, digits++;
+  if (!digits || *p) {
+    rt_errorf(&err, st->pragma_value ? st->valuepos : st->pragma.pos,
+              "PERFETTO PRAGMA: expected a whole number");
+    return pj__fail(e, &err, script);
+  }
+  return PJ_OK;
+}
+
+/* ---- pipelines -------------------------------------------------------- */
+
+/* Compiles and runs one pipeline of the script; *out gets its rows as a
+ * table named `name` (caller's reference). */
+pj_status pj__exec_pipeline(pj_engine *e, const char *script, const fe_stmt *st,
+                            fe_pipeline *pipe, const char *name, rt_table **out) {
+  *out = NULL;
+  pj_query *q = NULL;
+  pj_status s = pj__query_from_ast(e, script, pipe, &q);
+  if (s != PJ_OK) return s;
+  pj_timing compiled = e->timing;
+  if (e->hooks.before_run) {
+    pj__clear_error(e);
+    if (e->hooks.before_run(e->hooks.ctx, q, script + st->pos, (size_t)st->len,
+                            (size_t)st->pos)) {
+      pj_query_free(q);
+      return e->err.set ? PJ_ERROR : PJ_INTERRUPTED;
+    }
+  }
+  s = pj__query_run_table(q, name, out);
+  /* Keep the first run's bind time (a hook may have run it already). */
+  e->timing.bind_ns = compiled.bind_ns;
+  pj_query_free(q);
+  return s;
+}
+
+/* ---- the script runner ------------------------------------------------ */
+
+static pj_status run_stmt(pj_engine *e, const char *script, fe_stmt *st, pj_result_cb cb,
+                          void *ctx, int *stop) {
+  const char *stmt_text = script + st->pos;
+  rt_table *t = NULL;
+  pj_status s = PJ_OK;
+  switch (st->kind) {
+  case STMT_PRAGMA:
+    return run_pragma(e, script, st);
+  case STMT_CREATE_TABLE:
+    return pj__exec_create(e, script, st);
+  case STMT_SQL:
+    s = pj__exec_sql(e, script, st->sql, st->sqlpos, NULL, &t);
+    break;
+  case STMT_PIPELINE:
+    s = pj__exec_pipeline(e, script, st, st->pipe, "result", &t);
+    break;
+  }
+  if (s != PJ_OK || !t) return s;
+  e->timing.rows_out = t->nrows;
+  if (cb) {
+    pj_result r = {.t = t, .strings = e->strings};
+    if (cb(ctx, &r, stmt_text, (size_t)st->len, (size_t)st->pos)) *stop = 1;
+  }
+  rt_table_unref(t);
+  return PJ_OK;
+}
+
+pj_status pj_engine_exec(pj_engine *e, const char *script, pj_result_cb cb, void *ctx) {
+  pj__clear_error(e);
+  rt_arena a;
+  rt_arena_init(&a);
+  fe_span *spans = NULL;
+  int n = fe_split(&a, script, strlen(script), &spans);
+  pj_status s = PJ_OK;
+  int stop = 0;
+  for (int i = 0; i < n && s == PJ_OK && !stop; i++) {
+    memset(&e->timing, 0, sizeof e->timing);
+    rt_err err = {.offset = -1};
+    int64_t t0 = rt_now_ns();
+    fe_stmt *st = fe_parse_stmt(&a, script, spans[i].pos, spans[i].len, &err);
+    int64_t parse_ns = rt_now_ns() - t0;
+    if (!st) {
+      s = pj__fail(e, &err, script);
+      break;
+    }
+    s = run_stmt(e, script, st, cb, ctx, &stop);
+    e->timing.parse_ns = parse_ns;
+    if (s != PJ_OK) {
+      /* A hook or callback may have cleared it; make sure a message exists. */
+      if (s == PJ_ERROR && !e->err.set) pj__failf(e, "statement failed");
+      if (s == PJ_INTERRUPTED) s = PJ_OK;
+      break;
+    }
+    if (e->hooks.after_stmt)
+      e->hooks.after_stmt(e->hooks.ctx, script + st->pos, (size_t)st->len, (size_t)st->pos,
+                          &e->timing, st->pipe != NULL);
+  }
+  rt_arena_free(&a);
+  return s;
+}

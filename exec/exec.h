@@ -1,0 +1,93 @@
+/*
+ * exec.h — the driver that runs a plan's segments over batches, with either
+ * backend, and the per-run state both backends share.
+ *
+ * For each segment in order the driver opens its source (table scan, SQLite
+ * scan or a breaker's buffer), and for every batch calls the segment's
+ * batch function — the interpreter's vm_run_batch or a JIT-compiled loop —
+ * which runs the streaming steps and feeds the sink. Then it finishes the
+ * sink (sorts, emits aggregate groups). Backends can change between
+ * batches: all state lives in ex_seg / ex_run, not in the backend.
+ */
+#ifndef PJ_EXEC_H
+#define PJ_EXEC_H
+
+#include "../ir/plan.h"
+#include "../runtime/store.h"
+
+/* A parameter value for one run. */
+typedef struct ex_value {
+  rt_type type;        /* RT_I64, RT_F64, RT_STR or RT_NULLT */
+  int64_t i;
+  double f;
+  uint32_t s;
+} ex_value;
+
+typedef struct ex_run ex_run;
+
+/* Run state of one segment (layout read by generated code: see
+ * codegen/cg_types.c, checked in tests/unit/test_layout.c). */
+typedef struct ex_seg {
+  ex_run *run;
+  const ir_segment *seg;
+  int index;
+  /* Sink state. SORT and OUTPUT append the active rows' columns
+   * buf_cols[0..nbuf) to buf; AGGREGATE updates agg (group keys from the
+   * op's group_cols, aggregate inputs from the live aggs' arg_col). */
+  rt_rowbuf *buf;
+  int nbuf;
+  int *buf_cols;
+  rt_aggtab *agg;
+  /* LIMIT steps, in step order: rows still to skip, rows still to pass. */
+  int nlimits;
+  int64_t *limit_skip;
+  int64_t *limit_left;
+  /* Set by a backend when every LIMIT is satisfied: stop the source. */
+  int done;
+  /* Interpreter scratch (interp/), opaque to everyone else. */
+  void *vm;
+} ex_seg;
+
+struct ex_run {
+  const ir_plan *plan;
+  rt_arena arena;      /* per-run allocations; freed at the end of the run */
+  rt_strpool *strings;
+  void *db;            /* sqlite3 * */
+  int nparams;
+  const ex_value *params;  /* 1-based: params[0] unused */
+  rt_err err;
+  int nsegs;
+  ex_seg *segs;
+  /* Buffers of breakers, indexed by op index in plan->ops: the rowbuf the
+   * next segment scans and, for SORT, its permutation. */
+  rt_rowbuf **bufs;
+  uint32_t **perms;
+  rt_rowbuf result;    /* OUTPUT columns in output order */
+  int64_t rows_in;     /* rows read by sources, for timing */
+  volatile int *interrupt;  /* engine's interrupt flag, or NULL */
+};
+
+/* Runs one batch through segment s; 0 on success, -1 on error (s->run->err
+ * set, message "<STAGE>: …"). */
+typedef int (*ex_batch_fn)(ex_seg *s, rt_batch *b);
+
+/* Chooses the batch function of segment `seg` for the batch about to run
+ * (lets a caller switch backends between batches). */
+typedef ex_batch_fn (*ex_pick_fn)(void *ctx, int seg);
+
+/* Runs the plan. On success the result is in run->result (columns in
+ * output order) and 0 is returned; on error -1 and run->err. The caller
+ * fills plan, strings, db, params, interrupt; ex_run_init does the rest. */
+void ex_run_init(ex_run *run, const ir_plan *plan, rt_strpool *strings, void *db,
+                 int nparams, const ex_value *params);
+int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx);
+void ex_run_free(ex_run *run);
+
+/* Evaluates a LIMIT/OFFSET count expression (constant or parameter). */
+int ex_eval_count(ex_run *run, const ir_expr *e, const char *stage, int64_t *out);
+
+/* The interpreter backend (interp/vm.c). */
+int vm_run_batch(ex_seg *s, rt_batch *b);
+void vm_seg_free(ex_seg *s);
+
+#endif

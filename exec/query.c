@@ -1,0 +1,354 @@
+/*
+ * query.c — compiled query handles: parse once, bind to a plan, run many
+ * times with either backend.
+ *
+ * A handle keeps the AST, so it can bind again. It does so before a run
+ * when the plan no longer fits:
+ *  - the type of a bound parameter value differs from the one the plan
+ *    assumed (a plan types an unbound `?` as an integer, or from its
+ *    context: binding 1.5 after 1 rebinds, and drops the JIT code; binding
+ *    NULL never does, NULL fits every type);
+ *  - a columnar table the plan scans is no longer the one the catalog
+ *    names (CREATE OR REPLACE PERFETTO TABLE replaced it): every run reads
+ *    the current data. The handle holds a reference to each scanned table,
+ *    so comparing pointers is safe. Tables and views read through SQLite
+ *    are prepared again by every run anyway.
+ *
+ * Backends: interp runs every segment with vm_run_batch; jit compiles the
+ * plan once with cg_compile (the engine's LLJIT is created on first use)
+ * and runs the generated batch functions; auto picks the interpreter when
+ * the estimated input is below PJ_AUTO_JIT_ROWS rows.
+ */
+#include <stdlib.h>
+
+#include "../codegen/cg.h"
+#include "engine.h"
+
+/* The type a parameter's value asks of the plan; RT_NULLT (unbound or
+ * NULL) fits a plan of any type, since NULL compares and computes alike in
+ * every type. */
+static rt_type bound_type(const ex_value *v) {
+  return v->type == RT_I64 || v->type == RT_F64 || v->type == RT_STR ? v->type : RT_NULLT;
+}
+
+static void drop_plan(pj_query *q) {
+  if (q->code) cg_module_free(q->code);
+  q->code = NULL;
+  if (q->plan) ir_plan_free(q->plan);
+  q->plan = NULL;
+  for (int i = 0; i < q->ntables; i++) rt_table_unref(q->tables[i]);
+  free(q->tables);
+  q->tables = NULL;
+  q->ntables = 0;
+  q->plan_text.len = 0;
+}
+
+/* Keeps a reference to every columnar table the plan scans. */
+static void collect_tables(pj_query *q) {
+  int n = 0;
+  for (int i = 0; i < q->plan->nops; i++)
+    if (q->plan->ops[i]->kind == IR_SCAN_TABLE && q->plan->ops[i]->table) n++;
+  q->tables = n ? calloc((size_t)n, sizeof *q->tables) : NULL;
+  if (!q->tables) return;
+  for (int i = 0; i < q->plan->nops; i++) {
+    ir_op *op = q->plan->ops[i];
+    if (op->kind == IR_SCAN_TABLE && op->table) q->tables[q->ntables++] = rt_table_ref(op->table);
+  }
+}
+
+/* Binds the AST into a plan typed for the current parameter values. */
+static pj_status build_plan(pj_query *q) {
+  pj_engine *e = q->e;
+  drop_plan(q);
+  rt_type *types = calloc((size_t)q->nparams + 1, sizeof *types);
+  if (!types) return PJ_NOMEM;
+  /* Unbound parameters go as RT_NULLT: the binder types them (as integers,
+   * or from their context). */
+  for (int i = 1; i <= q->nparams; i++) types[i] = bound_type(&q->params[i]);
+  ir_env env = {
+      .catalog = e->catalog,
+      .db = e->db,
+      .strings = e->strings,
+      .nparam_types = q->nparams,
+      .param_types = types + 1,   /* [0] is parameter 1 */
+  };
+  rt_err err = {.offset = -1};
+  int64_t t0 = rt_now_ns();
+  q->plan = ir_build(q->ast, q->src, &env, &err);
+  e->timing.bind_ns += rt_now_ns() - t0;
+  if (!q->plan) {
+    free(types);
+    return pj__fail(e, &err, q->src);
+  }
+  if (!q->params) {
+    /* First bind: now the parameter count is known. */
+    q->nparams = q->plan->nparams;
+    q->params = calloc((size_t)q->nparams + 1, sizeof *q->params);
+    q->param_types = calloc((size_t)q->nparams + 1, sizeof *q->param_types);
+    if (!q->params || !q->param_types) {
+      free(types);
+      return PJ_NOMEM;
+    }
+    for (int i = 0; i <= q->nparams; i++) q->params[i].type = RT_NULLT;
+  }
+  /* What the plan assumed, which may differ from what was asked. */
+  for (int i = 1; i <= q->nparams; i++) q->param_types[i] = q->plan->params[i - 1].type;
+  free(types);
+  collect_tables(q);
+  ir_print(q->plan, &q->plan_text);
+  rt_buf_append(&q->plan_text, "", 1);   /* NUL-terminate */
+  q->plan_text.len--;
+  return PJ_OK;
+}
+
+/* True when the plan must be bound again before running (see banner). */
+static int plan_stale(pj_query *q) {
+  if (!q->plan) return 1;
+  for (int i = 1; i <= q->nparams; i++) {
+    rt_type t = bound_type(&q->params[i]);
+    if (t != RT_NULLT && t != q->param_types[i]) return 1;
+  }
+  for (int i = 0; i < q->ntables; i++)
+    if (rt_catalog_get(q->e->catalog, q->tables[i]->name) != q->tables[i]) return 1;
+  return 0;
+}
+
+static pj_status new_query(pj_engine *e, const char *src, fe_pipeline *ast, pj_query **out) {
+  *out = NULL;
+  pj_query *q = calloc(1, sizeof *q);
+  if (!q) return PJ_NOMEM;
+  q->e = e;
+  q->src = src;
+  q->ast = ast;
+  rt_arena_init(&q->ast_arena);
+  pj_status s = build_plan(q);
+  if (s != PJ_OK) {
+    pj_query_free(q);
+    return s;
+  }
+  *out = q;
+  return PJ_OK;
+}
+
+pj_status pj__query_from_ast(pj_engine *e, const char *text, fe_pipeline *ast, pj_query **out) {
+  return new_query(e, text, ast, out);
+}
+
+pj_status pj_query_compile(pj_engine *e, const char *text, pj_query **out) {
+  *out = NULL;
+  pj__clear_error(e);
+  memset(&e->timing, 0, sizeof e->timing);
+  char *copy = strdup(text);
+  if (!copy) return PJ_NOMEM;
+  rt_arena a;
+  rt_arena_init(&a);
+  rt_err err = {.offset = -1};
+  int64_t t0 = rt_now_ns();
+  fe_pipeline *ast = fe_parse_pipeline(&a, copy, strlen(copy), &err);
+  e->timing.parse_ns = rt_now_ns() - t0;
+  if (!ast) {
+    pj__fail(e, &err, text);
+    e->errtext = NULL;   /* the copy goes now; line/column are computed */
+    rt_arena_free(&a);
+    free(copy);
+    return PJ_ERROR;
+  }
+  pj_query *q = NULL;
+  pj_status s = new_query(e, copy, ast, &q);
+  if (s != PJ_OK) {
+    e->errtext = NULL;
+    rt_arena_free(&a);
+    free(copy);
+    return s;
+  }
+  q->text = copy;
+  q->ast_arena = a;   /* the handle owns the AST from now on */
+  *out = q;
+  return PJ_OK;
+}
+
+void pj_query_free(pj_query *q) {
+  if (!q) return;
+  drop_plan(q);
+  rt_buf_free(&q->plan_text);
+  free(q->params);
+  free(q->param_types);
+  rt_arena_free(&q->ast_arena);
+  free(q->text);
+  free(q);
+}
+
+/* ---- parameters ------------------------------------------------------- */
+
+int pj_query_param_count(const pj_query *q) { return q->nparams; }
+
+int pj_query_param_index(const pj_query *q, const char *name) {
+  if (!q->plan || !name) return 0;
+  int prefixed = name[0] == '$' || name[0] == ':' || name[0] == '@';
+  for (int i = 0; i < q->plan->nparams; i++) {
+    const char *pn = q->plan->params[i].name;
+    if (!pn) continue;
+    if (prefixed ? strcmp(pn, name) == 0 : strcmp(pn + 1, name) == 0) return i + 1;
+  }
+  return 0;
+}
+
+static pj_status bind_slot(pj_query *q, int idx, ex_value **v) {
+  pj__clear_error(q->e);
+  if (idx < 1 || idx > q->nparams) {
+    return pj__failf(q->e, "bind: parameter %d does not exist (the query has %d)", idx,
+                     q->nparams);
+  }
+  *v = &q->params[idx];
+  memset(*v, 0, sizeof **v);
+  return PJ_OK;
+}
+
+pj_status pj_query_bind_int64(pj_query *q, int idx, int64_t x) {
+  ex_value *v;
+  if (bind_slot(q, idx, &v) != PJ_OK) return PJ_ERROR;
+  v->type = RT_I64;
+  v->i = x;
+  return PJ_OK;
+}
+
+pj_status pj_query_bind_double(pj_query *q, int idx, double x) {
+  ex_value *v;
+  if (bind_slot(q, idx, &v) != PJ_OK) return PJ_ERROR;
+  v->type = RT_F64;
+  v->f = x;
+  return PJ_OK;
+}
+
+pj_status pj_query_bind_text(pj_query *q, int idx, const char *s, size_t len) {
+  ex_value *v;
+  if (bind_slot(q, idx, &v) != PJ_OK) return PJ_ERROR;
+  v->type = RT_STR;
+  v->s = rt_str_intern(q->e->strings, s, len);
+  return PJ_OK;
+}
+
+pj_status pj_query_bind_null(pj_query *q, int idx) {
+  ex_value *v;
+  if (bind_slot(q, idx, &v) != PJ_OK) return PJ_ERROR;
+  v->type = RT_NULLT;
+  return PJ_OK;
+}
+
+/* ---- backends --------------------------------------------------------- */
+
+/* Rows the plan will read: columnar tables by their size; a SQLite source
+ * cannot be sized cheaply, so it counts as large. */
+static int64_t estimate_rows(const ir_plan *p) {
+  int64_t n = 0;
+  for (int i = 0; i < p->nops; i++) {
+    const ir_op *op = p->ops[i];
+    if (op->dead) continue;
+    if (op->kind == IR_SCAN_SQL) return INT64_MAX / 2;
+    if (op->kind == IR_SCAN_TABLE && op->table) n += op->table->nrows;
+  }
+  return n;
+}
+
+static int wants_jit(const pj_query *q) {
+  switch (q->e->mode) {
+  case PJ_MODE_JIT: return 1;
+  case PJ_MODE_INTERP: return 0;
+  default: return estimate_rows(q->plan) >= PJ_AUTO_JIT_ROWS;
+  }
+}
+
+/* Compiles the current plan with the JIT unless it already is. */
+static pj_status ensure_code(pj_query *q) {
+  if (q->code) return PJ_OK;
+  pj_engine *e = q->e;
+  if (pj__engine_jit(e) != PJ_OK) return PJ_ERROR;
+  rt_err err = {.offset = -1};
+  int64_t t0 = rt_now_ns();
+  q->code = cg_compile(e->jit, q->plan, e->opt_level, &err);
+  e->timing.compile_ns += rt_now_ns() - t0;
+  if (!q->code) {
+    if (!err.set) rt_errorf(&err, -1, "JIT: compilation failed");
+    return pj__fail(e, &err, q->src);
+  }
+  return PJ_OK;
+}
+
+static ex_batch_fn pick_interp(void *ctx, int seg) { return vm_run_batch; }
+
+static ex_batch_fn pick_jit(void *ctx, int seg) {
+  return cg_segment_fn((const cg_module *)ctx, seg);
+}
+
+/* ---- running ---------------------------------------------------------- */
+
+pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
+  pj_engine *e = q->e;
+  *out = NULL;
+  pj__clear_error(e);
+  memset(&e->timing, 0, sizeof e->timing);
+  if (plan_stale(q)) {
+    pj_status s = build_plan(q);
+    if (s != PJ_OK) return s;
+  }
+  int jit = wants_jit(q);
+  if (jit && ensure_code(q) != PJ_OK) return PJ_ERROR;
+
+  ex_run run;
+  ex_run_init(&run, q->plan, e->strings, e->db, q->nparams, q->params);
+  run.interrupt = &e->interrupt;
+  int64_t t0 = rt_now_ns();
+  int rc = jit ? ex_run_plan(&run, pick_jit, q->code) : ex_run_plan(&run, pick_interp, NULL);
+  e->timing.used_jit = jit;
+  e->timing.rows_in = run.rows_in;
+  if (rc != 0) {
+    e->timing.run_ns = rt_now_ns() - t0;
+    if (!run.err.set) rt_errorf(&run.err, -1, "run: the query failed");
+    pj__fail(e, &run.err, q->src);
+    ex_run_free(&run);
+    return PJ_ERROR;
+  }
+  const ir_op *output = q->plan->segs[q->plan->nsegs - 1].sink;
+  rt_table *t = rt_rowbuf_to_table(&run.result, name, output->out_names);
+  e->timing.run_ns = rt_now_ns() - t0;
+  ex_run_free(&run);
+  if (!t) return pj__failf(e, "run: out of memory");
+  e->timing.rows_out = t->nrows;
+  *out = t;
+  return PJ_OK;
+}
+
+pj_status pj_query_run(pj_query *q, pj_result **out) {
+  *out = NULL;
+  rt_table *t = NULL;
+  pj_status s = pj__query_run_table(q, "result", &t);
+  if (s != PJ_OK) return s;
+  *out = pj__result_new(t, q->e->strings);
+  if (!*out) {
+    rt_table_unref(t);
+    return PJ_NOMEM;
+  }
+  return PJ_OK;
+}
+
+/* ---- dumps ------------------------------------------------------------ */
+
+const char *pj_query_plan(pj_query *q) { return q->plan_text.data ? q->plan_text.data : ""; }
+
+/* Dumps describe the code for the current plan, so a stale plan is bound
+ * again first (as the next run would). */
+static const cg_module *code_for_dump(pj_query *q) {
+  pj__clear_error(q->e);
+  if (plan_stale(q) && build_plan(q) != PJ_OK) return NULL;
+  if (ensure_code(q) != PJ_OK) return NULL;
+  return q->code;
+}
+
+const char *pj_query_llvm_ir(pj_query *q, int optimized) {
+  const cg_module *m = code_for_dump(q);
+  return m ? cg_ir_text(m, optimized) : NULL;
+}
+
+const char *pj_query_asm(pj_query *q) {
+  return code_for_dump(q) ? cg_asm_text(q->code) : NULL;
+}

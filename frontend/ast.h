@@ -1,0 +1,250 @@
+/*
+ * ast.h — the syntax tree of scripts and pipelines, with source positions.
+ *
+ * The lexer (lex.c) turns text into tokens; the parser (parse.c) builds
+ * these nodes in an arena. Every node records `pos`, the byte offset of its
+ * first token in the text given to the parser, so later stages can point at
+ * it. Names keep the user's spelling; matching is ASCII case-insensitive.
+ * The AST says nothing about types or columns: that is the binder's job.
+ */
+#ifndef PJ_AST_H
+#define PJ_AST_H
+
+#include "../runtime/rt.h"
+
+/* ---- tokens -------------------------------------------------------------- */
+
+typedef enum fe_tokkind {
+  TK_EOF,
+  TK_IDENT,    /* bare word (keywords are idents: matched case-insensitively) */
+  TK_QIDENT,   /* quoted identifier "x" `x` [x]; text is the unquoted name */
+  TK_INT,      /* integer literal (decimal or 0x hex); ival */
+  TK_FLOAT,    /* fval */
+  TK_STRING,   /* 'x' ; text is the unquoted value */
+  TK_PARAM,    /* ? ?NNN $name :name @name ; text is the spelling */
+  TK_PIPE,     /* |> */
+  TK_PUNCT,    /* operators and punctuation; text is the spelling:
+                  ( ) , . ; * + - / % || | & ~ << >> < <= > >= = == != <>
+                  and the lone '?' never appears here (it is TK_PARAM) */
+} fe_tokkind;
+
+typedef struct fe_token {
+  fe_tokkind kind;
+  int pos, len;        /* span in the text */
+  char *text;          /* arena copy (unquoted for strings and quoted idents) */
+  size_t textlen;      /* length of text (strings may hold NUL bytes) */
+  int64_t ival;
+  double fval;
+} fe_token;
+
+/* Tokenizes text[0..len) into an arena array ending with TK_EOF. Returns
+ * NULL and sets err ("syntax error: unterminated string", …) on a lexical
+ * error. `stage` prefixes error messages. */
+fe_token *fe_lex(rt_arena *a, const char *text, size_t len, int *ntok, rt_err *err);
+
+/* ---- expressions --------------------------------------------------------- */
+
+typedef enum fe_exkind {
+  AX_INT, AX_FLOAT, AX_STRING, AX_NULL, AX_TRUE, AX_FALSE,
+  AX_PARAM,            /* name = "?", "?3", "$x", ":x", "@x" */
+  AX_COLUMN,           /* [qual.]name */
+  AX_UNARY,            /* op: "-", "+", "~", "NOT" */
+  AX_BINARY,           /* op: "OR" "AND" "=" "==" "!=" "<>" "<" "<=" ">" ">="
+                          "IS" "IS NOT" "||" "*" "/" "%" "+" "-" "<<" ">>"
+                          "&" "|" "LIKE" "GLOB" "NOT LIKE" "NOT GLOB"
+                          ("IS DISTINCT FROM" is "IS NOT",
+                           "IS NOT DISTINCT FROM" is "IS") */
+  AX_ISNULL,           /* x IS NULL / x ISNULL (negated: IS NOT NULL / NOTNULL / NOT NULL) */
+  AX_IN,               /* args[0] [NOT] IN (args[1..]) */
+  AX_BETWEEN,          /* args[0] [NOT] BETWEEN args[1] AND args[2] */
+  AX_CASE,             /* operand (may be NULL); whens[i], thens[i]; els (may be NULL) */
+  AX_CAST,             /* CAST(args[0] AS type_name) */
+  AX_CALL,             /* name(args…), name(*) sets star, name(DISTINCT …) sets distinct */
+} fe_exkind;
+
+typedef struct fe_expr fe_expr;
+struct fe_expr {
+  fe_exkind kind;
+  int pos;             /* first token */
+  int oppos;           /* operator token (binary/unary) */
+  int endpos;          /* byte offset just past the last token */
+  int64_t ival;        /* AX_INT */
+  double fval;         /* AX_FLOAT */
+  char *str;           /* AX_STRING value, AX_PARAM / AX_CALL name, AX_CAST type */
+  size_t strlen;
+  char *qual;          /* AX_COLUMN qualifier or NULL */
+  char *name;          /* AX_COLUMN name */
+  int namepos;         /* AX_COLUMN: offset of the name token */
+  const char *op;      /* AX_UNARY / AX_BINARY, canonical upper-case */
+  bool negated;        /* NOT IN / NOT BETWEEN / IS NOT NULL */
+  bool star;           /* COUNT(*) */
+  bool distinct;       /* f(DISTINCT x): rejected by the binder */
+  int nargs;
+  fe_expr **args;
+  fe_expr *operand;    /* AX_CASE */
+  int nwhens;
+  fe_expr **whens, **thens;
+  fe_expr *els;
+  int height;          /* 1 for a leaf; at most FE_MAX_DEPTH (1000): the
+                          parser rejects deeper trees, so passes may recurse */
+};
+
+/* ---- stages -------------------------------------------------------------- */
+
+typedef struct fe_name {
+  char *name;
+  int pos;
+} fe_name;
+
+typedef enum fe_itemkind { IT_EXPR, IT_STAR, IT_QSTAR } fe_itemkind;
+
+/* A select item: expr [[AS] name] | * | q.* ; stars may carry
+ * EXCEPT (names) or REPLACE (expr AS name, …). Also used for aggregate
+ * lists (agg AS name) and GROUP BY keys (expr [AS name]). */
+typedef struct fe_item {
+  fe_itemkind kind;
+  int pos;
+  fe_expr *expr;
+  char *name;          /* AS name, or NULL */
+  int namepos;
+  char *qual;          /* IT_QSTAR */
+  int nexcept;
+  fe_name *except;
+  int nreplace;
+  struct fe_item *replace;  /* each: expr + name */
+} fe_item;
+
+typedef struct fe_assign {     /* SET col = expr ; RENAME old AS new */
+  fe_name col;
+  fe_expr *expr;
+  fe_name newname;
+} fe_assign;
+
+typedef struct fe_order {
+  fe_expr *expr;
+  bool desc;
+  int nulls;           /* 0 default, 1 NULLS FIRST, 2 NULLS LAST */
+} fe_order;
+
+typedef enum fe_stagekind {
+  ST_WHERE, ST_SELECT, ST_EXTEND, ST_SET, ST_DROP, ST_RENAME, ST_AS,
+  ST_ORDER_BY, ST_LIMIT, ST_AGGREGATE, ST_TREE, ST_FLATTEN, ST_IJOIN,
+  ST_FILL_GAPS,
+} fe_stagekind;
+
+/* Stage names as used in error messages: "WHERE", "ORDER BY",
+ * "TREE ACCUMULATE", "INTERVAL FLATTEN", "INTERVAL JOIN",
+ * "INTERVAL FILL GAPS", … */
+extern const char *const fe_stage_names[];
+
+typedef enum fe_joinrel {
+  JR_OVERLAPPING_BOUNDS, JR_COVERING_BEGIN, JR_COVERING_END,
+  JR_COVERING_BOUNDS, JR_WITHIN_BOUNDS,
+} fe_joinrel;
+
+struct fe_source;
+
+typedef struct fe_stage {
+  fe_stagekind kind;
+  int pos;             /* the stage keyword */
+  fe_expr *expr;       /* WHERE */
+  int nitems;
+  fe_item *items;      /* SELECT, EXTEND; aggregates of AGGREGATE / TREE / FLATTEN */
+  int nassign;
+  fe_assign *assign;   /* SET, RENAME */
+  int nnames;
+  fe_name *names;      /* DROP */
+  fe_name alias;       /* AS alias */
+  int norder;
+  fe_order *order;     /* ORDER BY */
+  fe_expr *limit, *offset;
+  int ngroup;
+  fe_item *group;      /* AGGREGATE … GROUP BY */
+  bool up;             /* TREE ACCUMULATE UP (else DOWN) */
+  struct fe_source *src;   /* INTERVAL JOIN / FILL GAPS operand */
+  fe_joinrel rel;
+  bool left;           /* LEFT INTERVAL JOIN */
+  int nper;
+  fe_name *per;        /* PER columns */
+} fe_stage;
+
+/* ---- sources and pipelines ----------------------------------------------- */
+
+typedef enum fe_srckind {
+  SRC_NAME,            /* [schema.]name */
+  SRC_SQL,             /* ( SELECT … ): sql is the text inside the parens */
+  SRC_PIPELINE,        /* ( FROM … ): pipe */
+  SRC_INTERSECT,       /* INTERVAL INTERSECTION OF (ops…) [PER …] */
+} fe_srckind;
+
+typedef struct fe_pipeline fe_pipeline;
+typedef struct fe_source {
+  fe_srckind kind;
+  int pos;
+  char *schema;
+  char *name;
+  char *sql;           /* arena copy of the SELECT text */
+  int sqlpos;          /* its offset in the text */
+  fe_pipeline *pipe;
+  fe_name alias;       /* [AS] alias, name NULL if none */
+  int nops;
+  struct fe_source **ops;   /* intersection operands (each with its alias) */
+  int nper;
+  fe_name *per;
+} fe_source;
+
+struct fe_pipeline {
+  int pos, endpos;
+  fe_source *src;
+  int nstages;
+  fe_stage *stages;
+};
+
+/* ---- statements ---------------------------------------------------------- */
+
+typedef enum fe_stmtkind {
+  STMT_SQL,            /* passed to SQLite as is */
+  STMT_PIPELINE,
+  STMT_CREATE_TABLE,   /* CREATE [OR REPLACE] PERFETTO TABLE */
+  STMT_PRAGMA,         /* PERFETTO PRAGMA name = value */
+} fe_stmtkind;
+
+typedef struct fe_coldef {
+  fe_name name;
+  char *type;          /* as written: INT, LONG, DOUBLE, STRING, … */
+  int typepos;
+} fe_coldef;
+
+typedef struct fe_stmt {
+  fe_stmtkind kind;
+  int pos, len;        /* span of the statement in the script (no ';') */
+  fe_pipeline *pipe;   /* STMT_PIPELINE, or CREATE … AS <pipeline> */
+  char *sql;           /* STMT_SQL text, or CREATE … AS <select> text */
+  int sqlpos;
+  fe_name table;       /* CREATE: table name */
+  bool or_replace;
+  int ncoldefs;        /* -1 when no schema was given */
+  fe_coldef *coldefs;
+  fe_name pragma;      /* PRAGMA name */
+  char *pragma_value;
+  int valuepos;
+} fe_stmt;
+
+/* Splits a script into statements at top-level ';' (outside quotes,
+ * comments and parentheses), skipping empty ones. Offsets are relative to
+ * `text`. Returns the count; spans go to an arena array in *out. */
+typedef struct fe_span { int pos, len; } fe_span;
+int fe_split(rt_arena *a, const char *text, size_t len, fe_span **out);
+
+/* Parses one statement text[pos..pos+len) (offsets stay relative to
+ * text). On error returns NULL and fills err with "<STAGE>: syntax error
+ * near 'TOKEN': expected …" at the offending token. */
+fe_stmt *fe_parse_stmt(rt_arena *a, const char *text, int pos, int len, rt_err *err);
+
+/* Parses a whole pipeline (for pj_query_compile). */
+fe_pipeline *fe_parse_pipeline(rt_arena *a, const char *text, size_t len, rt_err *err);
+
+/* Line and column (1-based) of a byte offset. */
+void fe_line_col(const char *text, int offset, int *line, int *col);
+
+#endif

@@ -1,0 +1,263 @@
+/*
+ * lex.c — the tokenizer, compatible with SQLite's (tokenize.c) for what
+ * pipe queries use.
+ *
+ * Differences that matter: `|>` is one token (TK_PIPE) while `| >` stays two;
+ * unterminated block comments are errors (SQLite silently ends them at end
+ * of input). A decimal integer too big for int64 becomes a float, as in
+ * SQLite; a hex literal of more than 64 bits is an error, also as in SQLite.
+ * Keywords are not recognized here: every word is a TK_IDENT and the parser
+ * matches words case-insensitively, so pipe keywords stay valid identifiers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "parse.h"
+
+static bool is_space(unsigned char c) { return c == ' ' || (c >= 0x09 && c <= 0x0d); }
+static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static bool is_xdigit(unsigned char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+static bool is_alpha(unsigned char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
+/* SQLite treats every byte >= 0x80 as part of an identifier (UTF-8). */
+static bool is_id_start(unsigned char c) { return is_alpha(c) || c == '_' || c >= 0x80; }
+static bool is_id_char(unsigned char c) { return is_id_start(c) || is_digit(c) || c == '$'; }
+
+static int xdigit_value(unsigned char c) {
+  if (is_digit(c)) return c - '0';
+  return (c | 0x20) - 'a' + 10;
+}
+
+/* Multi-character operators, longest first so that `<<` wins over `<`. */
+static const char *const k_ops[] = {
+  "->>", "||", "<<", ">>", "<=", ">=", "!=", "<>", "==", "->",
+  "(", ")", ",", ".", ";", "*", "+", "-", "/", "%", "|", "&", "~", "<", ">", "=",
+};
+
+typedef struct lexer {
+  rt_arena *a;
+  const char *s;
+  int end;
+  fe_token *toks;
+  int n, cap;
+  rt_err *err;
+} lexer;
+
+static fe_token *add(lexer *L, fe_tokkind kind, int pos, int len) {
+  fe_token *t = fe_push(L->a, &L->toks, &L->n, &L->cap, sizeof *t);
+  t->kind = kind;
+  t->pos = pos;
+  t->len = len;
+  t->text = rt_arena_strndup(L->a, L->s + pos, (size_t)len);
+  t->textlen = (size_t)len;
+  return t;
+}
+
+/* Reads a quoted run starting at the opening quote; a doubled closing
+ * quote stands for one (except for `[…]`, which has no escape). Returns
+ * the offset past the closing quote, or -1 if unterminated. The unquoted
+ * value goes to the token. */
+static int lex_quoted(lexer *L, int i, fe_tokkind kind) {
+  char open = L->s[i];
+  char close = open == '[' ? ']' : open;
+  int j = i + 1;
+  size_t n = 0;
+  for (;;) {
+    if (j >= L->end) return -1;
+    if (L->s[j] == close) {
+      if (close != ']' && j + 1 < L->end && L->s[j + 1] == close) {
+        j += 2;
+        n++;
+        continue;
+      }
+      break;
+    }
+    j++;
+    n++;
+  }
+  fe_token *t = add(L, kind, i, j + 1 - i);
+  char *v = rt_arena_alloc(L->a, n + 1);
+  size_t k = 0;
+  for (int q = i + 1; q < j; q++) {
+    v[k++] = L->s[q];
+    if (L->s[q] == close && close != ']') q++;
+  }
+  t->text = v;
+  t->textlen = n;
+  return j + 1;
+}
+
+static int lex_error(lexer *L, int pos, const char *what) {
+  return rt_errorf(L->err, pos, "syntax error: %s", what);
+}
+
+/* A number starting at i (a digit, or '.' followed by a digit). */
+static int lex_number(lexer *L, int i) {
+  const char *s = L->s;
+  int j = i;
+  bool is_float = false, hex = false;
+  if (s[j] == '0' && j + 2 < L->end && (s[j + 1] == 'x' || s[j + 1] == 'X') &&
+      is_xdigit((unsigned char)s[j + 2])) {
+    hex = true;
+    j += 2;
+    while (j < L->end && is_xdigit((unsigned char)s[j])) j++;
+  } else {
+    while (j < L->end && is_digit((unsigned char)s[j])) j++;
+    if (j < L->end && s[j] == '.') {
+      is_float = true;
+      j++;
+      while (j < L->end && is_digit((unsigned char)s[j])) j++;
+    }
+    /* An exponent needs a digit, maybe after a sign; "1e" is not a number. */
+    if (j < L->end && (s[j] == 'e' || s[j] == 'E')) {
+      int k = j + 1;
+      if (k < L->end && (s[k] == '+' || s[k] == '-')) k++;
+      if (k < L->end && is_digit((unsigned char)s[k])) {
+        is_float = true;
+        j = k;
+        while (j < L->end && is_digit((unsigned char)s[j])) j++;
+      }
+    }
+  }
+  /* As SQLite: a number running into identifier characters ("12abc",
+   * "1e", "0x") is one unrecognized token. */
+  if (j < L->end && is_id_char((unsigned char)s[j])) {
+    int k = j;
+    while (k < L->end && is_id_char((unsigned char)s[k])) k++;
+    rt_errorf(L->err, i, "syntax error: unrecognized token '%.*s'", k - i, s + i);
+    return -1;
+  }
+  fe_token *t = add(L, TK_INT, i, j - i);
+  if (hex) {
+    uint64_t v = 0;
+    int digits = 0;
+    for (int k = i + 2; k < j; k++) {
+      if (digits == 0 && s[k] == '0') continue; /* leading zeros do not count */
+      if (++digits > 16) {
+        rt_errorf(L->err, i, "syntax error: hex literal too big: '%.*s'", j - i, s + i);
+        return -1;
+      }
+      v = v << 4 | (uint64_t)xdigit_value((unsigned char)s[k]);
+    }
+    /* 0xFFFFFFFFFFFFFFFF is -1, as in SQLite (two's complement). */
+    t->ival = (int64_t)v;
+    return j;
+  }
+  if (!is_float) {
+    uint64_t v = 0;
+    bool overflow = false;
+    for (int k = i; k < j && !overflow; k++) {
+      unsigned d = (unsigned)(s[k] - '0');
+      if (v > (UINT64_MAX - d) / 10) overflow = true;
+      else v = v * 10 + d;
+    }
+    if (!overflow && v <= (uint64_t)INT64_MAX) {
+      t->ival = (int64_t)v;
+      return j;
+    }
+  }
+  /* A float, or a decimal too big for int64 (which SQLite reads as a
+   * float); t->text is NUL-terminated, so strtod can read it. */
+  t->kind = TK_FLOAT;
+  t->fval = strtod(t->text, NULL);
+  return j;
+}
+
+/* A parameter: ?, ?NNN, $name, :name, @name. */
+static int lex_param(lexer *L, int i) {
+  const char *s = L->s;
+  int j = i + 1;
+  if (s[i] == '?') {
+    while (j < L->end && is_digit((unsigned char)s[j])) j++;
+  } else {
+    while (j < L->end && is_id_char((unsigned char)s[j])) j++;
+    if (j == i + 1) {
+      rt_errorf(L->err, i, "syntax error: unrecognized token '%c'", s[i]);
+      return -1;
+    }
+  }
+  add(L, TK_PARAM, i, j - i);
+  return j;
+}
+
+/* One token (or whitespace / comment) at i; returns the next offset, or -1
+ * on error, which is always reported at offset i. */
+static int lex_one(lexer *L, int i) {
+  const char *s = L->s;
+  unsigned char c = (unsigned char)s[i];
+  if (is_space(c)) {
+    while (i < L->end && is_space((unsigned char)s[i])) i++;
+    return i;
+  }
+  if (c == '-' && i + 1 < L->end && s[i + 1] == '-') {
+    while (i < L->end && s[i] != '\n') i++;
+    return i;
+  }
+  if (c == '/' && i + 1 < L->end && s[i + 1] == '*') {
+    for (int j = i + 2; j + 1 < L->end; j++)
+      if (s[j] == '*' && s[j + 1] == '/') return j + 2;
+    lex_error(L, i, "unterminated comment");
+    return -1;
+  }
+  if (c == '\'' || c == '"' || c == '`' || c == '[') {
+    int j = lex_quoted(L, i, c == '\'' ? TK_STRING : TK_QIDENT);
+    if (j < 0) {
+      lex_error(L, i, c == '\'' ? "unterminated string" : "unterminated quoted identifier");
+      return -1;
+    }
+    return j;
+  }
+  if (is_digit(c) || (c == '.' && i + 1 < L->end && is_digit((unsigned char)s[i + 1])))
+    return lex_number(L, i);
+  if (is_id_start(c)) {
+    int j = i;
+    while (j < L->end && is_id_char((unsigned char)s[j])) j++;
+    add(L, TK_IDENT, i, j - i);
+    return j;
+  }
+  if (c == '?' || c == '$' || c == ':' || c == '@') return lex_param(L, i);
+  if (c == '|' && i + 1 < L->end && s[i + 1] == '>') {
+    add(L, TK_PIPE, i, 2);
+    return i + 2;
+  }
+  for (size_t k = 0; k < sizeof k_ops / sizeof k_ops[0]; k++) {
+    size_t n = strlen(k_ops[k]);
+    if ((size_t)(L->end - i) >= n && memcmp(s + i, k_ops[k], n) == 0) {
+      add(L, TK_PUNCT, i, (int)n);
+      return i + (int)n;
+    }
+  }
+  if (c >= 0x20 && c < 0x7f)
+    rt_errorf(L->err, i, "syntax error: unrecognized token '%c'", c);
+  else
+    rt_errorf(L->err, i, "syntax error: unrecognized character 0x%02x", c);
+  return -1;
+}
+
+fe_token *fe_lex_range(rt_arena *a, const char *text, int start, int end, int *ntok,
+                       rt_err *err) {
+  lexer L = {.a = a, .s = text, .end = end, .err = err};
+  int i = start;
+  while (i < end) {
+    int next = lex_one(&L, i);
+    if (next < 0) break; /* every lexical error is at the token start i */
+    i = next;
+  }
+  fe_token *t = fe_push(a, &L.toks, &L.n, &L.cap, sizeof *t);
+  t->kind = TK_EOF;
+  t->pos = i < end ? i : end;
+  t->text = rt_arena_strdup(a, "");
+  *ntok = L.n;
+  return L.toks;
+}
+
+fe_token *fe_lex(rt_arena *a, const char *text, size_t len, int *ntok, rt_err *err) {
+  rt_err local = {0};
+  fe_token *toks = fe_lex_range(a, text, 0, (int)len, ntok, &local);
+  if (local.set) {
+    rt_errorf(err, local.offset, "%s", local.msg);
+    return NULL;
+  }
+  return toks;
+}

@@ -1,0 +1,80 @@
+/*
+ * parse.h — internals shared by the frontend's files (lex.c, parse.c,
+ * parse_expr.c, parse_stage.c). Not part of the contract: other parts use
+ * ast.h only.
+ *
+ * The parser is a hand-written recursive-descent parser over the token
+ * array of fe_lex. Every parse function returns NULL (or false) after
+ * recording the first error in p->err; callers just propagate the failure.
+ */
+#ifndef PJ_FE_PARSE_H
+#define PJ_FE_PARSE_H
+
+#include "ast.h"
+
+/* Deepest expression (and subquery) nesting the parser accepts, as
+ * SQLite's SQLITE_MAX_EXPR_DEPTH. It bounds the parser's recursion and the
+ * height of every expression tree, so later passes may recurse freely. */
+#define FE_MAX_DEPTH 1000
+
+/* Tokenizes text[start..end) with offsets relative to `text`. Always
+ * returns an array ending with TK_EOF; on a lexical error the EOF token
+ * sits at the error's offset, *err is set and the tokens before it are
+ * still valid (so the parser can report the error with its stage). */
+fe_token *fe_lex_range(rt_arena *a, const char *text, int start, int end, int *ntok,
+                       rt_err *err);
+
+typedef struct fe_parser {
+  rt_arena *a;
+  const char *text;
+  fe_token *toks;
+  int ntok;
+  int i;               /* current token */
+  rt_err *err;
+  rt_err lexerr;       /* lexical error at the EOF token, if any */
+  const char *stage;   /* stage name prefixed to error messages */
+  int depth;           /* current recursion depth (expressions, subqueries) */
+} fe_parser;
+
+/* ---- token helpers (parse.c) ------------------------------------------- */
+fe_token *fe_peek(fe_parser *p, int k);
+static inline fe_token *fe_cur(fe_parser *p) { return fe_peek(p, 0); }
+bool fe_tok_is_kw(const fe_token *t, const char *kw);
+bool fe_tok_is_punct(const fe_token *t, const char *s);
+bool fe_at_kw(fe_parser *p, const char *kw);
+bool fe_at_punct(fe_parser *p, const char *s);
+bool fe_accept_kw(fe_parser *p, const char *kw);
+bool fe_accept_punct(fe_parser *p, const char *s);
+bool fe_expect_kw(fe_parser *p, const char *kw, const char *what);
+bool fe_expect_punct(fe_parser *p, const char *s, const char *what);
+/* Byte offset just past the previous token. */
+int fe_prev_end(fe_parser *p);
+/* "<stage>: syntax error near 'TOKEN': expected <what>" at token t. Returns
+ * 0 (false / NULL) for `return fe_syntax_error(...)`. */
+int fe_syntax_error(fe_parser *p, const fe_token *t, const char *what);
+/* Words that cannot be bare column names or implicit aliases. */
+bool fe_is_reserved(const fe_token *t);
+/* Enters one level of nesting; false (with the error set) when too deep. */
+bool fe_enter(fe_parser *p, int pos);
+static inline void fe_leave(fe_parser *p) { p->depth--; }
+
+/* Appends one zeroed element to an arena-grown array; returns it. */
+void *fe_push(rt_arena *a, void *arrp, int *n, int *cap, size_t size);
+
+/* A name: identifier or quoted identifier (true when one was read). */
+bool fe_parse_name(fe_parser *p, fe_name *out, const char *what);
+
+/* ---- expressions (parse_expr.c) ---------------------------------------- */
+fe_expr *fe_parse_expr(fe_parser *p);
+
+/* ---- sources and stages (parse_stage.c) ------------------------------- */
+/* A pipeline from the current token; stops before a token that is not
+ * `|>` after a stage (the caller checks what follows). */
+fe_pipeline *fe_parse_pipeline_at(fe_parser *p);
+/* True when the tokens at the cursor start a pipeline (FROM, or INTERVAL
+ * INTERSECTION). */
+bool fe_at_pipeline_start(fe_parser *p);
+/* Checks that no `|>` appears in tokens [from, to); reports it if so. */
+bool fe_check_no_pipe(fe_parser *p, int from, int to);
+
+#endif

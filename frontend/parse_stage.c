@@ -1,0 +1,389 @@
+/*
+ * parse_stage.c — pipeline sources (FROM, INTERVAL INTERSECTION OF) and the
+ * stages after each `|>`.
+ *
+ * Each stage sets p->stage so that every error inside it, including ones
+ * from expressions and lexing, is prefixed with the stage's name. A
+ * parenthesized source is a nested pipeline when it starts like one,
+ * otherwise SQL whose text is captured between the balanced parentheses for
+ * SQLite. Aliases: `[AS] alias`, where an alias without AS may not be a
+ * reserved word or a word the context expects next (COVERING, PER, …).
+ */
+#include "parse.h"
+
+static const char *const k_no_words[] = {NULL};
+static const char *const k_join_words[] = {"OVERLAPPING", "COVERING", "WITHIN", "PER", NULL};
+static const char *const k_per_words[] = {"PER", NULL};
+
+/* Reads `AS name` or an implicit alias. Returns 1 when one was read, 0 when
+ * there is none, -1 on error. */
+static int parse_alias(fe_parser *p, fe_name *out, const char *const *stop) {
+  if (fe_accept_kw(p, "AS")) return fe_parse_name(p, out, "an alias") ? 1 : -1;
+  fe_token *t = fe_cur(p);
+  if (t->kind == TK_IDENT) {
+    if (fe_is_reserved(t)) return 0;
+    for (int i = 0; stop[i]; i++)
+      if (fe_tok_is_kw(t, stop[i])) return 0;
+  } else if (t->kind != TK_QIDENT) {
+    return 0;
+  }
+  return fe_parse_name(p, out, "an alias") ? 1 : -1;
+}
+
+bool fe_at_pipeline_start(fe_parser *p) {
+  return fe_at_kw(p, "FROM") ||
+         (fe_at_kw(p, "INTERVAL") && fe_tok_is_kw(fe_peek(p, 1), "INTERSECTION"));
+}
+
+/* name, comma-separated, at least one. */
+static bool parse_names(fe_parser *p, fe_name **out, int *n, const char *what) {
+  int cap = 0;
+  do {
+    fe_name *nm = fe_push(p->a, out, n, &cap, sizeof *nm);
+    if (!fe_parse_name(p, nm, what)) return false;
+  } while (fe_accept_punct(p, ","));
+  return true;
+}
+
+static bool parse_per(fe_parser *p, fe_name **out, int *n) {
+  if (!fe_accept_kw(p, "PER")) return true;
+  return parse_names(p, out, n, "a column name");
+}
+
+/* ---- sources ---------------------------------------------------------- */
+
+/* `( <pipeline> )` or `( <select> )`; the cursor is on '('. */
+static fe_source *parse_paren_source(fe_parser *p, fe_source *s) {
+  fe_token *lp = fe_cur(p);
+  if (!fe_enter(p, lp->pos)) return NULL;
+  p->i++;
+  if (fe_at_pipeline_start(p)) {
+    const char *outer = p->stage;
+    s->kind = SRC_PIPELINE;
+    s->pipe = fe_parse_pipeline_at(p);
+    if (!s->pipe || !fe_expect_punct(p, ")", "|> or ')'")) return NULL;
+    p->stage = outer;
+  } else {
+    /* SQL: find the matching ')' by counting parentheses. */
+    int from = p->i, depth = 0;
+    for (;;) {
+      fe_token *t = fe_cur(p);
+      if (t->kind == TK_EOF) return fe_syntax_error(p, t, "')'"), NULL;
+      if (fe_tok_is_punct(t, "(")) depth++;
+      if (fe_tok_is_punct(t, ")") && depth-- == 0) break;
+      p->i++;
+    }
+    if (p->i == from) return fe_syntax_error(p, fe_cur(p), "a SELECT or a pipeline"), NULL;
+    if (!fe_check_no_pipe(p, from, p->i)) return NULL;
+    s->kind = SRC_SQL;
+    s->sqlpos = p->toks[from].pos;
+    int end = fe_prev_end(p);
+    s->sql = rt_arena_strndup(p->a, p->text + s->sqlpos, (size_t)(end - s->sqlpos));
+    p->i++; /* ')' */
+  }
+  fe_leave(p);
+  return s;
+}
+
+/* [schema.]name or a parenthesized source, without alias. */
+static fe_source *parse_relation(fe_parser *p) {
+  fe_source *s = rt_arena_alloc(p->a, sizeof *s);
+  fe_token *t = fe_cur(p);
+  s->pos = t->pos;
+  if (fe_tok_is_punct(t, "(")) return parse_paren_source(p, s);
+  if ((t->kind != TK_IDENT && t->kind != TK_QIDENT) || fe_is_reserved(t))
+    return fe_syntax_error(p, t, "a table name or '('"), NULL;
+  s->kind = SRC_NAME;
+  fe_name n;
+  fe_parse_name(p, &n, NULL);
+  s->name = n.name;
+  if (fe_accept_punct(p, ".")) {
+    s->schema = s->name;
+    if (!fe_parse_name(p, &n, "a table name after '.'")) return NULL;
+    s->name = n.name;
+  }
+  return s;
+}
+
+/* An operand that needs an alias (INTERVAL INTERSECTION OF, INTERVAL
+ * JOIN): a named table defaults to its own name, a subquery must say. */
+static bool require_alias(fe_parser *p, fe_source *s, const char *const *stop) {
+  int r = parse_alias(p, &s->alias, stop);
+  if (r < 0) return false;
+  if (r > 0) return true;
+  if (s->kind == SRC_NAME) {
+    s->alias.name = s->name;
+    s->alias.pos = s->pos;
+    return true;
+  }
+  return fe_syntax_error(p, fe_cur(p), "an alias for the subquery (AS name)");
+}
+
+static fe_source *parse_from(fe_parser *p) {
+  p->stage = "FROM";
+  p->i++; /* FROM */
+  fe_source *s = parse_relation(p);
+  if (!s || parse_alias(p, &s->alias, k_no_words) < 0) return NULL;
+  return s;
+}
+
+static fe_source *parse_intersection(fe_parser *p) {
+  p->stage = "INTERVAL INTERSECTION OF";
+  fe_source *s = rt_arena_alloc(p->a, sizeof *s);
+  s->kind = SRC_INTERSECT;
+  s->pos = fe_cur(p)->pos;
+  p->i += 2; /* INTERVAL INTERSECTION */
+  if (!fe_expect_kw(p, "OF", NULL) || !fe_expect_punct(p, "(", NULL)) return NULL;
+  int cap = 0;
+  do {
+    fe_source *op = parse_relation(p);
+    p->stage = "INTERVAL INTERSECTION OF";
+    if (!op || !require_alias(p, op, k_no_words)) return NULL;
+    *(fe_source **)fe_push(p->a, &s->ops, &s->nops, &cap, sizeof op) = op;
+  } while (fe_accept_punct(p, ","));
+  if (!fe_expect_punct(p, ")", "',' or ')'")) return NULL;
+  if (!parse_per(p, &s->per, &s->nper)) return NULL;
+  return s;
+}
+
+/* ---- select items ----------------------------------------------------- */
+
+static bool parse_item(fe_parser *p, fe_item *it);
+
+/* * EXCEPT (a, b) and * REPLACE (expr AS col, …), in either order. */
+static bool parse_star_modifiers(fe_parser *p, fe_item *it) {
+  for (;;) {
+    if (!it->except && fe_accept_kw(p, "EXCEPT")) {
+      if (!fe_expect_punct(p, "(", "'(' after EXCEPT")) return false;
+      if (!parse_names(p, &it->except, &it->nexcept, "a column name")) return false;
+      if (!fe_expect_punct(p, ")", "',' or ')'")) return false;
+    } else if (!it->replace && fe_accept_kw(p, "REPLACE")) {
+      if (!fe_expect_punct(p, "(", "'(' after REPLACE")) return false;
+      int cap = 0;
+      do {
+        fe_item *r = fe_push(p->a, &it->replace, &it->nreplace, &cap, sizeof *r);
+        r->kind = IT_EXPR;
+        r->pos = fe_cur(p)->pos;
+        if (!(r->expr = fe_parse_expr(p))) return false;
+        if (!fe_expect_kw(p, "AS", "AS and the column to replace")) return false;
+        fe_name n;
+        if (!fe_parse_name(p, &n, "a column name")) return false;
+        r->name = n.name;
+        r->namepos = n.pos;
+      } while (fe_accept_punct(p, ","));
+      if (!fe_expect_punct(p, ")", "',' or ')'")) return false;
+    } else {
+      return true;
+    }
+  }
+}
+
+static bool parse_item(fe_parser *p, fe_item *it) {
+  fe_token *t = fe_cur(p);
+  it->pos = t->pos;
+  if (fe_tok_is_punct(t, "*")) {
+    it->kind = IT_STAR;
+    p->i++;
+    return parse_star_modifiers(p, it);
+  }
+  if ((t->kind == TK_IDENT || t->kind == TK_QIDENT) && fe_tok_is_punct(fe_peek(p, 1), ".") &&
+      fe_tok_is_punct(fe_peek(p, 2), "*")) {
+    it->kind = IT_QSTAR;
+    it->qual = t->text;
+    p->i += 3;
+    return parse_star_modifiers(p, it);
+  }
+  it->kind = IT_EXPR;
+  if (!(it->expr = fe_parse_expr(p))) return false;
+  fe_token *at = fe_cur(p);
+  /* A string after AS is a name too, as SQLite allows. */
+  if (fe_tok_is_kw(at, "AS") && fe_peek(p, 1)->kind == TK_STRING) {
+    it->name = fe_peek(p, 1)->text;
+    it->namepos = fe_peek(p, 1)->pos;
+    p->i += 2;
+    return true;
+  }
+  fe_name n = {0};
+  int r = parse_alias(p, &n, k_no_words);
+  it->name = n.name;
+  it->namepos = n.pos;
+  return r >= 0;
+}
+
+static bool parse_items(fe_parser *p, fe_item **out, int *n) {
+  int cap = 0;
+  do {
+    fe_item *it = fe_push(p->a, out, n, &cap, sizeof *it);
+    if (!parse_item(p, it)) return false;
+  } while (fe_accept_punct(p, ","));
+  return true;
+}
+
+/* ---- stages ----------------------------------------------------------- */
+
+static bool parse_set(fe_parser *p, fe_stage *st) {
+  int cap = 0;
+  do {
+    fe_assign *a = fe_push(p->a, &st->assign, &st->nassign, &cap, sizeof *a);
+    if (!fe_parse_name(p, &a->col, "a column name")) return false;
+    if (!fe_expect_punct(p, "=", NULL)) return false;
+    if (!(a->expr = fe_parse_expr(p))) return false;
+  } while (fe_accept_punct(p, ","));
+  return true;
+}
+
+static bool parse_rename(fe_parser *p, fe_stage *st) {
+  int cap = 0;
+  do {
+    fe_assign *a = fe_push(p->a, &st->assign, &st->nassign, &cap, sizeof *a);
+    if (!fe_parse_name(p, &a->col, "a column name")) return false;
+    fe_accept_kw(p, "AS");
+    if (!fe_parse_name(p, &a->newname, "the new name")) return false;
+  } while (fe_accept_punct(p, ","));
+  return true;
+}
+
+static bool parse_order(fe_parser *p, fe_stage *st) {
+  if (!fe_expect_kw(p, "BY", NULL)) return false;
+  int cap = 0;
+  do {
+    fe_order *o = fe_push(p->a, &st->order, &st->norder, &cap, sizeof *o);
+    if (!(o->expr = fe_parse_expr(p))) return false;
+    if (fe_accept_kw(p, "DESC")) o->desc = true;
+    else fe_accept_kw(p, "ASC");
+    if (fe_accept_kw(p, "NULLS")) {
+      if (fe_accept_kw(p, "FIRST")) o->nulls = 1;
+      else if (fe_accept_kw(p, "LAST")) o->nulls = 2;
+      else return fe_syntax_error(p, fe_cur(p), "FIRST or LAST");
+    }
+  } while (fe_accept_punct(p, ","));
+  return true;
+}
+
+static bool parse_aggregate(fe_parser *p, fe_stage *st) {
+  /* GoogleSQL allows `AGGREGATE GROUP BY k` with no aggregates. */
+  if (!fe_at_kw(p, "GROUP") && !parse_items(p, &st->items, &st->nitems)) return false;
+  if (fe_accept_kw(p, "GROUP")) {
+    if (!fe_expect_kw(p, "BY", NULL)) return false;
+    if (!parse_items(p, &st->group, &st->ngroup)) return false;
+  }
+  return true;
+}
+
+static bool parse_tree(fe_parser *p, fe_stage *st) {
+  if (!fe_expect_kw(p, "ACCUMULATE", NULL)) return false;
+  if (fe_accept_kw(p, "UP")) st->up = true;
+  else if (!fe_accept_kw(p, "DOWN")) return fe_syntax_error(p, fe_cur(p), "UP or DOWN");
+  return parse_items(p, &st->items, &st->nitems);
+}
+
+static bool parse_flatten(fe_parser *p, fe_stage *st) {
+  if (!parse_per(p, &st->per, &st->nper)) return false;
+  if (!fe_expect_kw(p, "AGGREGATE", st->nper ? "AGGREGATE" : "PER or AGGREGATE")) return false;
+  return parse_items(p, &st->items, &st->nitems);
+}
+
+static bool parse_join(fe_parser *p, fe_stage *st) {
+  if (!(st->src = parse_relation(p))) return false;
+  p->stage = "INTERVAL JOIN";
+  if (!require_alias(p, st->src, k_join_words)) return false;
+  static const struct { const char *a, *b; fe_joinrel rel; } rels[] = {
+    {"OVERLAPPING", "BOUNDS", JR_OVERLAPPING_BOUNDS}, {"COVERING", "BEGIN", JR_COVERING_BEGIN},
+    {"COVERING", "END", JR_COVERING_END}, {"COVERING", "BOUNDS", JR_COVERING_BOUNDS},
+    {"WITHIN", "BOUNDS", JR_WITHIN_BOUNDS},
+  };
+  size_t i = 0;
+  for (; i < sizeof rels / sizeof rels[0]; i++)
+    if (fe_at_kw(p, rels[i].a) && fe_tok_is_kw(fe_peek(p, 1), rels[i].b)) break;
+  if (i == sizeof rels / sizeof rels[0]) {
+    /* Point at the second word when the first one was right. */
+    fe_token *t = fe_at_kw(p, "OVERLAPPING") || fe_at_kw(p, "COVERING") || fe_at_kw(p, "WITHIN")
+                      ? fe_peek(p, 1)
+                      : fe_cur(p);
+    return fe_syntax_error(p, t,
+                           "OVERLAPPING BOUNDS, COVERING BEGIN, COVERING END, COVERING BOUNDS "
+                           "or WITHIN BOUNDS");
+  }
+  st->rel = rels[i].rel;
+  p->i += 2;
+  return parse_per(p, &st->per, &st->nper);
+}
+
+static bool parse_fill_gaps(fe_parser *p, fe_stage *st) {
+  if (!fe_expect_kw(p, "GAPS", NULL) || !fe_expect_kw(p, "WITH", NULL)) return false;
+  if (!(st->src = parse_relation(p))) return false;
+  p->stage = "INTERVAL FILL GAPS";
+  if (parse_alias(p, &st->src->alias, k_per_words) < 0) return false;
+  return parse_per(p, &st->per, &st->nper);
+}
+
+static bool stage_error(fe_parser *p, fe_token *t, const char *what) {
+  p->stage = "PIPELINE";
+  return fe_syntax_error(p, t, what);
+}
+
+#define STAGE_LIST                                                                         \
+  "a pipe stage (WHERE, SELECT, EXTEND, SET, DROP, RENAME, AS, ORDER BY, LIMIT, AGGREGATE, " \
+  "TREE ACCUMULATE, INTERVAL FLATTEN, INTERVAL JOIN, INTERVAL FILL GAPS)"
+
+static bool begin(fe_parser *p, fe_stage *st, fe_stagekind kind, int nwords) {
+  st->kind = kind;
+  p->stage = fe_stage_names[kind];
+  p->i += nwords;
+  return true;
+}
+
+/* One stage; the cursor is just after `|>`. */
+static bool parse_stage(fe_parser *p, fe_stage *st) {
+  fe_token *t = fe_cur(p);
+  st->pos = t->pos;
+  if (fe_tok_is_kw(t, "WHERE") && begin(p, st, ST_WHERE, 1))
+    return (st->expr = fe_parse_expr(p)) != NULL;
+  if (fe_tok_is_kw(t, "SELECT") && begin(p, st, ST_SELECT, 1))
+    return parse_items(p, &st->items, &st->nitems);
+  if (fe_tok_is_kw(t, "EXTEND") && begin(p, st, ST_EXTEND, 1))
+    return parse_items(p, &st->items, &st->nitems);
+  if (fe_tok_is_kw(t, "SET") && begin(p, st, ST_SET, 1)) return parse_set(p, st);
+  if (fe_tok_is_kw(t, "DROP") && begin(p, st, ST_DROP, 1))
+    return parse_names(p, &st->names, &st->nnames, "a column name");
+  if (fe_tok_is_kw(t, "RENAME") && begin(p, st, ST_RENAME, 1)) return parse_rename(p, st);
+  if (fe_tok_is_kw(t, "AS") && begin(p, st, ST_AS, 1))
+    return fe_parse_name(p, &st->alias, "an alias");
+  if (fe_tok_is_kw(t, "ORDER") && begin(p, st, ST_ORDER_BY, 1)) return parse_order(p, st);
+  if (fe_tok_is_kw(t, "LIMIT") && begin(p, st, ST_LIMIT, 1)) {
+    if (!(st->limit = fe_parse_expr(p))) return false;
+    return !fe_accept_kw(p, "OFFSET") || (st->offset = fe_parse_expr(p)) != NULL;
+  }
+  if (fe_tok_is_kw(t, "AGGREGATE") && begin(p, st, ST_AGGREGATE, 1))
+    return parse_aggregate(p, st);
+  if (fe_tok_is_kw(t, "TREE") && begin(p, st, ST_TREE, 1)) return parse_tree(p, st);
+  if (fe_tok_is_kw(t, "LEFT")) {
+    begin(p, st, ST_IJOIN, 1);
+    st->left = true;
+    if (!fe_expect_kw(p, "INTERVAL", NULL) || !fe_expect_kw(p, "JOIN", NULL)) return false;
+    return parse_join(p, st);
+  }
+  if (fe_tok_is_kw(t, "INTERVAL")) {
+    fe_token *t1 = fe_peek(p, 1);
+    if (fe_tok_is_kw(t1, "FLATTEN") && begin(p, st, ST_FLATTEN, 2)) return parse_flatten(p, st);
+    if (fe_tok_is_kw(t1, "JOIN") && begin(p, st, ST_IJOIN, 2)) return parse_join(p, st);
+    if (fe_tok_is_kw(t1, "FILL") && begin(p, st, ST_FILL_GAPS, 2)) return parse_fill_gaps(p, st);
+    return stage_error(p, t1, "FLATTEN, JOIN or FILL GAPS after INTERVAL");
+  }
+  return stage_error(p, t, STAGE_LIST);
+}
+
+fe_pipeline *fe_parse_pipeline_at(fe_parser *p) {
+  fe_pipeline *pl = rt_arena_alloc(p->a, sizeof *pl);
+  pl->pos = fe_cur(p)->pos;
+  pl->src = fe_at_kw(p, "FROM") ? parse_from(p) : parse_intersection(p);
+  if (!pl->src) return NULL;
+  int cap = 0;
+  while (fe_cur(p)->kind == TK_PIPE) {
+    p->i++;
+    fe_stage *st = fe_push(p->a, &pl->stages, &pl->nstages, &cap, sizeof *st);
+    if (!parse_stage(p, st)) return NULL;
+  }
+  pl->endpos = fe_prev_end(p);
+  return pl;
+}

@@ -1,0 +1,165 @@
+/*
+ * pipejit.h — the one public header.
+ *
+ * pipejit compiles pipe queries (FROM t |> WHERE … |> AGGREGATE …) over
+ * columnar tables and SQLite data into fused loops, JIT-compiled with LLVM or
+ * run by a vectorized interpreter. An engine owns one SQLite connection, a
+ * catalog of finalized columnar tables and a string pool.
+ *
+ * Conventions:
+ *  - Every call that can fail returns a pj_status; on failure the message,
+ *    line and column are kept on the engine (pj_engine_errmsg …) until the
+ *    next call that can fail. The library never prints and never exits.
+ *  - Pointers returned by the library are owned by the object they came
+ *    from and live as long as it does, unless the comment says otherwise.
+ *  - An engine is used by one thread at a time.
+ */
+#ifndef PIPEJIT_H
+#define PIPEJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pj_engine pj_engine;
+typedef struct pj_query pj_query;
+typedef struct pj_result pj_result;
+
+typedef enum pj_status {
+  PJ_OK = 0,
+  PJ_ERROR = 1,       /* compile or runtime error: see pj_engine_errmsg */
+  PJ_NOMEM = 2,
+  PJ_INTERRUPTED = 3,
+} pj_status;
+
+/* Column types. Integer kinds all read back as int64 through the API. */
+typedef enum pj_type {
+  PJ_TYPE_ID = 0,     /* implicit row index 0..n-1, no storage */
+  PJ_TYPE_UINT32,
+  PJ_TYPE_INT32,
+  PJ_TYPE_INT64,
+  PJ_TYPE_DOUBLE,
+  PJ_TYPE_STRING,     /* 32-bit id into the engine's string pool */
+  PJ_TYPE_BOOL,       /* predicates; stored as int64 0/1 */
+} pj_type;
+
+typedef enum pj_mode {
+  PJ_MODE_AUTO = 0,   /* interpreter for small inputs, JIT otherwise */
+  PJ_MODE_INTERP,
+  PJ_MODE_JIT,
+} pj_mode;
+
+/* ---- engine ---------------------------------------------------------- */
+
+/* Opens an engine. db_path NULL or ":memory:" gives an in-memory SQLite
+ * database; otherwise the file is opened (created if missing). */
+pj_status pj_engine_open(const char *db_path, pj_engine **out);
+void pj_engine_close(pj_engine *e);
+
+/* The last error: message "<STAGE>: <text>", and 1-based line/column in the
+ * text that was compiled (0 when the error has no position). */
+const char *pj_engine_errmsg(const pj_engine *e);
+int pj_engine_errline(const pj_engine *e);
+int pj_engine_errcol(const pj_engine *e);
+/* Byte offset of the error in the text passed to the failing call, or -1. */
+int pj_engine_erroffset(const pj_engine *e);
+
+void pj_engine_set_mode(pj_engine *e, pj_mode mode);
+pj_mode pj_engine_mode(const pj_engine *e);
+/* LLVM optimization level 0..3 for the JIT (default 2). */
+void pj_engine_set_opt_level(pj_engine *e, int level);
+
+/* The engine's SQLite connection (owned by the engine). Returned as void*
+ * so this header does not need sqlite3.h; cast to sqlite3*. */
+void *pj_engine_sqlite(pj_engine *e);
+
+/* Generates the deterministic sample trace (slice, thread, process, sched,
+ * cpu_frequency) as finalized columnar tables with nslices slices. */
+pj_status pj_engine_load_sample_trace(pj_engine *e, int64_t nslices);
+
+/* Runs a script of ';'-separated statements (SQL, pipelines, CREATE
+ * PERFETTO TABLE, PERFETTO PRAGMA). For every statement that returns rows,
+ * cb is called with its result (owned by the engine; valid during the
+ * call). A non-zero return from cb stops the script. `stmt_text` is the
+ * statement's text, `stmt_offset` its byte offset in the script. Stops at
+ * the first error; the error's line/column are relative to the script. */
+typedef int (*pj_result_cb)(void *ctx, const pj_result *res, const char *stmt_text,
+                            size_t stmt_len, size_t stmt_offset);
+pj_status pj_engine_exec(pj_engine *e, const char *script, pj_result_cb cb, void *ctx);
+
+/* Per-statement timings of the last statement run by pj_engine_exec or
+ * pj_query_run, in nanoseconds. */
+typedef struct pj_timing {
+  int64_t parse_ns, bind_ns, compile_ns, run_ns;
+  int64_t rows_in, rows_out;
+  int used_jit;   /* 1 when the last run ran compiled code */
+} pj_timing;
+void pj_engine_last_timing(const pj_engine *e, pj_timing *out);
+
+/* ---- compiled queries ------------------------------------------------ */
+
+/* Compiles a pipeline (text starting with FROM or INTERVAL INTERSECTION OF)
+ * into a handle. The handle can run many times; each run reads the current
+ * data. Freed with pj_query_free, which also frees its JIT code. */
+pj_status pj_query_compile(pj_engine *e, const char *text, pj_query **out);
+
+/* Parameters: `?` are numbered 1, 2, … in order of appearance; `$name`
+ * parameters are found with pj_query_param_index. Bindings persist across
+ * runs until changed. Unbound parameters are NULL. */
+int pj_query_param_count(const pj_query *q);
+int pj_query_param_index(const pj_query *q, const char *name); /* "$name" or "name"; 0 if none */
+pj_status pj_query_bind_int64(pj_query *q, int idx, int64_t v);
+pj_status pj_query_bind_double(pj_query *q, int idx, double v);
+pj_status pj_query_bind_text(pj_query *q, int idx, const char *s, size_t len);
+pj_status pj_query_bind_null(pj_query *q, int idx);
+
+/* Runs the handle; *out receives a result owned by the caller (free with
+ * pj_result_free). */
+pj_status pj_query_run(pj_query *q, pj_result **out);
+
+/* Text dumps, owned by the handle: the plan after pruning and segmenting;
+ * the LLVM IR of every segment (after optimization; raw = before); the
+ * machine code. IR dumps are NULL when the handle has not been compiled by
+ * the JIT (see pj_engine_errmsg for why). */
+const char *pj_query_plan(pj_query *q);
+const char *pj_query_llvm_ir(pj_query *q, int optimized);
+const char *pj_query_asm(pj_query *q);
+void pj_query_free(pj_query *q);
+
+/* ---- results --------------------------------------------------------- */
+
+int64_t pj_result_row_count(const pj_result *r);
+int pj_result_column_count(const pj_result *r);
+const char *pj_result_column_name(const pj_result *r, int col);
+pj_type pj_result_column_type(const pj_result *r, int col);
+
+/* By row. Integers of every kind read as int64; strings as a NUL-terminated
+ * pointer into the string pool (len optional). */
+int pj_result_is_null(const pj_result *r, int64_t row, int col);
+int64_t pj_result_int64(const pj_result *r, int64_t row, int col);
+double pj_result_double(const pj_result *r, int64_t row, int col);
+const char *pj_result_text(const pj_result *r, int64_t row, int col, size_t *len);
+
+/* By column: the whole column as one contiguous array. values points to
+ * int64_t / double / uint32_t (string ids) / uint32_t / int32_t by type
+ * (NULL for PJ_TYPE_ID: value = row index); validity is a bitvector (bit i
+ * of word i/64), NULL when no value is NULL. */
+typedef struct pj_column {
+  pj_type type;
+  const void *values;
+  const uint64_t *validity;
+  int64_t rows;
+} pj_column;
+void pj_result_column(const pj_result *r, int col, pj_column *out);
+/* Text of a string id from a pj_column of type PJ_TYPE_STRING. */
+const char *pj_result_string(const pj_result *r, uint32_t id, size_t *len);
+
+void pj_result_free(pj_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

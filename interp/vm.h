@@ -1,0 +1,120 @@
+/*
+ * vm.h — internals of the vectorized interpreter (interp/).
+ *
+ * The interpreter runs a segment's steps one at a time over the whole batch.
+ * Expressions evaluate column-at-a-time into position-indexed vectors: the
+ * value for batch position i lives at index i, and only the positions of
+ * the current active set (vm_set) are defined. Every node kind has tight
+ * loops per operand type; the switch over node kinds happens once per node
+ * per batch, never per row.
+ *
+ * Invariant: a NULL slot of a vector holds zero (0, 0.0 or string id 0).
+ * Arithmetic on NULL slots therefore never overflows or divides by a
+ * garbage value, and ops whose result of zeros is zero need no masking.
+ *
+ * Scratch memory (vectors, index buffers) is malloc'd on first use and kept
+ * in the segment's vm state across batches, so steady state allocates
+ * nothing.
+ */
+#ifndef PJ_VM_H
+#define PJ_VM_H
+
+#include "../exec/exec.h"
+
+/* Value representation of a vector. */
+enum { VT_I64 = 0, VT_F64 = 1, VT_STR = 2 };
+
+typedef struct vm_vec vm_vec;
+struct vm_vec {
+  int vt;            /* VT_I64 (every int kind and bool), VT_F64, VT_STR */
+  void *v;           /* int64_t / double / uint32_t by position (maybe borrowed) */
+  uint8_t *nul;      /* 1 = NULL, by position; meaningful only when anynull */
+  bool anynull;      /* false: no active position is NULL */
+  void *own_v;       /* owned storage: RT_BATCH 8-byte slots */
+  uint8_t *own_nul;  /* owned storage: RT_BATCH bytes */
+  vm_vec *next;      /* free-list link */
+};
+
+/* A set of batch positions, ascending. idx NULL means 0..n-1. */
+typedef struct vm_set {
+  const uint32_t *idx;
+  uint32_t n;
+} vm_set;
+
+typedef struct vm_idxbuf vm_idxbuf;
+struct vm_idxbuf {
+  uint32_t *p;       /* RT_BATCH entries */
+  vm_idxbuf *next;
+};
+
+typedef struct vm {
+  ex_seg *s;
+  const ir_plan *plan;
+  rt_strpool *sp;
+  rt_err *err;
+  const ir_op *op;       /* step being run: its stage prefixes errors */
+  rt_batch *batch;       /* batch being run: IX_COL reads its views */
+  /* pools: every object ever made is on `all*` for freeing */
+  vm_vec *free_vecs;
+  vm_vec **all_vecs;
+  int nall_vecs, cap_vecs;
+  vm_idxbuf *free_idx;
+  vm_idxbuf **all_idx;
+  int nall_idx, cap_idx;
+  /* COMPUTE results held until the end of the batch */
+  vm_vec **held;
+  int nheld;
+  vm_vec **colvec;       /* by column id: the held vector of a computed column */
+  uint64_t **bits;       /* by step: validity bits of a COMPUTE's output view */
+  uint32_t *active;      /* the batch's active list after FILTER/LIMIT */
+  /* AGGREGATE scratch */
+  int64_t *groups;       /* group number by position */
+  int64_t *keyvals;      /* one tuple */
+  uint8_t *keynull;
+} vm;
+
+/* Iterates position `i` over a vm_set; the body is a tight loop in both the
+ * dense and the indexed case. */
+#define VM_EACH(set, i, ...)                                                   \
+  do {                                                                         \
+    const vm_set *vm_s_ = (set);                                               \
+    if (!vm_s_->idx) {                                                         \
+      for (uint32_t i = 0; i < vm_s_->n; i++) { __VA_ARGS__ }                  \
+    } else {                                                                   \
+      const uint32_t *vm_ix_ = vm_s_->idx;                                     \
+      for (uint32_t vm_k_ = 0; vm_k_ < vm_s_->n; vm_k_++) {                    \
+        uint32_t i = vm_ix_[vm_k_];                                            \
+        __VA_ARGS__                                                            \
+      }                                                                        \
+    }                                                                          \
+  } while (0)
+
+/* vm.c: pools and errors */
+vm_vec *vm_vec_get(vm *m, int vt);         /* owned storage, anynull = false */
+void vm_vec_put(vm *m, vm_vec *v);
+uint32_t *vm_idx_get(vm *m);
+void vm_idx_put(vm *m, uint32_t *p);
+int vm_vt_of(rt_type t);
+/* Sets "<STAGE>: <msg>" on the run's error; returns NULL for chaining. */
+void *vm_fail(vm *m, const char *msg);
+
+/* vm_expr.c: evaluates e over the positions of `set`; returns a vector to
+ * be released with vm_vec_put, or NULL on error (m->err set). */
+vm_vec *vm_eval(vm *m, const ir_expr *e, const vm_set *set);
+/* Loads a batch column over `set` (zeroing NULL slots). */
+vm_vec *vm_load_view(vm *m, const rt_view *view, const vm_set *set);
+/* Converts v to representation vt (int → double, …) over set; consumes v. */
+vm_vec *vm_coerce(vm *m, vm_vec *v, int vt, const vm_set *set);
+/* Splits set by truth of v (non-NULL and non-zero): true positions into
+ * `yes` (may be NULL), the rest into `no` (may be NULL); returns counts via
+ * the set sizes. The buffers must hold set->n entries. */
+void vm_split_truth(const vm_vec *v, const vm_set *set, uint32_t *yes, uint32_t *nyes,
+                    uint32_t *no, uint32_t *nno);
+
+/* vm_str.c: string functions and casts (through runtime/strfn.h). */
+vm_vec *vm_eval_strfn(vm *m, const ir_expr *e, const vm_set *set);
+
+/* vm_agg.c: the AGGREGATE sink over the batch's active rows. */
+int vm_agg_update(vm *m, rt_batch *b);
+
+#endif

@@ -1,0 +1,247 @@
+/*
+ * bind.c — ir_bind: a pipeline AST → a flat list of ops over column ids.
+ *
+ * This file binds sources (LANGUAGE.md §3) and the final OUTPUT; stages
+ * are in bind_stage.c, expressions in bind_expr.c, the row model and name
+ * lookup in bind_row.c. Liveness and SQL wrapping happen later (live.c):
+ * a SCAN here reads every column of its source.
+ *
+ * Sources:
+ *   FROM name         a finalized table of env->catalog → SCAN_TABLE;
+ *                     else a SQLite table/view → SCAN_SQL
+ *   FROM schema.name  always SQLite (`main.t`)
+ *   FROM (SELECT …)   SCAN_SQL of the text
+ *   FROM (FROM …)     the inner pipeline's ops inline; its output row
+ *                     (bare entries) becomes the row
+ * Qualifier: the alias, else the table name; an unaliased subquery has none.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bind.h"
+
+int ir_fail(ir_binder *b, int pos, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return rt_errorf(b->err, pos, "%s: %s", b->stage, msg);
+}
+
+ir_op *ir_op_add(ir_binder *b, ir_opkind kind, int pos) {
+  ir_plan *p = b->p;
+  if (p->nops == b->capops) {
+    int cap = b->capops ? b->capops * 2 : 16;
+    ir_op **ops = rt_arena_alloc(&p->arena, sizeof(ir_op *) * (size_t)cap);
+    if (p->nops) memcpy(ops, p->ops, sizeof(ir_op *) * (size_t)p->nops);
+    p->ops = ops;
+    b->capops = cap;
+  }
+  ir_op *op = rt_arena_alloc(&p->arena, sizeof *op);
+  op->kind = kind;
+  op->stage = b->stage;
+  op->pos = pos;
+  op->out_col = -1;
+  p->ops[p->nops++] = op;
+  return op;
+}
+
+const char *ir_expr_text(ir_binder *b, const fe_expr *e) {
+  int end = e->endpos;
+  if (end <= e->pos) return e->name ? e->name : e->str ? e->str : "?";
+  return rt_arena_strndup(&b->p->arena, b->text + e->pos, (size_t)(end - e->pos));
+}
+
+/* A source column name must be usable as a bare name: what SQLite calls an
+ * unaliased expression (`1 + 1`, `count(*)`) is not. Identifier characters
+ * only (letters, digits, _, $, any non-ASCII byte), not starting with a
+ * digit or $. */
+static bool valid_name(const char *s) {
+  if (!s || !*s) return false;
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    bool alpha = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' || *c >= 0x80;
+    bool digit = *c >= '0' && *c <= '9';
+    if (c == (const unsigned char *)s ? !alpha : !(alpha || digit || *c == '$')) return false;
+  }
+  return true;
+}
+
+static int check_names(ir_binder *b, int n, const char *const *names, bool validity, int pos) {
+  for (int i = 0; i < n; i++) {
+    if (validity && !valid_name(names[i]))
+      return ir_fail(b, pos,
+                     "expected every column to have a valid name, but '%s' is not one: give it "
+                     "one with AS",
+                     names[i]);
+    for (int j = 0; j < i; j++)
+      if (ir_name_eq(names[i], names[j]))
+        return ir_fail(b, pos, "expected distinct column names, but there are two named '%s'",
+                       names[i]);
+  }
+  return 1;
+}
+
+/* Makes the row and the single alias from a scan's columns. */
+static void scan_row(ir_binder *b, ir_op *op, const char *qual) {
+  ir_rowb rb = {0};
+  for (int i = 0; i < op->nscan; i++)
+    ir_rowb_add(b, &rb, b->p->cols[op->out_cols[i]].name, op->out_cols[i], false);
+  b->row = ir_rowb_done(&rb);
+  ir_alias_set_one(b, qual, b->row);
+}
+
+static int bind_table(ir_binder *b, const fe_source *src, rt_table *t) {
+  ir_plan *p = b->p;
+  const char **names = rt_arena_alloc(&p->arena, sizeof(char *) * (size_t)(t->ncols + 1));
+  for (int i = 0; i < t->ncols; i++) names[i] = t->cols[i].name;
+  if (!check_names(b, t->ncols, names, false, src->pos)) return 0;
+  ir_op *op = ir_op_add(b, IR_SCAN_TABLE, src->pos);
+  op->table = rt_table_ref(t);
+  op->table_name = rt_arena_strdup(&p->arena, t->name ? t->name : src->name);
+  op->nscan = t->ncols;
+  op->table_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(t->ncols + 1));
+  op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(t->ncols + 1));
+  for (int i = 0; i < t->ncols; i++) {
+    op->table_cols[i] = i;
+    op->out_cols[i] = ir_col_new(p, t->cols[i].name, t->cols[i].type, t->cols[i].nullable);
+  }
+  scan_row(b, op, src->alias.name ? src->alias.name : src->name);
+  return 1;
+}
+
+/* SQLite's "no such table: [schema.]name" about this very source (not
+ * about a table a view refers to). */
+static bool missing_table(const char *msg, const fe_source *src) {
+  const char *m = strstr(msg, "no such table: ");
+  if (!m) return false;
+  m += strlen("no such table: ");
+  if (src->schema) {
+    size_t n = strlen(src->schema);
+    if (rt_strnieq(m, src->schema, n) && m[n] == '.') m += n + 1;
+  }
+  return ir_name_eq(m, src->name);
+}
+
+static int bind_sql(ir_binder *b, const fe_source *src) {
+  ir_plan *p = b->p;
+  rt_buf q = {0};
+  int pos = src->kind == SRC_NAME ? src->pos : src->sqlpos;
+  if (src->kind == SRC_NAME) {
+    rt_buf_printf(&q, "SELECT * FROM ");
+    if (src->schema) {
+      ir_sql_quote(&q, src->schema);
+      rt_buf_append(&q, ".", 1);
+    }
+    ir_sql_quote(&q, src->name);
+  } else {
+    rt_buf_printf(&q, "%s", src->sql);
+  }
+  const char *base = rt_arena_strndup(&p->arena, q.data, q.len);
+  rt_buf_free(&q);
+  rt_sqlcols sc = {0};
+  rt_err lerr = {0};
+  if (!b->env->db || !rt_sql_describe(b->env->db, base, &p->arena, &sc, &lerr) || lerr.set) {
+    if (src->kind == SRC_NAME && (!lerr.set || missing_table(lerr.msg, src)))
+      return ir_fail(b, src->pos, "no such table: '%s'", src->name);
+    const char *m = lerr.msg;
+    size_t sl = strlen(b->stage);
+    if (!strncmp(m, b->stage, sl) && !strncmp(m + sl, ": ", 2)) m += sl + 2;
+    return ir_fail(b, pos, "%s", m);
+  }
+  if (!check_names(b, sc.ncols, (const char *const *)sc.names, true, pos)) return 0;
+  ir_op *op = ir_op_add(b, IR_SCAN_SQL, src->pos);
+  op->sql_base = base;
+  op->sql = (char *)base;
+  op->nsrc = sc.ncols;
+  op->table_name = src->kind == SRC_NAME ? rt_arena_strdup(&p->arena, src->name) : NULL;
+  op->nscan = sc.ncols;
+  op->table_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(sc.ncols + 1));
+  op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(sc.ncols + 1));
+  for (int i = 0; i < sc.ncols; i++) {
+    op->table_cols[i] = i;
+    /* Any SQLite value may be NULL. */
+    op->out_cols[i] = ir_col_new(p, sc.names[i], sc.types[i], true);
+  }
+  const char *qual = src->alias.name ? src->alias.name : src->kind == SRC_NAME ? src->name : NULL;
+  scan_row(b, op, qual);
+  return 1;
+}
+
+/* The columns a pipeline shows: its bare entries. Qualified-only entries
+ * (an INTERVAL JOIN operand's columns, say) are reachable only through
+ * their alias or a star, so they are not part of the result unless a star
+ * made them bare. This is the SQL reading: `SELECT *` shows what the
+ * query's row holds bare, and the user can always reach the rest with
+ * `SELECT *` or `EXTEND q.*`. */
+static ir_row output_row(ir_binder *b) {
+  ir_rowb rb = {0};
+  for (int i = 0; i < b->row.n; i++)
+    if (!b->row.e[i].qonly) ir_rowb_add(b, &rb, b->row.e[i].name, b->row.e[i].col, false);
+  return ir_rowb_done(&rb);
+}
+
+static int bind_source(ir_binder *b, const fe_source *src) {
+  b->stage = "FROM";
+  switch (src->kind) {
+  case SRC_NAME:
+    if (!src->schema && b->env->catalog) {
+      rt_table *t = rt_catalog_get(b->env->catalog, src->name);
+      if (t) return bind_table(b, src, t);
+    }
+    return bind_sql(b, src);
+  case SRC_SQL: return bind_sql(b, src);
+  case SRC_PIPELINE: {
+    if (!ir_bind_pipeline(b, src->pipe)) return 0;
+    b->stage = "FROM";
+    b->row = output_row(b);
+    const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * (size_t)(b->row.n + 1));
+    for (int i = 0; i < b->row.n; i++) names[i] = b->row.e[i].name;
+    if (!check_names(b, b->row.n, names, false, src->pos)) return 0;
+    ir_alias_set_one(b, src->alias.name, b->row);
+    return 1;
+  }
+  case SRC_INTERSECT:
+    b->stage = "INTERVAL INTERSECTION OF";
+    return ir_fail(b, src->pos, "INTERVAL INTERSECTION OF is not implemented yet");
+  }
+  return ir_fail(b, src->pos, "unknown source");
+}
+
+int ir_bind_pipeline(ir_binder *b, const fe_pipeline *pl) {
+  if (!bind_source(b, pl->src)) return 0;
+  for (int i = 0; i < pl->nstages; i++) {
+    b->stage = fe_stage_names[pl->stages[i].kind];
+    if (!ir_bind_stage(b, &pl->stages[i])) return 0;
+  }
+  return 1;
+}
+
+ir_plan *ir_bind(const struct fe_pipeline *pl, const char *text, ir_env *env, rt_err *err) {
+  ir_plan *p = calloc(1, sizeof *p);
+  if (!p) {
+    rt_errorf(err, -1, "FROM: out of memory");
+    return NULL;
+  }
+  rt_arena_init(&p->arena);
+  p->text = text;
+  p->strings = env->strings;
+  ir_binder b = {.p = p, .env = env, .err = err, .text = text, .stage = "FROM"};
+  if (!ir_bind_pipeline(&b, pl)) {
+    ir_plan_free(p);
+    return NULL;
+  }
+  /* OUTPUT: the final row's bare entries (see output_row). */
+  b.stage = "OUTPUT";
+  ir_row out = output_row(&b);
+  ir_op *op = ir_op_add(&b, IR_OUTPUT, pl->endpos);
+  op->nout = out.n;
+  op->out = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(out.n + 1));
+  op->out_names = rt_arena_alloc(&p->arena, sizeof(char *) * (size_t)(out.n + 1));
+  for (int i = 0; i < out.n; i++) {
+    op->out[i] = out.e[i].col;
+    op->out_names[i] = rt_arena_strdup(&p->arena, out.e[i].name);
+  }
+  return p;
+}

@@ -1,0 +1,96 @@
+/*
+ * bind.h — the binder's private state, shared by bind.c (sources, output),
+ * bind_row.c (the row model and name lookup), bind_expr.c (expressions and
+ * typing) and bind_stage.c (one function per stage). Nothing outside ir/
+ * includes this: the rest of the system sees only ir/plan.h.
+ *
+ * The row model (LANGUAGE.md §6): the current row is a list of entries
+ * (name, column id, qualified-only), and each alias is a snapshot of a row.
+ * Entry arrays are never edited in place once built — stages build a new
+ * array — so an alias can share the array it snapshots.
+ */
+#ifndef PJ_IR_BIND_H
+#define PJ_IR_BIND_H
+
+#include "../frontend/ast.h"
+#include "plan.h"
+
+typedef struct ir_entry {
+  const char *name;     /* spelling as defined */
+  int col;              /* column id */
+  bool qonly;           /* visible only through an alias (q.x or a star) */
+} ir_entry;
+
+typedef struct ir_row {
+  int n;
+  const ir_entry *e;
+} ir_row;
+
+typedef struct ir_alias {
+  const char *name;
+  ir_row row;           /* snapshot taken when the alias was bound */
+} ir_alias;
+
+/* A row under construction (arena-grown). */
+typedef struct ir_rowb {
+  int n, cap;
+  ir_entry *e;
+} ir_rowb;
+
+typedef struct ir_binder {
+  ir_plan *p;
+  ir_env *env;
+  rt_err *err;
+  const char *text;
+  ir_row row;
+  int naliases;
+  const ir_alias *aliases;
+  const char *stage;    /* "WHERE", …: prefix of every error */
+  /* Aggregate calls are never legal inside ir_bind_expr (AGGREGATE binds
+   * its top-level calls itself). The error is "an aggregate belongs in
+   * AGGREGATE, not <stage>" unless agg_msg gives another text (nested
+   * aggregates, GROUP BY keys). */
+  const char *agg_msg;
+  int capops;
+  int capparams;
+} ir_binder;
+
+/* ---- bind.c ---- */
+ir_op *ir_op_add(ir_binder *b, ir_opkind kind, int pos);
+/* Text of an expression as written (arena copy), for messages and names. */
+const char *ir_expr_text(ir_binder *b, const fe_expr *e);
+/* Errors prefixed with the current stage: "<STAGE>: <msg>". */
+int ir_fail(ir_binder *b, int pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Binds a pipeline's source and stages into b (used for nested pipelines). */
+int ir_bind_pipeline(ir_binder *b, const fe_pipeline *pl);
+
+/* ---- bind_row.c ---- */
+void ir_rowb_add(ir_binder *b, ir_rowb *rb, const char *name, int col, bool qonly);
+ir_row ir_rowb_done(ir_rowb *rb);
+const ir_alias *ir_alias_find(const ir_binder *b, const char *name);
+/* Sets the aliases to exactly one (name) over `row`, or none when name is NULL. */
+void ir_alias_set_one(ir_binder *b, const char *name, ir_row row);
+/* Resolves [qual.]name to a column id; on success *entry_name is the
+ * defining spelling. Errors: no such column, table alias, ambiguity. */
+int ir_resolve(ir_binder *b, const char *qual, const char *name, int pos, int namepos,
+               int *col, const char **entry_name);
+/* Unique column ids of the row and every alias snapshot, in row order. */
+int ir_row_all_cols(ir_binder *b, int **out);
+bool ir_name_eq(const char *a, const char *b);
+
+/* ---- bind_expr.c ---- */
+ir_expr *ir_bind_expr(ir_binder *b, const fe_expr *e);
+/* A condition: BOOL, or a number compared with 0 (SQLite truthiness). */
+ir_expr *ir_bind_cond(ir_binder *b, const fe_expr *e);
+ir_expr *ir_ex_const_null(ir_binder *b, rt_type t, int pos);
+/* Retypes a bare NULL to `t` so no RT_NULLT reaches a column or operator. */
+ir_expr *ir_ex_settle(ir_binder *b, ir_expr *e, rt_type t);
+bool ir_is_agg_name(const char *name, int nargs);
+
+/* ---- bind_stage.c ---- */
+int ir_bind_stage(ir_binder *b, const fe_stage *st);
+/* Column id holding e's value: e's column when it is a plain column,
+ * else a new COMPUTE named `name` at stage position pos. -1 on error. */
+int ir_materialize(ir_binder *b, ir_expr *e, const char *name, int pos);
+
+#endif

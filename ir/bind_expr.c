@@ -1,0 +1,621 @@
+/*
+ * bind_expr.c — AST expressions → typed ir_expr (LANGUAGE.md §5).
+ *
+ * Every node leaves here with uniform operands (exprs.def): arithmetic and
+ * comparisons see two ints, two doubles or two strings; an int operand of a
+ * double operation is wrapped in TOF64; `||` casts numbers with TOSTR;
+ * predicates are RT_BOOL. A bare NULL (RT_NULLT) never reaches an operator:
+ * it is retyped to the type the other operands settle on, or the whole node
+ * folds to a typed NULL constant when SQL says the result is NULL anyway
+ * (`x + NULL`, `x = NULL`, `'a' || NULL`).
+ *
+ * Sugar is lowered here: BETWEEN → `x >= a AND x <= b`; `CASE x WHEN v` →
+ * `CASE WHEN x = v`; iif → CASE; ifnull → COALESCE; NOT IN / NOT LIKE →
+ * NOT(...). What the binder leaves to the backends: checked arithmetic,
+ * three-valued logic, division by zero → NULL, string functions.
+ */
+#include <stdlib.h>
+
+#include "bind.h"
+
+typedef enum cls { CL_NULL, CL_INT, CL_F64, CL_STR } cls;
+
+static cls classof(rt_type t) {
+  return t == RT_NULLT ? CL_NULL : t == RT_F64 ? CL_F64 : t == RT_STR ? CL_STR : CL_INT;
+}
+
+static ir_expr *mk(ir_binder *b, ir_exkind k, rt_type t, bool nullable, int pos, int nargs) {
+  ir_expr *e = rt_arena_alloc(&b->p->arena, sizeof *e);
+  e->kind = k;
+  e->type = t;
+  e->nullable = nullable;
+  e->pos = pos;
+  e->col = -1;
+  e->nargs = nargs;
+  if (nargs > 0) e->args = rt_arena_alloc(&b->p->arena, sizeof(ir_expr *) * (size_t)nargs);
+  return e;
+}
+
+static ir_expr *mk1(ir_binder *b, ir_exkind k, rt_type t, ir_expr *a, int pos) {
+  ir_expr *e = mk(b, k, t, a->nullable, pos, 1);
+  e->args[0] = a;
+  return e;
+}
+
+static ir_expr *mk2(ir_binder *b, ir_exkind k, rt_type t, ir_expr *a, ir_expr *c, int pos) {
+  ir_expr *e = mk(b, k, t, a->nullable || c->nullable, pos, 2);
+  e->args[0] = a;
+  e->args[1] = c;
+  return e;
+}
+
+ir_expr *ir_ex_const_null(ir_binder *b, rt_type t, int pos) {
+  ir_expr *e = mk(b, IX_CONST, t, true, pos, 0);
+  e->is_null = true;
+  return e;
+}
+
+static ir_expr *const_int(ir_binder *b, int64_t v, rt_type t, int pos) {
+  ir_expr *e = mk(b, IX_CONST, t, false, pos, 0);
+  e->ival = v;
+  return e;
+}
+
+static ir_expr *const_f64(ir_binder *b, double v, int pos) {
+  ir_expr *e = mk(b, IX_CONST, RT_F64, false, pos, 0);
+  e->fval = v;
+  return e;
+}
+
+ir_expr *ir_ex_settle(ir_binder *b, ir_expr *e, rt_type t) {
+  if (e->type != RT_NULLT) return e;
+  return ir_ex_const_null(b, t == RT_NULLT ? RT_I64 : t, e->pos);
+}
+
+/* int → double, folding constants. */
+static ir_expr *to_f64(ir_binder *b, ir_expr *e) {
+  if (classof(e->type) != CL_INT) return e;
+  if (e->kind == IX_CONST) {
+    ir_expr *c = e->is_null ? ir_ex_const_null(b, RT_F64, e->pos) : const_f64(b, (double)e->ival, e->pos);
+    return c;
+  }
+  return mk1(b, IX_TOF64, RT_F64, e, e->pos);
+}
+
+/* Common type of a list of values: strings, doubles (ints widen), BOOL
+ * when all are booleans, else I64; all NULL gives I64. Returns 0 when
+ * strings mix with numbers. */
+static int common_type(ir_expr **v, int n, rt_type *out) {
+  bool any = false, str = false, num = false, dbl = false, allbool = true;
+  for (int i = 0; i < n; i++) {
+    cls c = classof(v[i]->type);
+    if (c == CL_NULL) continue;
+    any = true;
+    if (c == CL_STR) {
+      str = true;
+      continue;
+    }
+    num = true;
+    dbl |= c == CL_F64;
+    allbool &= v[i]->type == RT_BOOL;
+  }
+  if (str && num) return 0;
+  *out = !any ? RT_I64 : str ? RT_STR : dbl ? RT_F64 : allbool ? RT_BOOL : RT_I64;
+  return 1;
+}
+
+static void coerce_all(ir_binder *b, ir_expr **v, int n, rt_type t) {
+  for (int i = 0; i < n; i++) {
+    v[i] = ir_ex_settle(b, v[i], t);
+    if (t == RT_F64) v[i] = to_f64(b, v[i]);
+  }
+}
+
+/* A number or NULL made into a string for `||`, LIKE and string functions. */
+static ir_expr *to_str(ir_binder *b, ir_expr *e) {
+  switch (classof(e->type)) {
+  case CL_STR: return e;
+  case CL_NULL: return ir_ex_const_null(b, RT_STR, e->pos);
+  default: return mk1(b, IX_TOSTR, RT_STR, e, e->pos);
+  }
+}
+
+/* A number made into an integer (SQLite casts doubles for bit operators,
+ * % and substr positions). Strings are an error: 0 is returned. */
+static ir_expr *to_int(ir_binder *b, ir_expr *e, const char *what) {
+  switch (classof(e->type)) {
+  case CL_INT: return e;
+  case CL_NULL: return ir_ex_const_null(b, RT_I64, e->pos);
+  case CL_F64: return mk1(b, IX_TOINT, RT_I64, e, e->pos);
+  default: ir_fail(b, e->pos, "expected a number for %s, but got a string", what); return NULL;
+  }
+}
+
+static ir_expr *as_bool(ir_binder *b, ir_expr *e) {
+  switch (classof(e->type)) {
+  case CL_NULL: return ir_ex_const_null(b, RT_BOOL, e->pos);
+  case CL_STR: ir_fail(b, e->pos, "expected a condition, but got a string"); return NULL;
+  case CL_F64: return mk2(b, IX_NE, RT_BOOL, e, const_f64(b, 0, e->pos), e->pos);
+  default:
+    if (e->type == RT_BOOL) return e;
+    return mk2(b, IX_NE, RT_BOOL, e, const_int(b, 0, RT_I64, e->pos), e->pos);
+  }
+}
+
+/* ---- operators ---------------------------------------------------------- */
+
+static ir_expr *bind_cmp(ir_binder *b, ir_exkind k, ir_expr *a, ir_expr *c, int pos, int oppos) {
+  bool is = k == IX_IS || k == IX_ISNOT;
+  if (a->type == RT_NULLT || c->type == RT_NULLT) {
+    if (!is) return ir_ex_const_null(b, RT_BOOL, pos); /* x = NULL is NULL */
+    if (a->type == RT_NULLT && c->type == RT_NULLT)
+      return const_int(b, k == IX_IS, RT_BOOL, pos);
+    ir_expr *x = a->type == RT_NULLT ? c : a;
+    ir_expr *e = mk1(b, k == IX_IS ? IX_ISNULL : IX_NOTNULL, RT_BOOL, x, pos);
+    e->nullable = false;
+    return e;
+  }
+  ir_expr *v[2] = {a, c};
+  rt_type t;
+  if (!common_type(v, 2, &t)) {
+    ir_fail(b, oppos, "cannot compare a string with a number");
+    return NULL;
+  }
+  coerce_all(b, v, 2, t);
+  ir_expr *e = mk2(b, k, RT_BOOL, v[0], v[1], pos);
+  if (is) e->nullable = false;
+  return e;
+}
+
+static ir_expr *bind_arith(ir_binder *b, ir_exkind k, const char *op, ir_expr *a, ir_expr *c,
+                           int pos, int oppos) {
+  if (classof(a->type) == CL_STR || classof(c->type) == CL_STR) {
+    if (k == IX_ADD)
+      ir_fail(b, oppos, "cannot add strings with '+': use || to concatenate");
+    else
+      ir_fail(b, oppos, "expected numbers around '%s', but got a string", op);
+    return NULL;
+  }
+  bool dbl = a->type == RT_F64 || c->type == RT_F64;
+  rt_type t = dbl ? RT_F64 : RT_I64;
+  if (a->type == RT_NULLT || c->type == RT_NULLT) return ir_ex_const_null(b, t, pos);
+  ir_expr *e;
+  if (k == IX_MOD && dbl) {
+    /* SQLite's % works on integers and gives a real when an operand was
+     * real: 5.5 % 2 = 1.0. Lower exactly that. */
+    ir_expr *m = mk2(b, IX_MOD, RT_I64, to_int(b, a, "%"), to_int(b, c, "%"), pos);
+    m->nullable = true;
+    e = mk1(b, IX_TOF64, RT_F64, m, pos);
+  } else {
+    e = mk2(b, k, t, dbl ? to_f64(b, a) : a, dbl ? to_f64(b, c) : c, pos);
+  }
+  if (k == IX_DIV || k == IX_MOD) e->nullable = true; /* division by zero */
+  return e;
+}
+
+static ir_expr *bind_bits(ir_binder *b, ir_exkind k, const char *op, ir_expr *a, ir_expr *c,
+                          int pos) {
+  if (a->type == RT_NULLT || c->type == RT_NULLT) return ir_ex_const_null(b, RT_I64, pos);
+  a = to_int(b, a, op);
+  c = a ? to_int(b, c, op) : NULL;
+  if (!c) return NULL;
+  return mk2(b, k, RT_I64, a, c, pos);
+}
+
+static ir_expr *bind_concat(ir_binder *b, ir_expr *a, ir_expr *c, int pos) {
+  if (a->type == RT_NULLT || c->type == RT_NULLT) return ir_ex_const_null(b, RT_STR, pos);
+  return mk2(b, IX_CONCAT, RT_STR, to_str(b, a), to_str(b, c), pos);
+}
+
+static ir_expr *negate(ir_binder *b, ir_expr *e, int pos) {
+  ir_expr *n = mk1(b, IX_NOT, RT_BOOL, e, pos);
+  return n;
+}
+
+static ir_expr *bind_binary(ir_binder *b, const fe_expr *x) {
+  const char *op = x->op;
+  ir_expr *a = ir_bind_expr(b, x->args[0]);
+  if (!a) return NULL;
+  ir_expr *c = ir_bind_expr(b, x->args[1]);
+  if (!c) return NULL;
+  int pos = x->pos, oppos = x->oppos;
+  if (!strcmp(op, "AND") || !strcmp(op, "OR")) {
+    a = as_bool(b, a);
+    c = a ? as_bool(b, c) : NULL;
+    if (!c) return NULL;
+    return mk2(b, op[0] == 'A' ? IX_AND : IX_OR, RT_BOOL, a, c, pos);
+  }
+  static const struct { const char *op; ir_exkind k; } cmps[] = {
+      {"=", IX_EQ},  {"==", IX_EQ}, {"!=", IX_NE}, {"<>", IX_NE},  {"<", IX_LT},
+      {"<=", IX_LE}, {">", IX_GT},  {">=", IX_GE}, {"IS", IX_IS}, {"IS NOT", IX_ISNOT},
+  };
+  for (size_t i = 0; i < sizeof cmps / sizeof cmps[0]; i++)
+    if (!strcmp(op, cmps[i].op)) return bind_cmp(b, cmps[i].k, a, c, pos, oppos);
+  static const struct { const char *op; ir_exkind k; } ariths[] = {
+      {"+", IX_ADD}, {"-", IX_SUB}, {"*", IX_MUL}, {"/", IX_DIV}, {"%", IX_MOD},
+  };
+  for (size_t i = 0; i < sizeof ariths / sizeof ariths[0]; i++)
+    if (!strcmp(op, ariths[i].op)) return bind_arith(b, ariths[i].k, op, a, c, pos, oppos);
+  static const struct { const char *op; ir_exkind k; } bits[] = {
+      {"&", IX_BITAND}, {"|", IX_BITOR}, {"<<", IX_SHL}, {">>", IX_SHR},
+  };
+  for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+    if (!strcmp(op, bits[i].op)) return bind_bits(b, bits[i].k, op, a, c, pos);
+  if (!strcmp(op, "||")) return bind_concat(b, a, c, pos);
+  bool neg = !strncmp(op, "NOT ", 4);
+  const char *base = neg ? op + 4 : op;
+  if (!strcmp(base, "LIKE") || !strcmp(base, "GLOB")) {
+    ir_expr *e;
+    if (a->type == RT_NULLT || c->type == RT_NULLT) e = ir_ex_const_null(b, RT_BOOL, pos);
+    else e = mk2(b, base[0] == 'L' ? IX_LIKE : IX_GLOB, RT_BOOL, to_str(b, a), to_str(b, c), pos);
+    return neg ? negate(b, e, pos) : e;
+  }
+  ir_fail(b, oppos, "unknown operator '%s'", op);
+  return NULL;
+}
+
+static ir_expr *bind_unary(ir_binder *b, const fe_expr *x) {
+  ir_expr *a = ir_bind_expr(b, x->args[0]);
+  if (!a) return NULL;
+  const char *op = x->op;
+  if (!strcmp(op, "NOT")) {
+    a = as_bool(b, a);
+    return a ? mk1(b, IX_NOT, RT_BOOL, a, x->pos) : NULL;
+  }
+  if (!strcmp(op, "+")) {
+    if (classof(a->type) == CL_STR) {
+      ir_fail(b, x->oppos, "expected a number after '+', but got a string");
+      return NULL;
+    }
+    return a;
+  }
+  if (!strcmp(op, "-")) {
+    switch (classof(a->type)) {
+    case CL_NULL: return ir_ex_const_null(b, RT_I64, x->pos);
+    case CL_STR: ir_fail(b, x->oppos, "expected a number after '-', but got a string"); return NULL;
+    case CL_F64:
+      if (a->kind == IX_CONST && !a->is_null) return const_f64(b, -a->fval, x->pos);
+      return mk1(b, IX_NEG, RT_F64, a, x->pos);
+    default:
+      /* Fold -literal (so LIMIT -1 stays a constant); INT64_MIN would
+       * overflow and is left to the checked NEG. */
+      if (a->kind == IX_CONST && !a->is_null && a->ival != INT64_MIN)
+        return const_int(b, -a->ival, RT_I64, x->pos);
+      return mk1(b, IX_NEG, RT_I64, a, x->pos);
+    }
+  }
+  if (!strcmp(op, "~")) {
+    if (a->type == RT_NULLT) return ir_ex_const_null(b, RT_I64, x->pos);
+    a = to_int(b, a, "~");
+    return a ? mk1(b, IX_BITNOT, RT_I64, a, x->pos) : NULL;
+  }
+  ir_fail(b, x->oppos, "unknown operator '%s'", op);
+  return NULL;
+}
+
+/* Binds args[from..n) into v and settles them on a common type. */
+static int bind_values(ir_binder *b, fe_expr *const *args, int n, ir_expr **v, rt_type *t,
+                       int pos, const char *mixmsg) {
+  for (int i = 0; i < n; i++)
+    if (!(v[i] = ir_bind_expr(b, args[i]))) return 0;
+  if (!common_type(v, n, t)) return ir_fail(b, pos, "%s", mixmsg);
+  coerce_all(b, v, n, *t);
+  return 1;
+}
+
+static ir_expr *bind_in(ir_binder *b, const fe_expr *x) {
+  int n = x->nargs;
+  ir_expr **v = rt_arena_alloc(&b->p->arena, sizeof(ir_expr *) * (size_t)n);
+  rt_type t;
+  if (!bind_values(b, x->args, n, v, &t, x->pos, "cannot compare a string with a number"))
+    return NULL;
+  ir_expr *e;
+  if (v[0]->kind == IX_CONST && v[0]->is_null) {
+    e = ir_ex_const_null(b, RT_BOOL, x->pos);
+  } else {
+    e = mk(b, IX_IN, RT_BOOL, false, x->pos, n);
+    for (int i = 0; i < n; i++) {
+      e->args[i] = v[i];
+      e->nullable |= v[i]->nullable;
+    }
+  }
+  return x->negated ? negate(b, e, x->pos) : e;
+}
+
+static ir_expr *bind_between(ir_binder *b, const fe_expr *x) {
+  /* x is bound once and shared by both comparisons, so a parameter in it
+   * is numbered once. */
+  ir_expr *v = ir_bind_expr(b, x->args[0]);
+  ir_expr *lo = v ? ir_bind_expr(b, x->args[1]) : NULL;
+  ir_expr *hi = lo ? ir_bind_expr(b, x->args[2]) : NULL;
+  if (!hi) return NULL;
+  ir_expr *ge = bind_cmp(b, IX_GE, v, lo, x->pos, x->args[1]->pos);
+  ir_expr *le = ge ? bind_cmp(b, IX_LE, v, hi, x->pos, x->args[2]->pos) : NULL;
+  if (!le) return NULL;
+  ir_expr *e = mk2(b, IX_AND, RT_BOOL, ge, le, x->pos);
+  return x->negated ? negate(b, e, x->pos) : e;
+}
+
+static ir_expr *bind_case(ir_binder *b, const fe_expr *x) {
+  int n = x->nwhens;
+  ir_expr *opnd = NULL;
+  if (x->operand && !(opnd = ir_bind_expr(b, x->operand))) return NULL;
+  ir_expr **conds = rt_arena_alloc(&b->p->arena, sizeof(ir_expr *) * (size_t)n);
+  ir_expr **vals = rt_arena_alloc(&b->p->arena, sizeof(ir_expr *) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) {
+    ir_expr *w = ir_bind_expr(b, x->whens[i]);
+    if (!w) return NULL;
+    conds[i] = opnd ? bind_cmp(b, IX_EQ, opnd, w, x->whens[i]->pos, x->whens[i]->pos)
+                    : as_bool(b, w);
+    if (!conds[i]) return NULL;
+    if (!(vals[i] = ir_bind_expr(b, x->thens[i]))) return NULL;
+  }
+  int nv = n;
+  if (x->els && !(vals[nv++] = ir_bind_expr(b, x->els))) return NULL;
+  rt_type t;
+  if (!common_type(vals, nv, &t)) {
+    ir_fail(b, x->pos, "expected every branch of CASE to have the same type, but some are "
+                       "strings and some numbers");
+    return NULL;
+  }
+  coerce_all(b, vals, nv, t);
+  ir_expr *e = mk(b, IX_CASE, t, !x->els, x->pos, 2 * n + 1);
+  for (int i = 0; i < n; i++) {
+    e->args[2 * i] = conds[i];
+    e->args[2 * i + 1] = vals[i];
+    e->nullable |= vals[i]->nullable;
+  }
+  e->args[2 * n] = x->els ? vals[n] : ir_ex_const_null(b, t, x->pos);
+  e->nullable |= e->args[2 * n]->nullable;
+  return e;
+}
+
+/* CAST's type by SQLite's affinity rules (datatype3.html §3.1), so
+ * `VARCHAR(10)` is text and `BIGINT` an integer; STRING is text too, as
+ * Perfetto writes it. 'i' integer, 't' text, 'r' real, 0 unknown. */
+static char cast_kind(const char *tn) {
+  static const struct { const char *part; char kind; } rules[] = {
+      {"INT", 'i'}, {"CHAR", 't'}, {"CLOB", 't'}, {"TEXT", 't'}, {"STRING", 't'},
+      {"REAL", 'r'}, {"FLOA", 'r'}, {"DOUB", 'r'},
+  };
+  for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+    size_t n = strlen(rules[r].part);
+    for (const char *c = tn; *c; c++)
+      if (rt_strnieq(c, rules[r].part, n)) return rules[r].kind;
+  }
+  return 0;
+}
+
+static ir_expr *bind_cast(ir_binder *b, const fe_expr *x) {
+  ir_expr *a = ir_bind_expr(b, x->args[0]);
+  if (!a) return NULL;
+  const char *tn = x->str ? x->str : "";
+  cls c = classof(a->type);
+  char kind = cast_kind(tn);
+  if (kind == 'i') {
+    if (c == CL_NULL) return ir_ex_const_null(b, RT_I64, x->pos);
+    if (c == CL_INT) return a;
+    return mk1(b, IX_TOINT, RT_I64, a, x->pos);
+  }
+  if (kind == 'r') {
+    if (c == CL_NULL) return ir_ex_const_null(b, RT_F64, x->pos);
+    if (c == CL_F64) return a;
+    if (c == CL_STR) return mk1(b, IX_STRTOF64, RT_F64, a, x->pos);
+    return to_f64(b, a);
+  }
+  if (kind == 't') return to_str(b, a);
+  ir_fail(b, x->pos, "cannot cast to '%s': expected INTEGER, REAL or TEXT", tn);
+  return NULL;
+}
+
+/* ---- functions ---------------------------------------------------------- */
+
+bool ir_is_agg_name(const char *name, int nargs) {
+  if (ir_name_eq(name, "count") || ir_name_eq(name, "sum") || ir_name_eq(name, "avg") ||
+      ir_name_eq(name, "any_value"))
+    return true;
+  /* min/max with one argument aggregate; with two or more they are the
+   * scalar functions, as in SQLite. */
+  return (ir_name_eq(name, "min") || ir_name_eq(name, "max")) && nargs <= 1;
+}
+
+static int arity(ir_binder *b, const fe_expr *x, int lo, int hi) {
+  int n = x->nargs;
+  if (n >= lo && (hi < 0 || n <= hi)) return 1;
+  if (hi < 0) return ir_fail(b, x->pos, "expected at least %d arguments to %s(), but got %d", lo, x->str, n);
+  if (lo == hi) return ir_fail(b, x->pos, "expected %d argument%s to %s(), but got %d", lo, lo == 1 ? "" : "s", x->str, n);
+  return ir_fail(b, x->pos, "expected %d to %d arguments to %s(), but got %d", lo, hi, x->str, n);
+}
+
+static ir_expr *bind_varargs(ir_binder *b, const fe_expr *x, ir_exkind k, const char *mixmsg) {
+  int n = x->nargs;
+  ir_expr *e = mk(b, k, RT_I64, false, x->pos, n);
+  rt_type t;
+  if (!bind_values(b, x->args, n, e->args, &t, x->pos, mixmsg)) return NULL;
+  e->type = t;
+  for (int i = 0; i < n; i++) {
+    /* COALESCE is NULL only when every argument can be; MIN/MAX when any. */
+    if (k == IX_COALESCE) e->nullable = i ? e->nullable && e->args[i]->nullable : e->args[i]->nullable;
+    else e->nullable |= e->args[i]->nullable;
+  }
+  return e;
+}
+
+/* Binds string-function arguments: strs first ones as strings, then ints. */
+static ir_expr *bind_strfn(ir_binder *b, const fe_expr *x, ir_exkind k, rt_type t, int nstr) {
+  ir_expr *e = mk(b, k, t, false, x->pos, x->nargs);
+  bool null_arg = false;
+  for (int i = 0; i < x->nargs; i++) {
+    ir_expr *a = ir_bind_expr(b, x->args[i]);
+    if (!a) return NULL;
+    null_arg |= a->type == RT_NULLT;
+    a = i < nstr ? to_str(b, a) : to_int(b, a, x->str);
+    if (!a) return NULL;
+    e->args[i] = a;
+    e->nullable |= a->nullable;
+  }
+  /* Every string function gives NULL for a NULL argument. */
+  return null_arg ? ir_ex_const_null(b, t, x->pos) : e;
+}
+
+static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
+  const char *f = x->str;
+  if (ir_is_agg_name(f, x->nargs)) {
+    if (b->agg_msg) ir_fail(b, x->pos, "%s", b->agg_msg);
+    else ir_fail(b, x->pos, "an aggregate belongs in AGGREGATE, not %s", b->stage);
+    return NULL;
+  }
+  if (x->distinct) {
+    ir_fail(b, x->pos, "DISTINCT is only allowed in aggregates");
+    return NULL;
+  }
+  if (x->star) {
+    ir_fail(b, x->pos, "expected arguments to %s(), not *", f);
+    return NULL;
+  }
+  if (ir_name_eq(f, "abs")) {
+    if (!arity(b, x, 1, 1)) return NULL;
+    ir_expr *a = ir_bind_expr(b, x->args[0]);
+    if (!a) return NULL;
+    switch (classof(a->type)) {
+    case CL_NULL: return ir_ex_const_null(b, RT_I64, x->pos);
+    case CL_STR: ir_fail(b, x->args[0]->pos, "expected a number for abs(), but got a string"); return NULL;
+    case CL_F64: return mk1(b, IX_ABS, RT_F64, a, x->pos);
+    default: return mk1(b, IX_ABS, RT_I64, a, x->pos);
+    }
+  }
+  if (ir_name_eq(f, "coalesce") || ir_name_eq(f, "ifnull")) {
+    bool ifn = ir_name_eq(f, "ifnull");
+    if (!arity(b, x, 2, ifn ? 2 : -1)) return NULL;
+    return bind_varargs(b, x, IX_COALESCE,
+                        "expected every argument to have the same type, but some are strings "
+                        "and some numbers");
+  }
+  if (ir_name_eq(f, "min") || ir_name_eq(f, "max"))
+    return bind_varargs(b, x, ir_name_eq(f, "min") ? IX_MIN : IX_MAX,
+                        "cannot compare a string with a number");
+  if (ir_name_eq(f, "nullif")) {
+    if (!arity(b, x, 2, 2)) return NULL;
+    ir_expr *e = bind_varargs(b, x, IX_NULLIF, "cannot compare a string with a number");
+    if (!e) return NULL;
+    e->nullable = true;
+    return e;
+  }
+  if (ir_name_eq(f, "iif")) {
+    if (!arity(b, x, 3, 3)) return NULL;
+    ir_expr *c = ir_bind_expr(b, x->args[0]);
+    if (!c || !(c = as_bool(b, c))) return NULL;
+    ir_expr *v[2];
+    rt_type t;
+    if (!bind_values(b, x->args + 1, 2, v, &t, x->pos,
+                     "expected both results of iif() to have the same type, but one is a "
+                     "string and the other a number"))
+      return NULL;
+    ir_expr *e = mk(b, IX_CASE, t, v[0]->nullable || v[1]->nullable, x->pos, 3);
+    e->args[0] = c;
+    e->args[1] = v[0];
+    e->args[2] = v[1];
+    return e;
+  }
+  if (ir_name_eq(f, "length")) return arity(b, x, 1, 1) ? bind_strfn(b, x, IX_LENGTH, RT_I64, 1) : NULL;
+  if (ir_name_eq(f, "lower")) return arity(b, x, 1, 1) ? bind_strfn(b, x, IX_LOWER, RT_STR, 1) : NULL;
+  if (ir_name_eq(f, "upper")) return arity(b, x, 1, 1) ? bind_strfn(b, x, IX_UPPER, RT_STR, 1) : NULL;
+  if (ir_name_eq(f, "substr") || ir_name_eq(f, "substring"))
+    return arity(b, x, 2, 3) ? bind_strfn(b, x, IX_SUBSTR, RT_STR, 1) : NULL;
+  if (ir_name_eq(f, "instr")) return arity(b, x, 2, 2) ? bind_strfn(b, x, IX_INSTR, RT_I64, 2) : NULL;
+  if (ir_name_eq(f, "trim")) return arity(b, x, 1, 2) ? bind_strfn(b, x, IX_TRIM, RT_STR, 2) : NULL;
+  if (ir_name_eq(f, "ltrim")) return arity(b, x, 1, 2) ? bind_strfn(b, x, IX_LTRIM, RT_STR, 2) : NULL;
+  if (ir_name_eq(f, "rtrim")) return arity(b, x, 1, 2) ? bind_strfn(b, x, IX_RTRIM, RT_STR, 2) : NULL;
+  ir_fail(b, x->pos, "no such function: '%s'", f);
+  return NULL;
+}
+
+/* ---- leaves ------------------------------------------------------------- */
+
+/* Parameters are numbered as SQLite does: `?` takes one more than the
+ * largest number so far, `?N` is N, a name keeps the number of its first
+ * appearance. */
+static ir_expr *bind_param(ir_binder *b, const fe_expr *x) {
+  ir_plan *p = b->p;
+  const char *s = x->str;
+  int idx = 0;
+  if (s[0] == '?' && s[1]) {
+    char *end;
+    long v = strtol(s + 1, &end, 10);
+    if (*end || v < 1 || v > 32766) {
+      ir_fail(b, x->pos, "parameter number out of range: '%s'", s);
+      return NULL;
+    }
+    idx = (int)v;
+  } else if (s[0] != '?') {
+    for (int i = 0; i < p->nparams; i++)
+      if (p->params[i].name && !strcmp(p->params[i].name, s)) idx = i + 1;
+  }
+  if (!idx) idx = p->nparams + 1;
+  if (idx > b->capparams) {
+    int cap = idx > b->capparams * 2 ? idx : b->capparams * 2;
+    ir_param *np = rt_arena_alloc(&p->arena, sizeof(ir_param) * (size_t)cap);
+    if (p->nparams) memcpy(np, p->params, sizeof(ir_param) * (size_t)p->nparams);
+    p->params = np;
+    b->capparams = cap;
+  }
+  rt_type t = RT_I64;
+  if (b->env && idx <= b->env->nparam_types && b->env->param_types) {
+    rt_type bt = b->env->param_types[idx - 1];
+    t = bt == RT_F64 ? RT_F64 : bt == RT_STR ? RT_STR : RT_I64;
+  }
+  for (int i = p->nparams; i < idx; i++) p->params[i] = (ir_param){NULL, RT_I64};
+  if (idx > p->nparams) p->nparams = idx;
+  if (s[0] != '?' && !p->params[idx - 1].name)
+    p->params[idx - 1].name = rt_arena_strdup(&p->arena, s);
+  p->params[idx - 1].type = t;
+  ir_expr *e = mk(b, IX_PARAM, t, true, x->pos, 0);
+  e->param = idx;
+  return e;
+}
+
+ir_expr *ir_bind_expr(ir_binder *b, const fe_expr *x) {
+  switch (x->kind) {
+  case AX_INT: return const_int(b, x->ival, RT_I64, x->pos);
+  case AX_FLOAT: return const_f64(b, x->fval, x->pos);
+  case AX_STRING: {
+    ir_expr *e = mk(b, IX_CONST, RT_STR, false, x->pos, 0);
+    e->sval = rt_str_intern(b->env->strings, x->str, x->strlen);
+    return e;
+  }
+  case AX_NULL: return ir_ex_const_null(b, RT_NULLT, x->pos);
+  case AX_TRUE: return const_int(b, 1, RT_BOOL, x->pos);
+  case AX_FALSE: return const_int(b, 0, RT_BOOL, x->pos);
+  case AX_PARAM: return bind_param(b, x);
+  case AX_COLUMN: {
+    int col;
+    const char *nm;
+    if (!ir_resolve(b, x->qual, x->name, x->pos, x->namepos, &col, &nm)) return NULL;
+    ir_expr *e = mk(b, IX_COL, b->p->cols[col].type, b->p->cols[col].nullable, x->pos, 0);
+    e->col = col;
+    return e;
+  }
+  case AX_UNARY: return bind_unary(b, x);
+  case AX_BINARY: return bind_binary(b, x);
+  case AX_ISNULL: {
+    ir_expr *a = ir_bind_expr(b, x->args[0]);
+    if (!a) return NULL;
+    if (a->type == RT_NULLT) return const_int(b, !x->negated, RT_BOOL, x->pos);
+    ir_expr *e = mk1(b, x->negated ? IX_NOTNULL : IX_ISNULL, RT_BOOL, a, x->pos);
+    e->nullable = false;
+    return e;
+  }
+  case AX_IN: return bind_in(b, x);
+  case AX_BETWEEN: return bind_between(b, x);
+  case AX_CASE: return bind_case(b, x);
+  case AX_CAST: return bind_cast(b, x);
+  case AX_CALL: return bind_call(b, x);
+  }
+  ir_fail(b, x->pos, "unknown expression");
+  return NULL;
+}
+
+ir_expr *ir_bind_cond(ir_binder *b, const fe_expr *x) {
+  ir_expr *e = ir_bind_expr(b, x);
+  return e ? as_bool(b, e) : NULL;
+}

@@ -1,0 +1,391 @@
+/*
+ * bind_stage.c — one binder function per stage (LANGUAGE.md §4).
+ *
+ * Every item of a stage is bound against the row as it was before the
+ * stage; the new row is built aside and installed at the end, which is
+ * what makes `SET x = y, y = x` and `RENAME a b, b a` swap. Reshaping
+ * stages (SELECT, EXTEND, SET, DROP, RENAME, AS) emit no ops except a
+ * COMPUTE for an expression that is not a plain column reference.
+ *
+ * Stages that come in later work (TREE ACCUMULATE and the INTERVAL
+ * stages) bind to "<STAGE> is not implemented yet".
+ */
+#include "bind.h"
+
+int ir_materialize(ir_binder *b, ir_expr *e, const char *name, int pos) {
+  if (e->kind == IX_COL) return e->col;
+  e = ir_ex_settle(b, e, RT_I64);
+  int col = ir_col_new(b->p, name, e->type, e->nullable);
+  ir_op *op = ir_op_add(b, IR_COMPUTE, pos);
+  op->out_col = col;
+  op->expr = e;
+  return col;
+}
+
+static int no_name(ir_binder *b, const fe_expr *x) {
+  return ir_fail(b, x->pos,
+                 "expected every column to have a valid name, but '%s' is not one: give it one "
+                 "with AS",
+                 ir_expr_text(b, x));
+}
+
+/* Name an item's column gets: AS name, else the referenced entry's name. */
+static const char *item_name(ir_binder *b, const fe_expr *x, const char *as) {
+  if (as) return as;
+  if (x->kind != AX_COLUMN) return no_name(b, x), NULL;
+  int col;
+  const char *nm = NULL;
+  return ir_resolve(b, x->qual, x->name, x->pos, x->namepos, &col, &nm) ? nm : NULL;
+}
+
+/* ---- select items ------------------------------------------------------- */
+
+/* Expands a star item (`*` over the whole row, `q.*` over q's snapshot)
+ * with its EXCEPT / REPLACE modifiers into rb, all entries bare. */
+static int bind_star(ir_binder *b, const fe_item *it, ir_row src, ir_rowb *rb) {
+  bool *drop = rt_arena_alloc(&b->p->arena, (size_t)src.n + 1);
+  int *repl = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)src.n + 1));
+  for (int i = 0; i < src.n; i++) repl[i] = -1;
+  for (int k = 0; k < it->nexcept; k++) {
+    const fe_name *nm = &it->except[k];
+    for (int j = 0; j < k; j++)
+      if (ir_name_eq(it->except[j].name, nm->name))
+        return ir_fail(b, nm->pos, "expected each column once in EXCEPT, but '%s' is named twice",
+                       nm->name);
+    bool hit = false;
+    for (int i = 0; i < src.n; i++)
+      if (ir_name_eq(src.e[i].name, nm->name)) drop[i] = hit = true;
+    if (!hit) return ir_fail(b, nm->pos, "no such column: '%s'", nm->name);
+  }
+  for (int k = 0; k < it->nreplace; k++) {
+    const fe_item *r = &it->replace[k];
+    bool hit = false;
+    for (int i = 0; i < src.n; i++) hit |= ir_name_eq(src.e[i].name, r->name);
+    if (!hit) return ir_fail(b, r->namepos, "no such column: '%s'", r->name);
+    ir_expr *e = ir_bind_expr(b, r->expr);
+    if (!e) return 0;
+    int col = ir_materialize(b, e, r->name, r->pos);
+    for (int i = 0; i < src.n; i++)
+      if (ir_name_eq(src.e[i].name, r->name)) repl[i] = col;
+  }
+  int kept = 0;
+  for (int i = 0; i < src.n; i++) {
+    if (drop[i]) continue;
+    ir_rowb_add(b, rb, src.e[i].name, repl[i] >= 0 ? repl[i] : src.e[i].col, false);
+    kept++;
+  }
+  if (!kept) return ir_fail(b, it->pos, "expected a column to be left after EXCEPT");
+  return 1;
+}
+
+static int bind_items(ir_binder *b, const fe_stage *st, bool bare_star, ir_rowb *rb) {
+  for (int i = 0; i < st->nitems; i++) {
+    const fe_item *it = &st->items[i];
+    if (it->kind == IT_STAR) {
+      if (!bare_star) return ir_fail(b, it->pos, "expected a table alias before the star, as in t.*");
+      if (!bind_star(b, it, b->row, rb)) return 0;
+    } else if (it->kind == IT_QSTAR) {
+      const ir_alias *a = ir_alias_find(b, it->qual);
+      if (!a) return ir_fail(b, it->pos, "no such table alias: '%s'", it->qual);
+      if (!bind_star(b, it, a->row, rb)) return 0;
+    } else {
+      ir_expr *e = ir_bind_expr(b, it->expr);
+      if (!e) return 0;
+      const char *name = item_name(b, it->expr, it->name);
+      if (!name) return 0;
+      int col = ir_materialize(b, e, name, it->expr->pos);
+      ir_rowb_add(b, rb, name, col, false);
+    }
+  }
+  return 1;
+}
+
+static int bind_select(ir_binder *b, const fe_stage *st) {
+  ir_rowb rb = {0};
+  if (!bind_items(b, st, true, &rb)) return 0;
+  b->row = ir_rowb_done(&rb);
+  ir_alias_set_one(b, NULL, b->row);
+  return 1;
+}
+
+static int bind_extend(ir_binder *b, const fe_stage *st) {
+  ir_rowb rb = {0};
+  for (int i = 0; i < b->row.n; i++) ir_rowb_add(b, &rb, b->row.e[i].name, b->row.e[i].col, b->row.e[i].qonly);
+  if (!bind_items(b, st, false, &rb)) return 0;
+  b->row = ir_rowb_done(&rb); /* aliases unchanged: they do not gain the new columns */
+  return 1;
+}
+
+/* ---- SET, DROP, RENAME, AS --------------------------------------------- */
+
+/* The aliases minus those named in `names` (SET and DROP remove an alias
+ * named like the column). */
+static void drop_aliases(ir_binder *b, int n, const char *const *names) {
+  ir_alias *keep = rt_arena_alloc(&b->p->arena, sizeof(ir_alias) * ((size_t)b->naliases + 1));
+  int nk = 0;
+  for (int i = 0; i < b->naliases; i++) {
+    bool hit = false;
+    for (int k = 0; k < n; k++) hit |= ir_name_eq(b->aliases[i].name, names[k]);
+    if (!hit) keep[nk++] = b->aliases[i];
+  }
+  b->aliases = keep;
+  b->naliases = nk;
+}
+
+static int bind_set(ir_binder *b, const fe_stage *st) {
+  int n = st->nassign;
+  int *cols = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)n + 1));
+  const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * ((size_t)n + 1));
+  for (int k = 0; k < n; k++) {
+    const fe_assign *a = &st->assign[k];
+    int old;
+    const char *nm;
+    if (!ir_resolve(b, NULL, a->col.name, a->col.pos, a->col.pos, &old, &nm)) return 0;
+    ir_expr *e = ir_bind_expr(b, a->expr);
+    if (!e) return 0;
+    names[k] = a->col.name;
+    if ((cols[k] = ir_materialize(b, e, nm, a->expr->pos)) < 0) return 0;
+  }
+  ir_rowb rb = {0};
+  for (int i = 0; i < b->row.n; i++) {
+    ir_entry en = b->row.e[i];
+    for (int k = 0; k < n; k++)
+      if (!en.qonly && ir_name_eq(en.name, names[k])) en.col = cols[k];
+    ir_rowb_add(b, &rb, en.name, en.col, en.qonly);
+  }
+  b->row = ir_rowb_done(&rb);
+  drop_aliases(b, n, names);
+  return 1;
+}
+
+static int bind_drop(ir_binder *b, const fe_stage *st) {
+  int n = st->nnames;
+  const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * ((size_t)n + 1));
+  for (int k = 0; k < n; k++) {
+    const fe_name *nm = &st->names[k];
+    names[k] = nm->name;
+    bool hit = ir_alias_find(b, nm->name) != NULL;
+    for (int i = 0; i < b->row.n; i++) hit |= !b->row.e[i].qonly && ir_name_eq(b->row.e[i].name, nm->name);
+    if (!hit) return ir_fail(b, nm->pos, "no such column: '%s'", nm->name);
+  }
+  ir_rowb rb = {0};
+  int bare = 0;
+  for (int i = 0; i < b->row.n; i++) {
+    const ir_entry *en = &b->row.e[i];
+    bool gone = false;
+    for (int k = 0; k < n && !en->qonly; k++) gone |= ir_name_eq(en->name, names[k]);
+    if (gone) continue;
+    ir_rowb_add(b, &rb, en->name, en->col, en->qonly);
+    bare += !en->qonly;
+  }
+  if (!bare) return ir_fail(b, st->pos, "expected a column to be left after DROP");
+  b->row = ir_rowb_done(&rb);
+  drop_aliases(b, n, names);
+  return 1;
+}
+
+static int bind_rename(ir_binder *b, const fe_stage *st) {
+  int n = st->nassign;
+  for (int k = 0; k < n; k++) {
+    const fe_assign *a = &st->assign[k];
+    int col;
+    const char *nm;
+    if (!ir_resolve(b, NULL, a->col.name, a->col.pos, a->col.pos, &col, &nm)) return 0;
+    for (int j = 0; j < k; j++)
+      if (ir_name_eq(st->assign[j].col.name, a->col.name))
+        return ir_fail(b, a->col.pos, "expected each column to be renamed once, but '%s' is renamed twice",
+                       a->col.name);
+  }
+  ir_rowb rb = {0};
+  for (int i = 0; i < b->row.n; i++) {
+    ir_entry en = b->row.e[i];
+    for (int k = 0; k < n && !b->row.e[i].qonly; k++)
+      if (ir_name_eq(b->row.e[i].name, st->assign[k].col.name)) en.name = st->assign[k].newname.name;
+    ir_rowb_add(b, &rb, en.name, en.col, en.qonly);
+  }
+  b->row = ir_rowb_done(&rb); /* aliases keep their snapshots, old names included */
+  return 1;
+}
+
+/* ---- WHERE, ORDER BY, LIMIT -------------------------------------------- */
+
+static int bind_where(ir_binder *b, const fe_stage *st) {
+  ir_expr *e = ir_bind_cond(b, st->expr);
+  if (!e) return 0;
+  ir_op *op = ir_op_add(b, IR_FILTER, st->pos);
+  op->pred = e;
+  return 1;
+}
+
+static int bind_order(ir_binder *b, const fe_stage *st) {
+  ir_sortkey *keys = rt_arena_alloc(&b->p->arena, sizeof(ir_sortkey) * ((size_t)st->norder + 1));
+  for (int i = 0; i < st->norder; i++) {
+    const fe_order *o = &st->order[i];
+    ir_expr *e = ir_bind_expr(b, o->expr);
+    if (!e) return 0;
+    int col = ir_materialize(b, e, ir_expr_text(b, o->expr), o->expr->pos);
+    /* NULLs sort first ascending and last descending unless told. */
+    keys[i] = (ir_sortkey){col, o->desc, o->nulls ? o->nulls == 1 : !o->desc};
+  }
+  ir_op *op = ir_op_add(b, IR_SORT, st->pos);
+  op->nkeys = st->norder;
+  op->keys = keys;
+  /* Carry everything still reachable (row and alias snapshots) plus the
+   * keys; live.c trims this to what is read after the sort. */
+  int *all;
+  int n = ir_row_all_cols(b, &all);
+  op->carry = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)(n + st->norder) + 1));
+  memcpy(op->carry, all, sizeof(int) * (size_t)n);
+  for (int i = 0; i < st->norder; i++) {
+    bool have = false;
+    for (int j = 0; j < n; j++) have |= op->carry[j] == keys[i].col;
+    if (!have) op->carry[n++] = keys[i].col;
+  }
+  op->ncarry = n;
+  return 1;
+}
+
+static ir_expr *bind_count(ir_binder *b, const fe_expr *x) {
+  if (!x) return NULL;
+  ir_expr *e = ir_bind_expr(b, x);
+  if (!e) return NULL;
+  bool ok = (e->kind == IX_CONST && !e->is_null && rt_type_is_int(e->type)) || e->kind == IX_PARAM;
+  if (!ok) {
+    ir_fail(b, x->pos, "expected a whole number or a parameter, but got '%s'", ir_expr_text(b, x));
+    return NULL;
+  }
+  return e;
+}
+
+static int bind_limit(ir_binder *b, const fe_stage *st) {
+  ir_expr *lim = bind_count(b, st->limit);
+  if (!lim) return 0;
+  ir_expr *off = NULL;
+  if (st->offset && !(off = bind_count(b, st->offset))) return 0;
+  ir_op *op = ir_op_add(b, IR_LIMIT, st->pos);
+  op->limit = lim;
+  op->offset = off;
+  return 1;
+}
+
+/* ---- AGGREGATE ---------------------------------------------------------- */
+
+/* Type of a value after a trip through a breaker's buffer: ints widen to
+ * int64, booleans stay booleans. */
+static rt_type widen(rt_type t) {
+  return t == RT_F64 || t == RT_STR || t == RT_BOOL ? t : RT_I64;
+}
+
+static int bind_agg(ir_binder *b, const fe_item *it, ir_agg *ag, int ngroup, rt_type *out_type,
+                    bool *out_null) {
+  const fe_expr *x = it->expr;
+  if (it->kind != IT_EXPR || x->kind != AX_CALL || !ir_is_agg_name(x->str, x->nargs))
+    return ir_fail(b, it->kind == IT_EXPR ? x->pos : it->pos,
+                   "expected an aggregate such as COUNT(*) or SUM(x), but got '%s'",
+                   it->kind == IT_EXPR ? ir_expr_text(b, x) : "*");
+  if (x->distinct) return ir_fail(b, x->pos, "DISTINCT is not supported in aggregates");
+  static const struct { const char *name; rt_aggkind kind; } kinds[] = {
+      {"count", RT_AGG_COUNT}, {"sum", RT_AGG_SUM}, {"min", RT_AGG_MIN},
+      {"max", RT_AGG_MAX},     {"avg", RT_AGG_AVG}, {"any_value", RT_AGG_ANY_VALUE},
+  };
+  rt_aggkind kind = RT_AGG_COUNT;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (ir_name_eq(x->str, kinds[i].name)) kind = kinds[i].kind;
+  if (x->star) {
+    if (kind != RT_AGG_COUNT || x->nargs)
+      return ir_fail(b, x->pos, "expected an argument to %s(), not *", x->str);
+    kind = RT_AGG_COUNT_STAR;
+  } else if (x->nargs != 1) {
+    return ir_fail(b, x->pos, "expected 1 argument to %s(), but got %d", x->str, x->nargs);
+  }
+  if (!it->name) return no_name(b, x);
+  *ag = (ir_agg){.kind = kind, .arg_col = -1, .arg_type = RT_I64, .live = true};
+  if (kind == RT_AGG_COUNT_STAR) {
+    *out_type = RT_I64;
+    *out_null = false;
+    return 1;
+  }
+  b->agg_msg = "an aggregate cannot contain another aggregate";
+  ir_expr *e = ir_bind_expr(b, x->args[0]);
+  b->agg_msg = NULL;
+  if (!e) return 0;
+  if ((kind == RT_AGG_SUM || kind == RT_AGG_AVG) && e->type == RT_STR)
+    return ir_fail(b, x->args[0]->pos, "expected a number in %s(), but '%s' is a string",
+                   kind == RT_AGG_SUM ? "SUM" : "AVG", ir_expr_text(b, x->args[0]));
+  e = ir_ex_settle(b, e, RT_I64);
+  ag->arg_col = ir_materialize(b, e, ir_expr_text(b, x->args[0]), x->args[0]->pos);
+  ag->arg_type = e->type;
+  /* Without GROUP BY an empty input still gives one row, where SUM & co.
+   * are NULL; with groups every group has a row, so only NULL inputs make
+   * them NULL. */
+  *out_null = e->nullable || ngroup == 0;
+  switch (kind) {
+  case RT_AGG_COUNT: *out_type = RT_I64; *out_null = false; break;
+  case RT_AGG_SUM: *out_type = e->type == RT_F64 ? RT_F64 : RT_I64; break;
+  case RT_AGG_AVG: *out_type = RT_F64; break;
+  default: *out_type = widen(e->type); break;
+  }
+  return 1;
+}
+
+static int bind_aggregate(ir_binder *b, const fe_stage *st) {
+  ir_plan *p = b->p;
+  int ng = st->ngroup, na = st->nitems;
+  int *gcols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)ng + 1));
+  const char **gnames = rt_arena_alloc(&p->arena, sizeof(char *) * ((size_t)ng + 1));
+  b->agg_msg = "an aggregate does not belong in GROUP BY";
+  for (int i = 0; i < ng; i++) {
+    const fe_item *g = &st->group[i];
+    ir_expr *e = ir_bind_expr(b, g->expr);
+    if (!e) return 0;
+    if (!(gnames[i] = item_name(b, g->expr, g->name))) return 0;
+    gcols[i] = ir_materialize(b, e, gnames[i], g->expr->pos);
+  }
+  b->agg_msg = NULL;
+  ir_agg *aggs = rt_arena_alloc(&p->arena, sizeof(ir_agg) * ((size_t)na + 1));
+  rt_type *types = rt_arena_alloc(&p->arena, sizeof(rt_type) * ((size_t)na + 1));
+  bool *nulls = rt_arena_alloc(&p->arena, (size_t)na + 1);
+  for (int i = 0; i < na; i++)
+    if (!bind_agg(b, &st->items[i], &aggs[i], ng, &types[i], &nulls[i])) return 0;
+  ir_op *op = ir_op_add(b, IR_AGGREGATE, st->pos);
+  op->ngroup = ng;
+  op->group_cols = gcols;
+  op->group_out = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)ng + 1));
+  op->naggs = na;
+  op->aggs = aggs;
+  ir_rowb rb = {0};
+  for (int i = 0; i < ng; i++) {
+    const ir_col *in = &p->cols[gcols[i]];
+    op->group_out[i] = ir_col_new(p, gnames[i], widen(in->type), in->nullable);
+    ir_rowb_add(b, &rb, gnames[i], op->group_out[i], false);
+  }
+  for (int i = 0; i < na; i++) {
+    aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
+    ir_rowb_add(b, &rb, st->items[i].name, aggs[i].out_col, false);
+  }
+  b->row = ir_rowb_done(&rb);
+  ir_alias_set_one(b, NULL, b->row);
+  return 1;
+}
+
+int ir_bind_stage(ir_binder *b, const fe_stage *st) {
+  switch (st->kind) {
+  case ST_WHERE: return bind_where(b, st);
+  case ST_SELECT: return bind_select(b, st);
+  case ST_EXTEND: return bind_extend(b, st);
+  case ST_SET: return bind_set(b, st);
+  case ST_DROP: return bind_drop(b, st);
+  case ST_RENAME: return bind_rename(b, st);
+  case ST_AS:
+    ir_alias_set_one(b, st->alias.name, b->row);
+    return 1;
+  case ST_ORDER_BY: return bind_order(b, st);
+  case ST_LIMIT: return bind_limit(b, st);
+  case ST_AGGREGATE: return bind_aggregate(b, st);
+  case ST_TREE:
+  case ST_FLATTEN:
+  case ST_IJOIN:
+  case ST_FILL_GAPS: return ir_fail(b, st->pos, "%s is not implemented yet", b->stage);
+  }
+  return ir_fail(b, st->pos, "unknown stage");
+}

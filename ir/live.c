@@ -1,0 +1,123 @@
+/*
+ * live.c — backward liveness over the op list (ARCHITECTURE.md, "liveness").
+ *
+ * Walks from OUTPUT to the sources keeping `need`, the set of columns read
+ * downstream of the current point. Column ids are defined once (a COMPUTE,
+ * an aggregate or a scan defines its column), so the walk is one pass:
+ *   COMPUTE    dead when its column is not needed (op->dead), else its
+ *              inputs become needed
+ *   FILTER     its inputs become needed (the filter always runs)
+ *   SORT       carry trimmed to the needed columns plus the keys
+ *   AGGREGATE  aggregates whose output is not needed are dropped
+ *              (ir_agg.live = false); the op stays, since it still
+ *              decides the number of rows; keys are always read
+ *   SCAN_*     read only needed columns; a SQLite scan is rewritten to
+ *              project just those (see wrap_sql)
+ * ir_col.live ends up true for every column some op reads or some scan
+ * produces. Running ir_live twice gives the same plan.
+ */
+#include <stdlib.h>
+
+#include "plan.h"
+
+static void need_expr(const ir_expr *e, bool *need) {
+  if (!e) return;
+  if (e->kind == IX_COL) need[e->col] = true;
+  for (int i = 0; i < e->nargs; i++) need_expr(e->args[i], need);
+}
+
+/* WITH __pipeline_source(c0, c1, …) AS (SELECT * FROM (<base>))
+ * SELECT c0 AS "a", c2 AS "b" FROM __pipeline_source
+ * Positional names c0… let SQLite's planner drop unread source columns
+ * when it flattens the subquery, whatever the source names are. */
+static void wrap_sql(ir_plan *p, ir_op *op) {
+  rt_buf q = {0};
+  rt_buf_printf(&q, "WITH __pipeline_source(");
+  for (int i = 0; i < op->nsrc; i++) rt_buf_printf(&q, "%sc%d", i ? ", " : "", i);
+  rt_buf_printf(&q, ") AS (SELECT * FROM (%s)) SELECT ", op->sql_base);
+  for (int i = 0; i < op->nscan; i++) {
+    rt_buf_printf(&q, "%sc%d AS ", i ? ", " : "", op->table_cols[i]);
+    ir_sql_quote(&q, p->cols[op->out_cols[i]].name);
+  }
+  rt_buf_printf(&q, " FROM __pipeline_source");
+  op->sql = rt_arena_strndup(&p->arena, q.data, q.len);
+  rt_buf_free(&q);
+}
+
+static void trim_scan(ir_plan *p, ir_op *op, bool *need) {
+  int n = 0;
+  for (int i = 0; i < op->nscan; i++) {
+    if (!need[op->out_cols[i]]) continue;
+    op->table_cols[n] = op->table_cols[i];
+    op->out_cols[n] = op->out_cols[i];
+    n++;
+  }
+  /* SQLite must still produce every row when nothing is read (COUNT(*)):
+   * keep the first column. A table scan knows its row count without. */
+  if (n == 0 && op->kind == IR_SCAN_SQL && op->nscan > 0) n = 1;
+  op->nscan = n;
+  for (int i = 0; i < n; i++) p->cols[op->out_cols[i]].live = true;
+  if (op->kind == IR_SCAN_SQL) wrap_sql(p, op);
+}
+
+void ir_live(ir_plan *p) {
+  bool *need = calloc((size_t)p->ncols + 1, 1);
+  if (!need) return; /* leaves the plan unpruned, which is still correct */
+  for (int c = 0; c < p->ncols; c++) p->cols[c].live = false;
+  for (int i = p->nops - 1; i >= 0; i--) {
+    ir_op *op = p->ops[i];
+    if (op->dead) continue;
+    switch (op->kind) {
+    case IR_OUTPUT:
+      for (int k = 0; k < op->nout; k++) need[op->out[k]] = true;
+      break;
+    case IR_COMPUTE:
+      if (!need[op->out_col]) {
+        op->dead = true;
+        break;
+      }
+      need[op->out_col] = false;
+      p->cols[op->out_col].live = true;
+      need_expr(op->expr, need);
+      break;
+    case IR_FILTER: need_expr(op->pred, need); break;
+    case IR_LIMIT: break;
+    case IR_SORT: {
+      int n = 0;
+      for (int k = 0; k < op->ncarry; k++) {
+        bool key = false;
+        for (int j = 0; j < op->nkeys; j++) key |= op->keys[j].col == op->carry[k];
+        if (need[op->carry[k]] || key) op->carry[n++] = op->carry[k];
+      }
+      op->ncarry = n;
+      for (int k = 0; k < n; k++) {
+        need[op->carry[k]] = true;
+        p->cols[op->carry[k]].live = true;
+      }
+      break;
+    }
+    case IR_AGGREGATE:
+      for (int k = 0; k < op->naggs; k++) {
+        ir_agg *a = &op->aggs[k];
+        a->live = need[a->out_col];
+        need[a->out_col] = false;
+        if (a->live) p->cols[a->out_col].live = true;
+      }
+      for (int k = 0; k < op->ngroup; k++) {
+        /* Keys define the groups even when no one reads them later; the
+         * buffer holds them, so they stay live on both sides. */
+        need[op->group_out[k]] = false;
+        p->cols[op->group_out[k]].live = true;
+        need[op->group_cols[k]] = true;
+      }
+      for (int k = 0; k < op->naggs; k++)
+        if (op->aggs[k].live && op->aggs[k].arg_col >= 0) need[op->aggs[k].arg_col] = true;
+      break;
+    case IR_SCAN_TABLE:
+    case IR_SCAN_SQL: trim_scan(p, op, need); break;
+    case IR_SCAN_BUF: break; /* made by segment.c from the breaker's outputs */
+    case IR__COUNT: break;
+    }
+  }
+  free(need);
+}

@@ -1,0 +1,78 @@
+/*
+ * plan.c — the plan object: name tables expanded from the .def files,
+ * columns, and ir_build, which chains the passes
+ *
+ *   ir_bind (bind*.c) → ir_live (live.c) → ir_segment_plan (segment.c)
+ *   → ir_verify (verify.c, a safety net: a broken plan is an internal error
+ *     reported as such rather than a crash in a backend).
+ */
+#include <stdlib.h>
+
+#include "plan.h"
+
+const char *const ir_op_names[IR__COUNT] = {
+#define OP(name, str, role) str,
+#include "ops.def"
+#undef OP
+};
+
+const char *const ir_ex_names[IX__COUNT] = {
+#define EX(name, str, nargs) str,
+#include "exprs.def"
+#undef EX
+};
+
+/* Indexed by rt_aggkind (store.h). */
+const char *const ir_agg_names[] = {
+    [RT_AGG_COUNT_STAR] = "count(*)", [RT_AGG_COUNT] = "count", [RT_AGG_SUM] = "sum",
+    [RT_AGG_MIN] = "min",             [RT_AGG_MAX] = "max",     [RT_AGG_AVG] = "avg",
+    [RT_AGG_ANY_VALUE] = "any_value",
+};
+
+int ir_col_new(ir_plan *p, const char *name, rt_type type, bool nullable) {
+  if (p->ncols == p->capcols) {
+    /* Columns live in the arena: grow by copying (plans have few columns). */
+    int cap = p->capcols ? p->capcols * 2 : 16;
+    ir_col *cols = rt_arena_alloc(&p->arena, sizeof(ir_col) * (size_t)cap);
+    if (p->ncols) memcpy(cols, p->cols, sizeof(ir_col) * (size_t)p->ncols);
+    p->cols = cols;
+    p->capcols = cap;
+  }
+  ir_col *c = &p->cols[p->ncols];
+  c->name = rt_arena_strdup(&p->arena, name ? name : "");
+  c->type = type;
+  c->nullable = nullable;
+  c->live = false;
+  return p->ncols++;
+}
+
+void ir_sql_quote(rt_buf *out, const char *s) {
+  rt_buf_append(out, "\"", 1);
+  for (; *s; s++) {
+    if (*s == '"') rt_buf_append(out, "\"\"", 2);
+    else rt_buf_append(out, s, 1);
+  }
+  rt_buf_append(out, "\"", 1);
+}
+
+ir_plan *ir_build(const struct fe_pipeline *ast, const char *text, ir_env *env, rt_err *err) {
+  ir_plan *p = ir_bind(ast, text, env, err);
+  if (!p) return NULL;
+  ir_live(p);
+  ir_segment_plan(p);
+  if (!ir_verify(p, err)) {
+    ir_plan_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+void ir_plan_free(ir_plan *p) {
+  if (!p) return;
+  /* Table scans hold a reference (taken by the binder) so a plan stays
+   * valid when the catalog replaces the table. */
+  for (int i = 0; i < p->nops; i++)
+    if (p->ops[i]->kind == IR_SCAN_TABLE && p->ops[i]->table) rt_table_unref(p->ops[i]->table);
+  rt_arena_free(&p->arena);
+  free(p);
+}

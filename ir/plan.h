@@ -1,0 +1,224 @@
+/*
+ * plan.h — the IR: typed expressions and a logical plan over column ids,
+ * split into segments. One IR feeds both backends (interp/ and codegen/)
+ * and the plan printer.
+ *
+ * A pipeline is a chain: source, stages, output. The binder (bind.c) turns
+ * the AST into a flat list of ops over *column ids* (ir_col); reshaping
+ * stages (SELECT/EXTEND/DROP/RENAME/SET/AS) only edit the binder's row model
+ * and produce no ops, except COMPUTE for expressions that are not plain
+ * column references. live.c removes dead columns, computes and aggregates.
+ * segment.c cuts the list at breakers into segments:
+ *
+ *   segment = source op, streaming steps (FILTER/COMPUTE/LIMIT), sink op
+ *
+ * where a breaker (SORT, AGGREGATE) is the sink of one segment and is read
+ * back by the next segment's SCAN_BUF source. Every op and column lives in
+ * the plan's arena.
+ */
+#ifndef PJ_PLAN_H
+#define PJ_PLAN_H
+
+#include "../runtime/rt.h"
+#include "../runtime/store.h"
+
+typedef enum ir_opkind {
+#define OP(name, str, role) IR_##name,
+#include "ops.def"
+#undef OP
+  IR__COUNT
+} ir_opkind;
+
+typedef enum ir_exkind {
+#define EX(name, str, nargs) IX_##name,
+#include "exprs.def"
+#undef EX
+  IX__COUNT
+} ir_exkind;
+
+extern const char *const ir_op_names[IR__COUNT];
+extern const char *const ir_ex_names[IX__COUNT];
+
+/* A column of the plan. Scan columns keep their storage type (RT_ID,
+ * RT_U32, …); computed columns are RT_I64, RT_F64, RT_STR or RT_BOOL. */
+typedef struct ir_col {
+  const char *name;     /* defining spelling, for plans and output */
+  rt_type type;
+  bool nullable;
+  bool live;            /* set by live.c */
+} ir_col;
+
+typedef struct ir_expr ir_expr;
+struct ir_expr {
+  ir_exkind kind;
+  rt_type type;         /* RT_I64, RT_F64, RT_STR, RT_BOOL, RT_NULLT, or a
+                           scan type for IX_COL */
+  bool nullable;        /* false only when the value can never be NULL */
+  int pos;              /* byte offset in the query text */
+  /* IX_CONST */
+  bool is_null;
+  int64_t ival;
+  double fval;
+  uint32_t sval;        /* string id */
+  int col;              /* IX_COL */
+  int param;            /* IX_PARAM, 1-based */
+  int nargs;
+  ir_expr **args;
+};
+
+extern const char *const ir_agg_names[];   /* indexed by rt_aggkind */
+
+/* One aggregate of an AGGREGATE op. arg_col is the input column (-1 for
+ * COUNT(*)); out_col the output column. Output types: COUNT → I64; SUM of
+ * ints → I64 (checked), of doubles → F64; AVG → F64; MIN/MAX/ANY_VALUE →
+ * the argument's type widened (ints → I64). */
+typedef struct ir_agg {
+  rt_aggkind kind;
+  int arg_col;
+  int out_col;
+  rt_type arg_type;
+  bool live;
+} ir_agg;
+
+typedef struct ir_sortkey {
+  int col;
+  bool desc;
+  bool nulls_first;
+} ir_sortkey;
+
+typedef struct ir_op ir_op;
+struct ir_op {
+  ir_opkind kind;
+  const char *stage;    /* "WHERE", "ORDER BY", … : prefix of runtime errors */
+  int pos;              /* byte offset of the stage keyword */
+
+  /* SCAN_TABLE: reads table->cols[table_cols[i]] into column out_cols[i].
+   * SCAN_SQL: steps `sql` (already wrapped to project only live columns, in
+   * the order of out_cols); src_types are the expected types.
+   * SCAN_BUF: reads the buffer of op `buf_op` (a SORT or AGGREGATE); its
+   * columns are that op's out_cols. */
+  rt_table *table;
+  const char *table_name;
+  char *sql;
+  int nscan;
+  int *table_cols;
+  int *out_cols;
+  ir_op *buf_op;
+
+  /* FILTER */
+  ir_expr *pred;
+  /* COMPUTE: out_col = expr */
+  int out_col;
+  ir_expr *expr;
+  /* LIMIT: counts are expressions (constants or parameters) evaluated once
+   * per run; NULL offset = 0. */
+  ir_expr *limit, *offset;
+
+  /* SORT: keys; the buffer holds columns carry[0..ncarry) (every column
+   * live after the sort) and the next segment reads them under the same
+   * ids. */
+  int nkeys;
+  ir_sortkey *keys;
+  int ncarry;
+  int *carry;
+
+  /* AGGREGATE: group keys are input columns group_cols[i] → output columns
+   * group_out[i]; aggs as above. The next segment reads group_out then the
+   * live aggs' out_cols. With no GROUP BY (ngroup == 0) there is exactly
+   * one output row, even for empty input. */
+  int ngroup;
+  int *group_cols;
+  int *group_out;
+  int naggs;
+  ir_agg *aggs;
+
+  /* OUTPUT: result columns (names as the user sees them). */
+  int nout;
+  int *out;
+  const char **out_names;
+
+  bool dead;            /* removed by live.c; skipped by everyone */
+
+  /* Added by the IR part (ir/):
+   * SCAN_SQL: the source query before live.c wraps it into `sql`
+   * (`SELECT * FROM "name"` or the subquery text) and its column count;
+   * table_cols[i] is the position of out_cols[i] among those columns.
+   * SCAN_TABLE holds a reference on `table`, released by ir_plan_free;
+   * with no live column it reads nothing (nscan == 0) and the row count
+   * comes from table->nrows. A SCAN_SQL always reads at least one column,
+   * so SQLite still yields every row.
+   * SORT: carry includes the key columns, so the buffer holds keys too.
+   * AGGREGATE/SORT outputs read back by SCAN_BUF are stored as
+   * rt_store_type(col type) (ints as int64), as store.h's rowbuf does. */
+  const char *sql_base;
+  int nsrc;
+};
+
+typedef struct ir_segment {
+  ir_op *source;        /* SCAN_TABLE, SCAN_SQL or SCAN_BUF */
+  int nsteps;
+  ir_op **steps;        /* FILTER, COMPUTE, LIMIT — in order */
+  ir_op *sink;          /* SORT, AGGREGATE or OUTPUT */
+} ir_segment;
+
+typedef struct ir_param {
+  const char *name;     /* "$name", or NULL for `?` */
+  rt_type type;         /* type assumed when the plan was bound */
+} ir_param;
+
+typedef struct ir_plan {
+  rt_arena arena;       /* owns everything below */
+  int ncols, capcols;
+  ir_col *cols;
+  int nops;
+  ir_op **ops;          /* in pipeline order */
+  int nsegs;
+  ir_segment *segs;
+  int nparams;
+  ir_param *params;
+  const char *text;     /* the pipeline text positions refer to */
+  /* Added by ir/: the pool string constants were interned in (the
+   * engine's, not owned), so the printer can show them. */
+  const rt_strpool *strings;
+} ir_plan;
+
+/* ---- building ----------------------------------------------------------- */
+
+/* Context the binder needs from the engine. */
+struct rt_catalog;
+typedef struct ir_env {
+  struct rt_catalog *catalog;
+  void *db;             /* sqlite3 *, for FROM a SQLite table/view/subquery */
+  rt_strpool *strings;
+  /* Types of bound parameter values (index 1..nparam_types), used to type
+   * IX_PARAM; a parameter with no entry is typed RT_I64. */
+  int nparam_types;
+  const rt_type *param_types;
+} ir_env;
+
+struct fe_pipeline;
+/* AST → plan: binding, typing, liveness, segmenting. On error returns NULL
+ * and fills err ("<STAGE>: <message>", offset of the offending token). */
+ir_plan *ir_build(const struct fe_pipeline *p, const char *text, ir_env *env, rt_err *err);
+void ir_plan_free(ir_plan *p);
+
+/* Steps of ir_build, separately testable. */
+ir_plan *ir_bind(const struct fe_pipeline *p, const char *text, ir_env *env, rt_err *err);
+void ir_live(ir_plan *p);
+void ir_segment_plan(ir_plan *p);
+
+/* Adds a column; returns its id. */
+int ir_col_new(ir_plan *p, const char *name, rt_type type, bool nullable);
+
+/* Appends `name` as a SQL identifier: "a""b" (added by ir/). */
+void ir_sql_quote(rt_buf *out, const char *name);
+
+/* Appends a human-readable plan (segments, steps, live columns) to out. */
+void ir_print(const ir_plan *p, rt_buf *out);
+void ir_print_expr(const ir_plan *p, const ir_expr *e, rt_buf *out);
+
+/* Checks structural invariants (every column used is defined before, types
+ * are uniform per ExprKind, …); returns 0 and fills err when broken. */
+int ir_verify(const ir_plan *p, rt_err *err);
+
+#endif

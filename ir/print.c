@@ -1,0 +1,290 @@
+/*
+ * print.c — the plan as text (`--dump plan`, pj_query_plan). Tests compare
+ * it, so the format is stable:
+ *
+ *   segment 0: scan table slice [ts, dur, name]
+ *     filter dur > 10
+ *     compute d2 = dur * 2
+ *     sort by d2 DESC; carry [ts, name, d2]
+ *   segment 1: scan buffer of sort [ts, name, d2]
+ *     limit 5
+ *     output [ts, name AS n]
+ *   live columns: ts int64, dur int64, name string (nullable), d2 int64
+ *
+ * A scan lists exactly the columns it reads, which is how a user sees that
+ * an unread column costs nothing. Columns print by name; a name shared by
+ * several columns gets its id (`dur#7`). Expressions print in infix form
+ * with parentheses around nested infix operators.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "plan.h"
+
+static void put_col(const ir_plan *p, int c, rt_buf *out) {
+  if (c < 0 || c >= p->ncols) {
+    rt_buf_printf(out, "#%d", c);
+    return;
+  }
+  const char *name = p->cols[c].name;
+  bool shared = false;
+  for (int i = 0; i < p->ncols && !shared; i++) shared = i != c && !strcmp(p->cols[i].name, name);
+  /* Internal columns are named after their expression (`dur * 2` for an
+   * ORDER BY key, `1` for COUNT(1)): quote names that are not plain
+   * identifiers. */
+  bool word = *name != 0 && !(*name >= '0' && *name <= '9');
+  for (const char *s = name; *s; s++)
+    word &= (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+            *s == '_' || *s == '$' || (unsigned char)*s >= 0x80;
+  if (word) rt_buf_printf(out, "%s", name);
+  else ir_sql_quote(out, name);
+  if (shared) rt_buf_printf(out, "#%d", c);
+}
+
+static void put_cols(const ir_plan *p, int n, const int *cols, rt_buf *out) {
+  rt_buf_printf(out, "[");
+  for (int i = 0; i < n; i++) {
+    if (i) rt_buf_printf(out, ", ");
+    put_col(p, cols[i], out);
+  }
+  rt_buf_printf(out, "]");
+}
+
+static bool is_infix(ir_exkind k) {
+  switch (k) {
+  case IX_ADD: case IX_SUB: case IX_MUL: case IX_DIV: case IX_MOD: case IX_BITAND:
+  case IX_BITOR: case IX_SHL: case IX_SHR: case IX_CONCAT: case IX_EQ: case IX_NE:
+  case IX_LT: case IX_LE: case IX_GT: case IX_GE: case IX_IS: case IX_ISNOT: case IX_AND:
+  case IX_OR: case IX_LIKE: case IX_GLOB: case IX_IN: case IX_ISNULL: case IX_NOTNULL:
+    return true;
+  default: return false;
+  }
+}
+
+static void put_sub(const ir_plan *p, const ir_expr *e, rt_buf *out) {
+  bool paren = is_infix(e->kind);
+  if (paren) rt_buf_printf(out, "(");
+  ir_print_expr(p, e, out);
+  if (paren) rt_buf_printf(out, ")");
+}
+
+/* Shortest text that reads back as the same double, always with a '.' or
+ * exponent so it reads as a double. */
+static void put_f64(double v, rt_buf *out) {
+  char s[40];
+  snprintf(s, sizeof s, "%.15g", v);
+  if (strtod(s, NULL) != v) snprintf(s, sizeof s, "%.17g", v);
+  rt_buf_printf(out, "%s", s);
+  if (isfinite(v) && !strpbrk(s, ".e")) rt_buf_printf(out, ".0");
+}
+
+static void put_str(const ir_plan *p, uint32_t id, rt_buf *out) {
+  size_t len = 0;
+  const char *s = p->strings ? rt_str_get(p->strings, id, &len) : NULL;
+  if (!s) {
+    rt_buf_printf(out, "'#%u'", id);
+    return;
+  }
+  rt_buf_printf(out, "'");
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] == '\'') rt_buf_printf(out, "''");
+    else rt_buf_append(out, s + i, 1);
+  }
+  rt_buf_printf(out, "'");
+}
+
+static void put_const(const ir_plan *p, const ir_expr *e, rt_buf *out) {
+  if (e->is_null) {
+    rt_buf_printf(out, "NULL");
+    return;
+  }
+  switch (e->type) {
+  case RT_BOOL: rt_buf_printf(out, "%s", e->ival ? "TRUE" : "FALSE"); break;
+  case RT_F64: put_f64(e->fval, out); break;
+  case RT_STR: put_str(p, e->sval, out); break;
+  default: rt_buf_printf(out, "%lld", (long long)e->ival); break;
+  }
+}
+
+void ir_print_expr(const ir_plan *p, const ir_expr *e, rt_buf *out) {
+  switch (e->kind) {
+  case IX_CONST: put_const(p, e, out); return;
+  case IX_COL: put_col(p, e->col, out); return;
+  case IX_PARAM: {
+    const char *name = e->param >= 1 && e->param <= p->nparams ? p->params[e->param - 1].name : NULL;
+    if (name) rt_buf_printf(out, "%s", name);
+    else rt_buf_printf(out, "?%d", e->param);
+    return;
+  }
+  case IX_NEG: rt_buf_printf(out, "-"); put_sub(p, e->args[0], out); return;
+  case IX_BITNOT: rt_buf_printf(out, "~"); put_sub(p, e->args[0], out); return;
+  case IX_NOT: rt_buf_printf(out, "NOT "); put_sub(p, e->args[0], out); return;
+  case IX_ISNULL:
+  case IX_NOTNULL:
+    put_sub(p, e->args[0], out);
+    rt_buf_printf(out, e->kind == IX_ISNULL ? " IS NULL" : " IS NOT NULL");
+    return;
+  case IX_IN:
+    put_sub(p, e->args[0], out);
+    rt_buf_printf(out, " IN (");
+    for (int i = 1; i < e->nargs; i++) {
+      if (i > 1) rt_buf_printf(out, ", ");
+      ir_print_expr(p, e->args[i], out);
+    }
+    rt_buf_printf(out, ")");
+    return;
+  case IX_CASE:
+    rt_buf_printf(out, "CASE");
+    for (int i = 0; i + 1 < e->nargs; i += 2) {
+      rt_buf_printf(out, " WHEN ");
+      ir_print_expr(p, e->args[i], out);
+      rt_buf_printf(out, " THEN ");
+      ir_print_expr(p, e->args[i + 1], out);
+    }
+    rt_buf_printf(out, " ELSE ");
+    ir_print_expr(p, e->args[e->nargs - 1], out);
+    rt_buf_printf(out, " END");
+    return;
+  default: break;
+  }
+  if (is_infix(e->kind) && e->nargs == 2) {
+    const char *op = ir_ex_names[e->kind];
+    switch (e->kind) {
+    case IX_IS: op = "IS"; break;
+    case IX_ISNOT: op = "IS NOT"; break;
+    case IX_AND: op = "AND"; break;
+    case IX_OR: op = "OR"; break;
+    case IX_LIKE: op = "LIKE"; break;
+    case IX_GLOB: op = "GLOB"; break;
+    default: break;
+    }
+    put_sub(p, e->args[0], out);
+    rt_buf_printf(out, " %s ", op);
+    put_sub(p, e->args[1], out);
+    return;
+  }
+  rt_buf_printf(out, "%s(", ir_ex_names[e->kind]);
+  for (int i = 0; i < e->nargs; i++) {
+    if (i) rt_buf_printf(out, ", ");
+    ir_print_expr(p, e->args[i], out);
+  }
+  rt_buf_printf(out, ")");
+}
+
+static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
+  switch (op->kind) {
+  case IR_SCAN_TABLE: rt_buf_printf(out, "scan table %s ", op->table_name); break;
+  case IR_SCAN_SQL:
+    rt_buf_printf(out, "scan sqlite %s ", op->table_name ? op->table_name : "(subquery)");
+    break;
+  default:
+    rt_buf_printf(out, "scan buffer of %s ", op->buf_op ? ir_op_names[op->buf_op->kind] : "?");
+    break;
+  }
+  put_cols(p, op->nscan, op->out_cols, out);
+  rt_buf_printf(out, "\n");
+  if (op->kind == IR_SCAN_SQL) rt_buf_printf(out, "    sql: %s\n", op->sql);
+}
+
+static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
+  rt_buf_printf(out, "  ");
+  switch (op->kind) {
+  case IR_FILTER:
+    rt_buf_printf(out, "filter ");
+    ir_print_expr(p, op->pred, out);
+    break;
+  case IR_COMPUTE:
+    rt_buf_printf(out, "compute ");
+    put_col(p, op->out_col, out);
+    rt_buf_printf(out, " = ");
+    ir_print_expr(p, op->expr, out);
+    break;
+  case IR_LIMIT:
+    rt_buf_printf(out, "limit ");
+    ir_print_expr(p, op->limit, out);
+    if (op->offset) {
+      rt_buf_printf(out, " offset ");
+      ir_print_expr(p, op->offset, out);
+    }
+    break;
+  case IR_SORT:
+    rt_buf_printf(out, "sort by ");
+    for (int i = 0; i < op->nkeys; i++) {
+      const ir_sortkey *k = &op->keys[i];
+      if (i) rt_buf_printf(out, ", ");
+      put_col(p, k->col, out);
+      if (k->desc) rt_buf_printf(out, " DESC");
+      if (k->nulls_first == k->desc) rt_buf_printf(out, k->nulls_first ? " NULLS FIRST" : " NULLS LAST");
+    }
+    rt_buf_printf(out, "; carry ");
+    put_cols(p, op->ncarry, op->carry, out);
+    break;
+  case IR_AGGREGATE: {
+    rt_buf_printf(out, "aggregate");
+    int n = 0;
+    for (int i = 0; i < op->naggs; i++) {
+      const ir_agg *a = &op->aggs[i];
+      if (!a->live) continue;
+      rt_buf_printf(out, n++ ? ", " : " ");
+      put_col(p, a->out_col, out);
+      rt_buf_printf(out, " = %s", ir_agg_names[a->kind]);
+      if (a->kind != RT_AGG_COUNT_STAR) {
+        rt_buf_printf(out, "(");
+        put_col(p, a->arg_col, out);
+        rt_buf_printf(out, ")");
+      }
+    }
+    if (op->ngroup) {
+      rt_buf_printf(out, " group by ");
+      for (int i = 0; i < op->ngroup; i++) {
+        if (i) rt_buf_printf(out, ", ");
+        put_col(p, op->group_cols[i], out);
+        if (strcmp(p->cols[op->group_cols[i]].name, p->cols[op->group_out[i]].name) ||
+            op->group_cols[i] == op->group_out[i]) {
+          rt_buf_printf(out, " AS ");
+          put_col(p, op->group_out[i], out);
+        }
+      }
+    }
+    break;
+  }
+  case IR_OUTPUT:
+    rt_buf_printf(out, "output [");
+    for (int i = 0; i < op->nout; i++) {
+      if (i) rt_buf_printf(out, ", ");
+      put_col(p, op->out[i], out);
+      if (op->out_names && strcmp(op->out_names[i], p->cols[op->out[i]].name))
+        rt_buf_printf(out, " AS %s", op->out_names[i]);
+    }
+    rt_buf_printf(out, "]");
+    break;
+  default: put_source(p, op, out); return;
+  }
+  rt_buf_printf(out, "\n");
+}
+
+void ir_print(const ir_plan *p, rt_buf *out) {
+  if (p->nsegs == 0) {
+    /* Not segmented yet: the op list as bound. */
+    for (int i = 0; i < p->nops; i++)
+      if (!p->ops[i]->dead) put_op(p, p->ops[i], out);
+  }
+  for (int s = 0; s < p->nsegs; s++) {
+    const ir_segment *seg = &p->segs[s];
+    rt_buf_printf(out, "segment %d: ", s);
+    put_source(p, seg->source, out);
+    for (int i = 0; i < seg->nsteps; i++) put_op(p, seg->steps[i], out);
+    if (seg->sink) put_op(p, seg->sink, out);
+  }
+  rt_buf_printf(out, "live columns:");
+  int n = 0;
+  for (int c = 0; c < p->ncols; c++) {
+    if (!p->cols[c].live) continue;
+    rt_buf_printf(out, n++ ? ", " : " ");
+    put_col(p, c, out);
+    rt_buf_printf(out, " %s%s", rt_type_name(p->cols[c].type), p->cols[c].nullable ? " (nullable)" : "");
+  }
+  if (!n) rt_buf_printf(out, " (none)");
+  rt_buf_printf(out, "\n");
+}

@@ -1,0 +1,205 @@
+/*
+ * verify.c — structural checks on a segmented plan, run by ir_build after
+ * every pass. A failure is a compiler bug, reported as
+ * "<STAGE>: internal error: …" instead of a crash in a backend.
+ *
+ * Checks: segment shapes (source, streaming steps, sink; SCAN_BUF reads
+ * the previous segment's breaker; OUTPUT ends the last segment only);
+ * every column read is available at that point of its segment; operand
+ * types are uniform per node kind as exprs.def promises; no RT_NULLT
+ * anywhere; a COMPUTE column has its expression's type.
+ */
+#include <stdlib.h>
+
+#include "plan.h"
+
+typedef enum vcls { V_INT, V_F64, V_STR, V_BAD } vcls;
+
+static vcls vclass(rt_type t) {
+  return t == RT_F64 ? V_F64 : t == RT_STR ? V_STR : t == RT_NULLT ? V_BAD : V_INT;
+}
+
+typedef struct vctx {
+  const ir_plan *p;
+  rt_err *err;
+  const bool *avail;
+  const ir_op *op;
+} vctx;
+
+static int bad(vctx *v, const ir_expr *e, const char *what) {
+  const char *node = e ? ((unsigned)e->kind < IX__COUNT ? ir_ex_names[e->kind] : "?")
+                       : ((unsigned)v->op->kind < IR__COUNT ? ir_op_names[v->op->kind] : "?");
+  return rt_errorf(v->err, e ? e->pos : v->op->pos, "%s: internal error: %s (%s)", v->op->stage,
+                   what, node);
+}
+
+static int check_expr(vctx *v, const ir_expr *e) {
+  if (!e) return bad(v, NULL, "missing expression");
+  if (e->type == RT_NULLT) return bad(v, e, "untyped NULL");
+  for (int i = 0; i < e->nargs; i++)
+    if (!check_expr(v, e->args[i])) return 0;
+  vcls r = vclass(e->type);
+  vcls a0 = e->nargs > 0 ? vclass(e->args[0]->type) : V_BAD;
+  vcls a1 = e->nargs > 1 ? vclass(e->args[1]->type) : V_BAD;
+  switch (e->kind) {
+  case IX_CONST: return 1;
+  case IX_COL:
+    if (e->col < 0 || e->col >= v->p->ncols || !v->avail[e->col])
+      return bad(v, e, "column used before it is defined");
+    if (e->type != v->p->cols[e->col].type) return bad(v, e, "column type differs from its use");
+    return 1;
+  case IX_PARAM:
+    return e->param >= 1 && e->param <= v->p->nparams ? 1 : bad(v, e, "parameter out of range");
+  case IX_TOF64: return a0 == V_INT && r == V_F64 ? 1 : bad(v, e, "tof64 needs an int");
+  case IX_NEG:
+  case IX_ABS: return a0 == r && r != V_STR ? 1 : bad(v, e, "numeric operand expected");
+  case IX_BITNOT: return a0 == V_INT && r == V_INT ? 1 : bad(v, e, "int operand expected");
+  case IX_NOT: return e->args[0]->type == RT_BOOL ? 1 : bad(v, e, "boolean operand expected");
+  case IX_ADD: case IX_SUB: case IX_MUL: case IX_DIV: case IX_MOD:
+    return a0 == a1 && a0 == r && r != V_STR ? 1 : bad(v, e, "arithmetic operands differ");
+  case IX_BITAND: case IX_BITOR: case IX_SHL: case IX_SHR:
+    return a0 == V_INT && a1 == V_INT && r == V_INT ? 1 : bad(v, e, "int operands expected");
+  case IX_CONCAT: return a0 == V_STR && a1 == V_STR && r == V_STR ? 1 : bad(v, e, "strings expected");
+  case IX_EQ: case IX_NE: case IX_LT: case IX_LE: case IX_GT: case IX_GE: case IX_IS:
+  case IX_ISNOT:
+    return a0 == a1 && e->type == RT_BOOL ? 1 : bad(v, e, "comparison operands differ");
+  case IX_AND: case IX_OR:
+    return e->args[0]->type == RT_BOOL && e->args[1]->type == RT_BOOL && e->type == RT_BOOL
+               ? 1 : bad(v, e, "boolean operands expected");
+  case IX_ISNULL: case IX_NOTNULL: return e->type == RT_BOOL ? 1 : bad(v, e, "boolean result expected");
+  case IX_IN:
+    for (int i = 1; i < e->nargs; i++)
+      if (vclass(e->args[i]->type) != a0) return bad(v, e, "IN operands differ");
+    return e->type == RT_BOOL && e->nargs >= 2 ? 1 : bad(v, e, "IN shape");
+  case IX_LIKE: case IX_GLOB:
+    return a0 == V_STR && a1 == V_STR && e->type == RT_BOOL ? 1 : bad(v, e, "strings expected");
+  case IX_CASE:
+    if (e->nargs < 3 || e->nargs % 2 == 0) return bad(v, e, "CASE shape");
+    for (int i = 0; i + 1 < e->nargs; i += 2) {
+      if (e->args[i]->type != RT_BOOL) return bad(v, e, "CASE condition is not boolean");
+      if (vclass(e->args[i + 1]->type) != r) return bad(v, e, "CASE branches differ");
+    }
+    return vclass(e->args[e->nargs - 1]->type) == r ? 1 : bad(v, e, "CASE else differs");
+  case IX_COALESCE: case IX_MIN: case IX_MAX: case IX_NULLIF:
+    for (int i = 0; i < e->nargs; i++)
+      if (vclass(e->args[i]->type) != r) return bad(v, e, "arguments differ");
+    return e->nargs >= 2 ? 1 : bad(v, e, "too few arguments");
+  case IX_TOINT: return (a0 == V_F64 || a0 == V_STR) && r == V_INT ? 1 : bad(v, e, "cast_int operand");
+  case IX_TOSTR: return (a0 == V_INT || a0 == V_F64) && r == V_STR ? 1 : bad(v, e, "cast_text operand");
+  case IX_STRTOF64: return a0 == V_STR && r == V_F64 ? 1 : bad(v, e, "cast_real operand");
+  case IX_LENGTH: return a0 == V_STR && r == V_INT ? 1 : bad(v, e, "length operand");
+  case IX_LOWER: case IX_UPPER: return a0 == V_STR && r == V_STR ? 1 : bad(v, e, "string expected");
+  case IX_INSTR: return a0 == V_STR && a1 == V_STR && r == V_INT ? 1 : bad(v, e, "instr operands");
+  case IX_SUBSTR:
+    if (e->nargs < 2 || e->nargs > 3 || a0 != V_STR || r != V_STR) return bad(v, e, "substr shape");
+    for (int i = 1; i < e->nargs; i++)
+      if (vclass(e->args[i]->type) != V_INT) return bad(v, e, "substr positions");
+    return 1;
+  case IX_TRIM: case IX_LTRIM: case IX_RTRIM:
+    if (e->nargs < 1 || e->nargs > 2 || r != V_STR) return bad(v, e, "trim shape");
+    for (int i = 0; i < e->nargs; i++)
+      if (vclass(e->args[i]->type) != V_STR) return bad(v, e, "trim operands");
+    return 1;
+  case IX__COUNT: break;
+  }
+  return bad(v, e, "unknown expression kind");
+}
+
+static int use(vctx *v, int c) {
+  if (c < 0 || c >= v->p->ncols || !v->avail[c]) return bad(v, NULL, "column used before it is defined");
+  return 1;
+}
+
+static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink, bool last,
+                         bool *avail) {
+  const ir_plan *p = v->p;
+  memset(avail, 0, (size_t)p->ncols + 1);
+  const ir_op *src = seg->source;
+  v->op = src;
+  if (!src || (src->kind != IR_SCAN_TABLE && src->kind != IR_SCAN_SQL && src->kind != IR_SCAN_BUF))
+    return src ? bad(v, NULL, "segment does not start with a source") : 0;
+  if ((src->kind == IR_SCAN_BUF) != (prev_sink != NULL) || (prev_sink && src->buf_op != prev_sink))
+    return bad(v, NULL, "buffer scan does not read the previous breaker");
+  if (src->kind == IR_SCAN_SQL && !src->sql) return bad(v, NULL, "sqlite scan without sql");
+  if (src->kind == IR_SCAN_TABLE && !src->table) return bad(v, NULL, "table scan without table");
+  for (int i = 0; i < src->nscan; i++) {
+    int c = src->out_cols[i];
+    if (c < 0 || c >= p->ncols) return bad(v, NULL, "scan column out of range");
+    avail[c] = true;
+  }
+  for (int i = 0; i < seg->nsteps; i++) {
+    const ir_op *op = seg->steps[i];
+    v->op = op;
+    switch (op->kind) {
+    case IR_FILTER:
+      if (!check_expr(v, op->pred)) return 0;
+      if (op->pred->type != RT_BOOL) return bad(v, op->pred, "filter is not boolean");
+      break;
+    case IR_COMPUTE:
+      if (!check_expr(v, op->expr)) return 0;
+      if (op->out_col < 0 || op->out_col >= p->ncols || avail[op->out_col])
+        return bad(v, NULL, "compute column defined twice");
+      if (vclass(p->cols[op->out_col].type) != vclass(op->expr->type))
+        return bad(v, op->expr, "compute column type differs from its expression");
+      avail[op->out_col] = true;
+      break;
+    case IR_LIMIT:
+      for (int k = 0; k < 2; k++) {
+        const ir_expr *e = k ? op->offset : op->limit;
+        if (!e && k) continue;
+        if (!e || (e->kind != IX_CONST && e->kind != IX_PARAM) || !check_expr(v, e))
+          return e ? bad(v, e, "limit count is not a constant or parameter") : bad(v, NULL, "no limit");
+      }
+      break;
+    default: return bad(v, NULL, "not a streaming step");
+    }
+  }
+  const ir_op *sink = seg->sink;
+  if (!sink) return bad(v, NULL, "segment has no sink");
+  v->op = sink;
+  if ((sink->kind == IR_OUTPUT) != last) return bad(v, NULL, "OUTPUT must end the last segment only");
+  switch (sink->kind) {
+  case IR_SORT:
+    for (int i = 0; i < sink->nkeys; i++) {
+      bool carried = false;
+      for (int j = 0; j < sink->ncarry; j++) carried |= sink->carry[j] == sink->keys[i].col;
+      if (!carried) return bad(v, NULL, "sort key not carried");
+    }
+    for (int i = 0; i < sink->ncarry; i++)
+      if (!use(v, sink->carry[i])) return 0;
+    break;
+  case IR_AGGREGATE:
+    for (int i = 0; i < sink->ngroup; i++)
+      if (!use(v, sink->group_cols[i])) return 0;
+    for (int i = 0; i < sink->naggs; i++) {
+      const ir_agg *a = &sink->aggs[i];
+      if (!a->live) continue;
+      if (a->kind == RT_AGG_COUNT_STAR ? a->arg_col != -1 : !use(v, a->arg_col))
+        return a->kind == RT_AGG_COUNT_STAR ? bad(v, NULL, "COUNT(*) with an argument") : 0;
+    }
+    break;
+  case IR_OUTPUT:
+    for (int i = 0; i < sink->nout; i++)
+      if (!use(v, sink->out[i])) return 0;
+    break;
+  default: return bad(v, NULL, "not a sink");
+  }
+  return 1;
+}
+
+int ir_verify(const ir_plan *p, rt_err *err) {
+  if (p->nsegs == 0) return rt_errorf(err, -1, "FROM: internal error: plan has no segments");
+  bool *avail = calloc((size_t)p->ncols + 1, 1);
+  if (!avail) return rt_errorf(err, -1, "FROM: out of memory");
+  vctx v = {.p = p, .err = err, .avail = avail};
+  const ir_op *prev = NULL;
+  int ok = 1;
+  for (int s = 0; s < p->nsegs && ok; s++) {
+    if (!(ok = check_segment(&v, &p->segs[s], prev, s == p->nsegs - 1, avail))) {
+      if (!err->set) rt_errorf(err, -1, "FROM: internal error: malformed segment %d", s);
+    }
+    prev = p->segs[s].sink;
+  }
+  free(avail);
+  return ok;
+}

@@ -1,0 +1,346 @@
+/*
+ * aggtab.c — the AGGREGATE hash table: key tuple → dense group number, and
+ * per-group aggregate state arrays that the backends update in place.
+ *
+ * Two probing schemes share one slot array (`slots`, values group+1):
+ *  - one key of stored type RT_I64 or RT_STR: the key value hashes with
+ *    rt_hash_i64 and is compared against keys.data[0][group]; a NULL key is
+ *    the separate `null_group`. Generated code inlines exactly this probe
+ *    (see store.h), so its layout is a contract;
+ *  - anything else (several keys, or a double key): the tuple of
+ *    (presence byte, 8 value bytes) per key is hashed and compared against
+ *    the stored key row, so NULLs group together and -0.0 equals 0.0.
+ * The slot array doubles at 50% load (rehashing from `hashes`, so keys are
+ * never re-read); per-group arrays double with the group count.
+ *
+ * Out of memory: the table stops growing and the group functions return
+ * -1; callers treat that as an error of the run.
+ */
+#include <stdlib.h>
+
+#include "store.h"
+
+#define INIT_SLOTS 1024
+#define INIT_GROUPS 256
+
+static bool single_fast(const rt_aggtab *t) {
+  return t->nkeys == 1 && t->keys.types[0] != RT_F64;
+}
+
+static bool agg_needs_i(const rt_agg *a) {
+  switch (a->kind) {
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: return true;
+  case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE: return a->in != RT_F64;
+  case RT_AGG_AVG: return false;
+  }
+  return false;
+}
+
+static bool agg_needs_f(const rt_agg *a) {
+  switch (a->kind) {
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: return false;
+  case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE: return a->in == RT_F64;
+  case RT_AGG_AVG: return true;
+  }
+  return false;
+}
+
+static rt_type agg_out_type(rt_aggkind k, rt_type in) {
+  switch (k) {
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: return RT_I64;
+  case RT_AGG_AVG: return RT_F64;
+  case RT_AGG_SUM: return in == RT_F64 ? RT_F64 : RT_I64;
+  default: return in;
+  }
+}
+
+void rt_aggtab_init(rt_aggtab *t, int nkeys, const rt_type *key_types, int naggs,
+                    const rt_aggkind *kinds, const rt_type *in_types) {
+  memset(t, 0, sizeof *t);
+  t->nkeys = nkeys;
+  t->naggs = naggs;
+  t->null_group = -1;
+  rt_rowbuf_init(&t->keys, nkeys, key_types);
+  t->aggs = calloc(naggs > 0 ? (size_t)naggs : 1, sizeof *t->aggs);
+  for (int a = 0; t->aggs && a < naggs; a++) {
+    t->aggs[a].kind = kinds[a];
+    t->aggs[a].in = kinds[a] == RT_AGG_COUNT_STAR ? RT_I64 : rt_store_type(in_types[a]);
+    t->aggs[a].out = agg_out_type(kinds[a], t->aggs[a].in);
+  }
+  t->slots = calloc(INIT_SLOTS, sizeof *t->slots);
+  t->mask = t->slots ? INIT_SLOTS - 1 : 0;
+}
+
+void rt_aggtab_free(rt_aggtab *t) {
+  for (int a = 0; t->aggs && a < t->naggs; a++) {
+    free(t->aggs[a].i);
+    free(t->aggs[a].f);
+    free(t->aggs[a].n);
+    free(t->aggs[a].has);
+  }
+  free(t->aggs);
+  free(t->slots);
+  free(t->hashes);
+  rt_rowbuf_free(&t->keys);
+  memset(t, 0, sizeof *t);
+  t->null_group = -1;
+}
+
+/* Grows p (elements of size sz, old count `old`) to `cap`, zeroing the new
+ * part. Returns false on failure, leaving *p untouched. */
+static bool grow_array(void **p, size_t sz, int64_t old, int64_t cap) {
+  char *d = realloc(*p, (size_t)cap * sz);
+  if (!d) return false;
+  memset(d + (size_t)old * sz, 0, (size_t)(cap - old) * sz);
+  *p = d;
+  return true;
+}
+
+static bool grow_groups(rt_aggtab *t) {
+  if (!t->aggs || !t->slots) return false;
+  int64_t cap = t->cap ? t->cap * 2 : INIT_GROUPS;
+  if (cap > (int64_t)UINT32_MAX - 1) return false;   /* slots hold group+1 in 32 bits */
+  for (int a = 0; a < t->naggs; a++) {
+    rt_agg *g = &t->aggs[a];
+    if (agg_needs_i(g) && !grow_array((void **)&g->i, 8, t->cap, cap)) return false;
+    if (agg_needs_f(g) && !grow_array((void **)&g->f, 8, t->cap, cap)) return false;
+    if (g->kind == RT_AGG_AVG && !grow_array((void **)&g->n, 8, t->cap, cap)) return false;
+    if (!grow_array((void **)&g->has, 1, t->cap, cap)) return false;
+  }
+  if (!grow_array((void **)&t->hashes, 8, t->cap, cap)) return false;
+  rt_rowbuf_reserve(&t->keys, cap - t->keys.nrows);
+  if (t->keys.cap < cap) return false;
+  t->cap = cap;
+  return true;
+}
+
+/* Doubles the slot array and reinserts every group that lives in it. */
+static bool grow_slots(rt_aggtab *t) {
+  uint64_t nmask = t->mask * 2 + 1;
+  uint32_t *ns = calloc(nmask + 1, sizeof *ns);
+  if (!ns) return false;
+  for (int64_t g = 0; g < t->ngroups; g++) {
+    if (g == t->null_group && t->nkeys == 1) continue;   /* not slotted */
+    uint64_t i = t->hashes[g] & nmask;
+    while (ns[i]) i = (i + 1) & nmask;
+    ns[i] = (uint32_t)(g + 1);
+  }
+  free(t->slots);
+  t->slots = ns;
+  t->mask = nmask;
+  return true;
+}
+
+/* Appends a group (keys left zero/NULL for the caller to fill). */
+static int64_t new_group(rt_aggtab *t, uint64_t hash) {
+  if (t->ngroups == t->cap && !grow_groups(t)) return -1;
+  int64_t g = t->ngroups++;
+  t->hashes[g] = hash;
+  t->keys.nrows = t->ngroups;
+  return g;
+}
+
+/* Makes sure one more slotted group keeps the load at or below 1/2. */
+static bool room_for_one(rt_aggtab *t) {
+  if (!t->slots) return false;
+  if ((uint64_t)(t->ngroups + 1) * 2 > t->mask + 1) return grow_slots(t);
+  return true;
+}
+
+static void put_slot(rt_aggtab *t, uint64_t hash, int64_t g) {
+  uint64_t i = hash & t->mask;
+  while (t->slots[i]) i = (i + 1) & t->mask;
+  t->slots[i] = (uint32_t)(g + 1);
+}
+
+/* ---- one integer or string key --------------------------------------------- */
+
+int64_t rt_aggtab_insert_i64(rt_aggtab *t, int64_t v, uint64_t hash) {
+  if (!room_for_one(t)) return -1;
+  int64_t g = new_group(t, hash);
+  if (g < 0) return -1;
+  if (t->keys.types[0] == RT_STR) ((uint32_t *)t->keys.data[0])[g] = (uint32_t)v;
+  else ((int64_t *)t->keys.data[0])[g] = v;
+  rt_bit_set(t->keys.valid[0], (uint32_t)g);
+  put_slot(t, hash, g);
+  return g;
+}
+
+int64_t rt_aggtab_group_i64(rt_aggtab *t, int64_t v) {
+  uint64_t h = rt_hash_i64((uint64_t)v);
+  uint64_t i = h & t->mask;
+  if (t->keys.types[0] == RT_STR) {
+    const uint32_t *keys = t->keys.data[0];
+    for (uint32_t s; (s = t->slots[i]) != 0; i = (i + 1) & t->mask)
+      if (keys[s - 1] == (uint32_t)v) return s - 1;
+  } else {
+    const int64_t *keys = t->keys.data[0];
+    for (uint32_t s; (s = t->slots[i]) != 0; i = (i + 1) & t->mask)
+      if (keys[s - 1] == v) return s - 1;
+  }
+  return rt_aggtab_insert_i64(t, v, h);
+}
+
+/* ---- general tuples -------------------------------------------------------- */
+
+/* Value bits as stored for a key: doubles fold -0.0 into 0.0 (they compare
+ * equal, so they must group together) and every NaN into one pattern. */
+static uint64_t key_bits(rt_type type, int64_t v) {
+  if (type == RT_F64) {
+    double d;
+    memcpy(&d, &v, 8);
+    if (d == 0) return 0;
+    if (d != d) return 0x7ff8000000000000ull;
+  }
+  if (type == RT_STR) return (uint32_t)v;
+  return (uint64_t)v;
+}
+
+static uint64_t tuple_hash(const rt_aggtab *t, const int64_t *vals, const uint8_t *isnull) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (int k = 0; k < t->nkeys; k++) {
+    uint64_t x = isnull[k] ? 0 : key_bits(t->keys.types[k], vals[k]);
+    h = rt_hash_i64(h ^ x ^ (isnull[k] ? 0x5bd1e9955bd1e995ull : 0)) + (uint64_t)k;
+  }
+  return h;
+}
+
+static bool tuple_eq(const rt_aggtab *t, int64_t g, const int64_t *vals, const uint8_t *isnull) {
+  for (int k = 0; k < t->nkeys; k++) {
+    bool stored_null = !rt_bit(t->keys.valid[k], (uint32_t)g);
+    if (stored_null != (bool)isnull[k]) return false;
+    if (stored_null) continue;
+    uint64_t want = key_bits(t->keys.types[k], vals[k]);
+    switch (t->keys.types[k]) {
+    case RT_STR:
+      if (((const uint32_t *)t->keys.data[k])[g] != (uint32_t)want) return false;
+      break;
+    default: {
+      uint64_t have;
+      memcpy(&have, (const int64_t *)t->keys.data[k] + g, 8);
+      if (have != want) return false;
+    }
+    }
+  }
+  return true;
+}
+
+static int64_t group_tuple(rt_aggtab *t, const int64_t *vals, const uint8_t *isnull) {
+  uint64_t h = tuple_hash(t, vals, isnull);
+  uint64_t i = h & t->mask;
+  for (uint32_t s; (s = t->slots[i]) != 0; i = (i + 1) & t->mask)
+    if (t->hashes[s - 1] == h && tuple_eq(t, s - 1, vals, isnull)) return s - 1;
+  if (!room_for_one(t)) return -1;
+  int64_t g = new_group(t, h);
+  if (g < 0) return -1;
+  for (int k = 0; k < t->nkeys; k++) {
+    if (isnull[k]) continue;
+    uint64_t bits = key_bits(t->keys.types[k], vals[k]);
+    if (t->keys.types[k] == RT_STR) ((uint32_t *)t->keys.data[k])[g] = (uint32_t)bits;
+    else memcpy((int64_t *)t->keys.data[k] + g, &bits, 8);
+    rt_bit_set(t->keys.valid[k], (uint32_t)g);
+  }
+  put_slot(t, h, g);
+  return g;
+}
+
+int64_t rt_aggtab_group_null(rt_aggtab *t) {
+  if (t->nkeys == 0) {
+    rt_aggtab_ensure_one(t);
+    return t->ngroups ? 0 : -1;
+  }
+  if (t->nkeys > 1) {
+    /* Every key NULL: an ordinary tuple. */
+    int64_t *vals = calloc((size_t)t->nkeys, sizeof *vals);
+    uint8_t *nulls = malloc((size_t)t->nkeys);
+    int64_t g = -1;
+    if (vals && nulls) {
+      memset(nulls, 1, (size_t)t->nkeys);
+      g = group_tuple(t, vals, nulls);
+    }
+    free(vals);
+    free(nulls);
+    return g;
+  }
+  if (t->null_group < 0) {
+    /* Outside the slot array, so the inlined probe never meets it. */
+    int64_t g = new_group(t, 0);
+    if (g < 0) return -1;
+    t->null_group = g;
+  }
+  return t->null_group;
+}
+
+int64_t rt_aggtab_group(rt_aggtab *t, const int64_t *vals, const uint8_t *isnull) {
+  if (t->nkeys == 0) {
+    rt_aggtab_ensure_one(t);
+    return t->ngroups ? 0 : -1;
+  }
+  if (t->nkeys == 1) {
+    if (isnull[0]) return rt_aggtab_group_null(t);
+    if (single_fast(t)) return rt_aggtab_group_i64(t, vals[0]);
+  }
+  return group_tuple(t, vals, isnull);
+}
+
+void rt_aggtab_ensure_one(rt_aggtab *t) {
+  if (t->ngroups == 0) new_group(t, 0);
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+/* Writes one value into out column c (of stored type out->types[c]) at row
+ * r, converting from an int64 or a double source. */
+static void put_i(rt_rowbuf *out, int c, int64_t r, int64_t v) {
+  switch (out->types[c]) {
+  case RT_F64: ((double *)out->data[c])[r] = (double)v; break;
+  case RT_STR: ((uint32_t *)out->data[c])[r] = (uint32_t)v; break;
+  default: ((int64_t *)out->data[c])[r] = v; break;
+  }
+  rt_bit_set(out->valid[c], (uint32_t)r);
+}
+
+static void put_f(rt_rowbuf *out, int c, int64_t r, double v) {
+  if (out->types[c] == RT_F64) ((double *)out->data[c])[r] = v;
+  else ((int64_t *)out->data[c])[r] = (int64_t)v;
+  rt_bit_set(out->valid[c], (uint32_t)r);
+}
+
+void rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
+  int64_t n = t->ngroups;
+  if (n == 0) return;
+  rt_rowbuf_reserve(out, n);
+  if (out->cap < out->nrows + n) return;
+  int64_t at = out->nrows;
+  for (int k = 0; k < t->nkeys && k < out->ncols; k++) {
+    rt_type kt = t->keys.types[k];
+    for (int64_t g = 0; g < n; g++) {
+      if (!rt_bit(t->keys.valid[k], (uint32_t)g)) continue;
+      if (kt == RT_F64) put_f(out, k, at + g, ((const double *)t->keys.data[k])[g]);
+      else if (kt == RT_STR) put_i(out, k, at + g, ((const uint32_t *)t->keys.data[k])[g]);
+      else put_i(out, k, at + g, ((const int64_t *)t->keys.data[k])[g]);
+    }
+  }
+  for (int a = 0; a < t->naggs && t->nkeys + a < out->ncols; a++) {
+    const rt_agg *ag = &t->aggs[a];
+    int c = t->nkeys + a;
+    for (int64_t g = 0; g < n; g++) {
+      int64_t r = at + g;
+      switch (ag->kind) {
+      case RT_AGG_COUNT_STAR: case RT_AGG_COUNT:
+        put_i(out, c, r, ag->i[g]);
+        break;
+      case RT_AGG_AVG:
+        /* n counts the non-NULL inputs, so it alone decides NULL. */
+        if (ag->n[g] > 0) put_f(out, c, r, ag->f[g] / (double)ag->n[g]);
+        break;
+      default:
+        if (!ag->has[g]) break;   /* stays NULL */
+        if (ag->in == RT_F64) put_f(out, c, r, ag->f[g]);
+        else put_i(out, c, r, ag->i[g]);
+        break;
+      }
+    }
+  }
+  out->nrows += n;
+}

@@ -1,0 +1,223 @@
+/*
+ * sort.c — ORDER BY: a stable permutation of a rowbuf's rows.
+ *
+ * Every key is first turned into an unsigned 64-bit "sortable" value whose
+ * unsigned order is the key's order: ints flip the sign bit, doubles flip
+ * all bits when negative (and -0.0 folds into 0.0), strings become the
+ * rank of their text among the column's distinct strings, and DESC
+ * complements the value. Then an LSD radix sort (11-bit digits, skipping
+ * digits where every row agrees) sorts by the keys from the last to the
+ * first: each pass is stable, so earlier keys dominate and ties keep input
+ * order. NULLs are placed by a final stable partition per key.
+ *
+ * Memory: about 28 bytes per row while sorting; time is linear in rows per
+ * non-constant digit, which is what makes 10M-row sorts fast.
+ */
+#define _GNU_SOURCE   /* qsort_r */
+#include <stdlib.h>
+
+#include "store.h"
+
+#define DIGIT_BITS 11
+#define NDIGITS 6     /* 6 * 11 >= 64 */
+#define RADIX (1u << DIGIT_BITS)
+
+/* Stable sort of (k, p) pairs by k. tk/tp are scratch of the same size.
+ * Returns false when out of memory (order unchanged). */
+static bool radix_sort(uint64_t *k, uint32_t *p, uint64_t *tk, uint32_t *tp, size_t n) {
+  if (n < 64) {
+    /* Insertion sort: stable, and cheaper than histograms for tiny inputs. */
+    for (size_t i = 1; i < n; i++) {
+      uint64_t kv = k[i];
+      uint32_t pv = p[i];
+      size_t j = i;
+      for (; j > 0 && k[j - 1] > kv; j--) {
+        k[j] = k[j - 1];
+        p[j] = p[j - 1];
+      }
+      k[j] = kv;
+      p[j] = pv;
+    }
+    return true;
+  }
+  size_t *hist = calloc((size_t)NDIGITS * RADIX, sizeof *hist);
+  if (!hist) return false;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t v = k[i];
+    for (int d = 0; d < NDIGITS; d++) hist[d * RADIX + ((v >> (d * DIGIT_BITS)) & (RADIX - 1))]++;
+  }
+  uint64_t *sk = k, *dk = tk;
+  uint32_t *sp = p, *dp = tp;
+  for (int d = 0; d < NDIGITS; d++) {
+    size_t *h = hist + (size_t)d * RADIX;
+    int shift = d * DIGIT_BITS;
+    /* All rows share this digit: the pass would not move anything. */
+    if (h[(sk[0] >> shift) & (RADIX - 1)] == n) continue;
+    size_t sum = 0;
+    for (unsigned b = 0; b < RADIX; b++) {
+      size_t c = h[b];
+      h[b] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; i++) {
+      size_t at = h[(sk[i] >> shift) & (RADIX - 1)]++;
+      dk[at] = sk[i];
+      dp[at] = sp[i];
+    }
+    uint64_t *xk = sk; sk = dk; dk = xk;
+    uint32_t *xp = sp; sp = dp; dp = xp;
+  }
+  if (sk != k) {
+    memcpy(k, sk, n * sizeof *k);
+    memcpy(p, sp, n * sizeof *p);
+  }
+  free(hist);
+  return true;
+}
+
+static uint64_t sortable_i64(int64_t v) { return (uint64_t)v ^ (1ull << 63); }
+
+static uint64_t sortable_f64(double d) {
+  if (d == 0) d = 0;   /* -0.0 == 0.0 */
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  return (u >> 63) ? ~u : u | (1ull << 63);
+}
+
+static int cmp_str_ids(const void *a, const void *b, void *ctx) {
+  return rt_str_cmp(ctx, *(const uint32_t *)a, *(const uint32_t *)b);
+}
+
+/* Turns the string ids in k[0..n) into their text ranks, in place. Sorts
+ * the ids (radix on the id, carrying positions), ranks the distinct ids by
+ * text, and writes each position's rank back. Returns false on OOM. */
+static bool rank_strings(uint64_t *k, size_t n, uint64_t *tk, uint32_t *pos, uint32_t *tpos,
+                         const rt_strpool *sp) {
+  uint64_t *ids = malloc(n * sizeof *ids);
+  if (!ids) return false;
+  memcpy(ids, k, n * sizeof *ids);
+  for (size_t i = 0; i < n; i++) pos[i] = (uint32_t)i;
+  if (!radix_sort(ids, pos, tk, tpos, n)) {
+    free(ids);
+    return false;
+  }
+  /* Distinct ids, in id order; tpos[j] = index of ids[j]'s distinct id. */
+  uint32_t *uniq = malloc(n * sizeof *uniq);
+  uint32_t *rank = malloc(n * sizeof *rank);
+  if (!uniq || !rank) {
+    free(ids);
+    free(uniq);
+    free(rank);
+    return false;
+  }
+  size_t nu = 0;
+  for (size_t j = 0; j < n; j++) {
+    if (j == 0 || ids[j] != ids[j - 1]) uniq[nu++] = (uint32_t)ids[j];
+    tpos[j] = (uint32_t)(nu - 1);
+  }
+  /* Sort a copy by text; distinct ids are distinct strings, so any sort
+   * gives the one order. rank[index in id order] = text rank. */
+  uint32_t *by_text = malloc(nu * sizeof *by_text);
+  if (!by_text) {
+    free(ids);
+    free(uniq);
+    free(rank);
+    return false;
+  }
+  memcpy(by_text, uniq, nu * sizeof *by_text);
+  qsort_r(by_text, nu, sizeof *by_text, cmp_str_ids, (void *)sp);
+  /* Map id → index in uniq by binary search (uniq is ascending by id). */
+  for (size_t r = 0; r < nu; r++) {
+    size_t lo = 0, hi = nu;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (uniq[mid] < by_text[r]) lo = mid + 1;
+      else hi = mid;
+    }
+    rank[lo] = (uint32_t)r;
+  }
+  for (size_t j = 0; j < n; j++) k[pos[j]] = rank[tpos[j]];
+  free(ids);
+  free(uniq);
+  free(rank);
+  free(by_text);
+  return true;
+}
+
+uint32_t *rt_sort_perm(const rt_rowbuf *b, int nkeys, const rt_sortkey *keys,
+                       const rt_strpool *sp) {
+  size_t n = (size_t)b->nrows;
+  if (n == 0) return NULL;
+  uint32_t *perm = malloc(n * sizeof *perm);
+  if (!perm) return NULL;
+  for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
+  if (nkeys == 0) return perm;
+  uint64_t *k = malloc(n * sizeof *k);
+  uint64_t *tk = malloc(n * sizeof *tk);
+  uint32_t *tp = malloc(n * sizeof *tp);
+  uint32_t *tp2 = malloc(n * sizeof *tp2);
+  if (!k || !tk || !tp || !tp2) goto oom;
+
+  /* Least significant key first; each pass is stable. */
+  for (int ki = nkeys - 1; ki >= 0; ki--) {
+    const rt_sortkey *key = &keys[ki];
+    int c = key->col;
+    const uint64_t *valid = b->valid[c];
+    size_t nnull = 0;
+    switch (b->types[c]) {
+    case RT_F64: {
+      const double *d = b->data[c];
+      for (size_t i = 0; i < n; i++) k[i] = sortable_f64(d[perm[i]]);
+      break;
+    }
+    case RT_STR: {
+      const uint32_t *d = b->data[c];
+      for (size_t i = 0; i < n; i++) k[i] = d[perm[i]];
+      if (!rank_strings(k, n, tk, tp, tp2, sp)) goto oom;
+      break;
+    }
+    default: {
+      const int64_t *d = b->data[c];
+      for (size_t i = 0; i < n; i++) k[i] = sortable_i64(d[perm[i]]);
+      break;
+    }
+    }
+    for (size_t i = 0; i < n; i++) {
+      if (!rt_bit(valid, perm[i])) {
+        k[i] = 0;   /* NULLs tie with each other, keeping input order */
+        nnull++;
+      } else if (key->desc) {
+        k[i] = ~k[i];
+      }
+    }
+    if (!radix_sort(k, perm, tk, tp, n)) goto oom;
+    if (nnull) {
+      /* Stable partition: NULLs to the front or the back. */
+      size_t nv = n - nnull, a = 0, z = 0;
+      uint32_t *nulls = tp, *vals = tp2;
+      for (size_t i = 0; i < n; i++) {
+        if (rt_bit(valid, perm[i])) vals[z++] = perm[i];
+        else nulls[a++] = perm[i];
+      }
+      if (key->nulls_first) {
+        memcpy(perm, nulls, nnull * sizeof *perm);
+        memcpy(perm + nnull, vals, nv * sizeof *perm);
+      } else {
+        memcpy(perm, vals, nv * sizeof *perm);
+        memcpy(perm + nv, nulls, nnull * sizeof *perm);
+      }
+    }
+  }
+  free(k);
+  free(tk);
+  free(tp);
+  free(tp2);
+  return perm;
+oom:
+  free(k);
+  free(tk);
+  free(tp);
+  free(tp2);
+  free(perm);
+  return NULL;
+}

@@ -1,0 +1,365 @@
+/*
+ * sqlsrc.c — reading SQLite query results into columnar batches.
+ *
+ * rt_sql_describe tells the binder what a SQL source returns (names and
+ * types); rt_sqlsrc steps the prepared query and copies its values into
+ * per-source buffers that batch views point at. What the SQL text is (the
+ * `WITH __pipeline_source …` wrapper that prunes columns) is the caller's
+ * business; here we only prepare, step and copy.
+ *
+ * Typing is static: a column's type is fixed before the first row is read,
+ * and a later value that does not fit it stops the query with an error
+ * naming the column and the (1-based) row, rather than silently changing
+ * types mid-stream.
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include "store.h"
+
+/* ---- type from the declared type (SQLite's affinity rules, §3.1 of
+ * https://sqlite.org/datatype3.html, applied in the same order) ---------- */
+
+static int ci_contains(const char *s, const char *needle) {
+  size_t n = strlen(needle);
+  for (; *s; s++)
+    if (rt_strnieq(s, needle, n)) return 1;
+  return 0;
+}
+
+/* RT_NULLT stands for "unknown: sample the values". */
+static rt_type type_from_decl(const char *decl) {
+  if (!decl || !*decl) return RT_NULLT;
+  if (ci_contains(decl, "INT")) return RT_I64;
+  if (ci_contains(decl, "CHAR") || ci_contains(decl, "CLOB") || ci_contains(decl, "TEXT"))
+    return RT_STR;
+  if (ci_contains(decl, "REAL") || ci_contains(decl, "FLOA") || ci_contains(decl, "DOUB"))
+    return RT_F64;
+  return RT_NULLT;  /* BLOB or NUMERIC affinity: the values decide */
+}
+
+static const char *type_word(rt_type t) {
+  switch (rt_store_type(t)) {
+  case RT_F64: return "double";
+  case RT_STR: return "string";
+  default: return "integer";
+  }
+}
+
+static const char *value_word(int sqlite_type) {
+  switch (sqlite_type) {
+  case SQLITE_INTEGER: return "an integer";
+  case SQLITE_FLOAT: return "a real";
+  case SQLITE_TEXT: return "a text";
+  case SQLITE_BLOB: return "a blob";
+  default: return "a NULL";
+  }
+}
+
+static int prepare(sqlite3 *db, const char *sql, const char *stage, sqlite3_stmt **st,
+                   rt_err *err) {
+  *st = NULL;
+  if (!db) return rt_errorf(err, -1, "%s: there is no SQLite connection", stage);
+  if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
+    rt_errorf(err, -1, "%s: %s", stage, sqlite3_errmsg(db));
+    sqlite3_finalize(*st);
+    *st = NULL;
+    return 0;
+  }
+  if (!*st) return rt_errorf(err, -1, "%s: the query is empty", stage);
+  return 1;
+}
+
+/* ---- describe ----------------------------------------------------------- */
+
+/* Decides the types of the undeclared columns (types[c] == RT_NULLT) from
+ * the values of the first RT_BATCH rows. */
+static int sample_types(sqlite3 *db, sqlite3_stmt *st, int ncols, char **names,
+                        rt_type *types, rt_err *err) {
+  enum { SEEN_INT = 1, SEEN_REAL = 2, SEEN_TEXT = 4 };
+  uint8_t seen[ncols];
+  int64_t text_row[ncols], num_row[ncols];
+  memset(seen, 0, sizeof seen);
+  for (int c = 0; c < ncols; c++) text_row[c] = num_row[c] = 0;
+
+  for (int64_t row = 1; row <= RT_BATCH; row++) {
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) break;
+    if (rc != SQLITE_ROW) return rt_errorf(err, -1, "FROM: %s", sqlite3_errmsg(db));
+    for (int c = 0; c < ncols; c++) {
+      if (types[c] != RT_NULLT) continue;
+      switch (sqlite3_column_type(st, c)) {
+      case SQLITE_INTEGER: seen[c] |= SEEN_INT; if (!num_row[c]) num_row[c] = row; break;
+      case SQLITE_FLOAT: seen[c] |= SEEN_REAL; if (!num_row[c]) num_row[c] = row; break;
+      case SQLITE_TEXT: seen[c] |= SEEN_TEXT; if (!text_row[c]) text_row[c] = row; break;
+      case SQLITE_BLOB:
+        return rt_errorf(err, -1, "FROM: column '%s' has a blob value in row %lld, "
+                         "which a pipeline cannot read", names[c], (long long)row);
+      default: break;
+      }
+    }
+  }
+  for (int c = 0; c < ncols; c++) {
+    if (types[c] != RT_NULLT) continue;
+    if ((seen[c] & SEEN_TEXT) && (seen[c] & (SEEN_INT | SEEN_REAL)))
+      return rt_errorf(err, -1,
+                       "FROM: column '%s' mixes text (row %lld) and numbers (row %lld), "
+                       "so it has no single type: CAST it to one",
+                       names[c], (long long)text_row[c], (long long)num_row[c]);
+    types[c] = (seen[c] & SEEN_TEXT) ? RT_STR : (seen[c] & SEEN_REAL) ? RT_F64 : RT_I64;
+  }
+  return 1;
+}
+
+int rt_sql_describe(void *dbv, const char *sql, rt_arena *a, rt_sqlcols *out, rt_err *err) {
+  sqlite3 *db = dbv;
+  sqlite3_stmt *st;
+  memset(out, 0, sizeof *out);
+  if (!prepare(db, sql, "FROM", &st, err)) return 0;
+
+  int n = sqlite3_column_count(st);
+  if (n == 0) {
+    sqlite3_finalize(st);
+    return rt_errorf(err, -1, "FROM: expected a query that returns rows");
+  }
+  /* Describing may step the query to sample values, and running it steps
+   * it again: a statement that writes would write twice. */
+  if (!sqlite3_stmt_readonly(st)) {
+    sqlite3_finalize(st);
+    return rt_errorf(err, -1, "FROM: expected a query that only reads data");
+  }
+  char **names = rt_arena_alloc(a, sizeof(char *) * (size_t)n);
+  rt_type *types = rt_arena_alloc(a, sizeof(rt_type) * (size_t)n);
+  int unknown = 0;
+  for (int c = 0; c < n; c++) {
+    const char *nm = sqlite3_column_name(st, c);
+    names[c] = rt_arena_strdup(a, nm ? nm : "");
+    types[c] = type_from_decl(sqlite3_column_decltype(st, c));
+    unknown += types[c] == RT_NULLT;
+  }
+  int ok = unknown ? sample_types(db, st, n, names, types, err) : 1;
+  sqlite3_finalize(st);
+  if (!ok) return 0;
+  out->ncols = n;
+  out->names = names;
+  out->types = types;
+  return 1;
+}
+
+/* ---- source --------------------------------------------------------------- */
+
+/* One column's batch buffer. `last_*` caches the most recent string so runs
+ * of equal strings (common: names, states) skip the pool's hash lookup. */
+typedef struct sqlcol {
+  rt_type store;        /* RT_I64, RT_F64 or RT_STR */
+  rt_type view_type;    /* what the view reports (RT_BOOL kept as such) */
+  void *data;           /* RT_BATCH values */
+  uint64_t *valid;      /* RT_BITWORDS(RT_BATCH) words */
+  const char *name;
+  uint32_t last_id;
+  int has_last;
+} sqlcol;
+
+struct rt_sqlsrc {
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  rt_strpool *sp;
+  int ncols;
+  sqlcol *cols;
+  int64_t rows;         /* rows read so far, for error messages */
+  int done;             /* SQLITE_DONE seen */
+  int failed;
+  char *stage;
+  void *mem;            /* one block holding every column buffer */
+};
+
+static char *dup_str(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+rt_sqlsrc *rt_sqlsrc_open(void *dbv, const char *sql, int ncols, const rt_type *types,
+                          const char *const *names, rt_strpool *sp, const char *stage,
+                          rt_err *err) {
+  sqlite3 *db = dbv;
+  sqlite3_stmt *st;
+  if (!stage) stage = "FROM";
+  if (ncols <= 0) {
+    rt_errorf(err, -1, "%s: expected a query that returns rows", stage);
+    return NULL;
+  }
+  if (!prepare(db, sql, stage, &st, err)) return NULL;
+  if (sqlite3_column_count(st) != ncols) {
+    rt_errorf(err, -1, "%s: the query now returns %d columns, but it was compiled for %d",
+              stage, sqlite3_column_count(st), ncols);
+    sqlite3_finalize(st);
+    return NULL;
+  }
+
+  /* Names are copied into one block after the buffers, so the source does
+   * not depend on the caller keeping them alive. */
+  size_t words = RT_BITWORDS(RT_BATCH);
+  size_t per_col = RT_BATCH * sizeof(int64_t) + words * sizeof(uint64_t);
+  size_t name_bytes = 0;
+  for (int c = 0; c < ncols; c++) name_bytes += strlen(names && names[c] ? names[c] : "") + 1;
+  rt_sqlsrc *s = calloc(1, sizeof *s);
+  sqlcol *cols = calloc((size_t)(ncols ? ncols : 1), sizeof *cols);
+  char *mem = malloc(per_col * (size_t)ncols + name_bytes + 1);
+  char *stage_copy = dup_str(stage);
+  if (!s || !cols || !mem || !stage_copy) {
+    free(s); free(cols); free(mem); free(stage_copy);
+    sqlite3_finalize(st);
+    rt_errorf(err, -1, "%s: out of memory", stage);
+    return NULL;
+  }
+  char *names_at = mem + per_col * (size_t)ncols;
+  for (int c = 0; c < ncols; c++) {
+    sqlcol *col = &cols[c];
+    col->store = rt_store_type(types[c]);
+    col->view_type = types[c] == RT_BOOL ? RT_BOOL : col->store;
+    col->data = mem + per_col * (size_t)c;
+    col->valid = (uint64_t *)(mem + per_col * (size_t)c + RT_BATCH * sizeof(int64_t));
+    const char *nm = names && names[c] ? names[c] : "";
+    size_t len = strlen(nm) + 1;
+    memcpy(names_at, nm, len);
+    col->name = names_at;
+    names_at += len;
+  }
+  s->db = db;
+  s->st = st;
+  s->sp = sp;
+  s->ncols = ncols;
+  s->cols = cols;
+  s->stage = stage_copy;
+  s->mem = mem;
+  return s;
+}
+
+static int value_error(rt_sqlsrc *s, int c, int sqlite_type, int64_t row, rt_err *err) {
+  s->failed = 1;
+  if (sqlite_type == SQLITE_FLOAT && s->cols[c].store == RT_I64) {
+    double d = sqlite3_column_double(s->st, c);
+    int whole = d == floor(d);
+    return rt_errorf(err, -1, "%s: column '%s' has a real value %s in row %lld, "
+                     "but its type is integer", s->stage, s->cols[c].name,
+                     whole ? "out of the integer range" : "with a fraction", (long long)row);
+  }
+  return rt_errorf(err, -1, "%s: column '%s' has %s value in row %lld, but its type is %s",
+                   s->stage, s->cols[c].name, value_word(sqlite_type), (long long)row,
+                   type_word(s->cols[c].store));
+}
+
+/* A real stored into an integer column converts only when it is a whole
+ * number inside int64's range: 3.0 → 3, but 3.5 or 1e300 is an error.
+ * 2^63 itself is out of range, hence `<` on the upper bound. */
+static int real_to_int(double d, int64_t *out) {
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return 0;
+  if (d != floor(d)) return 0;
+  *out = (int64_t)d;
+  return 1;
+}
+
+static uint32_t intern_text(rt_sqlsrc *s, sqlcol *col, sqlite3_value *val) {
+  const char *txt = (const char *)sqlite3_value_text(val);
+  size_t len = (size_t)sqlite3_value_bytes(val);
+  if (!txt) txt = "";
+  if (col->has_last) {
+    size_t llen;
+    const char *last = rt_str_get(s->sp, col->last_id, &llen);
+    if (llen == len && memcmp(last, txt, len) == 0) return col->last_id;
+  }
+  col->last_id = rt_str_intern(s->sp, txt, len);
+  col->has_last = 1;
+  return col->last_id;
+}
+
+int rt_sqlsrc_next(rt_sqlsrc *s, rt_view *views, uint32_t *n, rt_err *err) {
+  *n = 0;
+  if (s->failed) return -1;
+  if (s->done) return 0;
+  const int ncols = s->ncols;
+  sqlcol *cols = s->cols;
+  sqlite3_stmt *st = s->st;
+  uint8_t any_null[ncols ? ncols : 1];
+  for (int c = 0; c < ncols; c++) {
+    memset(cols[c].valid, 0, RT_BITWORDS(RT_BATCH) * sizeof(uint64_t));
+    any_null[c] = 0;
+  }
+
+  uint32_t r = 0;
+  while (r < RT_BATCH) {
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+      s->done = 1;
+      break;
+    }
+    if (rc != SQLITE_ROW) {
+      s->failed = 1;
+      return rt_errorf(err, -1, "%s: %s", s->stage, sqlite3_errmsg(s->db)), -1;
+    }
+    s->rows++;
+    const uint64_t bit = 1ull << (r & 63);
+    const uint32_t w = r >> 6;
+    for (int c = 0; c < ncols; c++) {
+      sqlcol *col = &cols[c];
+      /* One column lookup per value: sqlite3_column_* would each take the
+       * connection's mutex and find the column again. The value is
+       * "unprotected", which only matters across threads; the engine is
+       * used by one thread at a time. */
+      sqlite3_value *val = sqlite3_column_value(st, c);
+      int t = sqlite3_value_type(val);
+      if (t == SQLITE_NULL) {
+        any_null[c] = 1;
+        /* Zero the slot so a NULL never exposes a stale value. */
+        if (col->store == RT_STR) ((uint32_t *)col->data)[r] = 0;
+        else ((int64_t *)col->data)[r] = 0;
+        continue;
+      }
+      switch (col->store) {
+      case RT_I64: {
+        int64_t v;
+        if (t == SQLITE_INTEGER) v = sqlite3_value_int64(val);
+        else if (t != SQLITE_FLOAT || !real_to_int(sqlite3_value_double(val), &v))
+          return value_error(s, c, t, s->rows, err), -1;
+        ((int64_t *)col->data)[r] = v;
+        break;
+      }
+      case RT_F64:
+        if (t == SQLITE_FLOAT) ((double *)col->data)[r] = sqlite3_value_double(val);
+        else if (t == SQLITE_INTEGER) ((double *)col->data)[r] = (double)sqlite3_value_int64(val);
+        else return value_error(s, c, t, s->rows, err), -1;
+        break;
+      default:
+        if (t != SQLITE_TEXT) return value_error(s, c, t, s->rows, err), -1;
+        ((uint32_t *)col->data)[r] = intern_text(s, col, val);
+        break;
+      }
+      col->valid[w] |= bit;
+    }
+    r++;
+  }
+  if (r == 0) return 0;
+  for (int c = 0; c < ncols; c++) {
+    views[c].type = cols[c].view_type;
+    views[c].data = cols[c].data;
+    /* A batch without NULLs gets no validity bits, so consumers take their
+     * no-NULL fast path. */
+    views[c].valid = any_null[c] ? cols[c].valid : NULL;
+    views[c].sel = NULL;
+    views[c].base = 0;
+  }
+  *n = r;
+  return 1;
+}
+
+void rt_sqlsrc_close(rt_sqlsrc *s) {
+  if (!s) return;
+  sqlite3_finalize(s->st);
+  free(s->cols);
+  free(s->mem);
+  free(s->stage);
+  free(s);
+}

@@ -1,0 +1,161 @@
+/*
+ * store.h — runtime structures that breakers write and sources read: row
+ * buffers, the aggregation hash table, sorting, and the SQLite source.
+ *
+ * Both backends write these same structures (the interpreter a batch at a
+ * time, the JIT a row at a time from generated code), so every layout here
+ * that generated code touches is declared for LLVM in codegen/ and checked
+ * against offsetof in a test. Change a field here, change it there.
+ */
+#ifndef PJ_STORE_H
+#define PJ_STORE_H
+
+#include "rt.h"
+
+/* ---- row buffer ---------------------------------------------------------- */
+
+/* Columnar growable storage. Integer kinds (id, u32, i32, i64, bool) are
+ * stored as int64_t, doubles as double, strings as uint32_t ids. valid[c]
+ * is always allocated (bit set = not NULL); writers set the bit for every
+ * non-NULL value they write. */
+typedef struct rt_rowbuf {
+  int ncols;
+  rt_type *types;       /* stored type per column: RT_I64, RT_F64, RT_STR */
+  int64_t nrows;
+  int64_t cap;
+  void **data;
+  uint64_t **valid;
+} rt_rowbuf;
+
+void rt_rowbuf_init(rt_rowbuf *b, int ncols, const rt_type *types);
+/* Makes room for `extra` more rows (new rows zeroed and marked NULL). */
+void rt_rowbuf_reserve(rt_rowbuf *b, int64_t extra);
+/* Appends the active rows of `views` (one per column). */
+void rt_rowbuf_append_views(rt_rowbuf *b, const rt_view *views, const uint32_t *active,
+                            uint32_t nactive);
+void rt_rowbuf_free(rt_rowbuf *b);
+static inline rt_type rt_store_type(rt_type t) {
+  return t == RT_F64 ? RT_F64 : t == RT_STR ? RT_STR : RT_I64;
+}
+/* View of column c rows [start, start+n) (start a multiple of 64), optionally
+ * through a permutation: when perm != NULL, position i reads row perm[start+i]. */
+void rt_rowbuf_view(const rt_rowbuf *b, int c, int64_t start, const uint32_t *perm,
+                    rt_view *out);
+/* Moves the rows into a finalized table (names given); frees the buffer. */
+rt_table *rt_rowbuf_to_table(rt_rowbuf *b, const char *name, const char *const *names);
+
+/* ---- aggregation hash table ---------------------------------------------- */
+
+typedef enum rt_aggkind {
+  RT_AGG_COUNT_STAR, RT_AGG_COUNT, RT_AGG_SUM, RT_AGG_MIN, RT_AGG_MAX, RT_AGG_AVG,
+  RT_AGG_ANY_VALUE,
+} rt_aggkind;
+
+/* Per-group state of one aggregate, arrays indexed by group number.
+ *   COUNT_STAR, COUNT: i[g] = count
+ *   SUM of ints: i[g] = checked sum; SUM of doubles: f[g]
+ *   MIN/MAX/ANY_VALUE: i[g] (ints, string ids) or f[g] (doubles)
+ *   AVG: f[g] = sum as double, n[g] = count
+ *   has[g] = 1 once a non-NULL input was seen (SUM/MIN/MAX/AVG/ANY give
+ *   NULL when it stays 0; COUNT never NULL).
+ * MIN/MAX of strings compare by rt_str_cmp. */
+typedef struct rt_agg {
+  rt_aggkind kind;
+  rt_type in;          /* stored type of the argument: RT_I64, RT_F64, RT_STR */
+  rt_type out;         /* result type */
+  int64_t *i;
+  double *f;
+  int64_t *n;
+  uint8_t *has;
+} rt_agg;
+
+/* Groups keyed by a tuple of values. Each key contributes a presence byte
+ * and 8 value bytes (int64, double bits with -0.0 folded to 0.0, or the
+ * string id), so NULL keys group together. Groups are numbered in
+ * first-seen order; key values are kept in `keys` for output.
+ *
+ * Layout for generated code (one key of stored type RT_I64 or RT_STR):
+ * `slots` is an open-addressed array of mask+1 entries holding group+1
+ * (0 = empty); a key v (non-NULL) hashes to rt_hash_i64(v) and probes
+ * linearly from h & mask, comparing keys.data[0][group]. A NULL key is
+ * group `null_group` (-1 until seen). Insert and growth call the runtime. */
+typedef struct rt_aggtab {
+  int nkeys;
+  int naggs;
+  rt_agg *aggs;
+  int64_t ngroups;
+  int64_t cap;         /* capacity of per-group arrays */
+  uint32_t *slots;
+  uint64_t mask;
+  int64_t null_group;  /* single-key tables: the group of the NULL key */
+  uint64_t *hashes;    /* per group, for rehashing */
+  rt_rowbuf keys;      /* key values per group, columns = keys */
+} rt_aggtab;
+
+static inline uint64_t rt_hash_i64(uint64_t x) {
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+void rt_aggtab_init(rt_aggtab *t, int nkeys, const rt_type *key_types, int naggs,
+                    const rt_aggkind *kinds, const rt_type *in_types);
+/* Finds or inserts the group of a key tuple: vals[k] holds the key's value
+ * bits (int64, double bits, string id), isnull[k] its NULL flag. */
+int64_t rt_aggtab_group(rt_aggtab *t, const int64_t *vals, const uint8_t *isnull);
+/* One-key fast paths (the JIT inlines the probe and calls insert on a miss). */
+int64_t rt_aggtab_group_i64(rt_aggtab *t, int64_t v);
+int64_t rt_aggtab_insert_i64(rt_aggtab *t, int64_t v, uint64_t hash);
+int64_t rt_aggtab_group_null(rt_aggtab *t);
+/* Makes sure group 0 exists (AGGREGATE without GROUP BY). */
+void rt_aggtab_ensure_one(rt_aggtab *t);
+/* Output: key columns then one column per aggregate, in a rowbuf the caller
+ * initializes with the matching types. */
+void rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out);
+void rt_aggtab_free(rt_aggtab *t);
+
+/* ---- sort ---------------------------------------------------------------- */
+
+typedef struct rt_sortkey {
+  int col;             /* column of the rowbuf */
+  bool desc;
+  bool nulls_first;
+} rt_sortkey;
+
+/* Stable sort of a rowbuf's rows: returns a malloc'd permutation of
+ * 0..nrows-1 (NULL when nrows == 0). Strings compare by rt_str_cmp,
+ * numbers numerically. */
+uint32_t *rt_sort_perm(const rt_rowbuf *b, int nkeys, const rt_sortkey *keys,
+                       const rt_strpool *sp);
+
+/* ---- SQLite source ------------------------------------------------------- */
+
+/* Describes a SQL query's result columns for the binder: names and types.
+ * Types come from the declared type of the column when SQLite knows it
+ * (INT → RT_I64, REAL/FLOA/DOUB → RT_F64, CHAR/CLOB/TEXT → RT_STR), else
+ * from the values of the first RT_BATCH rows (any string → RT_STR, any
+ * double → RT_F64, else RT_I64; strings mixed with numbers is an error).
+ * Arrays come from arena a. */
+typedef struct rt_sqlcols {
+  int ncols;
+  char **names;
+  rt_type *types;
+} rt_sqlcols;
+int rt_sql_describe(void *db, const char *sql, rt_arena *a, rt_sqlcols *out, rt_err *err);
+
+/* Steps a prepared query and copies its values into batches of up to
+ * RT_BATCH rows: views[c] gets contiguous values of types[c] (ints as
+ * int64, doubles, string ids interned in sp) with validity bits. A value
+ * whose type does not fit (text in a number column, a real with a
+ * fraction in an integer column, a blob) stops with an error naming the
+ * column and row; an integer in a double column is converted. */
+typedef struct rt_sqlsrc rt_sqlsrc;
+rt_sqlsrc *rt_sqlsrc_open(void *db, const char *sql, int ncols, const rt_type *types,
+                          const char *const *names, rt_strpool *sp, const char *stage,
+                          rt_err *err);
+/* Fills views and *n; returns 1 for a batch, 0 at the end, -1 on error. */
+int rt_sqlsrc_next(rt_sqlsrc *s, rt_view *views, uint32_t *n, rt_err *err);
+void rt_sqlsrc_close(rt_sqlsrc *s);
+
+#endif

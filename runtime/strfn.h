@@ -1,0 +1,94 @@
+/*
+ * strfn.h — SQLite-compatible scalar helpers shared by both backends.
+ *
+ * The interpreter calls these per value and the JIT emits calls to them, so
+ * they are plain C functions over scalars (string ids in the engine's pool,
+ * int64, double), never structs by value. Each one reproduces what SQLite
+ * 3.40 returns for the same non-NULL inputs; NULL handling (any NULL
+ * argument gives NULL) is the caller's job.
+ *
+ * Strings produced are interned in the pool; a helper returns its input id
+ * unchanged when the result equals it (lower('abc'), trim('x')), so no
+ * interning happens on the common path.
+ */
+#ifndef PJ_STRFN_H
+#define PJ_STRFN_H
+
+#include "rt.h"
+
+/* x LIKE pattern: ASCII case-insensitive, '%' any run, '_' one UTF-8
+ * character; no ESCAPE. Note the argument order (pattern first, as in
+ * SQLite's like(pattern, x)). Returns 1 or 0. */
+int rt_fn_like(const rt_strpool *p, uint32_t pattern, uint32_t s);
+/* x GLOB pattern: case-sensitive, '*', '?', '[abc]', '[a-z]', '[^…]'. */
+int rt_fn_glob(const rt_strpool *p, uint32_t pattern, uint32_t s);
+
+/* ASCII-only case mapping (bytes >= 0x80 unchanged), as SQLite. */
+uint32_t rt_fn_lower(rt_strpool *p, uint32_t s);
+uint32_t rt_fn_upper(rt_strpool *p, uint32_t s);
+
+/* length(x): UTF-8 characters before the first NUL byte. */
+int64_t rt_fn_length(const rt_strpool *p, uint32_t s);
+
+/* substr(x, start) and substr(x, start, len): 1-based characters; start 0
+ * or negative counts as SQLite does (substr('hello', -3, 2) = 'll',
+ * substr('hello', 0, 2) = 'h'); a negative len takes characters before
+ * start. Like SQLite, start and len are read as 32-bit ints. */
+uint32_t rt_fn_substr2(rt_strpool *p, uint32_t s, int64_t start);
+uint32_t rt_fn_substr3(rt_strpool *p, uint32_t s, int64_t start, int64_t len);
+
+/* instr(hay, needle): 1-based character position of the first occurrence,
+ * 0 when absent, 1 for an empty needle. */
+int64_t rt_fn_instr(const rt_strpool *p, uint32_t hay, uint32_t needle);
+
+/* trim family. mode: RT_TRIM_LEFT (ltrim), RT_TRIM_RIGHT (rtrim),
+ * RT_TRIM_BOTH (trim). rt_fn_trim removes spaces (the one-argument form);
+ * rt_fn_trim_set removes any of the UTF-8 characters of `set`. */
+enum { RT_TRIM_LEFT = 1, RT_TRIM_RIGHT = 2, RT_TRIM_BOTH = 3 };
+uint32_t rt_fn_trim(rt_strpool *p, uint32_t s, int mode);
+uint32_t rt_fn_trim_set(rt_strpool *p, uint32_t s, uint32_t set, int mode);
+
+/* a || b */
+uint32_t rt_fn_concat(rt_strpool *p, uint32_t a, uint32_t b);
+
+/* CAST(int AS TEXT) and CAST(real AS TEXT): 1.0 → "1.0", 1e20 →
+ * "1.0e+20", 0.1 → "0.1" (SQLite's "%!.15g"). */
+uint32_t rt_fn_i64_to_str(rt_strpool *p, int64_t v);
+uint32_t rt_fn_f64_to_str(rt_strpool *p, double v);
+/* Writes the same text into buf (at least 32 bytes); returns its length. */
+size_t rt_fn_f64_format(double v, char *buf, size_t cap);
+
+/* CAST(text AS INTEGER): leading spaces, sign, the longest digit prefix
+ * (else 0), saturating at the int64 limits. '12.7' → 12, '1e3' → 1. */
+int64_t rt_fn_str_to_i64(const rt_strpool *p, uint32_t s);
+/* CAST(text AS REAL): the longest decimal prefix (digits, '.', exponent),
+ * else 0.0 (-0.0 after a '-'). Follows sqlite3AtoF's long double scaling,
+ * so results have SQLite's bits; beyond about 1e+-70 the two can differ in
+ * the last bit (x87 rounding details we do not reproduce). */
+double rt_fn_str_to_f64(const rt_strpool *p, uint32_t s);
+/* CAST(real AS INTEGER): truncates toward zero, saturates at the int64
+ * limits (NaN gives 0). */
+int64_t rt_fn_f64_to_i64(double v);
+
+/* SQLite's << and >>: a negative count shifts the other way; counts >= 64
+ * give 0 (or -1 for >> of a negative value). */
+int64_t rt_fn_shl(int64_t a, int64_t b);
+int64_t rt_fn_shr(int64_t a, int64_t b);
+
+/* Checked 64-bit arithmetic for C callers: return true on overflow. */
+static inline bool rt_add_ovf(int64_t a, int64_t b, int64_t *out) {
+  return __builtin_add_overflow(a, b, out);
+}
+static inline bool rt_sub_ovf(int64_t a, int64_t b, int64_t *out) {
+  return __builtin_sub_overflow(a, b, out);
+}
+static inline bool rt_mul_ovf(int64_t a, int64_t b, int64_t *out) {
+  return __builtin_mul_overflow(a, b, out);
+}
+
+/* A pool-owned scratch buffer of at least n bytes (reused across calls;
+ * invalidated by the next call). For helpers that build a string before
+ * interning it. NULL when out of memory. */
+char *rt_strpool_scratch(rt_strpool *p, size_t n);
+
+#endif

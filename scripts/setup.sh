@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what pipejit needs on a Debian 12 machine, and nothing more.
+# `apt-get update` runs only when a package is missing; non-root users get
+# a clear message listing what to install instead of a failed sudo prompt.
+set -euo pipefail
+PKGS="cmake make gcc pkg-config llvm-19-dev libsqlite3-dev sqlite3 libcmocka-dev zlib1g-dev"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+  echo "pipejit: missing packages:$missing" >&2
+  echo "pipejit: run as root, or: sudo apt-get install -y$missing" >&2
+  exit 1
+fi
+echo "pipejit: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq $missing >/dev/null

@@ -1,0 +1,617 @@
+/*
+ * test_differential.c — random pipelines against the same question in
+ * plain SQL.
+ *
+ * A fixed-seed generator makes tables (integers with NULLs, duplicates and
+ * negatives; doubles; strings) loaded both as plain SQLite tables and as
+ * PERFETTO TABLEs, and random pipelines of WHERE / EXTEND / SET /
+ * AGGREGATE / ORDER BY / LIMIT together with the equivalent SQL (each
+ * stage wraps the previous query as a subquery). Each pipeline runs on
+ * every backend, reading either the columnar copy or the SQLite table, and
+ * must give the rows SQLite gives: compared in order when ORDER BY orders
+ * by every column, as sorted lists otherwise.
+ *
+ * The generator stays inside the common ground of the two languages:
+ * integers stay far from overflow (multiplication only by small
+ * constants), doubles are multiples of 1/4 so sums are exact in any order
+ * (an inexact double, e.g. an AVG, is never summed again), strings are
+ * compared only with strings, and numbers printed as text are integers.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "codegen/cg.h"
+#include "pipejit.h"
+
+#define NPIPELINES 400
+
+/* ---- deterministic random numbers (splitmix64) --------------------------- */
+
+static uint64_t g_rng;
+static uint64_t next_u64(void) {
+  uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static int rnd(int n) { return (int)(next_u64() % (uint64_t)n); }
+static int chance(int percent) { return rnd(100) < percent; }
+
+/* ---- text buffers ----------------------------------------------------------- */
+
+typedef struct buf {
+  char *s;
+  size_t n, cap;
+} buf;
+
+static void bprintf(buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (b->n + (size_t)n + 1 > b->cap) {
+    b->cap = (b->n + (size_t)n + 1) * 2;
+    b->s = realloc(b->s, b->cap);
+  }
+  va_start(ap, fmt);
+  vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->n += (size_t)n;
+}
+
+static char *bdone(buf *b) { return b->s ? b->s : strdup(""); }
+
+/* ---- tables ------------------------------------------------------------------- */
+
+static const char *const g_words[] = {"a", "b", "ab", "B", "", "zeta", "Alpha", "a%b"};
+#define NWORDS (int)(sizeof g_words / sizeof *g_words)
+
+/* Loads src_<i> (SQLite) and pt_<i> (columnar) with n random rows. */
+static void make_table(pj_engine *e, int i, int n) {
+  sqlite3 *db = pj_engine_sqlite(e);
+  char sql[256];
+  snprintf(sql, sizeof sql, "CREATE TABLE src_%d(k INT, v INT, d REAL, s TEXT)", i);
+  assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  snprintf(sql, sizeof sql, "INSERT INTO src_%d VALUES (?, ?, ?, ?)", i);
+  sqlite3_stmt *st = NULL;
+  assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+  sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+  for (int r = 0; r < n; r++) {
+    if (chance(10)) sqlite3_bind_null(st, 1);
+    else sqlite3_bind_int64(st, 1, rnd(12) - 4);          /* many duplicates */
+    if (chance(15)) sqlite3_bind_null(st, 2);
+    else sqlite3_bind_int64(st, 2, rnd(2001) - 1000);
+    if (chance(15)) sqlite3_bind_null(st, 3);
+    else sqlite3_bind_double(st, 3, (rnd(401) - 200) / 4.0);
+    if (chance(12)) sqlite3_bind_null(st, 4);
+    else sqlite3_bind_text(st, 4, g_words[rnd(NWORDS)], -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_reset(st);
+  }
+  sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+  sqlite3_finalize(st);
+  snprintf(sql, sizeof sql,
+           "CREATE PERFETTO TABLE pt_%d(k LONG, v LONG, d DOUBLE, s STRING) AS"
+           " SELECT k, v, d, s FROM src_%d",
+           i, i);
+  if (pj_engine_exec(e, sql, NULL, NULL) != PJ_OK) fail_msg("%s: %s", sql, pj_engine_errmsg(e));
+}
+
+/* ---- the pipeline generator -------------------------------------------------- */
+
+typedef enum { T_INT, T_DBL, T_STR, T_BOOL } vtype;
+
+typedef struct col {
+  char name[16];
+  vtype t;
+  int exact;   /* doubles: a multiple of 1/4 (or 1/16): safe to sum */
+} col;
+
+typedef struct gen {
+  int ncols;
+  col cols[32];
+  int fresh;   /* next name number */
+} gen;
+
+typedef struct expr {
+  buf text;
+  vtype t;
+  int exact;
+} expr;
+
+static int pick_col(const gen *g, vtype t) {
+  int idx[32], n = 0;
+  for (int i = 0; i < g->ncols; i++)
+    if (g->cols[i].t == t) idx[n++] = i;
+  return n ? idx[rnd(n)] : -1;
+}
+
+static void gen_expr(const gen *g, vtype t, int depth, expr *out);
+static void gen_pred(const gen *g, int depth, buf *out);
+
+/* A leaf of type t: a column of that type when there is one, else a literal. */
+static void gen_leaf(const gen *g, vtype t, expr *out) {
+  int c = chance(75) ? pick_col(g, t) : -1;
+  out->t = t;
+  out->exact = 1;
+  if (c >= 0) {
+    bprintf(&out->text, "%s", g->cols[c].name);
+    out->exact = g->cols[c].exact;
+    return;
+  }
+  switch (t) {
+  case T_INT: bprintf(&out->text, "%d", rnd(11) - 5); break;
+  case T_DBL: bprintf(&out->text, "%.2f", (rnd(41) - 20) / 4.0); break;
+  default: bprintf(&out->text, "'%s'", g_words[rnd(NWORDS)]); break;
+  }
+}
+
+static void sub(const gen *g, vtype t, int depth, expr *out, buf *into) {
+  expr x = {0};
+  gen_expr(g, t, depth, &x);
+  bprintf(into, "%s", x.text.s);
+  if (!x.exact) out->exact = 0;
+  free(x.text.s);
+}
+
+static void gen_int(const gen *g, int depth, expr *o) {
+  switch (depth <= 0 ? 0 : rnd(11)) {
+  case 0: gen_leaf(g, T_INT, o); return;
+  case 1: bprintf(&o->text, "("), sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, " + "),
+          sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
+  case 2: bprintf(&o->text, "("), sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, " - "),
+          sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
+  case 3: bprintf(&o->text, "("), sub(g, T_INT, depth - 1, o, &o->text),
+          bprintf(&o->text, " * %d)", rnd(7) - 3); return;
+  case 4: bprintf(&o->text, "("), sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, " %s ", chance(50) ? "/" : "%"),
+          sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
+  case 5: bprintf(&o->text, "abs("), sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
+  case 6: bprintf(&o->text, "coalesce("), sub(g, T_INT, depth - 1, o, &o->text),
+          bprintf(&o->text, ", %d)", rnd(5)); return;
+  case 7: bprintf(&o->text, "CASE WHEN "), gen_pred(g, depth - 1, &o->text), bprintf(&o->text, " THEN "),
+          sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, " ELSE "),
+          sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, " END"); return;
+  case 8: bprintf(&o->text, "%s(", chance(50) ? "min" : "max"), sub(g, T_INT, depth - 1, o, &o->text),
+          bprintf(&o->text, ", "), sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
+  case 9: bprintf(&o->text, "length("), sub(g, T_STR, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
+  default: bprintf(&o->text, "(-("), sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, "))"); return;
+  }
+}
+
+static void gen_dbl(const gen *g, int depth, expr *o) {
+  switch (depth <= 0 ? 0 : rnd(7)) {
+  case 0: gen_leaf(g, T_DBL, o); return;
+  case 1: bprintf(&o->text, "("), sub(g, T_DBL, depth - 1, o, &o->text), bprintf(&o->text, " + "),
+          sub(g, chance(50) ? T_DBL : T_INT, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
+  case 2: bprintf(&o->text, "("), sub(g, T_DBL, depth - 1, o, &o->text), bprintf(&o->text, " - "),
+          sub(g, T_DBL, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
+  case 3: bprintf(&o->text, "("), sub(g, T_DBL, depth - 1, o, &o->text),
+          bprintf(&o->text, " * %s)", chance(50) ? "0.5" : "-2"); return;
+  case 4: bprintf(&o->text, "("), sub(g, T_DBL, depth - 1, o, &o->text), bprintf(&o->text, " / 4.0)"); return;
+  case 5: bprintf(&o->text, "abs("), sub(g, T_DBL, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
+  default: bprintf(&o->text, "coalesce("), sub(g, T_DBL, depth - 1, o, &o->text),
+           bprintf(&o->text, ", 0.25)"); return;
+  }
+}
+
+static void gen_str(const gen *g, int depth, expr *o) {
+  switch (depth <= 0 ? 0 : rnd(6)) {
+  case 0: gen_leaf(g, T_STR, o); return;
+  case 1: sub(g, T_STR, depth - 1, o, &o->text), bprintf(&o->text, " || "),
+          sub(g, chance(50) ? T_STR : T_INT, depth - 1, o, &o->text); return;
+  case 2: bprintf(&o->text, "%s(", chance(50) ? "upper" : "lower"), sub(g, T_STR, depth - 1, o, &o->text),
+          bprintf(&o->text, ")"); return;
+  case 3: bprintf(&o->text, "substr("), sub(g, T_STR, depth - 1, o, &o->text),
+          bprintf(&o->text, ", %d, %d)", rnd(4) - 1, rnd(3)); return;
+  case 4: bprintf(&o->text, "coalesce("), sub(g, T_STR, depth - 1, o, &o->text),
+          bprintf(&o->text, ", 'none')"); return;
+  default: bprintf(&o->text, "CASE WHEN "), gen_pred(g, depth - 1, &o->text), bprintf(&o->text, " THEN "),
+           sub(g, T_STR, depth - 1, o, &o->text), bprintf(&o->text, " ELSE "),
+           sub(g, T_STR, depth - 1, o, &o->text), bprintf(&o->text, " END"); return;
+  }
+}
+
+static void gen_expr(const gen *g, vtype t, int depth, expr *out) {
+  out->t = t;
+  out->exact = 1;
+  if (t == T_INT) gen_int(g, depth, out);
+  else if (t == T_DBL) gen_dbl(g, depth, out);
+  else gen_str(g, depth, out);
+}
+
+static const char *cmp_op(void) {
+  static const char *const ops[] = {"=", "!=", "<", "<=", ">", ">=", "IS", "IS NOT"};
+  return ops[rnd(8)];
+}
+
+static void operand(const gen *g, vtype t, int depth, buf *out) {
+  expr x = {0};
+  gen_expr(g, t, depth, &x);
+  bprintf(out, "%s", x.text.s);
+  free(x.text.s);
+}
+
+static void gen_pred(const gen *g, int depth, buf *out) {
+  vtype nt = chance(50) ? T_INT : T_DBL;
+  switch (depth <= 0 ? rnd(3) : rnd(10)) {
+  case 0: operand(g, nt, depth - 1, out), bprintf(out, " %s ", cmp_op()),
+          operand(g, chance(70) ? nt : T_INT, depth - 1, out); return;
+  case 1: operand(g, T_STR, depth - 1, out), bprintf(out, " %s ", cmp_op()),
+          operand(g, T_STR, depth - 1, out); return;
+  case 2: operand(g, rnd(3) == 0 ? T_STR : nt, 0, out),
+          bprintf(out, chance(50) ? " IS NULL" : " IS NOT NULL"); return;
+  case 3: bprintf(out, "NOT ("), gen_pred(g, depth - 1, out), bprintf(out, ")"); return;
+  case 4: bprintf(out, "("), gen_pred(g, depth - 1, out), bprintf(out, " AND "),
+          gen_pred(g, depth - 1, out), bprintf(out, ")"); return;
+  case 5: bprintf(out, "("), gen_pred(g, depth - 1, out), bprintf(out, " OR "),
+          gen_pred(g, depth - 1, out), bprintf(out, ")"); return;
+  case 6: operand(g, T_INT, depth - 1, out), bprintf(out, "%s IN (%d, %d, %d)", chance(30) ? " NOT" : "",
+          rnd(9) - 4, rnd(9) - 4, rnd(2001) - 1000); return;
+  case 7: operand(g, T_STR, depth - 1, out), bprintf(out, " %sLIKE '%s'", chance(30) ? "NOT " : "",
+          (const char *[]){"a%", "%b", "_", "%", "A_"}[rnd(5)]); return;
+  case 8: operand(g, nt, depth - 1, out), bprintf(out, " %sBETWEEN %d AND %d", chance(30) ? "NOT " : "",
+          rnd(11) - 8, rnd(11) - 2); return;
+  default: operand(g, T_STR, depth - 1, out), bprintf(out, " IN ('a', 'B', '')"); return;
+  }
+}
+
+/* The generated pair. */
+typedef struct pair {
+  char *pipe;
+  char *sql;
+  int ordered;   /* ORDER BY orders by every column */
+} pair;
+
+static void add_col(gen *g, const char *prefix, vtype t, int exact) {
+  col *c = &g->cols[g->ncols++];
+  snprintf(c->name, sizeof c->name, "%s%d", prefix, g->fresh++);
+  c->t = t;
+  c->exact = exact;
+}
+
+static vtype rnd_type(void) {
+  int r = rnd(10);
+  return r < 5 ? T_INT : r < 8 ? T_DBL : T_STR;
+}
+
+static pair gen_pair(int table, int from_sqlite) {
+  gen g = {.ncols = 4, .cols = {{"k", T_INT, 1}, {"v", T_INT, 1}, {"d", T_DBL, 1}, {"s", T_STR, 1}}};
+  buf pipe = {0}, sql = {0};
+  if (from_sqlite) bprintf(&pipe, "FROM src_%d", table);
+  else bprintf(&pipe, "FROM pt_%d", table);
+  bprintf(&sql, "SELECT k, v, d, s FROM src_%d", table);
+  int nstages = rnd(5) + 1;
+  for (int st = 0; st < nstages; st++) {
+    buf next = {0};
+    int kind = rnd(10);
+    if (kind < 3) {   /* WHERE */
+      buf p = {0};
+      gen_pred(&g, 2, &p);
+      bprintf(&pipe, " |> WHERE %s", p.s);
+      bprintf(&next, "SELECT * FROM (%s) WHERE %s", sql.s, p.s);
+      free(p.s);
+    } else if (kind < 5 && g.ncols < 28) {   /* EXTEND */
+      int n = rnd(2) + 1;
+      vtype nt[2];
+      int nexact[2];
+      bprintf(&pipe, " |> EXTEND ");
+      bprintf(&next, "SELECT *");
+      for (int i = 0; i < n; i++) {
+        expr x = {0};
+        int boolean = chance(10);
+        if (boolean) {
+          gen_pred(&g, 1, &x.text);
+          x.t = T_BOOL;
+          x.exact = 1;
+        } else {
+          gen_expr(&g, rnd_type(), 2, &x);
+        }
+        char name[16];
+        snprintf(name, sizeof name, "c%d", g.fresh + i);
+        bprintf(&pipe, "%s%s AS %s", i ? ", " : "", x.text.s, name);
+        bprintf(&next, ", %s AS %s", x.text.s, name);
+        free(x.text.s);
+        nt[i] = x.t;
+        nexact[i] = x.exact;
+      }
+      /* Items of one stage see the row before it: the new columns join
+       * the row only now. */
+      for (int i = 0; i < n; i++) add_col(&g, "c", nt[i], nexact[i]);
+      bprintf(&next, " FROM (%s)", sql.s);
+    } else if (kind < 7) {   /* SET */
+      int c = rnd(g.ncols);
+      if (g.cols[c].t == T_BOOL) {
+        free(next.s);
+        continue;
+      }
+      expr x = {0};
+      gen_expr(&g, g.cols[c].t, 2, &x);
+      bprintf(&pipe, " |> SET %s = %s", g.cols[c].name, x.text.s);
+      bprintf(&next, "SELECT ");
+      for (int i = 0; i < g.ncols; i++) {
+        if (i) bprintf(&next, ", ");
+        if (i == c) bprintf(&next, "%s AS %s", x.text.s, g.cols[i].name);
+        else bprintf(&next, "%s", g.cols[i].name);
+      }
+      bprintf(&next, " FROM (%s)", sql.s);
+      g.cols[c].exact = x.exact;
+      free(x.text.s);
+    } else {   /* AGGREGATE */
+      gen out = {.fresh = g.fresh};
+      int nkeys = rnd(3);
+      int keys[2], nk = 0;
+      for (int i = 0; i < nkeys; i++) {
+        int c = rnd(g.ncols);
+        if (g.cols[c].t == T_DBL) continue;   /* -0.0 and 0.0 print differently */
+        int dup = 0;
+        for (int j = 0; j < nk; j++) dup |= keys[j] == c;
+        if (!dup) keys[nk++] = c;
+      }
+      for (int i = 0; i < nk; i++) out.cols[out.ncols++] = g.cols[keys[i]];
+      buf aggs = {0};
+      int naggs = rnd(3) + 1;
+      for (int i = 0; i < naggs; i++) {
+        int c = rnd(g.ncols);
+        const col *in = &g.cols[c];
+        const char *f;
+        vtype t = T_INT;
+        int exact = 1;
+        int r = rnd(7);
+        if (r == 0 || in->t == T_BOOL) f = "COUNT(*)";
+        else if (r == 1) f = "COUNT";
+        else if (r == 2 && in->t != T_STR && in->exact) f = "SUM", t = in->t;
+        else if (r == 3 && in->t != T_STR && in->exact) f = "AVG", t = T_DBL, exact = 0;
+        else f = chance(50) ? "MIN" : "MAX", t = in->t, exact = in->exact;
+        char name[16];
+        snprintf(name, sizeof name, "a%d", out.fresh);
+        if (!strcmp(f, "COUNT(*)")) bprintf(&aggs, "%sCOUNT(*) AS %s", i ? ", " : "", name);
+        else bprintf(&aggs, "%s%s(%s) AS %s", i ? ", " : "", f, in->name, name);
+        add_col(&out, "a", t, exact);
+      }
+      bprintf(&pipe, " |> AGGREGATE %s", aggs.s);
+      bprintf(&next, "SELECT ");
+      for (int i = 0; i < nk; i++) bprintf(&next, "%s, ", g.cols[keys[i]].name);
+      bprintf(&next, "%s FROM (%s)", aggs.s, sql.s);
+      if (nk) {
+        bprintf(&pipe, " GROUP BY ");
+        bprintf(&next, " GROUP BY ");
+        for (int i = 0; i < nk; i++) {
+          bprintf(&pipe, "%s%s", i ? ", " : "", g.cols[keys[i]].name);
+          bprintf(&next, "%s%s", i ? ", " : "", g.cols[keys[i]].name);
+        }
+      }
+      free(aggs.s);
+      g = out;
+    }
+    free(sql.s);
+    sql = next;
+  }
+  int ordered = chance(50);
+  if (ordered) {
+    /* Every column, in a random order, so the order is total. */
+    int perm[32];
+    for (int i = 0; i < g.ncols; i++) perm[i] = i;
+    for (int i = g.ncols - 1; i > 0; i--) {
+      int j = rnd(i + 1), t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+    }
+    buf keys = {0};
+    for (int i = 0; i < g.ncols; i++) {
+      int desc = chance(50), nulls = rnd(3);
+      bprintf(&keys, "%s%s%s%s", i ? ", " : "", g.cols[perm[i]].name, desc ? " DESC" : "",
+              nulls == 1 ? " NULLS FIRST" : nulls == 2 ? " NULLS LAST" : "");
+    }
+    bprintf(&pipe, " |> ORDER BY %s", keys.s);
+    buf next = {0};
+    bprintf(&next, "SELECT * FROM (%s) ORDER BY %s", sql.s, keys.s);
+    free(keys.s);
+    if (chance(60)) {
+      int n = rnd(20), off = chance(50) ? rnd(10) : 0;
+      if (off) {
+        bprintf(&pipe, " |> LIMIT %d OFFSET %d", n, off);
+        bprintf(&next, " LIMIT %d OFFSET %d", n, off);
+      } else {
+        bprintf(&pipe, " |> LIMIT %d", n);
+        bprintf(&next, " LIMIT %d", n);
+      }
+    }
+    free(sql.s);
+    sql = next;
+  }
+  return (pair){bdone(&pipe), bdone(&sql), ordered};
+}
+
+/* ---- comparing ------------------------------------------------------------------ */
+
+/* One row as text: numbers by value (so 3 and 3.0 agree), strings quoted. */
+static void cell_num(buf *b, double f) {
+  if (f == floor(f) && fabs(f) < 1e15) bprintf(b, "%lld|", (long long)f);
+  else bprintf(b, "%.17g|", f);
+}
+
+typedef struct rows {
+  int n;
+  char **r;
+  int ncols;
+  char names[512];
+} rows;
+
+static void rows_free(rows *r) {
+  for (int i = 0; i < r->n; i++) free(r->r[i]);
+  free(r->r);
+}
+
+static void rows_add(rows *r, char *s) {
+  r->r = realloc(r->r, sizeof *r->r * (size_t)(r->n + 1));
+  r->r[r->n++] = s;
+}
+
+static void sql_rows(sqlite3 *db, const char *sql, rows *out) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    fail_msg("reference SQL does not prepare: %s\n%s", sqlite3_errmsg(db), sql);
+  out->ncols = sqlite3_column_count(st);
+  size_t pos = 0;
+  for (int c = 0; c < out->ncols; c++)
+    pos += (size_t)snprintf(out->names + pos, sizeof out->names - pos, "%s,",
+                            sqlite3_column_name(st, c));
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    buf b = {0};
+    for (int c = 0; c < out->ncols; c++) {
+      switch (sqlite3_column_type(st, c)) {
+      case SQLITE_NULL: bprintf(&b, "N|"); break;
+      case SQLITE_INTEGER: bprintf(&b, "%lld|", (long long)sqlite3_column_int64(st, c)); break;
+      case SQLITE_FLOAT: cell_num(&b, sqlite3_column_double(st, c)); break;
+      default: bprintf(&b, "'%s'|", (const char *)sqlite3_column_text(st, c)); break;
+      }
+    }
+    rows_add(out, bdone(&b));
+  }
+  if (rc != SQLITE_DONE) fail_msg("reference SQL fails: %s\n%s", sqlite3_errmsg(db), sql);
+  sqlite3_finalize(st);
+}
+
+static void result_rows(const pj_result *r, rows *out) {
+  out->ncols = pj_result_column_count(r);
+  size_t pos = 0;
+  for (int c = 0; c < out->ncols; c++)
+    pos += (size_t)snprintf(out->names + pos, sizeof out->names - pos, "%s,",
+                            pj_result_column_name(r, c));
+  for (int64_t i = 0; i < pj_result_row_count(r); i++) {
+    buf b = {0};
+    for (int c = 0; c < out->ncols; c++) {
+      if (pj_result_is_null(r, i, c)) bprintf(&b, "N|");
+      else if (pj_result_column_type(r, c) == PJ_TYPE_STRING)
+        bprintf(&b, "'%s'|", pj_result_text(r, i, c, NULL));
+      else if (pj_result_column_type(r, c) == PJ_TYPE_DOUBLE)
+        cell_num(&b, pj_result_double(r, i, c));
+      else bprintf(&b, "%lld|", (long long)pj_result_int64(r, i, c));
+    }
+    rows_add(out, bdone(&b));
+  }
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Returns NULL when equal, else a description (malloc'd). */
+static char *diff_rows(rows *want, rows *got, int ordered) {
+  buf b = {0};
+  if (strcmp(want->names, got->names))
+    bprintf(&b, "columns differ: sqlite %s vs pipejit %s\n", want->names, got->names);
+  if (!ordered) {
+    qsort(want->r, (size_t)want->n, sizeof *want->r, cmp_str);
+    qsort(got->r, (size_t)got->n, sizeof *got->r, cmp_str);
+  }
+  if (want->n != got->n) bprintf(&b, "row counts differ: sqlite %d vs pipejit %d\n", want->n, got->n);
+  int shown = 0;
+  for (int i = 0; i < want->n && i < got->n && shown < 5; i++)
+    if (strcmp(want->r[i], got->r[i])) {
+      bprintf(&b, "row %d: sqlite %s vs pipejit %s\n", i, want->r[i], got->r[i]);
+      shown++;
+    }
+  return b.s;
+}
+
+/* ---- the test ------------------------------------------------------------------- */
+
+typedef struct mode_spec { const char *name; pj_mode mode; } mode_spec;
+
+static int pick_modes(mode_spec *m) {
+  const char *env = getenv("PJ_TEST_MODES");
+  int n = 0;
+  if (!env || strstr(env, "interp")) m[n++] = (mode_spec){"interp", PJ_MODE_INTERP};
+  if (!env || strstr(env, "jit")) {
+    rt_err err = {.offset = -1};
+    cg_jit *j = cg_jit_new(&err);
+    if (j) {
+      cg_jit_free(j);
+      m[n++] = (mode_spec){"jit", PJ_MODE_JIT};
+    } else {
+      fprintf(stderr, "test_differential: the JIT is not available (%s)\n", err.msg);
+    }
+  }
+  return n;
+}
+
+static void test_random_pipelines(void **state) {
+  static const int sizes[] = {0, 1, 57, 3000, 20000};
+  const int ntables = (int)(sizeof sizes / sizeof *sizes);
+  mode_spec modes[2];
+  int nmodes = pick_modes(modes);
+  pj_engine *e = NULL;
+  assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
+  pj_engine_set_opt_level(e, 1);   /* hundreds of small compiles */
+  g_rng = 0x5EED1234ull;
+  for (int i = 0; i < ntables; i++) make_table(e, i, sizes[i]);
+
+  int failures = 0, compared = 0;
+  /* PJ_DIFF_SEED explores other pipelines; the default is fixed. */
+  const char *seed = getenv("PJ_DIFF_SEED");
+  g_rng = seed ? strtoull(seed, NULL, 0) : 0xD1FFull;
+  int nonempty = 0;
+  for (int p = 0; p < NPIPELINES && failures < 5; p++) {
+    int table = rnd(ntables);
+    pair q = gen_pair(table, p % 4 == 3);
+    rows want = {0};
+    sql_rows(pj_engine_sqlite(e), q.sql, &want);
+    nonempty += want.n > 0;
+    if (getenv("PJ_DIFF_VERBOSE")) fprintf(stderr, "%d: %s\n", want.n, q.pipe);
+    for (int m = 0; m < nmodes; m++) {
+      pj_engine_set_mode(e, modes[m].mode);
+      pj_query *h = NULL;
+      pj_result *r = NULL;
+      char *why = NULL;
+      if (pj_query_compile(e, q.pipe, &h) != PJ_OK || pj_query_run(h, &r) != PJ_OK) {
+        buf b = {0};
+        bprintf(&b, "pipejit error: %s (at %d:%d)\n", pj_engine_errmsg(e), pj_engine_errline(e),
+                pj_engine_errcol(e));
+        why = b.s;
+      } else {
+        rows got = {0};
+        result_rows(r, &got);
+        rows want_copy = want;
+        want_copy.r = malloc(sizeof *want.r * (size_t)(want.n + 1));
+        memcpy(want_copy.r, want.r, sizeof *want.r * (size_t)want.n);
+        why = diff_rows(&want_copy, &got, q.ordered);
+        free(want_copy.r);
+        rows_free(&got);
+      }
+      if (why) {
+        print_error("pipeline %d [%s]:\n  %s\nsql:\n  %s\n%s\n", p, modes[m].name, q.pipe, q.sql,
+                    why);
+        failures++;
+        free(why);
+      }
+      compared++;
+      pj_result_free(r);
+      pj_query_free(h);
+    }
+    rows_free(&want);
+    free(q.pipe);
+    free(q.sql);
+  }
+  pj_engine_close(e);
+  if (failures) fail_msg("%d pipelines disagree with SQLite", failures);
+  assert_true(compared >= NPIPELINES);
+  /* The generator must not degenerate into empty results. */
+  assert_true(nonempty > NPIPELINES / 2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_random_pipelines),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,103 @@
+/*
+ * test_layout.c — every runtime struct field that generated code touches
+ * sits where LLVM thinks it does (codegen/cg_types.c vs the C headers).
+ * A field added to exec.h / rt.h / store.h without the matching change in
+ * cg_types.c fails here instead of corrupting memory at run time.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "codegen/cg.h"
+#include "codegen/cg_layout.h"
+
+#define AT(s, f, type, member) assert_int_equal(cg_layout_offset(s, f), offsetof(type, member))
+#define SIZE(s, type) assert_int_equal(cg_layout_offset(s, -1), sizeof(type))
+
+static void test_view_and_batch(void **state) {
+  (void)state;
+  AT(CG_S_VIEW, CG_VIEW_TYPE, rt_view, type);
+  AT(CG_S_VIEW, CG_VIEW_DATA, rt_view, data);
+  AT(CG_S_VIEW, CG_VIEW_VALID, rt_view, valid);
+  AT(CG_S_VIEW, CG_VIEW_SEL, rt_view, sel);
+  AT(CG_S_VIEW, CG_VIEW_BASE, rt_view, base);
+  SIZE(CG_S_VIEW, rt_view);   /* b->cols is indexed with this stride */
+  AT(CG_S_BATCH, CG_BATCH_N, rt_batch, n);
+  AT(CG_S_BATCH, CG_BATCH_NACTIVE, rt_batch, nactive);
+  AT(CG_S_BATCH, CG_BATCH_ACTIVE, rt_batch, active);
+  AT(CG_S_BATCH, CG_BATCH_NCOLS, rt_batch, ncols);
+  AT(CG_S_BATCH, CG_BATCH_COLS, rt_batch, cols);
+  SIZE(CG_S_BATCH, rt_batch);
+}
+
+static void test_seg_run_value(void **state) {
+  (void)state;
+  AT(CG_S_SEG, CG_SEG_RUN, ex_seg, run);
+  AT(CG_S_SEG, CG_SEG_SEG, ex_seg, seg);
+  AT(CG_S_SEG, CG_SEG_INDEX, ex_seg, index);
+  AT(CG_S_SEG, CG_SEG_BUF, ex_seg, buf);
+  AT(CG_S_SEG, CG_SEG_NBUF, ex_seg, nbuf);
+  AT(CG_S_SEG, CG_SEG_BUF_COLS, ex_seg, buf_cols);
+  AT(CG_S_SEG, CG_SEG_AGG, ex_seg, agg);
+  AT(CG_S_SEG, CG_SEG_NLIMITS, ex_seg, nlimits);
+  AT(CG_S_SEG, CG_SEG_LIMIT_SKIP, ex_seg, limit_skip);
+  AT(CG_S_SEG, CG_SEG_LIMIT_LEFT, ex_seg, limit_left);
+  AT(CG_S_SEG, CG_SEG_DONE, ex_seg, done);
+  AT(CG_S_SEG, CG_SEG_VM, ex_seg, vm);
+  SIZE(CG_S_SEG, ex_seg);
+  AT(CG_S_ARENA, 0, rt_arena, head);
+  AT(CG_S_ARENA, 1, rt_arena, used_total);
+  SIZE(CG_S_ARENA, rt_arena);
+  /* ex_run is declared up to `params` only */
+  AT(CG_S_RUN, CG_RUN_PLAN, ex_run, plan);
+  AT(CG_S_RUN, CG_RUN_ARENA, ex_run, arena);
+  AT(CG_S_RUN, CG_RUN_STRINGS, ex_run, strings);
+  AT(CG_S_RUN, CG_RUN_DB, ex_run, db);
+  AT(CG_S_RUN, CG_RUN_NPARAMS, ex_run, nparams);
+  AT(CG_S_RUN, CG_RUN_PARAMS, ex_run, params);
+  AT(CG_S_VALUE, CG_VALUE_TYPE, ex_value, type);
+  AT(CG_S_VALUE, CG_VALUE_I, ex_value, i);
+  AT(CG_S_VALUE, CG_VALUE_F, ex_value, f);
+  AT(CG_S_VALUE, CG_VALUE_S, ex_value, s);
+  SIZE(CG_S_VALUE, ex_value);   /* params[] stride */
+}
+
+static void test_rowbuf_and_aggtab(void **state) {
+  (void)state;
+  AT(CG_S_ROWBUF, CG_ROWBUF_NCOLS, rt_rowbuf, ncols);
+  AT(CG_S_ROWBUF, CG_ROWBUF_TYPES, rt_rowbuf, types);
+  AT(CG_S_ROWBUF, CG_ROWBUF_NROWS, rt_rowbuf, nrows);
+  AT(CG_S_ROWBUF, CG_ROWBUF_CAP, rt_rowbuf, cap);
+  AT(CG_S_ROWBUF, CG_ROWBUF_DATA, rt_rowbuf, data);
+  AT(CG_S_ROWBUF, CG_ROWBUF_VALID, rt_rowbuf, valid);
+  SIZE(CG_S_ROWBUF, rt_rowbuf);
+  AT(CG_S_AGG, CG_AGG_KIND, rt_agg, kind);
+  AT(CG_S_AGG, CG_AGG_IN, rt_agg, in);
+  AT(CG_S_AGG, CG_AGG_OUT, rt_agg, out);
+  AT(CG_S_AGG, CG_AGG_I, rt_agg, i);
+  AT(CG_S_AGG, CG_AGG_F, rt_agg, f);
+  AT(CG_S_AGG, CG_AGG_N, rt_agg, n);
+  AT(CG_S_AGG, CG_AGG_HAS, rt_agg, has);
+  SIZE(CG_S_AGG, rt_agg);   /* t->aggs[] stride */
+  AT(CG_S_AGGTAB, CG_AGGTAB_NKEYS, rt_aggtab, nkeys);
+  AT(CG_S_AGGTAB, CG_AGGTAB_NAGGS, rt_aggtab, naggs);
+  AT(CG_S_AGGTAB, CG_AGGTAB_AGGS, rt_aggtab, aggs);
+  AT(CG_S_AGGTAB, CG_AGGTAB_NGROUPS, rt_aggtab, ngroups);
+  AT(CG_S_AGGTAB, CG_AGGTAB_CAP, rt_aggtab, cap);
+  AT(CG_S_AGGTAB, CG_AGGTAB_SLOTS, rt_aggtab, slots);
+  AT(CG_S_AGGTAB, CG_AGGTAB_MASK, rt_aggtab, mask);
+  AT(CG_S_AGGTAB, CG_AGGTAB_NULL_GROUP, rt_aggtab, null_group);
+  AT(CG_S_AGGTAB, CG_AGGTAB_HASHES, rt_aggtab, hashes);
+  AT(CG_S_AGGTAB, CG_AGGTAB_KEYS, rt_aggtab, keys);
+  SIZE(CG_S_AGGTAB, rt_aggtab);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_view_and_batch),
+      cmocka_unit_test(test_seg_run_value),
+      cmocka_unit_test(test_rowbuf_and_aggtab),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
