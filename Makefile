@@ -15,7 +15,7 @@ build: setup
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	@./$(BUILD)/pipejit --sample-trace examples/showcase.sql
+	@./$(BUILD)/pipejit --sample-trace --timing --compare examples/showcase.sql
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

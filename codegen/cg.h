@@ -21,6 +21,11 @@ void cg_jit_free(cg_jit *j);
  * sets err on failure. */
 cg_module *cg_compile(cg_jit *j, const ir_plan *p, int opt_level, rt_err *err);
 ex_batch_fn cg_segment_fn(const cg_module *m, int seg);
+/* 1 when segment `seg` runs machine code; 0 when cg_segment_fn gives the
+ * interpreter because the segment only copies rows into a buffer (no
+ * steps, OUTPUT or SORT sink: memcpy beats a compiled loop, and compiling
+ * it would cost more than it saves). */
+int cg_segment_compiled(const cg_module *m, int seg);
 /* LLVM IR text after (optimized=1) or before (0) optimization; assembly. */
 const char *cg_ir_text(const cg_module *m, int optimized);
 const char *cg_asm_text(cg_module *m);

@@ -10,8 +10,8 @@
  *
  * A NULL key is t->null_group (rt_aggtab_group_null the first time);
  * several keys or a double key go through rt_aggtab_group. Every call into
- * the table may grow its arrays, so the table's pointers live in allocas
- * (promoted to registers by mem2reg) that are reloaded after each call.
+ * the table may grow its arrays, so the table's pointers are read from the
+ * table for each row (see cg_agg_array).
  * Updates follow interp/vm_agg.c exactly, branch-free where the C is:
  * NULL inputs add 0 and leave `has` alone; an integer SUM is checked and
  * fails the row with "AGGREGATE: integer overflow".
@@ -25,7 +25,7 @@ typedef struct cg_aggslot {
   const ir_agg *ag;
   rt_aggkind kind;
   rt_type in;                         /* stored argument type */
-  LLVMValueRef i, f, n, has;          /* allocas holding the array pointers */
+  int j;                              /* index in t->aggs */
 } cg_aggslot;
 
 struct cg_aggstate {
@@ -34,28 +34,18 @@ struct cg_aggstate {
   cg_aggslot *aggs;
   bool inline_probe;
   rt_type keytype;                    /* stored type of the single key */
-  LLVMValueRef slots, mask, keys;     /* allocas */
+  LLVMValueRef aggs_ptr;              /* t->aggs, loaded for the current row */
 };
 
-/* Loads (again) every pointer of the table the loop uses. */
-static void cg_agg_reload(cg_ctx *cx, cg_aggstate *a) {
-  LLVMValueRef t = a->t;
-  if (a->inline_probe) {
-    LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_SLOTS, cx->t_ptr, "agg.slots"), a->slots);
-    LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_MASK, cx->t_i64, "agg.mask"), a->mask);
-    LLVMValueRef kb = cg_field_ptr(cx, cx->st.aggtab, t, CG_AGGTAB_KEYS, "");
-    LLVMValueRef kd = cg_load_field(cx, cx->st.rowbuf, kb, CG_ROWBUF_DATA, cx->t_ptr, "");
-    LLVMBuildStore(cx->b, LLVMBuildLoad2(cx->b, cx->t_ptr, kd, "agg.keys"), a->keys);
-  }
-  LLVMValueRef aggs = cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_AGGS, cx->t_ptr, "");
-  for (int j = 0; j < a->naggs; j++) {
-    cg_aggslot *s = &a->aggs[j];
-    LLVMValueRef ap = cg_elem_ptr(cx, cx->st.agg, aggs, cg_i64(cx, j), "");
-    if (s->i) LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.agg, ap, CG_AGG_I, cx->t_ptr, ""), s->i);
-    if (s->f) LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.agg, ap, CG_AGG_F, cx->t_ptr, ""), s->f);
-    if (s->n) LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.agg, ap, CG_AGG_N, cx->t_ptr, ""), s->n);
-    if (s->has) LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.agg, ap, CG_AGG_HAS, cx->t_ptr, ""), s->has);
-  }
+/* The arrays of aggregate j, loaded from the table for this row: the
+ * table may have grown them since the last row. Kept in memory rather than
+ * registers: the loop has more live values than x86 has registers anyway,
+ * and a phi web of a dozen pointers through every block of the row costs
+ * the register allocator far more compile time than these L1 hits cost. */
+static LLVMValueRef cg_agg_array(cg_ctx *cx, cg_aggstate *a, const cg_aggslot *s, int field) {
+  LLVMValueRef ap = cg_elem_ptr(cx, cx->st.agg, a->aggs_ptr, cg_i64(cx, s->j), "");
+  static const char *const nm[] = {[CG_AGG_I] = "agg.i", [CG_AGG_F] = "agg.f", [CG_AGG_N] = "agg.n", [CG_AGG_HAS] = "agg.has"};
+  return cg_load_field(cx, cx->st.agg, ap, field, cx->t_ptr, nm[field]);
 }
 
 cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fallback) {
@@ -68,29 +58,11 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
     s->ag = ag;
     s->kind = ag->kind;
     s->in = rt_store_type(ag->arg_type);
-    bool f = s->in == RT_F64;
-    switch (s->kind) {
-    case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: s->i = cg_slot(cx, cx->t_ptr, "agg.i"); break;
-    case RT_AGG_AVG:
-      s->f = cg_slot(cx, cx->t_ptr, "agg.f");
-      s->n = cg_slot(cx, cx->t_ptr, "agg.n");
-      s->has = cg_slot(cx, cx->t_ptr, "agg.has");
-      break;
-    default:
-      if (f) s->f = cg_slot(cx, cx->t_ptr, "agg.f");
-      else s->i = cg_slot(cx, cx->t_ptr, "agg.i");
-      s->has = cg_slot(cx, cx->t_ptr, "agg.has");
-      break;
-    }
+    s->j = a->naggs - 1;
   }
   if (op->ngroup == 1) {
     a->keytype = rt_store_type(cx->plan->cols[op->group_cols[0]].type);
     a->inline_probe = a->keytype != RT_F64;
-  }
-  if (a->inline_probe) {
-    a->slots = cg_slot(cx, cx->t_ptr, "slots.slot");
-    a->mask = cg_slot(cx, cx->t_i64, "mask.slot");
-    a->keys = cg_slot(cx, cx->t_ptr, "keys.slot");
   }
   a->t = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_AGG, cx->t_ptr, "agg");
   /* The driver must have made the table the plan describes (live
@@ -123,7 +95,6 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
   LLVMBuildCondBr(cx->b, ok, ready, fallback);
   cg_at(cx, ready);
   if (op->ngroup == 0) cg_call(cx, "rt_aggtab_ensure_one", &a->t, 1, "");
-  cg_agg_reload(cx, a);
   return a;
 }
 
@@ -152,7 +123,6 @@ static LLVMValueRef cg_agg_group(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
     }
     LLVMValueRef args[3] = {a->t, vals, nulls};
     LLVMValueRef g = cg_call(cx, "rt_aggtab_group", args, 3, "group");
-    cg_agg_reload(cx, a);
     cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntSLT, g, cg_i64(cx, 0), ""), CG_ERR_NOMEM, "agg.grouped");
     LLVMBuildBr(cx->b, done);
     cg_at(cx, done);
@@ -176,7 +146,6 @@ static LLVMValueRef cg_agg_group(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
     LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, ng0, cg_i64(cx, 0), ""), first, nulldone);
     cg_at(cx, first);
     LLVMValueRef ng1 = cg_call(cx, "rt_aggtab_group_null", &a->t, 1, "null.group.new");
-    cg_agg_reload(cx, a);
     cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntSLT, ng1, cg_i64(cx, 0), ""), CG_ERR_NOMEM, "agg.nullkey.made");
     LLVMBasicBlockRef made = cg_here(cx);
     LLVMBuildBr(cx->b, nulldone);
@@ -201,9 +170,11 @@ static LLVMValueRef cg_agg_group(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
     h = LLVMBuildMul(cx->b, h, LLVMConstInt(cx->t_i64, mul[r], 0), "");
   }
   h = LLVMBuildXor(cx->b, h, LLVMBuildLShr(cx->b, h, cg_i64(cx, 33), ""), "agg.hash");
-  LLVMValueRef slots = LLVMBuildLoad2(cx->b, cx->t_ptr, a->slots, "");
-  LLVMValueRef mask = LLVMBuildLoad2(cx->b, cx->t_i64, a->mask, "");
-  LLVMValueRef keys = LLVMBuildLoad2(cx->b, cx->t_ptr, a->keys, "");
+  LLVMValueRef slots = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_SLOTS, cx->t_ptr, "agg.slots");
+  LLVMValueRef mask = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_MASK, cx->t_i64, "agg.mask");
+  LLVMValueRef kb = cg_field_ptr(cx, cx->st.aggtab, a->t, CG_AGGTAB_KEYS, "");
+  LLVMValueRef kd = cg_load_field(cx, cx->st.rowbuf, kb, CG_ROWBUF_DATA, cx->t_ptr, "");
+  LLVMValueRef keys = LLVMBuildLoad2(cx->b, cx->t_ptr, kd, "agg.keys");
   LLVMValueRef start = LLVMBuildAnd(cx->b, h, mask, "");
   LLVMBasicBlockRef hashend = cg_here(cx);
   LLVMBasicBlockRef probe = cg_block(cx, "agg.probe"), cmp = cg_block(cx, "agg.cmp");
@@ -234,7 +205,6 @@ static LLVMValueRef cg_agg_group(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   cg_at(cx, miss);
   LLVMValueRef args[3] = {a->t, kv, h};
   LLVMValueRef gnew = cg_call(cx, "rt_aggtab_insert_i64", args, 3, "group.new");
-  cg_agg_reload(cx, a);
   cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntSLT, gnew, cg_i64(cx, 0), ""), CG_ERR_NOMEM, "agg.inserted");
   gs[ng] = gnew;
   from[ng++] = cg_here(cx);
@@ -246,30 +216,26 @@ static LLVMValueRef cg_agg_group(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   return phi;
 }
 
-static LLVMValueRef cg_ld(cg_ctx *cx, LLVMValueRef slot) {
-  return LLVMBuildLoad2(cx->b, cx->t_ptr, slot, "");
-}
-
 /* has[g] |= flag (i1) */
-static void cg_or_has(cg_ctx *cx, cg_aggslot *s, LLVMValueRef g, LLVMValueRef flag) {
-  LLVMValueRef hp = cg_elem_ptr(cx, cx->t_i8, cg_ld(cx, s->has), g, "");
+static void cg_or_has(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g, LLVMValueRef flag) {
+  LLVMValueRef hp = cg_elem_ptr(cx, cx->t_i8, cg_agg_array(cx, a, s, CG_AGG_HAS), g, "");
   LLVMValueRef old = LLVMBuildLoad2(cx->b, cx->t_i8, hp, "");
   LLVMBuildStore(cx->b, LLVMBuildOr(cx->b, old, LLVMBuildZExt(cx->b, flag, cx->t_i8, ""), ""), hp);
 }
 
-static void cg_agg_one(cg_ctx *cx, cg_aggslot *s, LLVMValueRef g) {
+static void cg_agg_one(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g) {
   const char *an = ir_agg_names[s->kind];
   char nm[96];
   snprintf(nm, sizeof nm, "agg.%s", an ? an : "x");
   if (s->kind == RT_AGG_COUNT_STAR) {
-    LLVMValueRef p = cg_elem_ptr(cx, cx->t_i64, cg_ld(cx, s->i), g, "");
+    LLVMValueRef p = cg_elem_ptr(cx, cx->t_i64, cg_agg_array(cx, a, s, CG_AGG_I), g, "");
     LLVMBuildStore(cx->b, LLVMBuildAdd(cx->b, LLVMBuildLoad2(cx->b, cx->t_i64, p, ""), cg_i64(cx, 1), nm), p);
     return;
   }
   cg_val v = cg_column(cx, s->ag->arg_col);
   LLVMValueRef ok = LLVMBuildNot(cx->b, v.null, "");
   if (s->kind == RT_AGG_COUNT) {
-    LLVMValueRef p = cg_elem_ptr(cx, cx->t_i64, cg_ld(cx, s->i), g, "");
+    LLVMValueRef p = cg_elem_ptr(cx, cx->t_i64, cg_agg_array(cx, a, s, CG_AGG_I), g, "");
     LLVMValueRef inc = LLVMBuildZExt(cx->b, ok, cx->t_i64, "");
     LLVMBuildStore(cx->b, LLVMBuildAdd(cx->b, LLVMBuildLoad2(cx->b, cx->t_i64, p, ""), inc, nm), p);
     return;
@@ -282,24 +248,24 @@ static void cg_agg_one(cg_ctx *cx, cg_aggslot *s, LLVMValueRef g) {
     if (s->kind == RT_AGG_AVG && !f) v = cg_coerce(cx, v, RT_F64), f = true;
     LLVMTypeRef ty = f ? cx->t_f64 : cx->t_i64;
     LLVMValueRef x = LLVMBuildSelect(cx->b, v.null, LLVMConstNull(ty), v.v, "");
-    LLVMValueRef p = cg_elem_ptr(cx, ty, cg_ld(cx, f ? s->f : s->i), g, "");
+    LLVMValueRef p = cg_elem_ptr(cx, ty, cg_agg_array(cx, a, s, f ? CG_AGG_F : CG_AGG_I), g, "");
     LLVMValueRef old = LLVMBuildLoad2(cx->b, ty, p, "");
     LLVMValueRef sum = f ? LLVMBuildFAdd(cx->b, old, x, nm) : cg_checked(cx, 'a', old, x, cg_i1(cx, 0), nm);
     LLVMBuildStore(cx->b, sum, p);
     if (s->kind == RT_AGG_AVG) {
-      LLVMValueRef np = cg_elem_ptr(cx, cx->t_i64, cg_ld(cx, s->n), g, "");
+      LLVMValueRef np = cg_elem_ptr(cx, cx->t_i64, cg_agg_array(cx, a, s, CG_AGG_N), g, "");
       LLVMValueRef n = LLVMBuildLoad2(cx->b, cx->t_i64, np, "");
       LLVMBuildStore(cx->b, LLVMBuildAdd(cx->b, n, LLVMBuildZExt(cx->b, ok, cx->t_i64, ""), ""), np);
     }
-    cg_or_has(cx, s, g, ok);
+    cg_or_has(cx, a, s, g, ok);
     return;
   }
   default: break;
   }
   /* MIN / MAX / ANY_VALUE: replace when not NULL and (no value yet or better) */
   LLVMTypeRef ty = f ? cx->t_f64 : cx->t_i64;
-  LLVMValueRef p = cg_elem_ptr(cx, ty, cg_ld(cx, f ? s->f : s->i), g, "");
-  LLVMValueRef hp = cg_elem_ptr(cx, cx->t_i8, cg_ld(cx, s->has), g, "");
+  LLVMValueRef p = cg_elem_ptr(cx, ty, cg_agg_array(cx, a, s, f ? CG_AGG_F : CG_AGG_I), g, "");
+  LLVMValueRef hp = cg_elem_ptr(cx, cx->t_i8, cg_agg_array(cx, a, s, CG_AGG_HAS), g, "");
   LLVMValueRef cur = LLVMBuildLoad2(cx->b, ty, p, "");
   LLVMValueRef has = LLVMBuildICmp(cx->b, LLVMIntNE, LLVMBuildLoad2(cx->b, cx->t_i8, hp, ""),
                                    LLVMConstInt(cx->t_i8, 0, 0), "");
@@ -345,7 +311,8 @@ void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   for (int j = 0; j < a->naggs; j++)
     if (a->aggs[j].ag->arg_col >= 0 && a->aggs[j].kind != RT_AGG_COUNT_STAR) cg_column(cx, a->aggs[j].ag->arg_col);
   LLVMValueRef g = cg_agg_group(cx, a, op);
-  for (int j = 0; j < a->naggs; j++) cg_agg_one(cx, &a->aggs[j], g);
+  a->aggs_ptr = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_AGGS, cx->t_ptr, "agg.aggs");
+  for (int j = 0; j < a->naggs; j++) cg_agg_one(cx, a, &a->aggs[j], g);
 }
 
 void cg_agg_free(cg_aggstate *a) {

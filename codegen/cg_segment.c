@@ -433,7 +433,14 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   free(u.params);
 }
 
+bool cg_segment_wanted(const ir_segment *seg) {
+  for (int k = 0; k < seg->nsteps; k++)
+    if (!seg->steps[k]->dead) return true;
+  return seg->sink->kind == IR_AGGREGATE;
+}
+
 int cg_emit_plan(cg_ctx *cx, const char *prefix) {
-  for (int si = 0; si < cx->plan->nsegs && !cx->err->set; si++) cg_emit_segment(cx, si, prefix);
+  for (int si = 0; si < cx->plan->nsegs && !cx->err->set; si++)
+    if (cg_segment_wanted(&cx->plan->segs[si])) cg_emit_segment(cx, si, prefix);
   return !cx->err->set;
 }

@@ -173,8 +173,13 @@ void cg_buf_free(cg_bufstate *bs);
 /* Columns an OUTPUT or SORT sink writes, in buffer order. */
 int cg_buf_cols(const ir_op *op, const int **cols);
 
-/* cg_segment.c: emits the whole plan into cx->m, one function per segment
- * named "<prefix>seg<N>". Returns 0 and sets err on failure. */
+/* cg_segment.c: emits the whole plan into cx->m, one function per wanted
+ * segment named "<prefix>seg<N>". Returns 0 and sets err on failure. */
+/* A segment is worth compiling unless it only copies its source into a
+ * buffer (no steps, OUTPUT or SORT sink): the interpreter does that with
+ * memcpy, and machine code for it would cost milliseconds of compile time
+ * for nothing (e.g. the segment that outputs an AGGREGATE's groups). */
+bool cg_segment_wanted(const ir_segment *seg);
 int cg_emit_plan(cg_ctx *cx, const char *prefix);
 void cg_ctx_init(cg_ctx *cx, LLVMContextRef c, LLVMModuleRef m, const ir_plan *p, rt_err *err);
 void cg_ctx_dispose(cg_ctx *cx);

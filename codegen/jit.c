@@ -232,6 +232,7 @@ cg_module *cg_compile(cg_jit *j, const ir_plan *p, int opt_level, rt_err *err) {
   m->mod = cg_build_module(j, m->ctx, p, m->prefix, err);
   if (!m->mod || !m->fns) goto fail;
 
+  int64_t tb = rt_now_ns();
   char *msg = NULL;
   if (LLVMVerifyModule(m->mod, LLVMReturnStatusAction, &msg)) {
     rt_errorf(err, -1, "JIT: generated code is invalid: %.400s", msg ? msg : "");
@@ -240,6 +241,7 @@ cg_module *cg_compile(cg_jit *j, const ir_plan *p, int opt_level, rt_err *err) {
   }
   LLVMDisposeMessage(msg);
 
+  int64_t tv = rt_now_ns();
   LLVMTargetMachineRef tm = cg_tm(j, opt_level);
   const char *passes = cg_jit_passes(j, opt_level);
   if (passes[0]) {
@@ -255,6 +257,16 @@ cg_module *cg_compile(cg_jit *j, const ir_plan *p, int opt_level, rt_err *err) {
     }
   }
 
+  int64_t tp = rt_now_ns();
+  int wanted = 0;
+  for (int s = 0; s < p->nsegs; s++) wanted += cg_segment_wanted(&p->segs[s]);
+  if (!wanted) {
+    /* nothing to compile: every segment is a copy the interpreter does */
+    for (int s = 0; s < p->nsegs; s++) m->fns[s] = vm_run_batch;
+    m->compile_ns = rt_now_ns() - t0;
+    return m;
+  }
+
   /* Code generation changes the IR it runs on: give it a copy. */
   LLVMModuleRef clone = LLVMCloneModule(m->mod);
   LLVMMemoryBufferRef obj = NULL;
@@ -265,6 +277,7 @@ cg_module *cg_compile(cg_jit *j, const ir_plan *p, int opt_level, rt_err *err) {
     goto fail;
   }
   LLVMDisposeModule(clone);
+  int64_t tc = rt_now_ns();
 
   m->rt = LLVMOrcJITDylibCreateResourceTracker(j->jd);
   LLVMErrorRef e = LLVMOrcLLJITAddObjectFileWithRT(j->lljit, m->rt, obj);
@@ -273,6 +286,10 @@ cg_module *cg_compile(cg_jit *j, const ir_plan *p, int opt_level, rt_err *err) {
     goto fail;
   }
   for (int s = 0; s < p->nsegs; s++) {
+    if (!cg_segment_wanted(&p->segs[s])) {
+      m->fns[s] = vm_run_batch;   /* a plain copy: see cg_segment_wanted */
+      continue;
+    }
     char name[64];
     snprintf(name, sizeof name, "%sseg%d", m->prefix, s);
     LLVMOrcExecutorAddress addr = 0;
@@ -284,6 +301,7 @@ cg_module *cg_compile(cg_jit *j, const ir_plan *p, int opt_level, rt_err *err) {
     m->fns[s] = (ex_batch_fn)(uintptr_t)addr;
   }
   m->compile_ns = rt_now_ns() - t0;
+  if (getenv("PJ_CG_TIME")) fprintf(stderr, "build %.3f verify %.3f passes %.3f codegen %.3f link %.3f\n", (tb-t0)/1e6, (tv-tb)/1e6, (tp-tv)/1e6, (tc-tp)/1e6, (rt_now_ns()-tc)/1e6);
   return m;
 
 fail:
@@ -293,6 +311,11 @@ fail:
 
 ex_batch_fn cg_segment_fn(const cg_module *m, int seg) {
   return m && seg >= 0 && seg < m->nsegs ? m->fns[seg] : NULL;
+}
+
+int cg_segment_compiled(const cg_module *m, int seg) {
+  ex_batch_fn f = cg_segment_fn(m, seg);
+  return f && f != vm_run_batch;
 }
 
 int64_t cg_compile_ns(const cg_module *m) { return m ? m->compile_ns : 0; }

@@ -137,15 +137,6 @@ static rt_table *rows_to_table(pj_engine *e, rows *r, sqlite3_stmt *q, const cha
     else if (has[V_INT]) types[c] = RT_I64;
     else types[c] = decl_type(sqlite3_column_decltype(q, c));
   }
-  if (strict) {
-    for (int c = 0; c < nc; c++)
-      for (int d = 0; d < c; d++)
-        if (rt_strieq(names[c], names[d])) {
-          rt_errorf(err, -1, CREATE_STAGE ": expected distinct column names, but there are two named '%s'",
-                    names[c]);
-          goto done;
-        }
-  }
   rt_table_builder *b = rt_tb_new(name, nc, names, types);
   for (int64_t i = 0; i < r->n; i++) {
     for (int c = 0; c < nc; c++) {
@@ -423,7 +414,16 @@ pj_status pj__exec_create(pj_engine *e, const char *script, const fe_stmt *st) {
     rt_errorf(&err, st->sqlpos, CREATE_STAGE ": the statement after AS returns no rows");
     return pj__fail(e, &err, script);
   }
-  if (!check_schema(st, &t, &err)) {
+  /* SQL and the catalog need one name per column. */
+  for (int c = 0; c < t->ncols && !err.set; c++)
+    for (int d = 0; d < c; d++)
+      if (rt_strieq(t->cols[c].name, t->cols[d].name)) {
+        rt_errorf(&err, st->table.pos,
+                  CREATE_STAGE ": expected distinct column names, but there are two named '%s'",
+                  t->cols[c].name);
+        break;
+      }
+  if (err.set || !check_schema(st, &t, &err)) {
     rt_table_unref(t);
     return pj__fail(e, &err, script);
   }

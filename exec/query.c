@@ -195,6 +195,7 @@ int pj_query_param_index(const pj_query *q, const char *name) {
 
 static pj_status bind_slot(pj_query *q, int idx, ex_value **v) {
   pj__clear_error(q->e);
+  *v = NULL;
   if (idx < 1 || idx > q->nparams) {
     return pj__failf(q->e, "bind: parameter %d does not exist (the query has %d)", idx,
                      q->nparams);
@@ -205,7 +206,7 @@ static pj_status bind_slot(pj_query *q, int idx, ex_value **v) {
 }
 
 pj_status pj_query_bind_int64(pj_query *q, int idx, int64_t x) {
-  ex_value *v;
+  ex_value *v = NULL;
   if (bind_slot(q, idx, &v) != PJ_OK) return PJ_ERROR;
   v->type = RT_I64;
   v->i = x;
@@ -213,7 +214,7 @@ pj_status pj_query_bind_int64(pj_query *q, int idx, int64_t x) {
 }
 
 pj_status pj_query_bind_double(pj_query *q, int idx, double x) {
-  ex_value *v;
+  ex_value *v = NULL;
   if (bind_slot(q, idx, &v) != PJ_OK) return PJ_ERROR;
   v->type = RT_F64;
   v->f = x;
@@ -221,7 +222,7 @@ pj_status pj_query_bind_double(pj_query *q, int idx, double x) {
 }
 
 pj_status pj_query_bind_text(pj_query *q, int idx, const char *s, size_t len) {
-  ex_value *v;
+  ex_value *v = NULL;
   if (bind_slot(q, idx, &v) != PJ_OK) return PJ_ERROR;
   v->type = RT_STR;
   v->s = rt_str_intern(q->e->strings, s, len);
@@ -229,7 +230,7 @@ pj_status pj_query_bind_text(pj_query *q, int idx, const char *s, size_t len) {
 }
 
 pj_status pj_query_bind_null(pj_query *q, int idx) {
-  ex_value *v;
+  ex_value *v = NULL;
   if (bind_slot(q, idx, &v) != PJ_OK) return PJ_ERROR;
   v->type = RT_NULLT;
   return PJ_OK;

@@ -144,8 +144,23 @@ static ir_expr *as_bool(ir_binder *b, ir_expr *e) {
 
 /* ---- operators ---------------------------------------------------------- */
 
+/* A parameter with no bound value takes the type of what it is compared
+ * with (`name = ?` is a string comparison), so a handle compiles before its
+ * values are bound. Every use of the parameter shares one type. */
+static void adopt_param_type(ir_binder *b, ir_expr *e, const ir_expr *other) {
+  if (e->kind != IX_PARAM || other->type == RT_NULLT) return;
+  ir_param *pp = &b->p->params[e->param - 1];
+  if (!pp->inferred) return;
+  rt_type t = classof(other->type) == CL_STR ? RT_STR : other->type == RT_F64 ? RT_F64 : RT_I64;
+  pp->type = t;
+  pp->inferred = false;
+  e->type = t;
+}
+
 static ir_expr *bind_cmp(ir_binder *b, ir_exkind k, ir_expr *a, ir_expr *c, int pos, int oppos) {
   bool is = k == IX_IS || k == IX_ISNOT;
+  adopt_param_type(b, a, c);
+  adopt_param_type(b, c, a);
   if (a->type == RT_NULLT || c->type == RT_NULLT) {
     if (!is) return ir_ex_const_null(b, RT_BOOL, pos); /* x = NULL is NULL */
     if (a->type == RT_NULLT && c->type == RT_NULLT)
@@ -560,15 +575,18 @@ static ir_expr *bind_param(ir_binder *b, const fe_expr *x) {
     b->capparams = cap;
   }
   rt_type t = RT_I64;
+  bool inferred = true;
   if (b->env && idx <= b->env->nparam_types && b->env->param_types) {
     rt_type bt = b->env->param_types[idx - 1];
     t = bt == RT_F64 ? RT_F64 : bt == RT_STR ? RT_STR : RT_I64;
+    inferred = bt == RT_NULLT;
   }
-  for (int i = p->nparams; i < idx; i++) p->params[i] = (ir_param){NULL, RT_I64};
+  for (int i = p->nparams; i < idx; i++) p->params[i] = (ir_param){NULL, RT_I64, true};
   if (idx > p->nparams) p->nparams = idx;
   if (s[0] != '?' && !p->params[idx - 1].name)
     p->params[idx - 1].name = rt_arena_strdup(&p->arena, s);
   p->params[idx - 1].type = t;
+  p->params[idx - 1].inferred = inferred;
   ir_expr *e = mk(b, IX_PARAM, t, true, x->pos, 0);
   e->param = idx;
   return e;

@@ -164,6 +164,8 @@ typedef struct ir_segment {
 typedef struct ir_param {
   const char *name;     /* "$name", or NULL for `?` */
   rt_type type;         /* type assumed when the plan was bound */
+  bool inferred;        /* no value was bound: the type comes from context
+                           (the other operand of a comparison), else int */
 } ir_param;
 
 typedef struct ir_plan {

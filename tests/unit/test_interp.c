@@ -35,8 +35,8 @@ static rt_type parse_type(const char *t) {
 /* schema "a:i64,b:str"; cells row-major as text, "NULL" for NULL. */
 static rt_table *mk_table(const char *schema, int nrows, const char *const *cells) {
   char names[16][32];
-  const char *np[16];
-  rt_type types[16];
+  const char *np[16] = {0};
+  rt_type types[16] = {0};
   int nc = 0;
   const char *s = schema;
   while (*s) {

@@ -1,0 +1,341 @@
+/*
+ * bench.c — pipejit-bench: runs named workloads at several sizes in each
+ * mode and prints, per workload, size and mode: compile time, run time per
+ * input row (median of repeats), rows out, speed relative to the
+ * interpreter, and whether the answer matched the interpreter's.
+ *
+ *   pipejit-bench [--workload fused|filter_project|tiny|all]
+ *                 [--sizes 1000,10000,...] [--modes interp,jit,auto]
+ *                 [--repeat N] [--opt 0..3] [--passes PIPELINE]
+ *                 [--csv | --json]
+ *
+ * Columns:
+ *   compile_ms  text in → callable loop (parse, bind, cg_compile), median
+ *               of `repeat` fresh compiles; 0 for the interpreter
+ *   first_ms    a fresh handle's first run, compile included: what a user
+ *               waits for one query (this is where `auto` must not lose)
+ *   ns_per_row  median over `repeat` runs of a compiled handle, divided by
+ *               the input rows
+ *   speedup     interpreter ns_per_row / this mode's ns_per_row
+ *   same        1 when the result equals the interpreter's exactly
+ * For `fused` a row with mode "c-ref" times bench/ref_fused.c.
+ *
+ * A benchmark is not a test: it measures; tests/unit/test_jit.c checks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../codegen/cg.h"
+#include "../exec/engine.h"
+#include "bench.h"
+
+typedef struct workload {
+  const char *name;
+  const char *text;
+  int64_t fixed_size;   /* > 0: runs at this size only */
+} workload;
+
+static const char FUSED[] =
+    "FROM t |> WHERE a > 5 AND b < 1000000 "
+    "|> EXTEND a * 3 + b AS x, (a - b) * 2 AS y, c * 0.5 AS z "
+    "|> AGGREGATE SUM(x) AS sx, SUM(y) AS sy, AVG(z) AS az, COUNT(*) AS n GROUP BY k";
+
+static const workload WORKLOADS[] = {
+    {"fused", FUSED, 0},
+    {"filter_project", "FROM t |> WHERE a % 7 = 3 OR b IS NULL |> SELECT k, a + b AS s", 0},
+    {"tiny", FUSED, 1000},
+};
+#define NWORKLOADS (int)(sizeof WORKLOADS / sizeof WORKLOADS[0])
+
+typedef struct options {
+  const char *workload;
+  int64_t sizes[16];
+  int nsizes;
+  int modes[3];         /* pj_mode values */
+  int nmodes;
+  int repeat;
+  int opt;
+  const char *passes;
+  int format;           /* 0 text, 1 csv, 2 json */
+} options;
+
+typedef struct row {
+  const char *workload;
+  int64_t size;
+  const char *mode;
+  double compile_ms, first_ms, ns_per_row, speedup;
+  int64_t rows_out;
+  int same;
+} row;
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void die(pj_engine *e, const char *what) {
+  fprintf(stderr, "pipejit-bench: %s: %s\n", what, e ? pj_engine_errmsg(e) : "failed");
+  exit(1);
+}
+
+/* FNV-1a over every cell (type, NULL flag, value bits): equal hashes mean
+ * equal answers for our purposes. */
+static uint64_t result_hash(const pj_result *r) {
+  uint64_t h = 1469598103934665603ull;
+#define MIX(x) do { h ^= (uint64_t)(x); h *= 1099511628211ull; } while (0)
+  int nc = pj_result_column_count(r);
+  int64_t n = pj_result_row_count(r);
+  MIX(nc);
+  MIX(n);
+  for (int c = 0; c < nc; c++) {
+    pj_column col;
+    pj_result_column(r, c, &col);
+    MIX(col.type);
+    for (int64_t i = 0; i < n; i++) {
+      int null = pj_result_is_null(r, i, c);
+      MIX(null);
+      if (null) continue;
+      if (col.type == PJ_TYPE_DOUBLE) {
+        double d = pj_result_double(r, i, c);
+        uint64_t bits;
+        memcpy(&bits, &d, 8);
+        MIX(bits);
+      } else {
+        MIX(pj_result_int64(r, i, c));
+      }
+    }
+  }
+#undef MIX
+  return h;
+}
+
+/* The C reference agrees with the engine's result of `fused`. */
+static int ref_matches(const pj_result *r, const bench_fused_group *g, int ng) {
+  if (pj_result_row_count(r) != ng) return 0;
+  for (int i = 0; i < ng; i++) {
+    if (pj_result_int64(r, i, 0) != g[i].k || pj_result_int64(r, i, 1) != g[i].sx ||
+        pj_result_int64(r, i, 2) != g[i].sy || pj_result_int64(r, i, 4) != g[i].n)
+      return 0;
+    if (pj_result_is_null(r, i, 3) != g[i].az_null) return 0;
+    if (!g[i].az_null && pj_result_double(r, i, 3) != g[i].az) return 0;
+  }
+  return 1;
+}
+
+static const char *mode_name(int m) {
+  return m == PJ_MODE_JIT ? "jit" : m == PJ_MODE_INTERP ? "interp" : "auto";
+}
+
+/* Median compile latency of text at the engine's opt level: parse + bind
+ * (pj_query_compile) + cg_compile, each on a fresh handle. */
+static double compile_latency(pj_engine *e, const char *text, int repeat) {
+  double *t = calloc((size_t)repeat, sizeof *t);
+  for (int r = 0; r < repeat; r++) {
+    int64_t t0 = rt_now_ns();
+    pj_query *q = NULL;
+    if (pj_query_compile(e, text, &q) != PJ_OK) die(e, "compile");
+    rt_err err = {.offset = -1};
+    cg_module *m = cg_compile(e->jit, q->plan, e->opt_level, &err);
+    t[r] = (double)(rt_now_ns() - t0) / 1e6;
+    if (!m) {
+      fprintf(stderr, "pipejit-bench: cg_compile: %s\n", err.msg);
+      exit(1);
+    }
+    cg_module_free(m);
+    pj_query_free(q);
+  }
+  double med = median(t, repeat);
+  free(t);
+  return med;
+}
+
+static int run_workload(const options *o, const workload *w, const bench_data *d, row *out) {
+  int nrows = 0;
+  pj_engine *e = NULL;
+  if (pj_engine_open(NULL, &e) != PJ_OK) die(NULL, "engine");
+  if (bench_data_install(e, d, "t") != 0) die(e, "install table");
+  pj_engine_set_opt_level(e, o->opt);
+  if (pj__engine_jit(e) != PJ_OK) die(e, "jit");
+  if (o->passes) cg_jit_set_passes(e->jit, o->opt, o->passes);
+
+  uint64_t interp_hash = 0;
+  double interp_ns = 0;
+  pj_result *interp_res = NULL;
+  double *t = calloc((size_t)o->repeat, sizeof *t);
+  /* the interpreter first: everything is compared with it */
+  int order[4] = {PJ_MODE_INTERP}, norder = 1;
+  for (int i = 0; i < o->nmodes; i++)
+    if (o->modes[i] != PJ_MODE_INTERP) order[norder++] = o->modes[i];
+  for (int mi = 0; mi < norder; mi++) {
+    int mode = order[mi];
+    pj_engine_set_mode(e, (pj_mode)mode);
+    row *rw = &out[nrows];
+    memset(rw, 0, sizeof *rw);
+    rw->workload = w->name;
+    rw->size = d->n;
+    rw->mode = mode_name(mode);
+    /* first run of a fresh handle, compile included */
+    int64_t t0 = rt_now_ns();
+    pj_query *q = NULL;
+    if (pj_query_compile(e, w->text, &q) != PJ_OK) die(e, "compile");
+    pj_result *res = NULL;
+    if (pj_query_run(q, &res) != PJ_OK) die(e, "run");
+    rw->first_ms = (double)(rt_now_ns() - t0) / 1e6;
+    pj_timing tm;
+    pj_engine_last_timing(e, &tm);
+    rw->rows_out = pj_result_row_count(res);
+    uint64_t h = result_hash(res);
+    for (int r = 0; r < o->repeat; r++) {
+      pj_result *x = NULL;
+      int64_t s = rt_now_ns();
+      if (pj_query_run(q, &x) != PJ_OK) die(e, "run");
+      t[r] = (double)(rt_now_ns() - s);
+      pj_result_free(x);
+    }
+    rw->ns_per_row = median(t, o->repeat) / (double)(d->n ? d->n : 1);
+    rw->compile_ms = tm.used_jit ? compile_latency(e, w->text, o->repeat) : 0;
+    if (mode == PJ_MODE_INTERP) {
+      interp_hash = h;
+      interp_ns = rw->ns_per_row;
+      interp_res = res;
+    } else {
+      pj_result_free(res);
+    }
+    rw->same = h == interp_hash;
+    rw->speedup = interp_ns / rw->ns_per_row;
+    pj_query_free(q);
+    /* interp is always measured, but printed only when asked for */
+    int asked = 0;
+    for (int i = 0; i < o->nmodes; i++) asked |= o->modes[i] == mode;
+    if (asked) nrows++;
+  }
+  if (!strcmp(w->text, FUSED)) {
+    bench_fused_group g[64];
+    int ng = 0;
+    for (int r = 0; r < o->repeat; r++) {
+      int64_t s = rt_now_ns();
+      ng = bench_ref_fused(d, g, 64);
+      t[r] = (double)(rt_now_ns() - s);
+    }
+    row *rw = &out[nrows++];
+    memset(rw, 0, sizeof *rw);
+    rw->workload = w->name;
+    rw->size = d->n;
+    rw->mode = "c-ref";
+    rw->ns_per_row = median(t, o->repeat) / (double)(d->n ? d->n : 1);
+    rw->rows_out = ng;
+    rw->same = ng >= 0 && ref_matches(interp_res, g, ng);
+    rw->speedup = interp_ns / rw->ns_per_row;
+  }
+  pj_result_free(interp_res);
+  free(t);
+  pj_engine_close(e);
+  return nrows;
+}
+
+static void print_rows(const options *o, const row *r, int n, int *first) {
+  for (int i = 0; i < n; i++) {
+    if (o->format == 1) {
+      if (*first) printf("workload,size,mode,compile_ms,first_ms,ns_per_row,rows_out,speedup,same\n");
+      printf("%s,%lld,%s,%.3f,%.3f,%.3f,%lld,%.2f,%d\n", r[i].workload, (long long)r[i].size,
+             r[i].mode, r[i].compile_ms, r[i].first_ms, r[i].ns_per_row, (long long)r[i].rows_out,
+             r[i].speedup, r[i].same);
+    } else if (o->format == 2) {
+      printf("%s{\"workload\":\"%s\",\"size\":%lld,\"mode\":\"%s\",\"compile_ms\":%.3f,"
+             "\"first_ms\":%.3f,\"ns_per_row\":%.3f,\"rows_out\":%lld,\"speedup\":%.2f,"
+             "\"same\":%s}",
+             *first ? "[\n  " : ",\n  ", r[i].workload, (long long)r[i].size, r[i].mode,
+             r[i].compile_ms, r[i].first_ms, r[i].ns_per_row, (long long)r[i].rows_out,
+             r[i].speedup, r[i].same ? "true" : "false");
+    } else {
+      if (*first)
+        printf("%-15s %10s %-6s %10s %10s %10s %10s %8s %4s\n", "workload", "size", "mode",
+               "compile_ms", "first_ms", "ns/row", "rows_out", "speedup", "same");
+      printf("%-15s %10lld %-6s %10.3f %10.3f %10.3f %10lld %7.2fx %4s\n", r[i].workload,
+             (long long)r[i].size, r[i].mode, r[i].compile_ms, r[i].first_ms, r[i].ns_per_row,
+             (long long)r[i].rows_out, r[i].speedup, r[i].same ? "yes" : "NO");
+    }
+    *first = 0;
+  }
+  fflush(stdout);
+}
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: pipejit-bench [--workload fused|filter_project|tiny|all] [--sizes N,N,...]\n"
+          "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
+          "                     [--passes PIPELINE] [--csv | --json]\n");
+  exit(2);
+}
+
+static void parse_args(int argc, char **argv, options *o) {
+  *o = (options){.workload = "all", .repeat = 5, .opt = 2};
+  static const int64_t dflt[] = {1000, 10000, 100000, 1000000, 10000000};
+  for (int i = 0; i < 5; i++) o->sizes[o->nsizes++] = dflt[i];
+  o->modes[0] = PJ_MODE_INTERP;
+  o->modes[1] = PJ_MODE_JIT;
+  o->modes[2] = PJ_MODE_AUTO;
+  o->nmodes = 3;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--csv")) o->format = 1;
+    else if (!strcmp(a, "--json")) o->format = 2;
+    else if (!v) usage();
+    else if (!strcmp(a, "--workload")) o->workload = v, i++;
+    else if (!strcmp(a, "--repeat")) o->repeat = atoi(v) > 0 ? atoi(v) : 1, i++;
+    else if (!strcmp(a, "--opt")) o->opt = atoi(v), i++;
+    else if (!strcmp(a, "--passes")) o->passes = v, i++;
+    else if (!strcmp(a, "--sizes")) {
+      o->nsizes = 0;
+      for (char *s = argv[++i]; *s && o->nsizes < 16;) {
+        o->sizes[o->nsizes++] = strtoll(s, &s, 10);
+        if (*s == ',') s++;
+        else if (*s) usage();
+      }
+    } else if (!strcmp(a, "--modes")) {
+      o->nmodes = 0;
+      char buf[64];
+      snprintf(buf, sizeof buf, "%s", argv[++i]);
+      for (char *tok = strtok(buf, ","); tok && o->nmodes < 3; tok = strtok(NULL, ",")) {
+        if (!strcmp(tok, "interp")) o->modes[o->nmodes++] = PJ_MODE_INTERP;
+        else if (!strcmp(tok, "jit")) o->modes[o->nmodes++] = PJ_MODE_JIT;
+        else if (!strcmp(tok, "auto")) o->modes[o->nmodes++] = PJ_MODE_AUTO;
+        else usage();
+      }
+    } else {
+      usage();
+    }
+  }
+  if (o->opt < 0 || o->opt > 3) usage();
+}
+
+int main(int argc, char **argv) {
+  options o;
+  parse_args(argc, argv, &o);
+  int any = 0, first = 1, mismatch = 0;
+  row rows[8];
+  for (int wi = 0; wi < NWORKLOADS; wi++) {
+    const workload *w = &WORKLOADS[wi];
+    if (strcmp(o.workload, "all") && strcmp(o.workload, w->name)) continue;
+    any = 1;
+    for (int si = 0; si < (w->fixed_size ? 1 : o.nsizes); si++) {
+      bench_data d;
+      bench_data_make(&d, w->fixed_size ? w->fixed_size : o.sizes[si]);
+      int n = run_workload(&o, w, &d, rows);
+      for (int i = 0; i < n; i++) mismatch |= !rows[i].same;
+      print_rows(&o, rows, n, &first);
+      bench_data_free(&d);
+    }
+  }
+  if (o.format == 2 && !first) printf("\n]\n");
+  if (!any) usage();
+  if (mismatch) fprintf(stderr, "pipejit-bench: some mode returned a different answer\n");
+  return mismatch ? 1 : 0;
+}

@@ -1,0 +1,175 @@
+/*
+ * tree.h — runtime of TREE ACCUMULATE (LANGUAGE.md; seed notes "TREE
+ * ACCUMULATE"): node numbering, tree ordering and the per-node running
+ * values of the accumulation. Both backends use these structures; the
+ * layouts marked "read by generated code" must match the JIT's
+ * declarations (codegen/) and change together with them.
+ *
+ * A stage lowers to three IR ops (ir/ops.def):
+ *
+ *   TREE_NUMBER (step)  id, parent_id  → node, parent node (dense uint32)
+ *   TREE_ORDER  (sink)  buffers the rows; at the end a permutation that
+ *                       puts them child-first (UP) or parent-first (DOWN)
+ *   TREE_ACC    (step)  per row, in that order, the running aggregates
+ *
+ * Node numbers are dense (0 .. rows-1 once the input is known to be a
+ * tree), so every per-node array is sized by the row count, never by the
+ * largest id. A root's parent node is RT_TREE_NONE.
+ */
+#ifndef PJ_TREE_H
+#define PJ_TREE_H
+
+#include "store.h"
+
+#define RT_TREE_NONE UINT32_MAX
+
+/* ---- node numbering -------------------------------------------------------- */
+
+/* Tiers, in the order a run may move through them (never backwards):
+ *
+ *  RT_TREE_TIER_TABLE  chosen at compile time: the input is an unfiltered
+ *      scan of a columnar table whose id column is the 0..n-1 row index
+ *      (RT_ID). node = id; parent node = parent_id, which must lie in
+ *      [0, table_rows) (else it names no row) and differ from id. No
+ *      hashing, no duplicate check (row indices are distinct).
+ *  RT_TREE_TIER_DENSE  integer ids that are, so far, exactly 0, 1, 2, … in
+ *      arrival order, each parent already seen (0 <= parent_id < rows).
+ *      node = id, parent node = parent_id: no hash map.
+ *  RT_TREE_TIER_HASH   from the first row that breaks the dense rule (and
+ *      from the start for string ids): a hash map id → node. The map is
+ *      back-filled with ids 0..rows-1 → themselves, so numbers already
+ *      handed out stay valid. A parent not seen yet gets the next node
+ *      number on sight; the row with that id takes it when it arrives.
+ *
+ * Per row (every tier): NULL id → "a row has no id"; an id seen before as
+ * a row → "two rows have the id X"; parent_id = id → "the row with id X is
+ * its own parent". At the end (rt_treenum_finish) a parent that never
+ * arrived as a row → "a row names a parent which is not itself a row in
+ * the input". Messages are "<stage>: …" with offset `pos`.
+ *
+ * Layout read by generated code (the dense tiers are inlined; anything
+ * else calls rt_treenum_row):
+ *   tier    current tier
+ *   nrows   rows numbered so far (= the next dense id)
+ *   limit   TABLE tier: table row count (parents must be below it)
+ * Inline rule per row, with id / parent_id as int64 and their NULL flags:
+ *   TABLE: node = id; pnode = pnull ? NONE : parent;
+ *          if (!pnull && ((uint64)parent >= limit || parent == id)) call
+ *          rt_treenum_row instead (it reports the error); nrows++.
+ *   DENSE: if (!idnull && id == nrows && (pnull || (uint64)parent < nrows))
+ *          { node = id; pnode = pnull ? NONE : parent; nrows++; }
+ *          else call rt_treenum_row (which may switch to HASH).
+ *   HASH:  call rt_treenum_row.
+ */
+typedef enum rt_treetier {
+  RT_TREE_TIER_TABLE = 0,
+  RT_TREE_TIER_DENSE = 1,
+  RT_TREE_TIER_HASH = 2,
+} rt_treetier;
+
+typedef struct rt_treenum {
+  int32_t tier;          /* rt_treetier */
+  uint32_t nrows;        /* rows numbered */
+  uint64_t limit;        /* TABLE tier: table rows */
+  uint32_t nnodes;       /* node numbers handed out (rows + parents awaited) */
+  uint32_t awaited;      /* HASH: nodes named as a parent with no row yet */
+  bool str_ids;          /* ids are string ids (message formatting) */
+  /* HASH tier: id of each node (keys[node]) and an open-addressed table of
+   * node+1 (0 = empty) probed linearly from rt_hash_i64(id) & mask. */
+  int64_t *keys;
+  uint64_t *hasrow;      /* bit per node: a row with this id arrived */
+  uint32_t cap;          /* capacity of keys / hasrow, in nodes */
+  uint32_t *slots;
+  uint64_t mask;
+  /* Output of rt_treenum_batch, by batch position (RT_BATCH each). */
+  uint32_t *node_out;
+  uint32_t *pnode_out;
+  /* errors */
+  rt_err *err;
+  const char *stage;
+  int pos;
+  const rt_strpool *sp;
+} rt_treenum;
+
+/* tier is RT_TREE_TIER_TABLE (then table_rows is the table's row count) or
+ * RT_TREE_TIER_DENSE (which itself moves to HASH for string ids or the
+ * first id that breaks density). Returns 0 on out of memory. */
+int rt_treenum_init(rt_treenum *t, rt_treetier tier, uint64_t table_rows, bool str_ids,
+                    rt_err *err, const char *stage, int pos, const rt_strpool *sp);
+void rt_treenum_free(rt_treenum *t);
+
+/* Numbers one row (any tier; the out-of-line path of generated code).
+ * id/parent are int64 values (string ids for string ids). Returns 0, or
+ * -1 with the error set. */
+int rt_treenum_row(rt_treenum *t, int64_t id, bool idnull, int64_t parent, bool pnull,
+                   uint32_t *node, uint32_t *pnode);
+
+/* Numbers the active positions of a batch: node_out[i], pnode_out[i] for
+ * each active position i (active NULL = 0..n-1). 0 or -1 (error set). */
+int rt_treenum_batch(rt_treenum *t, const rt_view *id, const rt_view *parent,
+                     const uint32_t *active, uint32_t nactive);
+
+/* End of input: checks every named parent arrived (else the missing
+ * parent error) and frees the hash map; nnodes == nrows afterwards.
+ * 0 or -1. */
+int rt_treenum_finish(rt_treenum *t);
+
+/* ---- ordering -------------------------------------------------------------- */
+
+typedef enum rt_treeorder_path {
+  RT_TREE_ORDER_KEPT,      /* already in the wanted order: no permutation */
+  RT_TREE_ORDER_REVERSED,  /* in the opposite order: served reversed */
+  RT_TREE_ORDER_WALKED,    /* CSR child lists + stack walk from the roots */
+} rt_treeorder_path;
+
+/* Orders n buffered rows whose node / parent-node numbers are node[r] and
+ * pnode[r] (int64, RT_TREE_NONE for roots; every number < nnodes, each
+ * node the number of exactly one row) child-first (up) or parent-first.
+ * Returns the permutation to read the rows through (malloc'd, n entries)
+ * or NULL when the rows are already in order (or n == 0); *path says
+ * which. When rows are unreachable from the roots, sets "<stage>: the
+ * rows are not a tree, because N of them are in a cycle" (N counts the
+ * rows on cycles, not the rows hanging below them) and returns NULL with
+ * *path = -1. */
+uint32_t *rt_tree_order(const int64_t *node, const int64_t *pnode, int64_t n, uint32_t nnodes,
+                        bool up, int *path, rt_err *err, const char *stage, int pos);
+
+/* ---- accumulation ---------------------------------------------------------- */
+
+/* Per-node running values of one aggregate (read by generated code).
+ *   SUM (ints) / COUNT_STAR: i[node] (checked int64 adds)
+ *   SUM (doubles): f[node]
+ *   MIN / MAX: i[node] or f[node], valid when has[node] = 1
+ * All arrays have nnodes entries, zeroed at start.
+ *
+ * Per row, in ordered input, with value v (COUNT(*): v = 1; SUM: NULL → 0;
+ * MIN/MAX: NULL → no value) and node n, parent node p:
+ *   UP:   total = v ⊕ acc[n]            (⊕: + for SUM/COUNT, min/max)
+ *         if p != NONE: acc[p] = acc[p] ⊕ total
+ *   DOWN: total = v ⊕ (p != NONE ? acc[p] : nothing)
+ *         acc[n] = total
+ * and total is the row's output (NULL for MIN/MAX with no value at all).
+ * UP works because child-first order brings every child (which already
+ * folded its subtree into its own total) before its parent; DOWN because
+ * parent-first order has stored the parent's path total before a child. */
+typedef struct rt_treeagg {
+  rt_aggkind kind;       /* RT_AGG_SUM, RT_AGG_COUNT_STAR, RT_AGG_MIN, RT_AGG_MAX */
+  rt_type in;            /* RT_I64 or RT_F64 */
+  int64_t *i;
+  double *f;
+  uint8_t *has;
+} rt_treeagg;
+
+typedef struct rt_treeacc {
+  int32_t up;            /* 1 = UP, 0 = DOWN */
+  uint32_t nnodes;
+  int32_t naggs;         /* the live aggregates, in op order */
+  rt_treeagg *aggs;
+} rt_treeacc;
+
+/* Allocates the per-node arrays (nnodes of each). 0 on out of memory. */
+int rt_treeacc_init(rt_treeacc *a, bool up, uint32_t nnodes, int naggs,
+                    const rt_aggkind *kinds, const rt_type *in);
+void rt_treeacc_free(rt_treeacc *a);
+
+#endif
