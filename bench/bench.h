@@ -23,6 +23,9 @@ void bench_data_make(bench_data *d, int64_t n);
 void bench_data_free(bench_data *d);
 /* Registers the data as finalized columnar table `name` in the engine. */
 int bench_data_install(pj_engine *e, const bench_data *d, const char *name);
+/* Points out at the installed table's own arrays (not owned: do not free),
+ * so the C reference reads exactly the memory the engine reads. */
+int bench_data_view(pj_engine *e, const char *name, bench_data *out);
 
 /* Result of the fused reference: per group (first-seen order) the key,
  * sums, avg and count, exactly as the query computes them. */

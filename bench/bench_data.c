@@ -82,3 +82,18 @@ int bench_data_install(pj_engine *e, const bench_data *d, const char *name) {
   rt_catalog_put(e->catalog, t);
   return 0;
 }
+
+int bench_data_view(pj_engine *e, const char *name, bench_data *out) {
+  rt_table *t = rt_catalog_get(e->catalog, name);
+  memset(out, 0, sizeof *out);
+  if (!t || t->ncols != 4) return -1;
+  out->n = t->nrows;
+  out->k = t->cols[0].data;
+  out->a = t->cols[1].data;
+  out->b = t->cols[2].data;
+  out->c = t->cols[3].data;
+  out->va = t->cols[1].valid;
+  out->vb = t->cols[2].valid;
+  out->vc = t->cols[3].valid;
+  return out->va && out->vb && out->vc ? 0 : -1;
+}

@@ -273,7 +273,9 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   cg_uses u = {calloc((size_t)p->ncols + 1, sizeof(bool)), calloc((size_t)p->nparams + 1, sizeof(bool))};
   cg_collect(cx, seg, &u);
   const ir_op *src = seg->source;
-  cx->general_sel = src->kind == IR_SCAN_BUF && src->buf_op && src->buf_op->kind == IR_SORT;
+  /* Buffers of breakers other than AGGREGATE are read through a
+   * permutation (ORDER BY, tree order): rows come through selections. */
+  cx->general_sel = src->kind == IR_SCAN_BUF && !(src->buf_op && src->buf_op->kind == IR_AGGREGATE);
   for (int c = 0; c < p->ncols; c++) {
     if (!cx->src[c].used) continue;
     cx->src[c].vtype = cg_view_type(cx, src, c);
@@ -434,9 +436,20 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
 }
 
 bool cg_segment_wanted(const ir_segment *seg) {
-  for (int k = 0; k < seg->nsteps; k++)
-    if (!seg->steps[k]->dead) return true;
-  return seg->sink->kind == IR_AGGREGATE;
+  int live = 0;
+  for (int k = 0; k < seg->nsteps; k++) {
+    const ir_op *op = seg->steps[k];
+    if (op->dead) continue;
+    /* steps this backend does not compile (TREE ACCUMULATE's) leave the
+     * whole segment to the interpreter */
+    if (op->kind != IR_FILTER && op->kind != IR_COMPUTE && op->kind != IR_LIMIT) return false;
+    live++;
+  }
+  switch (seg->sink->kind) {
+  case IR_AGGREGATE: return true;
+  case IR_OUTPUT: case IR_SORT: return live > 0;
+  default: return false;
+  }
 }
 
 int cg_emit_plan(cg_ctx *cx, const char *prefix) {

@@ -10,10 +10,11 @@
  * column references. live.c removes dead columns, computes and aggregates.
  * segment.c cuts the list at breakers into segments:
  *
- *   segment = source op, streaming steps (FILTER/COMPUTE/LIMIT), sink op
+ *   segment = source op, streaming steps (FILTER/COMPUTE/LIMIT/TREE_NUMBER/
+ *             TREE_ACC), sink op
  *
- * where a breaker (SORT, AGGREGATE) is the sink of one segment and is read
- * back by the next segment's SCAN_BUF source. Every op and column lives in
+ * where a breaker (SORT, AGGREGATE, TREE_ORDER) is the sink of one segment
+ * and is read back by the next segment's SCAN_BUF source. Every op and column lives in
  * the plan's arena.
  */
 #ifndef PJ_PLAN_H
@@ -21,6 +22,7 @@
 
 #include "../runtime/rt.h"
 #include "../runtime/store.h"
+#include "../runtime/tree.h"
 
 typedef enum ir_opkind {
 #define OP(name, str, role) IR_##name,
@@ -152,13 +154,46 @@ struct ir_op {
    * rt_store_type(col type) (ints as int64), as store.h's rowbuf does. */
   const char *sql_base;
   int nsrc;
+
+  /* TREE ACCUMULATE (added by the tree work; runtime state in
+   * runtime/tree.h, found by op index in ex_run.trees). A stage lowers to
+   *   TREE_NUMBER  reads tree_id_col, tree_parent_col (bare id, parent_id:
+   *                both ints of any kind, or both strings) and defines
+   *                tree_node_col, tree_pnode_col: RT_U32, never NULL, the
+   *                row's node number and its parent's (RT_TREE_NONE for
+   *                a root). tree_tier: RT_TREE_TIER_TABLE when segment.c
+   *                proved the input is an unfiltered table scan whose id
+   *                is the row index, else RT_TREE_TIER_DENSE (identity
+   *                until an id breaks density, then a hash map).
+   *   TREE_ORDER   sink (breaker): buffers carry[0..ncarry) — the columns
+   *                live after it, always including both node columns —
+   *                and at the end orders them child-first (tree_up) or
+   *                parent-first; the next SCAN_BUF reads them under the
+   *                same ids through the permutation (run->perms).
+   *   TREE_ACC     per row, in that order: aggs (SUM, COUNT_STAR, MIN,
+   *                MAX; arg_col, out_col, live as for AGGREGATE) with the
+   *                rule of runtime/tree.h, reading the node columns.
+   * tree_num / tree_order link the ops of a stage; a later stage over the
+   * same id and parent_id columns with only COMPUTEs in between shares its
+   * TREE_NUMBER (tree_reuse_num), and in the same direction its
+   * TREE_ORDER too (tree_reuse_order). A TREE_ACC none of whose outputs is
+   * read is dead, and so are the TREE_ORDER and TREE_NUMBER no live
+   * TREE_ACC needs: the whole stage disappears, errors included. */
+  int tree_id_col, tree_parent_col;
+  int tree_node_col, tree_pnode_col;
+  int tree_tier;
+  bool tree_up;
+  bool tree_reuse_num, tree_reuse_order;
+  bool tree_used;       /* live.c scratch: a live TREE_ACC reads this order */
+  ir_op *tree_num;      /* TREE_ORDER, TREE_ACC: their TREE_NUMBER */
+  ir_op *tree_order;    /* TREE_ACC: its TREE_ORDER */
 };
 
 typedef struct ir_segment {
   ir_op *source;        /* SCAN_TABLE, SCAN_SQL or SCAN_BUF */
   int nsteps;
-  ir_op **steps;        /* FILTER, COMPUTE, LIMIT — in order */
-  ir_op *sink;          /* SORT, AGGREGATE or OUTPUT */
+  ir_op **steps;        /* FILTER, COMPUTE, LIMIT, TREE_NUMBER, TREE_ACC — in order */
+  ir_op *sink;          /* SORT, AGGREGATE, TREE_ORDER or OUTPUT */
 } ir_segment;
 
 typedef struct ir_param {

@@ -137,13 +137,13 @@ uint32_t *rt_tree_order(const int64_t *node, const int64_t *pnode, int64_t n, ui
 /* ---- accumulation ---------------------------------------------------------- */
 
 /* Per-node running values of one aggregate (read by generated code).
- *   SUM (ints) / COUNT_STAR: i[node] (checked int64 adds)
+ *   SUM (ints) / COUNT_STAR / COUNT: i[node] (checked int64 adds)
  *   SUM (doubles): f[node]
  *   MIN / MAX: i[node] or f[node], valid when has[node] = 1
  * All arrays have nnodes entries, zeroed at start.
  *
- * Per row, in ordered input, with value v (COUNT(*): v = 1; SUM: NULL → 0;
- * MIN/MAX: NULL → no value) and node n, parent node p:
+ * Per row, in ordered input, with value v (COUNT(*): v = 1; COUNT(x): v =
+ * x IS NOT NULL; SUM: NULL → 0; MIN/MAX: NULL → no value) and node n, parent node p:
  *   UP:   total = v ⊕ acc[n]            (⊕: + for SUM/COUNT, min/max)
  *         if p != NONE: acc[p] = acc[p] ⊕ total
  *   DOWN: total = v ⊕ (p != NONE ? acc[p] : nothing)
@@ -153,7 +153,7 @@ uint32_t *rt_tree_order(const int64_t *node, const int64_t *pnode, int64_t n, ui
  * folded its subtree into its own total) before its parent; DOWN because
  * parent-first order has stored the parent's path total before a child. */
 typedef struct rt_treeagg {
-  rt_aggkind kind;       /* RT_AGG_SUM, RT_AGG_COUNT_STAR, RT_AGG_MIN, RT_AGG_MAX */
+  rt_aggkind kind;       /* RT_AGG_SUM, COUNT_STAR, COUNT, MIN or MAX */
   rt_type in;            /* RT_I64 or RT_F64 */
   int64_t *i;
   double *f;

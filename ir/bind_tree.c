@@ -1,0 +1,157 @@
+/*
+ * bind_tree.c — binds TREE ACCUMULATE UP/DOWN (LANGUAGE.md §4) into its
+ * three ops (plan.h: TREE_NUMBER, TREE_ORDER, TREE_ACC).
+ *
+ * The tree is the bare `id` and `parent_id` of the row: both integers of
+ * any kind, or both strings (a double id is a compile error, as is a
+ * mix). Aggregates: SUM(x), COUNT(*), COUNT(x), MIN(x), MAX(x) of numbers,
+ * each named with AS; outputs are appended bare as 64-bit columns (SUM,
+ * MIN and MAX of doubles are doubles), every column and alias is kept.
+ *
+ * Reuse (the seed's "consecutive stages"): when the ops since the previous
+ * TREE_ACC are only COMPUTEs (reshaping stages; no WHERE, LIMIT, ORDER BY
+ * or AGGREGATE changed the rows) and id and parent_id are still the same
+ * columns, this stage reads that stage's node numbers; if it also goes in
+ * the same direction, the rows are already in order and no TREE_ORDER is
+ * added. live.c may still drop the earlier stage's TREE_ACC: the shared
+ * ops stay as long as a live stage reads them.
+ */
+#include "bind.h"
+
+static const char *const k_tree_aggs[] = {"sum", "count", "min", "max"};
+static const rt_aggkind k_tree_kinds[] = {RT_AGG_SUM, RT_AGG_COUNT, RT_AGG_MIN, RT_AGG_MAX};
+
+static int bind_tree_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
+                         bool *out_null) {
+  const fe_expr *x = it->expr;
+  int kind = -1;
+  if (it->kind == IT_EXPR && x->kind == AX_CALL)
+    for (int i = 0; i < 4; i++)
+      if (ir_name_eq(x->str, k_tree_aggs[i]) && (i < 2 || x->nargs <= 1)) kind = i;
+  if (kind < 0)
+    return ir_fail(b, it->kind == IT_EXPR ? x->pos : it->pos,
+                   "expected SUM, COUNT, MIN or MAX, but got '%s'",
+                   it->kind == IT_EXPR ? ir_expr_text(b, x) : "*");
+  if (x->distinct) return ir_fail(b, x->pos, "DISTINCT is not supported in aggregates");
+  if (x->star) {
+    if (k_tree_kinds[kind] != RT_AGG_COUNT || x->nargs)
+      return ir_fail(b, x->pos, "expected an argument to %s(), not *", x->str);
+  } else if (x->nargs != 1) {
+    return ir_fail(b, x->pos, "expected 1 argument to %s(), but got %d", x->str, x->nargs);
+  }
+  if (!it->name)
+    return ir_fail(b, x->pos,
+                   "expected every column to have a valid name, but '%s' is not one: give it one "
+                   "with AS",
+                   ir_expr_text(b, x));
+  *ag = (ir_agg){.kind = k_tree_kinds[kind], .arg_col = -1, .arg_type = RT_I64, .live = true};
+  *out_type = RT_I64;
+  *out_null = false;
+  if (x->star) {
+    ag->kind = RT_AGG_COUNT_STAR;
+    return 1;
+  }
+  b->agg_msg = "an aggregate cannot contain another aggregate";
+  ir_expr *e = ir_bind_expr(b, x->args[0]);
+  b->agg_msg = NULL;
+  if (!e) return 0;
+  if (e->type == RT_STR && ag->kind != RT_AGG_COUNT)
+    return ir_fail(b, x->args[0]->pos, "expected a number in %s(), but '%s' is a string", x->str,
+                   ir_expr_text(b, x->args[0]));
+  e = ir_ex_settle(b, e, RT_I64);
+  ag->arg_col = ir_materialize(b, e, ir_expr_text(b, x->args[0]), x->args[0]->pos);
+  ag->arg_type = e->type;
+  if (ag->kind != RT_AGG_COUNT && e->type == RT_F64) *out_type = RT_F64;
+  /* SUM and COUNT are never NULL (NULL adds 0); MIN/MAX are NULL when no
+   * value in the subtree (or on the path) is there. */
+  *out_null = (ag->kind == RT_AGG_MIN || ag->kind == RT_AGG_MAX) && e->nullable;
+  return 1;
+}
+
+/* The previous stage's TREE_ACC when nothing but COMPUTEs came since. */
+static ir_op *prev_tree_acc(ir_binder *b) {
+  for (int i = b->p->nops - 1; i >= 0; i--) {
+    ir_op *op = b->p->ops[i];
+    if (op->kind == IR_COMPUTE) continue;
+    return op->kind == IR_TREE_ACC ? op : NULL;
+  }
+  return NULL;
+}
+
+int ir_bind_tree(ir_binder *b, const fe_stage *st) {
+  ir_plan *p = b->p;
+  int idc, pc;
+  const char *nm;
+  if (!ir_resolve(b, NULL, "id", st->pos, st->pos, &idc, &nm) ||
+      !ir_resolve(b, NULL, "parent_id", st->pos, st->pos, &pc, &nm))
+    return 0;
+  rt_type it = p->cols[idc].type, pt = p->cols[pc].type;
+  if (it == RT_F64 || pt == RT_F64)
+    return ir_fail(b, st->pos, "expected id and parent_id to be integers or strings, but %s is a double",
+                   it == RT_F64 ? "id" : "parent_id");
+  if ((it == RT_STR) != (pt == RT_STR))
+    return ir_fail(b, st->pos,
+                   "expected id and parent_id of the same type, but id is %s and parent_id is %s",
+                   it == RT_STR ? "a string" : "an integer", pt == RT_STR ? "a string" : "an integer");
+
+  int na = st->nitems;
+  ir_agg *aggs = rt_arena_alloc(&p->arena, sizeof(ir_agg) * ((size_t)na + 1));
+  rt_type *types = rt_arena_alloc(&p->arena, sizeof(rt_type) * ((size_t)na + 1));
+  bool *nulls = rt_arena_alloc(&p->arena, (size_t)na + 1);
+  for (int i = 0; i < na; i++)
+    if (!bind_tree_agg(b, &st->items[i], &aggs[i], &types[i], &nulls[i])) return 0;
+
+  ir_op *prev = prev_tree_acc(b);
+  ir_op *num = NULL, *order = NULL;
+  bool reuse_num = prev && prev->tree_num->tree_id_col == idc && prev->tree_num->tree_parent_col == pc;
+  if (reuse_num) {
+    num = prev->tree_num;
+    if (prev->tree_up == st->up) order = prev->tree_order;
+  } else {
+    num = ir_op_add(b, IR_TREE_NUMBER, st->pos);
+    num->tree_id_col = idc;
+    num->tree_parent_col = pc;
+    num->tree_node_col = ir_col_new(p, "__node", RT_U32, false);
+    num->tree_pnode_col = ir_col_new(p, "__parent_node", RT_U32, false);
+    num->tree_tier = RT_TREE_TIER_DENSE;   /* segment.c may prove TABLE */
+    num->out_col = -1;
+  }
+  if (!order) {
+    order = ir_op_add(b, IR_TREE_ORDER, st->pos);
+    order->tree_up = st->up;
+    order->tree_num = num;
+    order->tree_node_col = num->tree_node_col;
+    order->tree_pnode_col = num->tree_pnode_col;
+    order->out_col = -1;
+    /* Carry everything still reachable plus the node numbers; live.c
+     * trims this to what is read after the ordering. */
+    int *all;
+    int n = ir_row_all_cols(b, &all);
+    order->carry = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)n + 3));
+    memcpy(order->carry, all, sizeof(int) * (size_t)n);
+    order->carry[n++] = num->tree_node_col;
+    order->carry[n++] = num->tree_pnode_col;
+    order->ncarry = n;
+  }
+  ir_op *acc = ir_op_add(b, IR_TREE_ACC, st->pos);
+  acc->tree_up = st->up;
+  acc->tree_num = num;
+  acc->tree_order = order;
+  acc->tree_node_col = num->tree_node_col;
+  acc->tree_pnode_col = num->tree_pnode_col;
+  acc->tree_reuse_num = reuse_num;
+  acc->tree_reuse_order = reuse_num && order == prev->tree_order;
+  acc->out_col = -1;
+  acc->naggs = na;
+  acc->aggs = aggs;
+
+  ir_rowb rb = {0};
+  for (int i = 0; i < b->row.n; i++)
+    ir_rowb_add(b, &rb, b->row.e[i].name, b->row.e[i].col, b->row.e[i].qonly);
+  for (int i = 0; i < na; i++) {
+    aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
+    ir_rowb_add(b, &rb, st->items[i].name, aggs[i].out_col, false);
+  }
+  b->row = ir_rowb_done(&rb);   /* aliases are kept and do not gain the outputs */
+  return 1;
+}

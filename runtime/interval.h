@@ -1,0 +1,300 @@
+/*
+ * interval.h — the interval operators as a pure C runtime: INTERVAL
+ * INTERSECTION OF (isect.c), INTERVAL FLATTEN (flatten.c), INTERVAL JOIN
+ * (ijoin.c) and INTERVAL FILL GAPS (fillgaps.c), over PER-key lanes
+ * (lanes.c) and a shared sorted-interval index (ivindex.c).
+ *
+ * The executor buffers each relation as plain columnar arrays (rt_ivrel):
+ * ts, dur and the PER keys widened to 64 bits, with validity bits. The
+ * operators answer with flat arrays of row indexes into those inputs plus
+ * computed bounds, in buffers they own (freed by the matching *_free), so
+ * both backends can serve the results as selection views in batches. No
+ * function allocates per row; errors go to a sticky rt_err as
+ * "<stage>: <message>" with offset -1 (the caller passes the stage name,
+ * e.g. "INTERVAL INTERSECTION OF"). Out of memory is the error
+ * "<stage>: out of memory".
+ *
+ * Time is integral (int64 nanoseconds). A row with dur > 0 is the half-open
+ * interval [ts, ts+dur); a row with dur = 0 is a point that holds only the
+ * instant ts. [0,10) and [10,20) do not meet; a point t meets [a,b) when
+ * a <= t < b, and meets a point at the same instant.
+ */
+#ifndef PJ_INTERVAL_H
+#define PJ_INTERVAL_H
+
+#include "rt.h"
+#include "store.h"
+
+#define RT_NO_LANE UINT32_MAX
+#define RT_NO_ROW UINT32_MAX
+#define RT_LANES_MAXKEYS 64
+
+/* ---- inputs --------------------------------------------------------------- */
+
+/* One PER column: value bits widened to int64 (any integer kind as its
+ * value, a string as its uint32 id, a double as its bits; -0.0 and 0.0,
+ * and every NaN, are folded by the lane table). valid NULL = no NULLs. */
+typedef struct rt_ivkey {
+  rt_type type;            /* RT_I64, RT_F64 or RT_STR */
+  const int64_t *v;
+  const uint64_t *valid;
+} rt_ivkey;
+
+/* A buffered relation: n rows of ts, dur (validity NULL = all valid) and
+ * nkeys PER columns (every relation of one operator lists its PER columns
+ * in the same order with the same types). */
+typedef struct rt_ivrel {
+  uint32_t n;
+  const int64_t *ts, *dur;
+  const uint64_t *ts_valid, *dur_valid;
+  int nkeys;
+  const rt_ivkey *keys;
+} rt_ivrel;
+
+static inline bool rt_ivrel_bounds_valid(const rt_ivrel *r, uint32_t i) {
+  return (!r->ts_valid || rt_bit(r->ts_valid, i)) && (!r->dur_valid || rt_bit(r->dur_valid, i));
+}
+
+/* ---- lanes: PER key tuple → dense lane number (lanes.c) -------------------- */
+
+/* Lanes are numbered 0, 1, 2, … in first-inserted order. A key tuple is
+ * compared as (NULL flag, 64 value bits) per column, so NULL agrees with
+ * NULL as in GROUP BY. Unlike rt_aggtab it can look a key up without
+ * inserting it (join probes must not grow the operand's table) and it keeps
+ * no aggregate state. nkeys = 0 makes every row lane 0. */
+typedef struct rt_lanes {
+  int nkeys;
+  rt_type types[RT_LANES_MAXKEYS];
+  uint32_t n, cap;
+  uint64_t *bits;          /* cap * nkeys key value bits */
+  uint64_t *nulls;         /* per lane: bit k set = key k is NULL */
+  uint64_t *hash;          /* per lane */
+  uint32_t *slots;         /* open addressing: lane + 1, 0 = empty */
+  uint64_t mask;
+} rt_lanes;
+
+/* Returns 0 (and sets "<stage>: too many PER columns") when nkeys > 64. */
+int rt_lanes_init(rt_lanes *l, int nkeys, const rt_type *types, const char *stage, rt_err *err);
+void rt_lanes_free(rt_lanes *l);
+/* Lane of a key tuple: vals[k] value bits, bit k of nullmask = key k NULL.
+ * Returns the lane, -1 when absent and !insert, -2 when out of memory. */
+int64_t rt_lanes_lookup(rt_lanes *l, const int64_t *vals, uint64_t nullmask, bool insert);
+/* Lane of every row 0..r->n-1 into lane[i]: inserting new keys when
+ * `insert`; RT_NO_LANE for a key that is absent (!insert) or, when
+ * !null_matches, for a row with a NULL key. Returns 0 on out of memory. */
+int rt_lanes_assign(rt_lanes *l, const rt_ivrel *r, bool insert, bool null_matches,
+                    uint32_t *lane, const char *stage, rt_err *err);
+/* One row (same rules). */
+int64_t rt_lanes_row(rt_lanes *l, const rt_ivrel *r, uint32_t i, bool insert, bool null_matches);
+
+/* ---- shared helpers (ivindex.c) -------------------------------------------- */
+
+/* Grows *p (elements of size elem) so it holds at least `need` elements;
+ * capacity doubles. Returns false when out of memory (*p unchanged). */
+bool rt_iv_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/* Order-preserving maps of signed values onto unsigned ones. */
+static inline uint64_t rt_iv_u(int64_t v) { return (uint64_t)v ^ (1ull << 63); }
+static inline int64_t rt_iv_s(uint64_t u) { return (int64_t)(u ^ (1ull << 63)); }
+
+/* Sorts the parallel arrays (s, e, row) of n items by (s, e, row), or by
+ * (s, row) when e is NULL (e is then left alone). Stable merge sort with
+ * scratch from malloc; an already sorted input costs one scan. Returns
+ * false when out of memory. */
+bool rt_iv_sort(uint64_t *s, uint64_t *e, uint32_t *row, size_t n);
+
+/* Stable sort of a permutation by a caller's order (merge sort). */
+typedef int (*rt_iv_cmp)(const void *ctx, uint32_t a, uint32_t b);
+bool rt_iv_sort_perm(uint32_t *perm, size_t n, rt_iv_cmp cmp, const void *ctx);
+
+/* First index i in [0, n) with a[i] >= x (a non-decreasing); n if none. */
+size_t rt_iv_lower(const uint64_t *a, size_t n, uint64_t x);
+
+/* A max-end pyramid over n intervals sorted by start: level 0 holds the max
+ * end of each block of RT_IVTREE_FAN items, each next level the max of
+ * RT_IVTREE_FAN nodes below. It answers "every i in [lo, hi) with
+ * end[i] >= thr, in index order" in O(log n) per hit, which is what an
+ * interval tree does for intervals kept sorted by start. Used where
+ * intervals overlap each other, so that ends are not sorted. */
+#define RT_IVTREE_FAN 16
+#define RT_IVTREE_MAXLEVELS 16
+typedef struct rt_ivtree {
+  const uint64_t *end;     /* caller's array, n items */
+  size_t n;
+  int nlevels;
+  size_t len[RT_IVTREE_MAXLEVELS];
+  uint64_t *lvl[RT_IVTREE_MAXLEVELS];
+} rt_ivtree;
+bool rt_ivtree_build(rt_ivtree *t, const uint64_t *end, size_t n);
+void rt_ivtree_free(rt_ivtree *t);
+/* Calls hit(ctx, i) for each match in order; stops early when hit returns
+ * false. Returns false when stopped. */
+bool rt_ivtree_query(const rt_ivtree *t, size_t lo, size_t hi, uint64_t thr,
+                     bool (*hit)(void *ctx, size_t i), void *ctx);
+
+/* ---- INTERVAL INTERSECTION OF (isect.c) ------------------------------------- */
+
+/* Regions: region i is [ts[i], ts[i]+dur[i]) (dur 0 = a point) and
+ * rows[j][i] is the row of operand j that covers it.
+ *
+ * Order: partitions (PER groups present in every operand) in the
+ * first-seen order of the operand with the fewest partitions (the first
+ * such operand on a tie); within a partition by region start, then by the
+ * row of operand 0, operand 1, … So the order does not depend on which
+ * path ran. */
+typedef struct rt_isect_out {
+  int k;
+  size_t n, cap;
+  int64_t *ts, *dur;
+  uint32_t **rows;         /* k arrays */
+} rt_isect_out;
+
+/* What ran, for EXPLAIN and the plan dump. */
+typedef struct rt_isect_stats {
+  uint64_t rows_in;        /* rows of all operands */
+  uint64_t rows_null;      /* skipped for NULL ts or dur */
+  uint64_t lanes_sorted;   /* operand partitions that needed a sort */
+  uint64_t partitions;     /* present in every operand */
+  uint64_t part_disjoint;  /* ran the all-disjoint multi-way sweep */
+  uint64_t part_narrow;    /* ran pairwise narrowing */
+  uint64_t step_sweep;     /* narrowing steps by linear sweep */
+  uint64_t step_bsearch;   /* … by binary search into a disjoint operand */
+  uint64_t step_tree;      /* … by max-end tree into an overlapping operand */
+  uint64_t regions;
+} rt_isect_stats;
+
+/* Intersects k >= 2 operands. Errors: a negative ts or dur
+ * ("ts or dur is below zero"), ts + dur beyond int64 ("integer overflow"),
+ * out of memory. Returns 1 on success, 0 on error (out then holds nothing
+ * useful but must still be freed). stats may be NULL. */
+int rt_isect_run(int k, const rt_ivrel *ops, const char *stage, rt_isect_out *out,
+                 rt_isect_stats *stats, rt_err *err);
+void rt_isect_free(rt_isect_out *out);
+
+/* ---- INTERVAL FLATTEN (flatten.c) ------------------------------------------- */
+
+/* One aggregate over the covering rows: COUNT_STAR, COUNT, SUM, MIN, MAX or
+ * AVG over an int64 (in = RT_I64; strings are not allowed) or double
+ * (in = RT_F64) column v with validity (NULL = all valid). v is unused
+ * for COUNT_STAR. */
+typedef struct rt_flat_agg {
+  rt_aggkind kind;
+  rt_type in;
+  const void *v;
+  const uint64_t *valid;
+} rt_flat_agg;
+
+/* Segments: ts, dur (0 for a point segment), rep = the first row of the
+ * segment's PER group (to fetch PER values), then per aggregate a value
+ * array (int64_t, or double when type[a] == RT_F64) and validity bits
+ * (bit clear = NULL). Order: groups in first-seen order; within a group by
+ * time, a point segment at t before the positive segment starting at t. */
+typedef struct rt_flat_out {
+  int naggs;
+  size_t n, cap;
+  int64_t *ts, *dur;
+  uint32_t *rep;
+  rt_type *type;           /* per aggregate: RT_I64 or RT_F64 */
+  void **val;
+  uint64_t **valid;
+} rt_flat_out;
+
+typedef struct rt_flat_stats {
+  bool presorted;          /* input was grouped and time-ordered: no sort */
+  uint64_t rows_null, groups, segments, point_segments;
+} rt_flat_stats;
+
+/* Errors: negative ts or dur ("ts or dur is below zero"), ts + dur or an
+ * integer SUM beyond int64 ("integer overflow"), a string input, out of
+ * memory. Returns 1 on success, 0 on error. stats may be NULL. Double SUM
+ * and AVG keep a running sum over the live set (added when an interval
+ * starts, subtracted when it ends, reset when the set empties), so they
+ * can differ from a fresh sum in the last bits for non-integral values. */
+int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, const char *stage,
+                   rt_flat_out *out, rt_flat_stats *stats, rt_err *err);
+void rt_flatten_free(rt_flat_out *out);
+
+/* ---- INTERVAL JOIN (ijoin.c) ------------------------------------------------ */
+
+typedef enum rt_ijrel {
+  RT_IJ_OVERLAPPING,       /* OVERLAPPING BOUNDS */
+  RT_IJ_COVERING_BEGIN,    /* COVERING BEGIN */
+  RT_IJ_COVERING_END,      /* COVERING END */
+  RT_IJ_COVERING_BOUNDS,   /* COVERING BOUNDS */
+  RT_IJ_WITHIN,            /* WITHIN BOUNDS */
+} rt_ijrel;
+
+/* The operand, indexed per lane: items sorted by (start, row); a lane whose
+ * items are disjoint is searched by binary search on its (then sorted)
+ * ends, an overlapping lane through an rt_ivtree. Built once, probed by
+ * any number of input batches; read-only while probing. */
+typedef struct rt_ijoin {
+  rt_ijrel rel;
+  const char *stage;
+  rt_lanes lanes;
+  uint32_t nlanes;
+  uint32_t *off;           /* nlanes + 1: lane l is items off[l] .. off[l+1]-1 */
+  uint64_t *s, *e;         /* item start, end (rt_iv_u order; e = s for a point) */
+  uint8_t *pt;             /* item is a point (dur = 0) */
+  uint32_t *row;           /* item's operand row */
+  uint8_t *overlaps;       /* per lane */
+  rt_ivtree *trees;        /* per lane; built only for overlapping lanes */
+  uint64_t lanes_disjoint, lanes_overlapping;
+} rt_ijoin;
+
+/* (input index, operand row) pairs; op = RT_NO_ROW for a LEFT row with no
+ * match. Appended by probes; reset n to 0 to reuse. */
+typedef struct rt_ijpairs {
+  size_t n, cap;
+  uint32_t *in, *op;
+} rt_ijpairs;
+
+/* Reads the operand. Its rows with NULL ts or dur, or a NULL PER key, are
+ * left out (they match nothing). dur < 0 never ends. Errors: ts + dur
+ * beyond int64 ("integer overflow"), out of memory. Returns 1 / 0. */
+int rt_ijoin_build(rt_ijoin *j, const rt_ivrel *op, rt_ijrel rel, const char *stage,
+                   rt_err *err);
+/* Probes input rows 0..in->n-1 (PER columns in the operand's order and
+ * types) in order, appending each row's matches in operand start order
+ * (ties by operand row); with `left`, a row without match is appended
+ * once with RT_NO_ROW. Returns 1 / 0 (out of memory, overflow). */
+int rt_ijoin_probe(const rt_ijoin *j, const rt_ivrel *in, bool left, rt_ijpairs *out,
+                   rt_err *err);
+/* One input [ts, ts+dur) (dur < 0: never ends) in a known lane (from
+ * rt_lanes_row(&j->lanes, …, false, false)); appends matches with input
+ * index `idx`. Returns the number of matches, -1 on out of memory. */
+int64_t rt_ijoin_probe_one(const rt_ijoin *j, uint32_t lane, int64_t ts, int64_t dur,
+                           uint32_t idx, rt_ijpairs *out);
+void rt_ijoin_free(rt_ijoin *j);
+void rt_ijpairs_free(rt_ijpairs *p);
+
+/* ---- INTERVAL FILL GAPS (fillgaps.c) ----------------------------------------- */
+
+/* Fillers: [ts, ts+dur) (never zero width), the background row it comes
+ * from, and a representative input row of its lane (RT_NO_ROW for a lane
+ * with no input row, whose PER values then come from the background row).
+ * Order: by lane (first seen: input rows, then background rows), then
+ * time. */
+typedef struct rt_fill_out {
+  size_t n, cap;
+  int64_t *ts, *dur;
+  uint32_t *bg;
+  uint32_t *rep;
+} rt_fill_out;
+
+/* in: the input rows (ts, dur, PER keys). bg: background rows (ts, dur,
+ * and the same PER keys when bg_has_per; otherwise bg->nkeys is ignored).
+ * Lanes: nkeys = 0 → one lane (that always exists); bg_has_per → the
+ * lanes of input and background rows (a lane with no input is filled
+ * whole); otherwise every input lane is filled against every background
+ * row. NULL PER keys agree with each other. Input rows: NULL bounds cover
+ * nothing, dur < 0 covers to the end of time, dur = 0 covers no width.
+ * Background rows: NULL bounds are skipped. Errors: negative background
+ * bound ("background ts or dur is below zero"), two background rows
+ * meeting within a lane ("background rows overlap within a lane"),
+ * overflow, out of memory. Returns 1 / 0. */
+int rt_fillgaps_run(const rt_ivrel *in, const rt_ivrel *bg, bool bg_has_per, const char *stage,
+                    rt_fill_out *out, rt_err *err);
+void rt_fillgaps_free(rt_fill_out *out);
+
+#endif

@@ -1,0 +1,192 @@
+/*
+ * lanes.c — PER-key partitioning shared by the interval operators: a key
+ * tuple maps to a dense lane number, numbered in first-inserted order.
+ *
+ * Each key contributes a NULL flag and 64 value bits, so NULL agrees with
+ * NULL; doubles fold -0.0 into 0.0 and every NaN into one pattern (they
+ * compare equal, so they must share a lane). The table is open addressed
+ * (slots hold lane + 1) at most half full; per-lane arrays keep the key
+ * bits and the hash, so growing never re-reads the input.
+ *
+ * rt_aggtab would number groups the same way, but it cannot look a key up
+ * without inserting it, which a join probe needs, and it carries aggregate
+ * state the interval operators do not use.
+ */
+#include <stdlib.h>
+
+#include "interval.h"
+
+#define INIT_SLOTS 64
+#define INIT_LANES 32
+
+int rt_lanes_init(rt_lanes *l, int nkeys, const rt_type *types, const char *stage, rt_err *err) {
+  memset(l, 0, sizeof *l);
+  if (nkeys < 0 || nkeys > RT_LANES_MAXKEYS)
+    return rt_errorf(err, -1, "%s: too many PER columns", stage);
+  l->nkeys = nkeys;
+  for (int k = 0; k < nkeys; k++) l->types[k] = types[k];
+  return 1;
+}
+
+void rt_lanes_free(rt_lanes *l) {
+  free(l->bits);
+  free(l->nulls);
+  free(l->hash);
+  free(l->slots);
+  int nkeys = l->nkeys;
+  rt_type types[RT_LANES_MAXKEYS];
+  memcpy(types, l->types, sizeof types);
+  memset(l, 0, sizeof *l);
+  l->nkeys = nkeys;
+  memcpy(l->types, types, sizeof types);
+}
+
+static uint64_t fold_bits(rt_type t, int64_t v) {
+  if (t == RT_F64) {
+    double d;
+    memcpy(&d, &v, 8);
+    if (d == 0) return 0;
+    if (d != d) return 0x7ff8000000000000ull;
+  }
+  if (t == RT_STR) return (uint32_t)v;
+  return (uint64_t)v;
+}
+
+static uint64_t tuple_hash(const rt_lanes *l, const uint64_t *bits, uint64_t nullmask) {
+  if (l->nkeys == 1) return rt_hash_i64(bits[0] ^ (nullmask ? 0x5bd1e9955bd1e995ull : 0));
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ nullmask;
+  for (int k = 0; k < l->nkeys; k++) h = rt_hash_i64(h ^ bits[k]) + (uint64_t)k;
+  return h;
+}
+
+static bool lane_eq(const rt_lanes *l, uint32_t lane, const uint64_t *bits, uint64_t nullmask) {
+  if (l->nulls[lane] != nullmask) return false;
+  const uint64_t *have = l->bits + (size_t)lane * (size_t)l->nkeys;
+  for (int k = 0; k < l->nkeys; k++)
+    if (have[k] != bits[k]) return false;
+  return true;
+}
+
+static bool grow_slots(rt_lanes *l) {
+  uint64_t nsl = l->slots ? (l->mask + 1) * 2 : INIT_SLOTS;
+  uint32_t *ns = calloc(nsl, sizeof *ns);
+  if (!ns) return false;
+  uint64_t mask = nsl - 1;
+  for (uint32_t g = 0; g < l->n; g++) {
+    uint64_t i = l->hash[g] & mask;
+    while (ns[i]) i = (i + 1) & mask;
+    ns[i] = g + 1;
+  }
+  free(l->slots);
+  l->slots = ns;
+  l->mask = mask;
+  return true;
+}
+
+static bool grow_lanes(rt_lanes *l) {
+  if (l->cap >= UINT32_MAX / 2) return false;
+  uint32_t cap = l->cap ? l->cap * 2 : INIT_LANES;
+  size_t kb = (size_t)(l->nkeys ? l->nkeys : 1);
+  uint64_t *b = realloc(l->bits, (size_t)cap * kb * sizeof *b);
+  if (!b) return false;
+  l->bits = b;
+  uint64_t *nu = realloc(l->nulls, (size_t)cap * sizeof *nu);
+  if (!nu) return false;
+  l->nulls = nu;
+  uint64_t *h = realloc(l->hash, (size_t)cap * sizeof *h);
+  if (!h) return false;
+  l->hash = h;
+  l->cap = cap;
+  return true;
+}
+
+/* Key value bits are already folded here. */
+static int64_t lookup_bits(rt_lanes *l, const uint64_t *bits, uint64_t nullmask, bool insert) {
+  if (l->nkeys == 0) {
+    if (l->n) return 0;
+    if (!insert) return -1;
+    if (l->cap == 0 && !grow_lanes(l)) return -2;
+    l->nulls[0] = 0;
+    l->hash[0] = 0;
+    l->n = 1;
+    return 0;
+  }
+  uint64_t h = tuple_hash(l, bits, nullmask);
+  if (l->slots) {
+    for (uint64_t i = h & l->mask;; i = (i + 1) & l->mask) {
+      uint32_t s = l->slots[i];
+      if (!s) break;
+      if (l->hash[s - 1] == h && lane_eq(l, s - 1, bits, nullmask)) return s - 1;
+    }
+  }
+  if (!insert) return -1;
+  if ((uint64_t)(l->n + 1) * 2 > (l->slots ? l->mask + 1 : 0) && !grow_slots(l)) return -2;
+  if (l->n == l->cap && !grow_lanes(l)) return -2;
+  uint32_t g = l->n++;
+  memcpy(l->bits + (size_t)g * (size_t)l->nkeys, bits, (size_t)l->nkeys * sizeof *bits);
+  l->nulls[g] = nullmask;
+  l->hash[g] = h;
+  uint64_t i = h & l->mask;
+  while (l->slots[i]) i = (i + 1) & l->mask;
+  l->slots[i] = g + 1;
+  return g;
+}
+
+int64_t rt_lanes_lookup(rt_lanes *l, const int64_t *vals, uint64_t nullmask, bool insert) {
+  uint64_t bits[RT_LANES_MAXKEYS];
+  for (int k = 0; k < l->nkeys; k++)
+    bits[k] = (nullmask >> k) & 1 ? 0 : fold_bits(l->types[k], vals[k]);
+  return lookup_bits(l, bits, nullmask, insert);
+}
+
+int64_t rt_lanes_row(rt_lanes *l, const rt_ivrel *r, uint32_t i, bool insert, bool null_matches) {
+  uint64_t bits[RT_LANES_MAXKEYS];
+  uint64_t nullmask = 0;
+  for (int k = 0; k < l->nkeys; k++) {
+    const rt_ivkey *c = &r->keys[k];
+    if (c->valid && !rt_bit(c->valid, i)) {
+      nullmask |= 1ull << k;
+      bits[k] = 0;
+    } else {
+      bits[k] = fold_bits(l->types[k], c->v[i]);
+    }
+  }
+  if (nullmask && !null_matches) return -1;
+  return lookup_bits(l, bits, nullmask, insert);
+}
+
+int rt_lanes_assign(rt_lanes *l, const rt_ivrel *r, bool insert, bool null_matches,
+                    uint32_t *lane, const char *stage, rt_err *err) {
+  uint32_t n = r->n;
+  if (l->nkeys == 0) {
+    int64_t g = n ? lookup_bits(l, NULL, 0, insert) : 0;
+    if (g == -2) return rt_errorf(err, -1, "%s: out of memory", stage);
+    for (uint32_t i = 0; i < n; i++) lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
+    return 1;
+  }
+  /* Traces often repeat a key on consecutive rows (one track, one cpu):
+   * remember the last non-NULL single key and skip the probe then. */
+  bool single = l->nkeys == 1;
+  const int64_t *v0 = r->keys[0].v;
+  const uint64_t *valid0 = r->keys[0].valid;
+  uint64_t last_bits = 0;
+  int64_t last_lane = -3;
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t g;
+    if (single && (!valid0 || rt_bit(valid0, i))) {
+      uint64_t b = fold_bits(l->types[0], v0[i]);
+      if (last_lane >= -1 && b == last_bits) {
+        g = last_lane;
+      } else {
+        g = lookup_bits(l, &b, 0, insert);
+        last_bits = b;
+        last_lane = g;
+      }
+    } else {
+      g = rt_lanes_row(l, r, i, insert, null_matches);
+    }
+    if (g == -2) return rt_errorf(err, -1, "%s: out of memory", stage);
+    lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
+  }
+  return 1;
+}

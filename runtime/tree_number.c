@@ -1,0 +1,259 @@
+/*
+ * tree_number.c — TREE ACCUMULATE's node numbering (see tree.h for the
+ * three tiers and their rules).
+ *
+ * The tiers exist because the common inputs need no hash map at all: a
+ * columnar table's id is its row index (TABLE tier), and a SQLite query
+ * over such a table usually still yields 0, 1, 2, … with parents first
+ * (DENSE tier). Only the first row that breaks density pays for building
+ * the map, by back-filling the ids already numbered.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tree.h"
+
+int rt_treenum_init(rt_treenum *t, rt_treetier tier, uint64_t table_rows, bool str_ids,
+                    rt_err *err, const char *stage, int pos, const rt_strpool *sp) {
+  memset(t, 0, sizeof *t);
+  t->tier = str_ids ? RT_TREE_TIER_HASH : tier;
+  t->limit = table_rows;
+  t->str_ids = str_ids;
+  t->err = err;
+  t->stage = stage ? stage : "TREE ACCUMULATE";
+  t->pos = pos;
+  t->sp = sp;
+  t->node_out = malloc(RT_BATCH * sizeof(uint32_t));
+  t->pnode_out = malloc(RT_BATCH * sizeof(uint32_t));
+  return t->node_out && t->pnode_out;
+}
+
+void rt_treenum_free(rt_treenum *t) {
+  free(t->keys);
+  free(t->hasrow);
+  free(t->slots);
+  free(t->node_out);
+  free(t->pnode_out);
+  t->keys = NULL;
+  t->hasrow = NULL;
+  t->slots = NULL;
+  t->node_out = t->pnode_out = NULL;
+}
+
+static int fail(rt_treenum *t, const char *msg) {
+  rt_errorf(t->err, t->pos, "%s: %s", t->stage, msg);
+  return -1;
+}
+
+/* "7" or "'name'" for messages. */
+static void id_text(const rt_treenum *t, int64_t id, char *buf, size_t n) {
+  if (!t->str_ids) {
+    snprintf(buf, n, "%lld", (long long)id);
+    return;
+  }
+  size_t len = 0;
+  const char *s = t->sp ? rt_str_get(t->sp, (uint32_t)id, &len) : NULL;
+  if (!s) snprintf(buf, n, "#%lld", (long long)id);
+  else snprintf(buf, n, "'%.*s'", (int)(len < 200 ? len : 200), s);
+}
+
+static int fail_id(rt_treenum *t, const char *fmt, int64_t id) {
+  char idb[256], msg[400];
+  id_text(t, id, idb, sizeof idb);
+  snprintf(msg, sizeof msg, fmt, idb);
+  return fail(t, msg);
+}
+
+/* ---- the hash map ------------------------------------------------------------ */
+
+static int grow_nodes(rt_treenum *t) {
+  uint32_t cap = t->cap ? t->cap * 2 : 1024;
+  if (cap < t->cap) return fail(t, "too many rows");
+  int64_t *k = realloc(t->keys, (size_t)cap * sizeof *k);
+  if (!k) return fail(t, "out of memory");
+  t->keys = k;
+  uint64_t *h = realloc(t->hasrow, RT_BITWORDS(cap) * 8);
+  if (!h) return fail(t, "out of memory");
+  memset(h + RT_BITWORDS(t->cap), 0, (RT_BITWORDS(cap) - RT_BITWORDS(t->cap)) * 8);
+  t->hasrow = h;
+  t->cap = cap;
+  return 0;
+}
+
+static int rehash(rt_treenum *t, uint64_t nslots) {
+  uint32_t *s = calloc(nslots, sizeof *s);
+  if (!s) return fail(t, "out of memory");
+  uint64_t mask = nslots - 1;
+  for (uint32_t node = 0; node < t->nnodes; node++) {
+    uint64_t h = rt_hash_i64((uint64_t)t->keys[node]) & mask;
+    while (s[h]) h = (h + 1) & mask;
+    s[h] = node + 1;
+  }
+  free(t->slots);
+  t->slots = s;
+  t->mask = mask;
+  return 0;
+}
+
+/* Node of id, adding it (as awaited, no row yet) when new; *fresh says so.
+ * UINT32_MAX on error. */
+static uint32_t lookup(rt_treenum *t, int64_t id, bool *fresh) {
+  uint64_t h = rt_hash_i64((uint64_t)id) & t->mask;
+  for (;;) {
+    uint32_t s = t->slots[h];
+    if (!s) break;
+    if (t->keys[s - 1] == id) {
+      *fresh = false;
+      return s - 1;
+    }
+    h = (h + 1) & t->mask;
+  }
+  *fresh = true;
+  if (t->nnodes == RT_TREE_NONE) return fail(t, "too many rows"), UINT32_MAX;
+  if (t->nnodes == t->cap && grow_nodes(t) < 0) return UINT32_MAX;
+  uint32_t node = t->nnodes++;
+  t->keys[node] = id;
+  t->slots[h] = node + 1;
+  /* keep the load factor at most 1/2 */
+  if ((uint64_t)t->nnodes * 2 > t->mask + 1 && rehash(t, (t->mask + 1) * 2) < 0) return UINT32_MAX;
+  return node;
+}
+
+/* Leaves the dense tiers: every row so far has node = id = its arrival
+ * index, so the map gets ids 0..nrows-1 → themselves. */
+static int to_hash(rt_treenum *t) {
+  while (t->cap < t->nrows + 1) {
+    if (grow_nodes(t) < 0) return -1;
+  }
+  for (uint32_t i = 0; i < t->nrows; i++) {
+    t->keys[i] = i;
+    rt_bit_set(t->hasrow, i);
+  }
+  t->nnodes = t->nrows;
+  uint64_t nslots = 1024;
+  while (nslots < (uint64_t)t->nnodes * 2 + 2) nslots *= 2;
+  if (rehash(t, nslots) < 0) return -1;
+  t->tier = RT_TREE_TIER_HASH;
+  return 0;
+}
+
+static int hash_row(rt_treenum *t, int64_t id, int64_t parent, bool pnull, uint32_t *node,
+                    uint32_t *pnode) {
+  bool fresh;
+  uint32_t n = lookup(t, id, &fresh);
+  if (n == UINT32_MAX) return -1;
+  if (!fresh) {
+    if (rt_bit(t->hasrow, n)) return fail_id(t, "two rows have the id %s", id);
+    t->awaited--;   /* named as a parent before; its row is here now */
+  }
+  rt_bit_set(t->hasrow, n);
+  uint32_t p = RT_TREE_NONE;
+  if (!pnull) {
+    if (parent == id) return fail_id(t, "the row with id %s is its own parent", id);
+    p = lookup(t, parent, &fresh);
+    if (p == UINT32_MAX) return -1;
+    if (fresh) t->awaited++;
+  }
+  t->nrows++;
+  *node = n;
+  *pnode = p;
+  return 0;
+}
+
+/* ---- rows and batches ------------------------------------------------------------ */
+
+int rt_treenum_row(rt_treenum *t, int64_t id, bool idnull, int64_t parent, bool pnull,
+                   uint32_t *node, uint32_t *pnode) {
+  if (idnull) return fail(t, "a row has no id");
+  switch (t->tier) {
+  case RT_TREE_TIER_TABLE:
+    /* The plan chose this tier for a scan of row indices; anything else
+     * would index per-node arrays out of bounds. */
+    if ((uint64_t)id >= t->limit) return fail(t, "internal error: an id is not a row index");
+    if (!pnull) {
+      if (parent == id) return fail_id(t, "the row with id %s is its own parent", id);
+      if ((uint64_t)parent >= t->limit)
+        return fail(t, "a row names a parent which is not itself a row in the input");
+    }
+    *node = (uint32_t)id;
+    *pnode = pnull ? RT_TREE_NONE : (uint32_t)parent;
+    t->nrows++;
+    return 0;
+  case RT_TREE_TIER_DENSE:
+    if (id == (int64_t)t->nrows && (pnull || (uint64_t)parent < t->nrows)) {
+      *node = (uint32_t)id;
+      *pnode = pnull ? RT_TREE_NONE : (uint32_t)parent;
+      t->nrows++;
+      return 0;
+    }
+    if (t->nrows == RT_TREE_NONE) return fail(t, "too many rows");
+    if (to_hash(t) < 0) return -1;
+    return hash_row(t, id, parent, pnull, node, pnode);
+  default:
+    return hash_row(t, id, parent, pnull, node, pnode);
+  }
+}
+
+int rt_treenum_batch(rt_treenum *t, const rt_view *id, const rt_view *parent,
+                     const uint32_t *active, uint32_t nactive) {
+  uint32_t *no = t->node_out, *po = t->pnode_out;
+  uint32_t k = 0;
+  /* Dense tiers: a tight loop while the rule holds; the first row that
+   * does not goes through rt_treenum_row, and so does everything after
+   * it once the tier is HASH. */
+  if (t->tier == RT_TREE_TIER_TABLE && id->type == RT_ID && !id->sel) {
+    for (; k < nactive; k++) {
+      uint32_t i = active ? active[k] : k;
+      int64_t v = id->base + i;
+      bool pn = rt_view_is_null(parent, i);
+      int64_t pv = pn ? 0 : rt_view_i64(parent, i);
+      if ((uint64_t)v >= t->limit || (!pn && ((uint64_t)pv >= t->limit || pv == v))) break;
+      no[i] = (uint32_t)v;
+      po[i] = pn ? RT_TREE_NONE : (uint32_t)pv;
+    }
+    t->nrows += k;
+  } else if (t->tier == RT_TREE_TIER_DENSE) {
+    uint32_t next = t->nrows;
+    for (; k < nactive; k++) {
+      uint32_t i = active ? active[k] : k;
+      if (rt_view_is_null(id, i)) break;
+      int64_t v = rt_view_i64(id, i);
+      bool pn = rt_view_is_null(parent, i);
+      int64_t pv = pn ? 0 : rt_view_i64(parent, i);
+      if (v != (int64_t)next || (!pn && (uint64_t)pv >= next) || next == RT_TREE_NONE) break;
+      no[i] = next++;
+      po[i] = pn ? RT_TREE_NONE : (uint32_t)pv;
+    }
+    t->nrows = next;
+  }
+  for (; k < nactive; k++) {
+    uint32_t i = active ? active[k] : k;
+    bool in = rt_view_is_null(id, i), pn = rt_view_is_null(parent, i);
+    int64_t v = in ? 0 : rt_view_i64(id, i);
+    int64_t pv = pn ? 0 : rt_view_i64(parent, i);
+    if (rt_treenum_row(t, v, in, pv, pn, &no[i], &po[i]) < 0) return -1;
+  }
+  return 0;
+}
+
+int rt_treenum_finish(rt_treenum *t) {
+  if (t->tier == RT_TREE_TIER_TABLE) {
+    /* node numbers are row indices below the table's row count (equal to
+     * the rows read, since the scan is unfiltered) */
+    t->nnodes = (uint32_t)(t->limit > t->nrows ? t->limit : t->nrows);
+    return 0;
+  }
+  if (t->tier == RT_TREE_TIER_DENSE) {
+    t->nnodes = t->nrows;
+    return 0;
+  }
+  if (t->awaited) return fail(t, "a row names a parent which is not itself a row in the input");
+  free(t->keys);
+  free(t->hasrow);
+  free(t->slots);
+  t->keys = NULL;
+  t->hasrow = NULL;
+  t->slots = NULL;
+  t->cap = 0;
+  return 0;
+}
