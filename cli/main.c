@@ -62,7 +62,7 @@ static void print_error(struct cli *c, const char *script) {
   for (int l = 1; l < line && *p; p++)
     if (*p == '\n') l++;
   size_t len = strcspn(p, "\n");
-  fprintf(stderr, "%.*s\n", (int)len, p);
+  fprintf(stderr, "at line %d, column %d:\n%.*s\n", line, col, (int)len, p);
   for (int i = 0; i + 1 < col && (size_t)i < len; i++)
     if (((unsigned char)p[i] & 0xC0) != 0x80) fputc(p[i] == '\t' ? '\t' : ' ', stderr);
   fputs("^\n", stderr);

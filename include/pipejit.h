@@ -55,7 +55,9 @@ typedef enum pj_mode {
 /* ---- engine ---------------------------------------------------------- */
 
 /* Opens an engine. db_path NULL or ":memory:" gives an in-memory SQLite
- * database; otherwise the file is opened (created if missing). */
+ * database; otherwise the file is opened (created if missing). When opening
+ * fails, *out still receives the engine so pj_engine_errmsg can say why;
+ * close it with pj_engine_close (SQLite's convention). */
 pj_status pj_engine_open(const char *db_path, pj_engine **out);
 void pj_engine_close(pj_engine *e);
 
