@@ -9,6 +9,8 @@
 #ifndef PJ_CG_H
 #define PJ_CG_H
 
+#include <stdatomic.h>
+
 #include "../exec/exec.h"
 
 typedef struct cg_jit cg_jit;
@@ -26,6 +28,28 @@ ex_batch_fn cg_segment_fn(const cg_module *m, int seg);
  * steps, OUTPUT or SORT sink: memcpy beats a compiled loop, and compiling
  * it would cost more than it saves). */
 int cg_segment_compiled(const cg_module *m, int seg);
+/* cg_compile in two phases, for a compile on another thread (see jit.c's
+ * banner). cg_compile_begin reads the plan: it emits the IR into a fresh
+ * context and copies the pass pipeline of the level; the plan must stay
+ * alive and unchanged until it returns, and no longer (except for the raw
+ * IR dump: see cg_module_set_plan). cg_compile_end verifies, optimizes,
+ * emits and links without the plan; when *cancel (may be NULL) is set it
+ * gives up at its next step ("JIT: the compile was cancelled"). Returns 1
+ * on success, 0 with err set (the caller frees the module). Different
+ * modules may be compiled on different threads at the same time. */
+cg_module *cg_compile_begin(cg_jit *j, const ir_plan *p, int opt_level, rt_err *err);
+int cg_compile_end(cg_module *m, const atomic_int *cancel, rt_err *err);
+
+/* Modules are reference counted (the compile cache shares them between
+ * handles): cg_compile gives one reference, cg_module_ref adds one,
+ * cg_module_free drops one and frees the code with the last. */
+cg_module *cg_module_ref(cg_module *m);
+/* The plan cg_ir_text(m, 0) rebuilds the raw IR from (the module does
+ * not own it): an equal plan kept alive by the caller, or NULL (no raw
+ * dump). The generated code itself never reads the plan it was compiled
+ * from: it reads the running plan through ex_seg. */
+void cg_module_set_plan(cg_module *m, const ir_plan *p);
+
 /* LLVM IR text after (optimized=1) or before (0) optimization; assembly. */
 const char *cg_ir_text(const cg_module *m, int optimized);
 const char *cg_asm_text(cg_module *m);

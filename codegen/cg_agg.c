@@ -219,6 +219,11 @@ static LLVMValueRef cg_agg_group(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
 /* has[g] |= flag (i1) */
 static void cg_or_has(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g, LLVMValueRef flag) {
   LLVMValueRef hp = cg_elem_ptr(cx, cx->t_i8, cg_agg_array(cx, a, s, CG_AGG_HAS), g, "");
+  if (LLVMIsAConstantInt(flag) && LLVMConstIntGetZExtValue(flag)) {
+    /* known non-NULL (see cg_refine_notnull): a plain store, no read */
+    LLVMBuildStore(cx->b, LLVMConstInt(cx->t_i8, 1, 0), hp);
+    return;
+  }
   LLVMValueRef old = LLVMBuildLoad2(cx->b, cx->t_i8, hp, "");
   LLVMBuildStore(cx->b, LLVMBuildOr(cx->b, old, LLVMBuildZExt(cx->b, flag, cx->t_i8, ""), ""), hp);
 }

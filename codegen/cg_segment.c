@@ -207,6 +207,29 @@ static void cg_stage_name(const ir_op *op, const char *what, char *buf, size_t n
   if (what) snprintf(buf + k, n - k, ".%s", what);
 }
 
+/* After a WHERE passed, some columns cannot be NULL in this row: every
+ * operand of a comparison that had to be true. Telling the rest of the row
+ * (its cached value's null flag becomes the constant false) removes NULL
+ * tests downstream: `WHERE a > 5 |> AGGREGATE SUM(a)` adds without a
+ * select and marks `has` unconditionally. */
+static void cg_refine_notnull(cg_ctx *cx, const ir_expr *e) {
+  switch (e->kind) {
+  case IX_AND:
+    cg_refine_notnull(cx, e->args[0]);
+    cg_refine_notnull(cx, e->args[1]);
+    break;
+  case IX_EQ: case IX_NE: case IX_LT: case IX_LE: case IX_GT: case IX_GE:
+  case IX_LIKE: case IX_GLOB: case IX_NOTNULL:
+    for (int i = 0; i < e->nargs; i++) {
+      const ir_expr *a = e->args[i];
+      if (a->kind == IX_TOF64) a = a->args[0];   /* int → double keeps NULLs */
+      if (a->kind == IX_COL && cx->have[a->col]) cx->row[a->col].null = cg_i1(cx, 0);
+    }
+    break;
+  default: break;
+  }
+}
+
 typedef struct cg_limit {
   LLVMValueRef skip, left, reached;   /* allocas */
 } cg_limit;
@@ -237,6 +260,7 @@ static void cg_emit_step(cg_ctx *cx, const ir_op *op, cg_limit *lim) {
     LLVMValueRef pass = cg_truth(cx, v, "");
     cg_stage_name(op, "pass", nm, sizeof nm);
     cg_drop_row_if(cx, LLVMBuildNot(cx->b, pass, ""), nm);
+    cg_refine_notnull(cx, op->pred);
     break;
   }
   case IR_COMPUTE: {

@@ -9,6 +9,12 @@
  * change between batches), then finish the sink (sort permutation, emit
  * the groups into the buffer the next segment scans).
  *
+ * TREE ACCUMULATE: a segment's TREE_NUMBER and TREE_ACC steps get their
+ * runtime state (run->treenums / treeaccs) when the segment opens; when
+ * its input ends every TREE_NUMBER is finished (the missing-parent check)
+ * before the sink, and a TREE_ORDER sink is finished like a SORT with the
+ * permutation rt_tree_order gives (none when already in order).
+ *
  * The driver owns no per-row work: everything per row is in the backend.
  * Memory: small per-run structures come from run->arena; rowbufs, aggtabs
  * and permutations are malloc'd by the runtime and freed in ex_run_free
@@ -22,11 +28,14 @@
  * order; the next segment's SCAN_BUF reads them under these ids.
  *   SORT:      carry, then any sort key the carry lacks (the binder carries
  *              keys already; this keeps the sort correct if not);
+ *   TREE_ORDER: carry (which holds the node columns);
  *   AGGREGATE: group_out, then the live aggregates' out_col.
  * `cols` needs room for ncarry + nkeys or ngroup + naggs entries. */
 static int ex_buf_layout(const ir_op *op, int *cols) {
   int n = 0;
-  if (op->kind == IR_SORT) {
+  if (op->kind == IR_TREE_ORDER) {
+    for (int k = 0; k < op->ncarry; k++) cols[n++] = op->carry[k];
+  } else if (op->kind == IR_SORT) {
     for (int k = 0; k < op->ncarry; k++) cols[n++] = op->carry[k];
     for (int k = 0; k < op->nkeys; k++) {
       bool have = false;
@@ -42,6 +51,7 @@ static int ex_buf_layout(const ir_op *op, int *cols) {
 }
 
 static int ex_buf_layout_max(const ir_op *op) {
+  if (op->kind == IR_TREE_ORDER) return op->ncarry;
   return op->kind == IR_SORT ? op->ncarry + op->nkeys : op->ngroup + op->naggs;
 }
 
@@ -136,7 +146,8 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
     s->buf_cols = sink->out;
     return 0;
   }
-  case IR_SORT: {
+  case IR_SORT:
+  case IR_TREE_ORDER: {
     int idx = ex_op_index(p, sink);
     if (idx < 0) return ex_fail(run, sink->pos, sink->stage, "the sort is not in the plan");
     s->buf_cols = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)ex_buf_layout_max(sink) + 1));
@@ -146,6 +157,14 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
     s->buf = rt_arena_alloc(&run->arena, sizeof *s->buf);
     rt_rowbuf_init(s->buf, s->nbuf, types);
     run->bufs[idx] = s->buf;
+    /* Every row of a table scan reaches the sink when no step drops rows:
+     * size the buffer once instead of growing (and copying) it. */
+    const ir_op *src = s->seg->source;
+    bool all_rows = src->kind == IR_SCAN_TABLE && src->table;
+    for (int k = 0; k < s->seg->nsteps && all_rows; k++)
+      all_rows = s->seg->steps[k]->dead || (s->seg->steps[k]->kind != IR_FILTER &&
+                                            s->seg->steps[k]->kind != IR_LIMIT);
+    if (all_rows && src->table->nrows > 0) rt_rowbuf_reserve(s->buf, src->table->nrows);
     return 0;
   }
   case IR_AGGREGATE: {
@@ -191,6 +210,86 @@ static int ex_limits_open(ex_run *run, ex_seg *s) {
     j++;
   }
   return 0;
+}
+
+/* ---- TREE ACCUMULATE state ------------------------------------------------------ */
+
+/* Sets up the runtime state of the segment's TREE_NUMBER and TREE_ACC
+ * steps. A TREE_ACC's numbering always finished in an earlier segment
+ * (its ordering is a breaker between them), so nnodes is final. */
+static int ex_trees_open(ex_run *run, ex_seg *s) {
+  const ir_plan *p = run->plan;
+  const ir_segment *seg = s->seg;
+  for (int k = 0; k < seg->nsteps; k++) {
+    const ir_op *op = seg->steps[k];
+    if (op->dead || (op->kind != IR_TREE_NUMBER && op->kind != IR_TREE_ACC)) continue;
+    int idx = ex_op_index(p, op);
+    if (idx < 0) return ex_fail(run, op->pos, op->stage, "the tree step is not in the plan");
+    if (op->kind == IR_TREE_NUMBER) {
+      rt_treenum *t = calloc(1, sizeof *t);
+      if (!t) return ex_fail(run, op->pos, op->stage, "out of memory");
+      run->treenums[idx] = t;
+      bool tab = op->tree_tier == RT_TREE_TIER_TABLE && seg->source->kind == IR_SCAN_TABLE &&
+                 seg->source->table;
+      uint64_t rows = tab ? (uint64_t)seg->source->table->nrows : 0;
+      if (!rt_treenum_init(t, tab ? RT_TREE_TIER_TABLE : RT_TREE_TIER_DENSE, rows,
+                           p->cols[op->tree_id_col].type == RT_STR, &run->err, op->stage,
+                           op->pos, run->strings))
+        return ex_fail(run, op->pos, op->stage, "out of memory");
+      continue;
+    }
+    int nidx = ex_op_index(p, op->tree_num);
+    const rt_treenum *num = nidx >= 0 ? run->treenums[nidx] : NULL;
+    if (!num) return ex_fail(run, op->pos, op->stage, "the tree numbering did not run");
+    rt_aggkind kinds[op->naggs > 0 ? op->naggs : 1];
+    rt_type in[op->naggs > 0 ? op->naggs : 1];
+    int na = 0;
+    for (int j = 0; j < op->naggs; j++) {
+      if (!op->aggs[j].live) continue;
+      kinds[na] = op->aggs[j].kind;
+      in[na] = rt_store_type(op->aggs[j].arg_type);
+      na++;
+    }
+    rt_treeacc *a = calloc(1, sizeof *a);
+    if (!a) return ex_fail(run, op->pos, op->stage, "out of memory");
+    run->treeaccs[idx] = a;
+    if (!rt_treeacc_init(a, op->tree_up, num->nnodes, na, kinds, in))
+      return ex_fail(run, op->pos, op->stage, "out of memory");
+  }
+  return 0;
+}
+
+/* End of a segment's input: the numbering checks that every parent named
+ * arrived as a row. */
+static int ex_trees_finish(ex_run *run, ex_seg *s) {
+  const ir_segment *seg = s->seg;
+  for (int k = 0; k < seg->nsteps; k++) {
+    const ir_op *op = seg->steps[k];
+    if (op->dead || op->kind != IR_TREE_NUMBER) continue;
+    rt_treenum *t = run->treenums[ex_op_index(run->plan, op)];
+    if (!t || rt_treenum_finish(t) < 0) return -1;
+  }
+  return 0;
+}
+
+/* The ordering of a TREE_ORDER sink's buffer: the node columns are int64
+ * in the buffer (rowbufs widen), RT_TREE_NONE for roots. */
+static int ex_tree_order_finish(ex_run *run, ex_seg *s, int idx) {
+  const ir_op *sink = s->seg->sink;
+  int cn = -1, cp = -1;
+  for (int j = 0; j < s->nbuf; j++) {
+    if (s->buf_cols[j] == sink->tree_node_col) cn = j;
+    if (s->buf_cols[j] == sink->tree_pnode_col) cp = j;
+  }
+  int nidx = ex_op_index(run->plan, sink->tree_num);
+  const rt_treenum *num = nidx >= 0 ? run->treenums[nidx] : NULL;
+  if (cn < 0 || cp < 0 || !num)
+    return ex_fail(run, sink->pos, sink->stage, "the tree order lacks its node numbers");
+  int path = RT_TREE_ORDER_KEPT;
+  run->perms[idx] = rt_tree_order(s->buf->data[cn], s->buf->data[cp], s->buf->nrows, num->nnodes,
+                                  sink->tree_up, &path, &run->err, sink->stage, sink->pos);
+  run->tree_paths[idx] = path;
+  return path < 0 ? -1 : 0;
 }
 
 /* ---- batches ------------------------------------------------------------------- */
@@ -302,6 +401,11 @@ static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
 static int ex_sink_finish(ex_run *run, ex_seg *s) {
   const ir_plan *p = run->plan;
   const ir_op *sink = s->seg->sink;
+  if (sink->kind == IR_TREE_ORDER) {
+    int idx = ex_op_index(p, sink);
+    if (idx < 0) return ex_fail(run, sink->pos, sink->stage, "the tree order is not in the plan");
+    return ex_tree_order_finish(run, s, idx);
+  }
   if (sink->kind == IR_SORT) {
     int idx = ex_op_index(p, sink);
     rt_sortkey keys[sink->nkeys > 0 ? sink->nkeys : 1];
@@ -355,7 +459,8 @@ static int ex_seg_run(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, void *c
   ex_seg *s = &run->segs[si];
   const ir_segment *seg = s->seg;
   if (!seg->source || !seg->sink) return ex_fail(run, -1, "RUN", "a segment has no source or sink");
-  if (ex_sink_open(run, s) < 0 || ex_limits_open(run, s) < 0) return -1;
+  if (ex_sink_open(run, s) < 0 || ex_limits_open(run, s) < 0 || ex_trees_open(run, s) < 0)
+    return -1;
   int rc = 0;
   switch (seg->source->kind) {
   case IR_SCAN_TABLE: rc = ex_scan_table(run, s, b, pick, ctx); break;
@@ -364,7 +469,7 @@ static int ex_seg_run(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, void *c
   default: rc = ex_fail(run, seg->source->pos, seg->source->stage, "a segment starts with an op that is not a source");
   }
   if (rc < 0 || run->err.set) return -1;
-  if (ex_sink_finish(run, s) < 0) return -1;
+  if (ex_trees_finish(run, s) < 0 || ex_sink_finish(run, s) < 0) return -1;
   ex_release_source(run, s);
   return 0;
 }
@@ -375,6 +480,9 @@ int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
   run->segs = rt_arena_alloc(&run->arena, sizeof(ex_seg) * ((size_t)p->nsegs + 1));
   run->bufs = rt_arena_alloc(&run->arena, sizeof(rt_rowbuf *) * ((size_t)p->nops + 1));
   run->perms = rt_arena_alloc(&run->arena, sizeof(uint32_t *) * ((size_t)p->nops + 1));
+  run->treenums = rt_arena_alloc(&run->arena, sizeof(rt_treenum *) * ((size_t)p->nops + 1));
+  run->treeaccs = rt_arena_alloc(&run->arena, sizeof(rt_treeacc *) * ((size_t)p->nops + 1));
+  run->tree_paths = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)p->nops + 1));
   for (int i = 0; i < p->nsegs; i++) {
     run->segs[i].run = run;
     run->segs[i].seg = &p->segs[i];
@@ -405,11 +513,22 @@ void ex_run_free(ex_run *run) {
     for (int i = 0; i < run->plan->nops; i++) {
       if (run->bufs[i]) rt_rowbuf_free(run->bufs[i]);
       free(run->perms[i]);
+      if (run->treenums && run->treenums[i]) {
+        rt_treenum_free(run->treenums[i]);
+        free(run->treenums[i]);
+      }
+      if (run->treeaccs && run->treeaccs[i]) {
+        rt_treeacc_free(run->treeaccs[i]);
+        free(run->treeaccs[i]);
+      }
     }
   }
   if (run->err.set) rt_rowbuf_free(&run->result);
   run->bufs = NULL;
   run->perms = NULL;
+  run->treenums = NULL;
+  run->treeaccs = NULL;
+  run->tree_paths = NULL;
   run->segs = NULL;
   rt_arena_free(&run->arena);
 }

@@ -14,6 +14,7 @@
 
 #include "../ir/plan.h"
 #include "../runtime/store.h"
+#include "../runtime/tree.h"
 
 /* A parameter value for one run. */
 typedef struct ex_value {
@@ -62,6 +63,21 @@ struct ex_run {
    * next segment scans and, for SORT, its permutation. */
   rt_rowbuf **bufs;
   uint32_t **perms;
+  /* TREE ACCUMULATE state, indexed by op index in plan->ops like bufs
+   * (runtime/tree.h; read by generated code):
+   *   treenums[i]  the rt_treenum of a TREE_NUMBER op, set up when its
+   *                segment opens, finished (missing-parent check, nnodes
+   *                final) when that segment's input ends, kept to the end
+   *                of the run because later ops size by its nnodes;
+   *   treeaccs[i]  the rt_treeacc of a TREE_ACC op, set up when its
+   *                segment opens with nnodes from its TREE_NUMBER.
+   * A TREE_ORDER's buffer and permutation are bufs[i] / perms[i] as for a
+   * SORT (perms[i] NULL when the rows are already in order); tree_paths[i]
+   * records which path it took (rt_treeorder_path), for tests and
+   * timing. */
+  rt_treenum **treenums;
+  rt_treeacc **treeaccs;
+  int *tree_paths;
   rt_rowbuf result;    /* OUTPUT columns in output order */
   int64_t rows_in;     /* rows read by sources, for timing */
   volatile int *interrupt;  /* engine's interrupt flag, or NULL */

@@ -98,6 +98,15 @@ typedef struct pj_timing {
   int64_t parse_ns, bind_ns, compile_ns, run_ns;
   int64_t rows_in, rows_out;
   int used_jit;   /* 1 when the last run ran compiled code */
+  /* 1 when the compiled code came from the engine's compile cache (same
+   * pipeline text, tables of the same shape, parameter types, opt level):
+   * compile_ns is then 0. */
+  int cache_hit;
+  /* Batches the last run processed, and how many ran compiled code: in
+   * mode auto a long run starts on the interpreter and switches when its
+   * background compile is ready (compile_ns is that compile's time,
+   * spent on another thread). */
+  int64_t batches, jit_batches;
 } pj_timing;
 void pj_engine_last_timing(const pj_engine *e, pj_timing *out);
 

@@ -5,7 +5,8 @@
  * vm_run_batch runs a segment's streaming steps in order, each over the
  * whole batch: FILTER narrows the active list, COMPUTE writes a new column
  * view, LIMIT slices the active list, then the sink takes the active rows
- * (rowbuf append for SORT/OUTPUT, vm_agg.c for AGGREGATE). Expressions are
+ * (rowbuf append for SORT/TREE_ORDER/OUTPUT, vm_agg.c for AGGREGATE).
+ * TREE_NUMBER and TREE_ACC are in vm_tree.c. Expressions are
  * in vm_expr.c and vm_str.c. All state that must survive a batch lives in
  * ex_seg (LIMIT counters, sink), so the JIT can take over at any batch;
  * ex_seg.vm only holds reusable scratch memory.
@@ -108,8 +109,13 @@ static vm *vm_state(ex_seg *s) {
   m->sp = s->run->strings;
   m->err = &s->run->err;
   int nsteps = s->seg->nsteps;
-  m->held = vm_xcalloc((size_t)nsteps + 1, sizeof *m->held);
+  /* held: one vector per COMPUTE, one per aggregate of a TREE_ACC */
+  size_t nheld = (size_t)nsteps + 1;
+  for (int k = 0; k < nsteps; k++)
+    if (s->seg->steps[k]->kind == IR_TREE_ACC) nheld += (size_t)s->seg->steps[k]->naggs;
+  m->held = vm_xcalloc(nheld, sizeof *m->held);
   m->colvec = vm_xcalloc((size_t)m->plan->ncols + 1, sizeof *m->colvec);
+  m->colbits = vm_xcalloc((size_t)m->plan->ncols + 1, sizeof *m->colbits);
   m->bits = vm_xcalloc((size_t)nsteps + 1, sizeof *m->bits);
   m->active = vm_xmalloc((size_t)RT_BATCH * sizeof(uint32_t));
   s->vm = m;
@@ -133,6 +139,9 @@ void vm_seg_free(ex_seg *s) {
   if (m->bits)
     for (int i = 0; i < s->seg->nsteps; i++) free(m->bits[i]);
   free(m->bits);
+  if (m->colbits)
+    for (int c = 0; c < m->plan->ncols; c++) free(m->colbits[c]);
+  free(m->colbits);
   free(m->held);
   free(m->colvec);
   free(m->active);
@@ -163,6 +172,15 @@ static int vm_filter(vm *m, const ir_op *op, rt_batch *b) {
 static uint64_t *vm_bits_for(vm *m, int step, const vm_vec *v, const vm_set *set, uint32_t n) {
   if (!m->bits[step]) m->bits[step] = vm_xmalloc(RT_BITWORDS(RT_BATCH) * sizeof(uint64_t));
   uint64_t *bits = m->bits[step];
+  memset(bits, 0, RT_BITWORDS(n) * sizeof(uint64_t));
+  const uint8_t *nul = v->nul;
+  VM_EACH(set, i, bits[i >> 6] |= (uint64_t)(nul[i] ^ 1) << (i & 63););
+  return bits;
+}
+
+uint64_t *vm_col_bits(vm *m, int col, const vm_vec *v, const vm_set *set, uint32_t n) {
+  if (!m->colbits[col]) m->colbits[col] = vm_xmalloc(RT_BITWORDS(RT_BATCH) * sizeof(uint64_t));
+  uint64_t *bits = m->colbits[col];
   memset(bits, 0, RT_BITWORDS(n) * sizeof(uint64_t));
   const uint8_t *nul = v->nul;
   VM_EACH(set, i, bits[i >> 6] |= (uint64_t)(nul[i] ^ 1) << (i & 63););
@@ -237,6 +255,8 @@ int vm_run_batch(ex_seg *s, rt_batch *b) {
     case IR_FILTER: rc = vm_filter(m, op, b); break;
     case IR_COMPUTE: rc = vm_compute(m, k, op, b); break;
     case IR_LIMIT: vm_limit(m, nlimit++, b); break;
+    case IR_TREE_NUMBER: rc = vm_tree_number(m, op, b); break;
+    case IR_TREE_ACC: rc = vm_tree_acc(m, op, b); break;
     default: m->op = op; vm_fail(m, "unexpected step in a segment"); rc = -1; break;
     }
   }
@@ -245,6 +265,7 @@ int vm_run_batch(ex_seg *s, rt_batch *b) {
     m->op = sink;
     switch (sink->kind) {
     case IR_SORT:
+    case IR_TREE_ORDER:
     case IR_OUTPUT: rc = vm_append(m, b); break;
     case IR_AGGREGATE: rc = vm_agg_update(m, b); break;
     default: vm_fail(m, "unexpected sink of a segment"); rc = -1; break;

@@ -66,6 +66,7 @@ typedef struct vm {
   int nheld;
   vm_vec **colvec;       /* by column id: the held vector of a computed column */
   uint64_t **bits;       /* by step: validity bits of a COMPUTE's output view */
+  uint64_t **colbits;    /* by column id: validity bits of a TREE_ACC output view */
   uint32_t *active;      /* the batch's active list after FILTER/LIMIT */
   /* AGGREGATE scratch */
   int64_t *groups;       /* group number by position */
@@ -116,5 +117,14 @@ vm_vec *vm_eval_strfn(vm *m, const ir_expr *e, const vm_set *set);
 
 /* vm_agg.c: the AGGREGATE sink over the batch's active rows. */
 int vm_agg_update(vm *m, rt_batch *b);
+
+/* vm.c: validity bits (kept per column id across batches) for the active
+ * positions of v, for a step that defines column `col`. */
+uint64_t *vm_col_bits(vm *m, int col, const vm_vec *v, const vm_set *set, uint32_t n);
+
+/* vm_tree.c: TREE ACCUMULATE's streaming steps (runtime/tree.h). Output
+ * vectors of TREE_ACC are put on m->held until the end of the batch. */
+int vm_tree_number(vm *m, const ir_op *op, rt_batch *b);
+int vm_tree_acc(vm *m, const ir_op *op, rt_batch *b);
 
 #endif

@@ -93,4 +93,8 @@ int ir_bind_stage(ir_binder *b, const fe_stage *st);
  * else a new COMPUTE named `name` at stage position pos. -1 on error. */
 int ir_materialize(ir_binder *b, ir_expr *e, const char *name, int pos);
 
+/* ---- bind_tree.c ---- */
+/* TREE ACCUMULATE UP/DOWN: TREE_NUMBER, TREE_ORDER, TREE_ACC (plan.h). */
+int ir_bind_tree(ir_binder *b, const fe_stage *st);
+
 #endif

@@ -11,6 +11,14 @@
  *   AGGREGATE  aggregates whose output is not needed are dropped
  *              (ir_agg.live = false); the op stays, since it still
  *              decides the number of rows; keys are always read
+ *   TREE_ACC   aggregates whose output is not needed are dropped; with
+ *              none left the op is dead (the stage is gone), else it
+ *              needs the node columns and marks its TREE_ORDER used
+ *   TREE_ORDER dead unless a live TREE_ACC reads it (tree_used); carry
+ *              trimmed to the needed columns plus the node columns
+ *   TREE_NUMBER dead unless its node columns are needed; else it needs
+ *              id and parent_id. A removed stage checks nothing: its
+ *              tree errors (cycles, missing parents) do not fire.
  *   SCAN_*     read only needed columns; a SQLite scan is rewritten to
  *              project just those (see wrap_sql)
  * ir_col.live ends up true for every column some op reads or some scan
@@ -64,6 +72,7 @@ void ir_live(ir_plan *p) {
   bool *need = calloc((size_t)p->ncols + 1, 1);
   if (!need) return; /* leaves the plan unpruned, which is still correct */
   for (int c = 0; c < p->ncols; c++) p->cols[c].live = false;
+  for (int i = 0; i < p->nops; i++) p->ops[i]->tree_used = false;
   for (int i = p->nops - 1; i >= 0; i--) {
     ir_op *op = p->ops[i];
     if (op->dead) continue;
@@ -112,6 +121,50 @@ void ir_live(ir_plan *p) {
       }
       for (int k = 0; k < op->naggs; k++)
         if (op->aggs[k].live && op->aggs[k].arg_col >= 0) need[op->aggs[k].arg_col] = true;
+      break;
+    case IR_TREE_ACC: {
+      bool any = false;
+      for (int k = 0; k < op->naggs; k++) {
+        ir_agg *a = &op->aggs[k];
+        a->live = need[a->out_col];
+        need[a->out_col] = false;
+        if (a->live) p->cols[a->out_col].live = any = true;
+      }
+      if (!any) {
+        op->dead = true;
+        break;
+      }
+      for (int k = 0; k < op->naggs; k++)
+        if (op->aggs[k].live && op->aggs[k].arg_col >= 0) need[op->aggs[k].arg_col] = true;
+      need[op->tree_node_col] = need[op->tree_pnode_col] = true;
+      op->tree_order->tree_used = true;
+      break;
+    }
+    case IR_TREE_ORDER: {
+      if (!op->tree_used) {
+        op->dead = true;
+        break;
+      }
+      int n = 0;
+      for (int k = 0; k < op->ncarry; k++) {
+        int c = op->carry[k];
+        if (need[c] || c == op->tree_node_col || c == op->tree_pnode_col) op->carry[n++] = c;
+      }
+      op->ncarry = n;
+      for (int k = 0; k < n; k++) {
+        need[op->carry[k]] = true;
+        p->cols[op->carry[k]].live = true;
+      }
+      break;
+    }
+    case IR_TREE_NUMBER:
+      if (!need[op->tree_node_col] && !need[op->tree_pnode_col]) {
+        op->dead = true;
+        break;
+      }
+      need[op->tree_node_col] = need[op->tree_pnode_col] = false;
+      p->cols[op->tree_node_col].live = p->cols[op->tree_pnode_col].live = true;
+      need[op->tree_id_col] = need[op->tree_parent_col] = true;
       break;
     case IR_SCAN_TABLE:
     case IR_SCAN_SQL: trim_scan(p, op, need); break;

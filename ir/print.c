@@ -11,6 +11,19 @@
  *     output [ts, name AS n]
  *   live columns: ts int64, dur int64, name string (nullable), d2 int64
  *
+ * TREE ACCUMULATE shows its three steps, the numbering's tier and what a
+ * later stage reuses:
+ *
+ *   segment 0: scan table slice [id, dur, parent_id]
+ *     tree number [id, parent_id] -> [__node, __parent_node]; tier: table row ids, no hashing
+ *     tree order child-first for UP; carry [dur, __node, __parent_node]
+ *   segment 1: scan buffer of tree order [dur, __node, __parent_node]
+ *     tree accumulate UP t = sum(dur)
+ *     tree accumulate UP c = count(*) (reuses the numbering and the ordering above)
+ *
+ * (or "tier decided at run time: identity until an id breaks density,
+ * then hash" when the plan cannot prove the ids are row indices).
+ *
  * A scan lists exactly the columns it reads, which is how a user sees that
  * an unread column costs nothing. Columns print by name; a name shared by
  * several columns gets its id (`dur#7`). Expressions print in infix form
@@ -247,6 +260,42 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
         }
       }
     }
+    break;
+  }
+  case IR_TREE_NUMBER: {
+    int in[2] = {op->tree_id_col, op->tree_parent_col};
+    int outc[2] = {op->tree_node_col, op->tree_pnode_col};
+    rt_buf_printf(out, "tree number ");
+    put_cols(p, 2, in, out);
+    rt_buf_printf(out, " -> ");
+    put_cols(p, 2, outc, out);
+    rt_buf_printf(out, op->tree_tier == RT_TREE_TIER_TABLE
+                           ? "; tier: table row ids, no hashing"
+                           : "; tier decided at run time: identity until an id breaks density, "
+                             "then hash");
+    break;
+  }
+  case IR_TREE_ORDER:
+    rt_buf_printf(out, "tree order %s; carry ", op->tree_up ? "child-first for UP" : "parent-first for DOWN");
+    put_cols(p, op->ncarry, op->carry, out);
+    break;
+  case IR_TREE_ACC: {
+    rt_buf_printf(out, "tree accumulate %s", op->tree_up ? "UP" : "DOWN");
+    int n = 0;
+    for (int i = 0; i < op->naggs; i++) {
+      const ir_agg *a = &op->aggs[i];
+      if (!a->live) continue;
+      rt_buf_printf(out, n++ ? ", " : " ");
+      put_col(p, a->out_col, out);
+      rt_buf_printf(out, " = %s", ir_agg_names[a->kind]);
+      if (a->kind != RT_AGG_COUNT_STAR) {
+        rt_buf_printf(out, "(");
+        put_col(p, a->arg_col, out);
+        rt_buf_printf(out, ")");
+      }
+    }
+    if (op->tree_reuse_order) rt_buf_printf(out, " (reuses the numbering and the ordering above)");
+    else if (op->tree_reuse_num) rt_buf_printf(out, " (reuses the numbering above)");
     break;
   }
   case IR_OUTPUT:

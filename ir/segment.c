@@ -2,16 +2,41 @@
  * segment.c — cuts the op list into segments at breakers.
  *
  *   segment = source (SCAN_TABLE, SCAN_SQL, SCAN_BUF)
- *             steps  (FILTER, COMPUTE, LIMIT; dead ops skipped)
- *             sink   (SORT, AGGREGATE: a breaker; or OUTPUT)
+ *             steps  (FILTER, COMPUTE, LIMIT, TREE_NUMBER, TREE_ACC; dead
+ *                     ops skipped)
+ *             sink   (SORT, AGGREGATE, TREE_ORDER: a breaker; or OUTPUT)
  *
  * After each breaker a SCAN_BUF op is made and inserted into plan->ops
  * right after it, so the op list stays the whole plan in order. It reads
- * the breaker's buffer: for SORT the carried columns under their own ids,
- * for AGGREGATE the group keys then the live aggregates. Re-running
- * replaces the SCAN_BUF ops made before (after ir_live changed carries).
+ * the breaker's buffer: for SORT and TREE_ORDER the carried columns under
+ * their own ids, for AGGREGATE the group keys then the live aggregates.
+ * Re-running replaces the SCAN_BUF ops made before (after ir_live changed
+ * carries).
+ *
+ * Once segments exist, each TREE_NUMBER gets its tier (tree_tier_of): the
+ * TABLE tier when the numbers can be the table's row indices.
  */
 #include "plan.h"
+
+/* TABLE when every row of a columnar table reaches the numbering (the
+ * segment's source is a table scan and only COMPUTEs come before it) and
+ * id is the table's 0..n-1 row index column (stored type RT_ID, which is
+ * how a column finishes when its values are exactly that): then the row
+ * index is the node number. Otherwise DENSE, which finds out at run time. */
+static int tree_tier_of(const ir_plan *p, const ir_segment *seg, int step) {
+  const ir_op *src = seg->source, *op = seg->steps[step];
+  if (src->kind != IR_SCAN_TABLE || !src->table) return RT_TREE_TIER_DENSE;
+  if (src->table->nrows >= (int64_t)RT_TREE_NONE) return RT_TREE_TIER_DENSE;
+  for (int k = 0; k < step; k++)
+    if (seg->steps[k]->kind != IR_COMPUTE) return RT_TREE_TIER_DENSE;
+  for (int i = 0; i < src->nscan; i++)
+    if (src->out_cols[i] == op->tree_id_col)
+      return src->table->cols[src->table_cols[i]].type == RT_ID &&
+                     rt_type_is_int(p->cols[op->tree_parent_col].type)
+                 ? RT_TREE_TIER_TABLE
+                 : RT_TREE_TIER_DENSE;
+  return RT_TREE_TIER_DENSE;
+}
 
 static ir_op *scan_buf(ir_plan *p, ir_op *brk) {
   ir_op *op = rt_arena_alloc(&p->arena, sizeof *op);
@@ -20,7 +45,7 @@ static ir_op *scan_buf(ir_plan *p, ir_op *brk) {
   op->pos = brk->pos;
   op->out_col = -1;
   op->buf_op = brk;
-  if (brk->kind == IR_SORT) {
+  if (brk->kind == IR_SORT || brk->kind == IR_TREE_ORDER) {
     op->nscan = brk->ncarry;
     op->out_cols = rt_arena_memdup(&p->arena, brk->carry, sizeof(int) * ((size_t)brk->ncarry + 1));
   } else {
@@ -40,7 +65,8 @@ void ir_segment_plan(ir_plan *p) {
     ir_op *op = p->ops[i];
     if (op->kind == IR_SCAN_BUF) continue;
     ops[nops++] = op;
-    if (!op->dead && (op->kind == IR_SORT || op->kind == IR_AGGREGATE)) ops[nops++] = scan_buf(p, op);
+    if (!op->dead && (op->kind == IR_SORT || op->kind == IR_AGGREGATE || op->kind == IR_TREE_ORDER))
+      ops[nops++] = scan_buf(p, op);
   }
   p->ops = ops;
   p->nops = nops;
@@ -67,15 +93,23 @@ void ir_segment_plan(ir_plan *p) {
     case IR_FILTER:
     case IR_COMPUTE:
     case IR_LIMIT:
+    case IR_TREE_NUMBER:
+    case IR_TREE_ACC:
       if (seg) seg->steps[seg->nsteps++] = op;
       break;
     case IR_SORT:
     case IR_AGGREGATE:
+    case IR_TREE_ORDER:
     case IR_OUTPUT:
       if (seg) seg->sink = op;
       seg = NULL;
       break;
     case IR__COUNT: break;
     }
+  }
+  for (int si = 0; si < p->nsegs; si++) {
+    ir_segment *sg = &p->segs[si];
+    for (int k = 0; k < sg->nsteps; k++)
+      if (sg->steps[k]->kind == IR_TREE_NUMBER) sg->steps[k]->tree_tier = tree_tier_of(p, sg, k);
   }
 }

@@ -7,7 +7,10 @@
  * the previous segment's breaker; OUTPUT ends the last segment only);
  * every column read is available at that point of its segment; operand
  * types are uniform per node kind as exprs.def promises; no RT_NULLT
- * anywhere; a COMPUTE column has its expression's type.
+ * anywhere; a COMPUTE column has its expression's type. TREE ops: the
+ * numbering reads id/parent_id (ints or strings, alike) and defines two
+ * new node columns; the ordering carries both node columns; the
+ * accumulation reads them and defines each live aggregate's column once.
  */
 #include <stdlib.h>
 
@@ -151,6 +154,33 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
           return e ? bad(v, e, "limit count is not a constant or parameter") : bad(v, NULL, "no limit");
       }
       break;
+    case IR_TREE_NUMBER: {
+      if (!use(v, op->tree_id_col) || !use(v, op->tree_parent_col)) return 0;
+      vcls a = vclass(p->cols[op->tree_id_col].type), b = vclass(p->cols[op->tree_parent_col].type);
+      if (a != b || a == V_F64 || a == V_BAD) return bad(v, NULL, "tree ids are not ints or strings alike");
+      int outs[2] = {op->tree_node_col, op->tree_pnode_col};
+      for (int j = 0; j < 2; j++) {
+        if (outs[j] < 0 || outs[j] >= p->ncols || avail[outs[j]] || p->cols[outs[j]].type != RT_U32)
+          return bad(v, NULL, "tree node column defined twice or mistyped");
+        avail[outs[j]] = true;
+      }
+      break;
+    }
+    case IR_TREE_ACC:
+      if (!op->tree_num || !op->tree_order || op->tree_order->dead || op->tree_num->dead ||
+          op->tree_order->tree_up != op->tree_up)
+        return bad(v, NULL, "tree accumulation without its numbering and ordering");
+      if (!use(v, op->tree_node_col) || !use(v, op->tree_pnode_col)) return 0;
+      for (int j = 0; j < op->naggs; j++) {
+        const ir_agg *a = &op->aggs[j];
+        if (!a->live) continue;
+        if ((a->kind == RT_AGG_COUNT_STAR) != (a->arg_col < 0)) return bad(v, NULL, "tree aggregate shape");
+        if (a->arg_col >= 0 && !use(v, a->arg_col)) return 0;
+        if (a->out_col < 0 || a->out_col >= p->ncols || avail[a->out_col])
+          return bad(v, NULL, "tree aggregate column defined twice");
+        avail[a->out_col] = true;
+      }
+      break;
     default: return bad(v, NULL, "not a streaming step");
     }
   }
@@ -168,6 +198,16 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     for (int i = 0; i < sink->ncarry; i++)
       if (!use(v, sink->carry[i])) return 0;
     break;
+  case IR_TREE_ORDER: {
+    bool node = false, pnode = false;
+    for (int i = 0; i < sink->ncarry; i++) {
+      if (!use(v, sink->carry[i])) return 0;
+      node |= sink->carry[i] == sink->tree_node_col;
+      pnode |= sink->carry[i] == sink->tree_pnode_col;
+    }
+    if (!node || !pnode || !sink->tree_num) return bad(v, NULL, "tree order does not carry the node columns");
+    break;
+  }
   case IR_AGGREGATE:
     for (int i = 0; i < sink->ngroup; i++)
       if (!use(v, sink->group_cols[i])) return 0;

@@ -139,6 +139,8 @@ static int to_hash(rt_treenum *t) {
 
 static int hash_row(rt_treenum *t, int64_t id, int64_t parent, bool pnull, uint32_t *node,
                     uint32_t *pnode) {
+  /* string ids start in this tier with no map yet */
+  if (!t->slots && to_hash(t) < 0) return -1;
   bool fresh;
   uint32_t n = lookup(t, id, &fresh);
   if (n == UINT32_MAX) return -1;
@@ -194,6 +196,45 @@ int rt_treenum_row(rt_treenum *t, int64_t id, bool idnull, int64_t parent, bool 
   }
 }
 
+/* The common shapes get loops over plain arrays (no per-row type
+ * dispatch): every position active, int64 parent values (table columns,
+ * SQLite batches) with optional validity bits. Each returns how many rows
+ * it numbered; it stops at the first row its tier's rule does not cover. */
+static uint32_t table_fast(rt_treenum *t, int64_t base, const int64_t *pd, const uint64_t *pvalid,
+                           uint32_t n) {
+  uint32_t *no = t->node_out, *po = t->pnode_out;
+  uint64_t lim = t->limit;
+  uint32_t k = 0;
+  for (; k < n; k++) {
+    int64_t v = base + k, pv = pd[k];
+    bool pn = pvalid && !rt_bit(pvalid, k);
+    if ((uint64_t)v >= lim || (!pn && ((uint64_t)pv >= lim || pv == v))) break;
+    no[k] = (uint32_t)v;
+    po[k] = pn ? RT_TREE_NONE : (uint32_t)pv;
+  }
+  t->nrows += k;
+  return k;
+}
+
+static uint32_t dense_fast(rt_treenum *t, const int64_t *id, const uint64_t *ivalid,
+                           const int64_t *pd, const uint64_t *pvalid, uint32_t n) {
+  uint32_t *no = t->node_out, *po = t->pnode_out;
+  uint64_t next = t->nrows;
+  if (next + n >= RT_TREE_NONE) return 0;   /* the row path reports it */
+  uint32_t k = 0;
+  for (; k < n; k++) {
+    bool in = ivalid && !rt_bit(ivalid, k), pn = pvalid && !rt_bit(pvalid, k);
+    int64_t pv = pd[k];
+    if (in || (uint64_t)id[k] != next || (!pn && (uint64_t)pv >= next)) break;
+    no[k] = (uint32_t)next++;
+    po[k] = pn ? RT_TREE_NONE : (uint32_t)pv;
+  }
+  t->nrows = (uint32_t)next;
+  return k;
+}
+
+static bool plain_i64(const rt_view *v) { return (v->type == RT_I64 || v->type == RT_BOOL) && !v->sel; }
+
 int rt_treenum_batch(rt_treenum *t, const rt_view *id, const rt_view *parent,
                      const uint32_t *active, uint32_t nactive) {
   uint32_t *no = t->node_out, *po = t->pnode_out;
@@ -201,7 +242,12 @@ int rt_treenum_batch(rt_treenum *t, const rt_view *id, const rt_view *parent,
   /* Dense tiers: a tight loop while the rule holds; the first row that
    * does not goes through rt_treenum_row, and so does everything after
    * it once the tier is HASH. */
-  if (t->tier == RT_TREE_TIER_TABLE && id->type == RT_ID && !id->sel) {
+  if (t->tier == RT_TREE_TIER_TABLE && id->type == RT_ID && !id->sel && !active &&
+      plain_i64(parent)) {
+    k = table_fast(t, id->base, parent->data, parent->valid, nactive);
+  } else if (t->tier == RT_TREE_TIER_DENSE && !active && plain_i64(id) && plain_i64(parent)) {
+    k = dense_fast(t, id->data, id->valid, parent->data, parent->valid, nactive);
+  } else if (t->tier == RT_TREE_TIER_TABLE && id->type == RT_ID && !id->sel) {
     for (; k < nactive; k++) {
       uint32_t i = active ? active[k] : k;
       int64_t v = id->base + i;

@@ -136,22 +136,36 @@ uint32_t *rt_tree_order(const int64_t *node, const int64_t *pnode, int64_t n, ui
   /* The numbering gave each of these rows its own node and checked every
    * parent is one of them, so there are exactly n nodes. */
   if ((uint64_t)n != nnodes) return order_fail(err, pos, stage, "internal error: rows and nodes differ", path);
-  uint64_t *seen = calloc(RT_BITWORDS(nnodes) + 1, 8);
-  if (!seen) return order_fail(err, pos, stage, "out of memory", path);
   bool child_first = true, parent_first = true;
-  for (int64_t r = 0; r < n; r++) {
-    uint64_t nd = (uint64_t)node[r], p = (uint64_t)pnode[r];
-    if (nd >= nnodes || (p != RT_TREE_NONE && p >= nnodes) || rt_bit(seen, (uint32_t)nd)) {
-      free(seen);
-      return order_fail(err, pos, stage, "internal error: bad node numbers", path);
-    }
-    if (p != RT_TREE_NONE) {
-      if (rt_bit(seen, (uint32_t)p)) child_first = false;
-      else parent_first = false;
-    }
-    rt_bit_set(seen, (uint32_t)nd);
+  /* Numbered in arrival order (the TABLE and DENSE tiers, or a hash map
+   * fed rows in first-sighting order): row r is node r, so "the parent
+   * was seen before" is just pnode < r — no bitvector. */
+  int64_t r = 0;
+  for (; r < n && node[r] == r; r++) {
+    uint64_t p = (uint64_t)pnode[r];
+    if (p == RT_TREE_NONE) continue;
+    if (p >= nnodes) return order_fail(err, pos, stage, "internal error: bad node numbers", path);
+    child_first &= p > (uint64_t)r;
+    parent_first &= p < (uint64_t)r;
   }
-  free(seen);
+  if (r < n) {
+    child_first = parent_first = true;
+    uint64_t *seen = calloc(RT_BITWORDS(nnodes) + 1, 8);
+    if (!seen) return order_fail(err, pos, stage, "out of memory", path);
+    for (r = 0; r < n; r++) {
+      uint64_t nd = (uint64_t)node[r], p = (uint64_t)pnode[r];
+      if (nd >= nnodes || (p != RT_TREE_NONE && p >= nnodes) || rt_bit(seen, (uint32_t)nd)) {
+        free(seen);
+        return order_fail(err, pos, stage, "internal error: bad node numbers", path);
+      }
+      if (p != RT_TREE_NONE) {
+        if (rt_bit(seen, (uint32_t)p)) child_first = false;
+        else parent_first = false;
+      }
+      rt_bit_set(seen, (uint32_t)nd);
+    }
+    free(seen);
+  }
   bool wanted = up ? child_first : parent_first;
   bool opposite = up ? parent_first : child_first;
   if (wanted) return NULL;

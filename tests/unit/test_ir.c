@@ -215,7 +215,7 @@ static void test_aggregate_errors(void **state) {
   expect_err(f, "FROM slice |> AGGREGATE dur + 1 AS x",
              "AGGREGATE: expected an aggregate such as COUNT(*) or SUM(x), but got 'dur + 1'", "dur");
   expect_err(f, "FROM slice |> TREE ACCUMULATE UP SUM(dur) AS s",
-             "TREE ACCUMULATE: TREE ACCUMULATE is not implemented yet", "TREE");
+             "TREE ACCUMULATE: no such column: 'parent_id'", "TREE");
 }
 
 /* ---- typing ------------------------------------------------------------- */

@@ -1,0 +1,216 @@
+/*
+ * vm_tree.c — the interpreter's TREE ACCUMULATE steps.
+ *
+ * TREE_NUMBER hands the batch to the runtime (rt_treenum_batch, whose
+ * dense tiers are tight loops) and exposes its two position-indexed
+ * uint32 arrays as the node columns. TREE_ACC runs, per live aggregate, one
+ * loop over the active rows in order applying the rule of runtime/tree.h
+ * to the per-node arrays of run->treeaccs — the same state the JIT's
+ * fused loop updates, so a run may switch backends between batches. The
+ * rows depend on each other through those arrays (a parent's value is
+ * read after its children wrote it), so the loops are sequential; each is
+ * specialized by direction and value type so its body is a few
+ * instructions.
+ */
+#include "vm.h"
+
+static int vm_op_index(const vm *m, const ir_op *op) {
+  for (int i = 0; i < m->plan->nops; i++)
+    if (m->plan->ops[i] == op) return i;
+  return -1;
+}
+
+int vm_tree_number(vm *m, const ir_op *op, rt_batch *b) {
+  int idx = vm_op_index(m, op);
+  rt_treenum *t = idx >= 0 ? m->s->run->treenums[idx] : NULL;
+  if (!t) return vm_fail(m, "internal error: the tree numbering has no state"), -1;
+  if (rt_treenum_batch(t, &b->cols[op->tree_id_col], &b->cols[op->tree_parent_col], b->active,
+                       b->nactive) < 0)
+    return -1;
+  b->cols[op->tree_node_col] = (rt_view){.type = RT_U32, .data = t->node_out};
+  b->cols[op->tree_pnode_col] = (rt_view){.type = RT_U32, .data = t->pnode_out};
+  return 0;
+}
+
+/* SUM / COUNT(*) / COUNT over int64 values (x NULL means the constant 1
+ * of COUNT(*); for COUNT, x holds 0/1). Checked adds. */
+static int acc_sum_i64(const rt_treeacc *a, rt_treeagg *g, const vm_set *set, const int64_t *nd,
+                       const int64_t *pd, const int64_t *x, int64_t *o) {
+  int64_t *acc = g->i;
+  if (a->up) {
+    VM_EACH(set, i, {
+      int64_t v = x ? x[i] : 1, tot;
+      uint64_t p = (uint64_t)pd[i];
+      if (__builtin_add_overflow(v, acc[nd[i]], &tot)) return -1;
+      o[i] = tot;
+      if (p != RT_TREE_NONE && __builtin_add_overflow(acc[p], tot, &acc[p])) return -1;
+    });
+  } else {
+    VM_EACH(set, i, {
+      int64_t v = x ? x[i] : 1, tot = v;
+      uint64_t p = (uint64_t)pd[i];
+      if (p != RT_TREE_NONE && __builtin_add_overflow(v, acc[p], &tot)) return -1;
+      acc[nd[i]] = tot;
+      o[i] = tot;
+    });
+  }
+  return 0;
+}
+
+static void acc_sum_f64(const rt_treeacc *a, rt_treeagg *g, const vm_set *set, const int64_t *nd,
+                        const int64_t *pd, const double *x, double *o) {
+  double *acc = g->f;
+  if (a->up) {
+    VM_EACH(set, i, {
+      double tot = x[i] + acc[nd[i]];
+      uint64_t p = (uint64_t)pd[i];
+      o[i] = tot;
+      if (p != RT_TREE_NONE) acc[p] += tot;
+    });
+  } else {
+    VM_EACH(set, i, {
+      uint64_t p = (uint64_t)pd[i];
+      double tot = p != RT_TREE_NONE ? x[i] + acc[p] : x[i];
+      acc[nd[i]] = tot;
+      o[i] = tot;
+    });
+  }
+}
+
+/* MIN / MAX: NULL inputs bring no value; has[] marks nodes holding one.
+ * Output NULL (onul = 1) when neither the row nor what it combines with
+ * has a value. */
+#define VM_TREE_MINMAX(T, BETTER)                                              \
+  do {                                                                         \
+    T *acc = (T *)accv;                                                        \
+    const T *xv = (const T *)xs;                                               \
+    T *ov = (T *)os;                                                           \
+    uint8_t *has = g->has;                                                     \
+    if (a->up) {                                                               \
+      VM_EACH(set, i, {                                                        \
+        uint64_t n = (uint64_t)nd[i], p = (uint64_t)pd[i];                     \
+        bool hv = !(xnul && xnul[i]), hc = has[n];                             \
+        T v = xv[i], c = acc[n];                                               \
+        bool ht = hv || hc;                                                    \
+        T t = hv ? (hc && BETTER(c, v) ? c : v) : c;                           \
+        ov[i] = ht ? t : 0;                                                    \
+        onul[i] = !ht;                                                         \
+        any |= !ht;                                                            \
+        if (p != RT_TREE_NONE && ht) {                                         \
+          if (!has[p] || BETTER(t, acc[p])) acc[p] = t;                        \
+          has[p] = 1;                                                          \
+        }                                                                      \
+      });                                                                      \
+    } else {                                                                   \
+      VM_EACH(set, i, {                                                        \
+        uint64_t n = (uint64_t)nd[i], p = (uint64_t)pd[i];                     \
+        bool hv = !(xnul && xnul[i]), hc = p != RT_TREE_NONE && has[p];        \
+        T v = xv[i], c = hc ? acc[p] : 0;                                      \
+        bool ht = hv || hc;                                                    \
+        T t = hv ? (hc && BETTER(c, v) ? c : v) : c;                           \
+        acc[n] = t;                                                            \
+        has[n] = ht;                                                           \
+        ov[i] = ht ? t : 0;                                                    \
+        onul[i] = !ht;                                                         \
+        any |= !ht;                                                            \
+      });                                                                      \
+    }                                                                          \
+  } while (0)
+#define VM_LT(a, b) ((a) < (b))
+#define VM_GT(a, b) ((a) > (b))
+
+static bool acc_minmax(const rt_treeacc *a, rt_treeagg *g, const vm_set *set, const int64_t *nd,
+                       const int64_t *pd, const void *xs, const uint8_t *xnul, void *os,
+                       uint8_t *onul) {
+  bool any = false;
+  bool f = g->in == RT_F64;
+  void *accv = f ? (void *)g->f : (void *)g->i;
+  if (g->kind == RT_AGG_MIN) {
+    if (f) VM_TREE_MINMAX(double, VM_LT);
+    else VM_TREE_MINMAX(int64_t, VM_LT);
+  } else {
+    if (f) VM_TREE_MINMAX(double, VM_GT);
+    else VM_TREE_MINMAX(int64_t, VM_GT);
+  }
+  return any;
+}
+#undef VM_TREE_MINMAX
+#undef VM_LT
+#undef VM_GT
+
+int vm_tree_acc(vm *m, const ir_op *op, rt_batch *b) {
+  int idx = vm_op_index(m, op);
+  rt_treeacc *a = idx >= 0 ? m->s->run->treeaccs[idx] : NULL;
+  if (!a) return vm_fail(m, "internal error: the tree accumulation has no state"), -1;
+  vm_set set = {b->active, b->nactive};
+  vm_vec *nv = vm_load_view(m, &b->cols[op->tree_node_col], &set);
+  vm_vec *pv = vm_load_view(m, &b->cols[op->tree_pnode_col], &set);
+  const int64_t *nd = nv->v, *pd = pv->v;
+  /* Node numbers index the per-node arrays: check them once per batch. */
+  uint64_t nn = a->nnodes;
+  bool bad = false;
+  VM_EACH(&set, i, {
+    uint64_t p = (uint64_t)pd[i];
+    bad |= (uint64_t)nd[i] >= nn || (p != RT_TREE_NONE && p >= nn);
+  });
+  int rc = 0;
+  if (bad) {
+    vm_fail(m, "internal error: a node number is out of range");
+    rc = -1;
+  }
+  int j = 0;
+  for (int k = 0; k < op->naggs && rc == 0; k++) {
+    const ir_agg *ag = &op->aggs[k];
+    if (!ag->live) continue;
+    rt_treeagg *g = &a->aggs[j++];
+    bool f = g->in == RT_F64;
+    vm_vec *out = vm_vec_get(m, f ? VT_F64 : VT_I64);
+    vm_vec *x = NULL;
+    if (ag->arg_col >= 0) {
+      x = vm_load_view(m, &b->cols[ag->arg_col], &set);
+      if (x && g->kind != RT_AGG_COUNT) x = vm_coerce(m, x, f ? VT_F64 : VT_I64, &set);
+      if (!x) {
+        vm_vec_put(m, out);
+        rc = -1;
+        break;
+      }
+    }
+    switch (g->kind) {
+    case RT_AGG_COUNT: {
+      /* 1 per non-NULL value, as int64 in the output vector's scratch */
+      int64_t *ones = out->v;
+      const uint8_t *z = x->nul;
+      bool anyn = x->anynull;
+      VM_EACH(&set, i, ones[i] = anyn ? !z[i] : 1;);
+      if (acc_sum_i64(a, g, &set, nd, pd, ones, out->v) < 0) rc = -1;
+      break;
+    }
+    case RT_AGG_COUNT_STAR:
+      if (acc_sum_i64(a, g, &set, nd, pd, NULL, out->v) < 0) rc = -1;
+      break;
+    case RT_AGG_SUM:
+      /* NULL slots hold 0 (vm.h's invariant): NULL adds nothing. */
+      if (f) acc_sum_f64(a, g, &set, nd, pd, x->v, out->v);
+      else if (acc_sum_i64(a, g, &set, nd, pd, x->v, out->v) < 0) rc = -1;
+      break;
+    default:
+      out->anynull = acc_minmax(a, g, &set, nd, pd, x->v, x->anynull ? x->nul : NULL, out->v, out->nul);
+      break;
+    }
+    vm_vec_put(m, x);
+    if (rc < 0) {
+      vm_vec_put(m, out);
+      vm_fail(m, "integer overflow");
+      break;
+    }
+    b->cols[ag->out_col] = (rt_view){
+        .type = f ? RT_F64 : RT_I64,
+        .data = out->v,
+        .valid = out->anynull ? vm_col_bits(m, ag->out_col, out, &set, b->n) : NULL,
+    };
+    m->held[m->nheld++] = out;
+  }
+  vm_vec_put(m, nv);
+  vm_vec_put(m, pv);
+  return rc;
+}
