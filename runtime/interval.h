@@ -84,14 +84,21 @@ int64_t rt_lanes_lookup(rt_lanes *l, const int64_t *vals, uint64_t nullmask, boo
  * !null_matches, for a row with a NULL key. Returns 0 on out of memory. */
 int rt_lanes_assign(rt_lanes *l, const rt_ivrel *r, bool insert, bool null_matches,
                     uint32_t *lane, const char *stage, rt_err *err);
-/* One row (same rules). */
+/* One row (same rules; -1 = no lane, -2 = out of memory). */
 int64_t rt_lanes_row(rt_lanes *l, const rt_ivrel *r, uint32_t i, bool insert, bool null_matches);
+/* Lookup only: the lane of row i, or -1. Never changes the table. */
+int64_t rt_lanes_find_row(const rt_lanes *l, const rt_ivrel *r, uint32_t i, bool null_matches);
 
 /* ---- shared helpers (ivindex.c) -------------------------------------------- */
 
 /* Grows *p (elements of size elem) so it holds at least `need` elements;
  * capacity doubles. Returns false when out of memory (*p unchanged). */
 bool rt_iv_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/* malloc for arrays sized by the row count: from 2 MiB up, aligned to and
+ * advised for transparent huge pages, because first-touch page faults
+ * otherwise cost more than the sweeps themselves. Freed with free(). */
+void *rt_iv_big(size_t bytes);
 
 /* Order-preserving maps of signed values onto unsigned ones. */
 static inline uint64_t rt_iv_u(int64_t v) { return (uint64_t)v ^ (1ull << 63); }
@@ -261,7 +268,7 @@ int rt_ijoin_build(rt_ijoin *j, const rt_ivrel *op, rt_ijrel rel, const char *st
 int rt_ijoin_probe(const rt_ijoin *j, const rt_ivrel *in, bool left, rt_ijpairs *out,
                    rt_err *err);
 /* One input [ts, ts+dur) (dur < 0: never ends) in a known lane (from
- * rt_lanes_row(&j->lanes, …, false, false)); appends matches with input
+ * rt_lanes_find_row(&j->lanes, …, false)); appends matches with input
  * index `idx`. Returns the number of matches, -1 on out of memory. */
 int64_t rt_ijoin_probe_one(const rt_ijoin *j, uint32_t lane, int64_t ts, int64_t dur,
                            uint32_t idx, rt_ijpairs *out);

@@ -11,14 +11,35 @@
  * query's end. Fan-out 16 keeps it at about 1/15 of an extra end per item.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "interval.h"
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void *rt_iv_big(size_t bytes) {
+  if (bytes < HUGE_PAGE) return malloc(bytes ? bytes : 1);
+  void *p = NULL;
+  size_t rounded = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+  if (posix_memalign(&p, HUGE_PAGE, rounded)) return NULL;
+#ifdef MADV_HUGEPAGE
+  madvise(p, rounded, MADV_HUGEPAGE);   /* advice only: failure is harmless */
+#endif
+  return p;
+}
 
 bool rt_iv_grow(void **p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return true;
   size_t c = *cap ? *cap : 256;
   while (c < need) c *= 2;
-  void *np = realloc(*p, c * elem);
+  void *np;
+  if (c * elem < HUGE_PAGE) {
+    np = realloc(*p, c * elem);
+  } else {
+    np = rt_iv_big(c * elem);
+    if (np && *p) memcpy(np, *p, *cap * elem);
+    if (np) free(*p);
+  }
   if (!np) return false;
   *p = np;
   *cap = c;

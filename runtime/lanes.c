@@ -100,36 +100,38 @@ static bool grow_lanes(rt_lanes *l) {
   return true;
 }
 
-/* Key value bits are already folded here. */
+/* Key value bits are already folded here. Never changes the table. */
+static int64_t find_bits(const rt_lanes *l, const uint64_t *bits, uint64_t nullmask, uint64_t h) {
+  if (l->nkeys == 0) return l->n ? 0 : -1;
+  if (!l->slots) return -1;
+  for (uint64_t i = h & l->mask;; i = (i + 1) & l->mask) {
+    uint32_t s = l->slots[i];
+    if (!s) return -1;
+    if (l->hash[s - 1] == h && lane_eq(l, s - 1, bits, nullmask)) return s - 1;
+  }
+}
+
 static int64_t lookup_bits(rt_lanes *l, const uint64_t *bits, uint64_t nullmask, bool insert) {
+  uint64_t h = l->nkeys ? tuple_hash(l, bits, nullmask) : 0;
+  int64_t g = find_bits(l, bits, nullmask, h);
+  if (g >= 0 || !insert) return g;
   if (l->nkeys == 0) {
-    if (l->n) return 0;
-    if (!insert) return -1;
     if (l->cap == 0 && !grow_lanes(l)) return -2;
     l->nulls[0] = 0;
     l->hash[0] = 0;
     l->n = 1;
     return 0;
   }
-  uint64_t h = tuple_hash(l, bits, nullmask);
-  if (l->slots) {
-    for (uint64_t i = h & l->mask;; i = (i + 1) & l->mask) {
-      uint32_t s = l->slots[i];
-      if (!s) break;
-      if (l->hash[s - 1] == h && lane_eq(l, s - 1, bits, nullmask)) return s - 1;
-    }
-  }
-  if (!insert) return -1;
   if ((uint64_t)(l->n + 1) * 2 > (l->slots ? l->mask + 1 : 0) && !grow_slots(l)) return -2;
   if (l->n == l->cap && !grow_lanes(l)) return -2;
-  uint32_t g = l->n++;
-  memcpy(l->bits + (size_t)g * (size_t)l->nkeys, bits, (size_t)l->nkeys * sizeof *bits);
-  l->nulls[g] = nullmask;
-  l->hash[g] = h;
+  uint32_t g2 = l->n++;
+  memcpy(l->bits + (size_t)g2 * (size_t)l->nkeys, bits, (size_t)l->nkeys * sizeof *bits);
+  l->nulls[g2] = nullmask;
+  l->hash[g2] = h;
   uint64_t i = h & l->mask;
   while (l->slots[i]) i = (i + 1) & l->mask;
-  l->slots[i] = g + 1;
-  return g;
+  l->slots[i] = g2 + 1;
+  return g2;
 }
 
 int64_t rt_lanes_lookup(rt_lanes *l, const int64_t *vals, uint64_t nullmask, bool insert) {
@@ -139,8 +141,8 @@ int64_t rt_lanes_lookup(rt_lanes *l, const int64_t *vals, uint64_t nullmask, boo
   return lookup_bits(l, bits, nullmask, insert);
 }
 
-int64_t rt_lanes_row(rt_lanes *l, const rt_ivrel *r, uint32_t i, bool insert, bool null_matches) {
-  uint64_t bits[RT_LANES_MAXKEYS];
+/* Gathers row i's folded key bits; returns its NULL mask. */
+static uint64_t row_bits(const rt_lanes *l, const rt_ivrel *r, uint32_t i, uint64_t *bits) {
   uint64_t nullmask = 0;
   for (int k = 0; k < l->nkeys; k++) {
     const rt_ivkey *c = &r->keys[k];
@@ -151,8 +153,21 @@ int64_t rt_lanes_row(rt_lanes *l, const rt_ivrel *r, uint32_t i, bool insert, bo
       bits[k] = fold_bits(l->types[k], c->v[i]);
     }
   }
+  return nullmask;
+}
+
+int64_t rt_lanes_row(rt_lanes *l, const rt_ivrel *r, uint32_t i, bool insert, bool null_matches) {
+  uint64_t bits[RT_LANES_MAXKEYS];
+  uint64_t nullmask = row_bits(l, r, i, bits);
   if (nullmask && !null_matches) return -1;
   return lookup_bits(l, bits, nullmask, insert);
+}
+
+int64_t rt_lanes_find_row(const rt_lanes *l, const rt_ivrel *r, uint32_t i, bool null_matches) {
+  uint64_t bits[RT_LANES_MAXKEYS];
+  uint64_t nullmask = row_bits(l, r, i, bits);
+  if (nullmask && !null_matches) return -1;
+  return find_bits(l, bits, nullmask, l->nkeys ? tuple_hash(l, bits, nullmask) : 0);
 }
 
 int rt_lanes_assign(rt_lanes *l, const rt_ivrel *r, bool insert, bool null_matches,
@@ -164,27 +179,36 @@ int rt_lanes_assign(rt_lanes *l, const rt_ivrel *r, bool insert, bool null_match
     for (uint32_t i = 0; i < n; i++) lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
     return 1;
   }
-  /* Traces often repeat a key on consecutive rows (one track, one cpu):
-   * remember the last non-NULL single key and skip the probe then. */
-  bool single = l->nkeys == 1;
-  const int64_t *v0 = r->keys[0].v;
-  const uint64_t *valid0 = r->keys[0].valid;
-  uint64_t last_bits = 0;
-  int64_t last_lane = -3;
-  for (uint32_t i = 0; i < n; i++) {
-    int64_t g;
-    if (single && (!valid0 || rt_bit(valid0, i))) {
-      uint64_t b = fold_bits(l->types[0], v0[i]);
-      if (last_lane >= -1 && b == last_bits) {
-        g = last_lane;
+  /* One integer or string key: traces use small ids (cpu, track, utid),
+   * so values 0..SMALL-1 are looked up once and then read from a direct
+   * table; other values probe the hash table. */
+  if (l->nkeys == 1 && l->types[0] != RT_F64) {
+    enum { SMALL = 4096 };
+    int32_t small[SMALL];   /* lane, or -3 = not looked up yet */
+    for (int q = 0; q < SMALL; q++) small[q] = -3;
+    const int64_t *v0 = r->keys[0].v;
+    const uint64_t *valid0 = r->keys[0].valid;
+    bool is_str = l->types[0] == RT_STR;
+    for (uint32_t i = 0; i < n; i++) {
+      int64_t g;
+      if (valid0 && !rt_bit(valid0, i)) {
+        g = rt_lanes_row(l, r, i, insert, null_matches);
       } else {
-        g = lookup_bits(l, &b, 0, insert);
-        last_bits = b;
-        last_lane = g;
+        uint64_t b = is_str ? (uint32_t)v0[i] : (uint64_t)v0[i];
+        if (b < SMALL) {
+          g = small[b];
+          if (g == -3) small[b] = (int32_t)(g = lookup_bits(l, &b, 0, insert));
+        } else {
+          g = lookup_bits(l, &b, 0, insert);
+        }
       }
-    } else {
-      g = rt_lanes_row(l, r, i, insert, null_matches);
+      if (g == -2) return rt_errorf(err, -1, "%s: out of memory", stage);
+      lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
     }
+    return 1;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t g = rt_lanes_row(l, r, i, insert, null_matches);
     if (g == -2) return rt_errorf(err, -1, "%s: out of memory", stage);
     lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
   }

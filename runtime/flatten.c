@@ -1,0 +1,451 @@
+/*
+ * flatten.c — INTERVAL FLATTEN [PER …] AGGREGATE: per PER group, split the
+ * intervals at every start and end and emit one segment per piece covered
+ * by at least one interval, with aggregates over the covering rows.
+ *
+ * Rows are grouped by lane and ordered by ts; a scan detects input that is
+ * already grouped (lanes are numbered in first-seen order, so grouped means
+ * the lane sequence never decreases) and time-ordered, and then skips the
+ * counting sort and the sorts. Each group is swept by time with a min-heap
+ * of live ends: at each boundary the ending intervals leave, the starting
+ * ones join, and the live set's aggregates describe [boundary, next
+ * boundary). COUNT and SUM are running values (integer SUM in 128 bits, so
+ * only a segment's total can overflow, never an order of additions); MIN
+ * and MAX use lazy-deletion heaps (an ended row is marked dead and popped
+ * when it reaches the top), O(log n) amortized per change.
+ *
+ * Points (dur = 0) never split positive segments nor count toward them.
+ * All points of one instant t make one zero-length segment aggregating
+ * them and the positive intervals live at t (started at or before t,
+ * ending after t), emitted before the positive segment starting at t.
+ * Example: [0,10) and points 0, 5, 10 → point 0 (2 rows), [0,10) (1),
+ * point 5 (2), point 10 (1).
+ */
+#include <stdlib.h>
+
+#include "interval.h"
+
+#define INF UINT64_MAX
+
+typedef struct heap {
+  size_t n, cap;
+  uint64_t *k;
+  uint32_t *r;
+} heap;
+
+static bool heap_push(heap *h, uint64_t k, uint32_t r) {
+  if (h->n == h->cap) {
+    size_t c1 = h->cap, c2 = h->cap;
+    if (!rt_iv_grow((void **)&h->k, &c1, h->n + 1, 8)) return false;
+    if (!rt_iv_grow((void **)&h->r, &c2, h->n + 1, 4)) return false;
+    h->cap = c1;
+  }
+  size_t i = h->n++;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (h->k[p] <= k) break;
+    h->k[i] = h->k[p];
+    h->r[i] = h->r[p];
+    i = p;
+  }
+  h->k[i] = k;
+  h->r[i] = r;
+  return true;
+}
+
+static void heap_pop(heap *h) {
+  uint64_t k = h->k[--h->n];
+  uint32_t r = h->r[h->n];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= h->n) break;
+    if (c + 1 < h->n && h->k[c + 1] < h->k[c]) c++;
+    if (h->k[c] >= k) break;
+    h->k[i] = h->k[c];
+    h->r[i] = h->r[c];
+    i = c;
+  }
+  if (h->n) {
+    h->k[i] = k;
+    h->r[i] = r;
+  }
+}
+
+static void heap_free(heap *h) {
+  free(h->k);
+  free(h->r);
+}
+
+/* Running state of one aggregate over the live set. */
+typedef struct astate {
+  int64_t nn;              /* live non-NULL inputs */
+  __int128 isum;
+  double fsum;
+  heap ext;                /* MIN: key; MAX: ~key */
+} astate;
+
+typedef struct fctx {
+  const rt_ivrel *in;
+  int naggs;
+  const rt_flat_agg *aggs;
+  const char *stage;
+  rt_err *err;
+  rt_flat_out *out;
+  rt_flat_stats *st;
+  astate *as;
+  uint64_t *dead;          /* per input row: its interval has ended */
+  heap ends;
+  int64_t live;
+} fctx;
+
+static int oom(fctx *c) { return rt_errorf(c->err, -1, "%s: out of memory", c->stage); }
+
+static inline bool agg_valid(const rt_flat_agg *a, uint32_t r) {
+  return !a->valid || rt_bit(a->valid, r);
+}
+static inline int64_t agg_i(const rt_flat_agg *a, uint32_t r) { return ((const int64_t *)a->v)[r]; }
+static inline double agg_f(const rt_flat_agg *a, uint32_t r) { return ((const double *)a->v)[r]; }
+
+static uint64_t order_key(const rt_flat_agg *a, uint32_t r) {
+  if (a->in == RT_F64) {
+    double d = agg_f(a, r);
+    if (d == 0) d = 0;   /* -0.0 and 0.0 tie */
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    return (b >> 63) ? ~b : b ^ (1ull << 63);
+  }
+  return rt_iv_u(agg_i(a, r));
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+static bool out_reserve(rt_flat_out *o, size_t need) {
+  if (need <= o->cap) return true;
+  size_t cap = o->cap, c2;
+  c2 = cap;
+  if (!rt_iv_grow((void **)&o->ts, &c2, need, 8)) return false;
+  c2 = cap;
+  if (!rt_iv_grow((void **)&o->dur, &c2, need, 8)) return false;
+  c2 = cap;
+  if (!rt_iv_grow((void **)&o->rep, &c2, need, 4)) return false;
+  for (int a = 0; a < o->naggs; a++) {
+    c2 = cap;
+    if (!rt_iv_grow(&o->val[a], &c2, need, 8)) return false;
+    uint64_t *v = realloc(o->valid[a], RT_BITWORDS(c2) * 8);
+    if (!v) return false;
+    memset(v + RT_BITWORDS(cap), 0, (RT_BITWORDS(c2) - RT_BITWORDS(cap)) * 8);
+    o->valid[a] = v;
+  }
+  o->cap = c2;
+  return true;
+}
+
+void rt_flatten_free(rt_flat_out *o) {
+  free(o->ts);
+  free(o->dur);
+  free(o->rep);
+  for (int a = 0; a < o->naggs; a++) {
+    if (o->val) free(o->val[a]);
+    if (o->valid) free(o->valid[a]);
+  }
+  free(o->val);
+  free(o->valid);
+  free(o->type);
+  memset(o, 0, sizeof *o);
+}
+
+/* Emits one segment. For a point segment, the rows of points[0..np) join
+ * the live set's aggregates. */
+static int emit(fctx *c, uint64_t ts, uint64_t dur, uint32_t rep, const uint32_t *points,
+                size_t np) {
+  rt_flat_out *o = c->out;
+  if (o->n == o->cap && !out_reserve(o, o->n + 1)) return oom(c);
+  size_t at = o->n;
+  o->ts[at] = (int64_t)ts;
+  o->dur[at] = (int64_t)dur;
+  o->rep[at] = rep;
+  for (int a = 0; a < c->naggs; a++) {
+    const rt_flat_agg *ag = &c->aggs[a];
+    astate *s = &c->as[a];
+    int64_t nn = s->nn;
+    __int128 isum = s->isum;
+    double fsum = s->fsum;
+    bool has_ext = false;
+    uint64_t ext = 0;
+    uint32_t ext_row = 0;
+    if (ag->kind == RT_AGG_MIN || ag->kind == RT_AGG_MAX) {
+      while (s->ext.n && rt_bit(c->dead, s->ext.r[0])) heap_pop(&s->ext);
+      if (s->ext.n) {
+        has_ext = true;
+        ext = s->ext.k[0];
+        ext_row = s->ext.r[0];
+      }
+    }
+    for (size_t q = 0; q < np; q++) {
+      uint32_t r = points[q];
+      if (ag->kind == RT_AGG_COUNT_STAR || !agg_valid(ag, r)) continue;
+      nn++;
+      if (ag->in == RT_F64) fsum += agg_f(ag, r);
+      else isum += agg_i(ag, r);
+      if (ag->kind == RT_AGG_MIN || ag->kind == RT_AGG_MAX) {
+        uint64_t k = order_key(ag, r);
+        if (ag->kind == RT_AGG_MAX) k = ~k;
+        if (!has_ext || k < ext) {
+          has_ext = true;
+          ext = k;
+          ext_row = r;
+        }
+      }
+    }
+    int64_t *vi = o->val[a];
+    double *vf = o->val[a];
+    bool isnull = false;
+    switch (ag->kind) {
+    case RT_AGG_COUNT_STAR: vi[at] = c->live + (int64_t)np; break;
+    case RT_AGG_COUNT: vi[at] = nn; break;
+    case RT_AGG_SUM:
+      if (nn == 0) isnull = true;
+      else if (ag->in == RT_F64) vf[at] = fsum;
+      else if (isum > INT64_MAX || isum < INT64_MIN)
+        return rt_errorf(c->err, -1, "%s: integer overflow", c->stage);
+      else vi[at] = (int64_t)isum;
+      break;
+    case RT_AGG_AVG:
+      if (nn == 0) isnull = true;
+      else vf[at] = (ag->in == RT_F64 ? fsum : (double)isum) / (double)nn;
+      break;
+    default:   /* MIN, MAX */
+      if (!has_ext) isnull = true;
+      else if (ag->in == RT_F64) vf[at] = agg_f(ag, ext_row);
+      else vi[at] = agg_i(ag, ext_row);
+      break;
+    }
+    if (!isnull) rt_bit_set(o->valid[a], (uint32_t)at);
+  }
+  o->n++;
+  if (dur == 0) c->st->point_segments++;
+  c->st->segments++;
+  return 1;
+}
+
+static int join_live(fctx *c, uint32_t r, uint64_t end) {
+  if (!heap_push(&c->ends, end, r)) return oom(c);
+  c->live++;
+  for (int a = 0; a < c->naggs; a++) {
+    const rt_flat_agg *ag = &c->aggs[a];
+    astate *s = &c->as[a];
+    if (ag->kind == RT_AGG_COUNT_STAR || !agg_valid(ag, r)) continue;
+    s->nn++;
+    if (ag->in == RT_F64) s->fsum += agg_f(ag, r);
+    else s->isum += agg_i(ag, r);
+    if (ag->kind == RT_AGG_MIN || ag->kind == RT_AGG_MAX) {
+      uint64_t k = order_key(ag, r);
+      if (!heap_push(&s->ext, ag->kind == RT_AGG_MAX ? ~k : k, r)) return oom(c);
+    }
+  }
+  return 1;
+}
+
+static void leave_live(fctx *c, uint32_t r) {
+  c->live--;
+  rt_bit_set(c->dead, r);
+  for (int a = 0; a < c->naggs; a++) {
+    const rt_flat_agg *ag = &c->aggs[a];
+    astate *s = &c->as[a];
+    if (ag->kind == RT_AGG_COUNT_STAR || !agg_valid(ag, r)) continue;
+    if (--s->nn == 0) {
+      /* Exact zero once nothing is live: no drift carried forward. */
+      s->isum = 0;
+      s->fsum = 0;
+    } else if (ag->in == RT_F64) {
+      s->fsum -= agg_f(ag, r);
+    } else {
+      s->isum -= agg_i(ag, r);
+    }
+  }
+}
+
+/* Sweeps one group: rows row[0..m) sorted by ts (start s[i]). */
+static int sweep_group(fctx *c, const uint64_t *s, const uint32_t *row, size_t m, uint32_t rep) {
+  const int64_t *dur = c->in->dur;
+  c->ends.n = 0;
+  c->live = 0;
+  for (int a = 0; a < c->naggs; a++) {
+    c->as[a].nn = 0;
+    c->as[a].isum = 0;
+    c->as[a].fsum = 0;
+    c->as[a].ext.n = 0;
+  }
+  size_t ip = 0, jp = 0;   /* next positive interval, next point */
+  while (ip < m && dur[row[ip]] == 0) ip++;
+  while (jp < m && dur[row[jp]] != 0) jp++;
+  for (;;) {
+    uint64_t ns = ip < m ? s[ip] : INF;
+    uint64_t np = jp < m ? s[jp] : INF;
+    uint64_t ne = c->ends.n ? c->ends.k[0] : INF;
+    uint64_t t = ns < np ? ns : np;
+    if (ne < t) t = ne;
+    if (t == INF) return 1;
+    bool boundary = t == ns || t == ne;
+    while (c->ends.n && c->ends.k[0] <= t) {
+      leave_live(c, c->ends.r[0]);
+      heap_pop(&c->ends);
+    }
+    while (ip < m && s[ip] == t) {
+      uint32_t r = row[ip];
+      if (!join_live(c, r, t + (uint64_t)dur[r])) return 0;
+      do ip++;
+      while (ip < m && dur[row[ip]] == 0);
+    }
+    if (jp < m && s[jp] == t) {
+      /* The points at t: row[jp .. ] skipping positives; they are
+       * contiguous in time order, so collect them in place. */
+      uint32_t buf[64];
+      size_t nb = 0;
+      uint32_t *pts = buf;
+      size_t cap = 64;
+      while (jp < m && s[jp] == t) {
+        if (dur[row[jp]] == 0) {
+          if (nb == cap) {
+            uint32_t *np2 = pts == buf ? malloc(cap * 2 * sizeof *np2)
+                                       : realloc(pts, cap * 2 * sizeof *np2);
+            if (!np2) {
+              if (pts != buf) free(pts);
+              return oom(c);
+            }
+            if (pts == buf) memcpy(np2, buf, sizeof buf);
+            pts = np2;
+            cap *= 2;
+          }
+          pts[nb++] = row[jp];
+        }
+        jp++;
+      }
+      while (jp < m && dur[row[jp]] != 0) jp++;
+      int ok = emit(c, t, 0, rep, pts, nb);
+      if (pts != buf) free(pts);
+      if (!ok) return 0;
+    }
+    if (boundary && c->live > 0) {
+      uint64_t nxt = ip < m ? s[ip] : INF;
+      if (c->ends.k[0] < nxt) nxt = c->ends.k[0];
+      if (!emit(c, t, nxt - t, rep, NULL, 0)) return 0;
+    }
+  }
+}
+
+int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, const char *stage,
+                   rt_flat_out *out, rt_flat_stats *stats, rt_err *err) {
+  rt_flat_stats dummy;
+  if (!stats) stats = &dummy;
+  memset(stats, 0, sizeof *stats);
+  memset(out, 0, sizeof *out);
+  fctx c = {.in = in, .naggs = naggs, .aggs = aggs, .stage = stage, .err = err, .out = out,
+            .st = stats};
+  for (int a = 0; a < naggs; a++)
+    if (aggs[a].kind != RT_AGG_COUNT_STAR && aggs[a].in != RT_I64 && aggs[a].in != RT_F64)
+      return rt_errorf(err, -1, "%s: expected a number to aggregate", stage);
+  out->naggs = naggs;
+  out->type = calloc((size_t)naggs + 1, sizeof *out->type);
+  out->val = calloc((size_t)naggs + 1, sizeof *out->val);
+  out->valid = calloc((size_t)naggs + 1, sizeof *out->valid);
+  if (!out->type || !out->val || !out->valid) return oom(&c);
+  for (int a = 0; a < naggs; a++) {
+    switch (aggs[a].kind) {
+    case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: out->type[a] = RT_I64; break;
+    case RT_AGG_AVG: out->type[a] = RT_F64; break;
+    case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: out->type[a] = aggs[a].in; break;
+    default: return rt_errorf(err, -1, "%s: unsupported aggregate", stage);
+    }
+  }
+
+  uint32_t n = in->n;
+  rt_type types[RT_LANES_MAXKEYS];
+  for (int q = 0; q < in->nkeys && q < RT_LANES_MAXKEYS; q++) types[q] = in->keys[q].type;
+  rt_lanes lanes;
+  if (!rt_lanes_init(&lanes, in->nkeys, types, stage, err)) return 0;
+  uint32_t *lane = rt_iv_big(((size_t)n + 1) * sizeof *lane);
+  uint64_t *s = rt_iv_big(((size_t)n + 1) * sizeof *s);
+  uint32_t *row = rt_iv_big(((size_t)n + 1) * sizeof *row);
+  uint32_t *off = NULL, *rep = NULL;
+  c.as = calloc((size_t)naggs + 1, sizeof *c.as);
+  c.dead = calloc(RT_BITWORDS(n) + 1, 8);
+  int ok = lane && s && row && c.as && c.dead ? 1 : oom(&c);
+  if (ok) ok = rt_lanes_assign(&lanes, in, true, true, lane, stage, err);
+  uint32_t nl = lanes.n;
+  rt_lanes_free(&lanes);
+  if (ok) {
+    off = calloc((size_t)nl + 2, sizeof *off);
+    rep = malloc(((size_t)nl + 1) * sizeof *rep);
+    if (!off || !rep) ok = oom(&c);
+  }
+  /* Validate, count per lane, and check for grouped + time-ordered. */
+  bool presorted = true;
+  uint32_t prev_lane = 0;
+  int64_t prev_ts = -1;
+  size_t m = 0;
+  for (uint32_t i = 0; ok && i < n; i++) {
+    if (!rt_ivrel_bounds_valid(in, i)) {
+      stats->rows_null++;
+      lane[i] = RT_NO_LANE;
+      continue;
+    }
+    int64_t ts = in->ts[i], dur = in->dur[i];
+    if (ts < 0 || dur < 0) ok = rt_errorf(err, -1, "%s: ts or dur is below zero", stage);
+    else if (ts > INT64_MAX - dur) ok = rt_errorf(err, -1, "%s: integer overflow", stage);
+    if (!ok) break;
+    uint32_t l = lane[i];
+    if (off[l + 1]++ == 0) rep[l] = i;
+    if (m > 0 && (l < prev_lane || (l == prev_lane && ts < prev_ts))) presorted = false;
+    prev_lane = l;
+    prev_ts = ts;
+    m++;
+  }
+  stats->presorted = presorted;
+  if (ok) {
+    for (uint32_t l = 0; l < nl; l++) off[l + 1] += off[l];
+    if (presorted) {
+      size_t p = 0;
+      for (uint32_t i = 0; i < n; i++)
+        if (lane[i] != RT_NO_LANE) {
+          s[p] = (uint64_t)in->ts[i];
+          row[p++] = i;
+        }
+    } else {
+      uint32_t *next = malloc(((size_t)nl + 1) * sizeof *next);
+      if (!next) {
+        ok = oom(&c);
+      } else {
+        memcpy(next, off, (size_t)nl * sizeof *next);
+        for (uint32_t i = 0; i < n; i++) {
+          if (lane[i] == RT_NO_LANE) continue;
+          uint32_t p = next[lane[i]]++;
+          s[p] = (uint64_t)in->ts[i];
+          row[p] = i;
+        }
+        free(next);
+        for (uint32_t l = 0; ok && l < nl; l++)
+          if (!rt_iv_sort(s + off[l], NULL, row + off[l], off[l + 1] - off[l])) ok = oom(&c);
+      }
+    }
+  }
+  /* m intervals have at most 2m bounds, so at most 2m segments (points
+   * included): reserve once instead of growing (untouched pages are free). */
+  if (ok && !out_reserve(out, 2 * m + 1)) ok = oom(&c);
+  for (uint32_t l = 0; ok && l < nl; l++) {
+    if (off[l + 1] == off[l]) continue;
+    stats->groups++;
+    ok = sweep_group(&c, s + off[l], row + off[l], off[l + 1] - off[l], rep[l]);
+  }
+  free(lane);
+  free(s);
+  free(row);
+  free(off);
+  free(rep);
+  free(c.dead);
+  heap_free(&c.ends);
+  for (int a = 0; c.as && a < naggs; a++) heap_free(&c.as[a].ext);
+  free(c.as);
+  return ok;
+}
