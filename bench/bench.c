@@ -4,10 +4,11 @@
  * input row (median of repeats), rows out, speed relative to the
  * interpreter, and whether the answer matched the interpreter's.
  *
- *   pipejit-bench [--workload fused|filter_project|tiny|all]
+ *   pipejit-bench [--workload fused|filter_project|tiny|tree_up|tree_down|
+ *                              tree_up_shuffled|tree_sql|all]
  *                 [--sizes 1000,10000,...] [--modes interp,jit,auto]
  *                 [--repeat N] [--opt 0..3] [--passes PIPELINE]
- *                 [--csv | --json]
+ *                 [--sql-cap SECONDS] [--csv | --json]
  *
  * Columns:
  *   compile_ms  text in → callable loop (parse, bind, cg_compile), median
@@ -22,6 +23,13 @@
  *   same        1 when the result equals the interpreter's exactly
  * For `fused` a row with mode "c-ref" times bench/ref_fused.c.
  *
+ * Tree workloads run on the sample trace with `size` slices; `same` also
+ * requires the answer computed by hand (bench_tree.c). tree_sql times the
+ * tree_up pipeline in each mode and adds a row "sqlite": the same subtree
+ * sums by a recursive CTE in plain SQLite, stopped at --sql-cap seconds
+ * (default 30; ns/row is then a lower bound and `same` reads "cap"), and
+ * prints how many times faster each mode was than SQLite.
+ *
  * A benchmark is not a test: it measures; tests/unit/test_jit.c checks.
  */
 #include <stdio.h>
@@ -32,10 +40,13 @@
 #include "../exec/engine.h"
 #include "bench.h"
 
+enum { TREE_NONE, TREE_UP, TREE_DOWN, TREE_SHUFFLED, TREE_SQL };
+
 typedef struct workload {
   const char *name;
   const char *text;
   int64_t fixed_size;   /* > 0: runs at this size only */
+  int tree;             /* TREE_*: data is the sample trace, not table t */
 } workload;
 
 static const char FUSED[] =
@@ -43,10 +54,22 @@ static const char FUSED[] =
     "|> EXTEND a * 3 + b AS x, (a - b) * 2 AS y, c * 0.5 AS z "
     "|> AGGREGATE SUM(x) AS sx, SUM(y) AS sy, AVG(z) AS az, COUNT(*) AS n GROUP BY k";
 
+static const char TREE_UP_Q[] =
+    "FROM slice |> TREE ACCUMULATE UP SUM(dur) AS t |> AGGREGATE SUM(t) AS s, MAX(t) AS m";
+
 static const workload WORKLOADS[] = {
-    {"fused", FUSED, 0},
-    {"filter_project", "FROM t |> WHERE a % 7 = 3 OR b IS NULL |> SELECT k, a + b AS s", 0},
-    {"tiny", FUSED, 1000},
+    {"fused", FUSED, 0, TREE_NONE},
+    {"filter_project", "FROM t |> WHERE a % 7 = 3 OR b IS NULL |> SELECT k, a + b AS s", 0, TREE_NONE},
+    {"tiny", FUSED, 1000, TREE_NONE},
+    {"tree_up", TREE_UP_Q, 0, TREE_UP},
+    {"tree_down",
+     "FROM slice |> TREE ACCUMULATE DOWN SUM(dur) AS t |> AGGREGATE SUM(t) AS s, MAX(t) AS m", 0,
+     TREE_DOWN},
+    {"tree_up_shuffled",
+     "FROM (SELECT * FROM shuffled) |> TREE ACCUMULATE UP SUM(dur) AS t "
+     "|> AGGREGATE SUM(t) AS s, MAX(t) AS m",
+     0, TREE_SHUFFLED},
+    {"tree_sql", TREE_UP_Q, 0, TREE_SQL},
 };
 #define NWORKLOADS (int)(sizeof WORKLOADS / sizeof WORKLOADS[0])
 
@@ -60,6 +83,7 @@ typedef struct options {
   int opt;
   const char *passes;
   int format;           /* 0 text, 1 csv, 2 json */
+  double sql_cap;       /* seconds */
 } options;
 
 typedef struct row {
@@ -68,7 +92,7 @@ typedef struct row {
   const char *mode;
   double compile_ms, first_ms, ns_per_row, speedup;
   int64_t rows_out;
-  int same;
+  int same;             /* 1 equal, 0 different, -1 not known (SQLite capped) */
 } row;
 
 static int cmp_double(const void *a, const void *b) {
@@ -157,11 +181,46 @@ static double compile_latency(pj_engine *e, const char *text, int repeat) {
   return med;
 }
 
+/* The SQLite row of tree_sql: one run (repeats only while they are
+ * quick), capped. */
+static void run_tree_sql(const options *o, pj_engine *e, const bench_tree_ref *ref, int64_t n,
+                         const row *modes, int nmodes, double interp_ns, row *rw) {
+  memset(rw, 0, sizeof *rw);
+  rw->workload = "tree_sql";
+  rw->size = n;
+  rw->mode = "sqlite";
+  double t[64];
+  int runs = 0, capped = 0, same = 1;
+  double total = 0;
+  do {
+    int64_t s = 0, m = 0;
+    int rc = bench_tree_sql(e, o->sql_cap, &s, &m, &t[runs]);
+    if (rc < 0) die(e, "tree_sql");
+    total += t[runs++];
+    if (rc == 0) capped = 1;
+    else same &= s == ref->s_up && m == ref->m_up;
+  } while (!capped && runs < o->repeat && runs < 64 && total < 2000);
+  rw->ns_per_row = (capped ? o->sql_cap * 1e3 : median(t, runs)) * 1e6 / (double)(n ? n : 1);
+  rw->rows_out = capped ? 0 : 1;
+  rw->same = capped ? -1 : same;
+  rw->speedup = interp_ns / rw->ns_per_row;
+  for (int i = 0; i < nmodes; i++)
+    fprintf(stderr, "tree_sql at %lld rows: %s is %s%.0fx faster than SQLite's recursive CTE%s\n",
+            (long long)n, modes[i].mode, capped ? "> " : "", rw->ns_per_row / modes[i].ns_per_row,
+            capped ? " (SQLite hit the cap)" : "");
+}
+
 static int run_workload(const options *o, const workload *w, const bench_data *d, row *out) {
   int nrows = 0;
   pj_engine *e = NULL;
+  bench_tree_ref ref = {0};
   if (pj_engine_open(NULL, &e) != PJ_OK) die(NULL, "engine");
-  if (bench_data_install(e, d, "t") != 0) die(e, "install table");
+  if (w->tree) {
+    if (bench_tree_setup(e, d->n, w->tree == TREE_SHUFFLED || w->tree == TREE_SQL, &ref) != 0)
+      die(e, "tree setup");
+  } else if (bench_data_install(e, d, "t") != 0) {
+    die(e, "install table");
+  }
   pj_engine_set_opt_level(e, o->opt);
   if (pj__engine_jit(e) != PJ_OK) die(e, "jit");
   if (o->passes) cg_jit_set_passes(e->jit, o->opt, o->passes);
@@ -203,6 +262,7 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     rw->first_ms = median(t, o->repeat);
     rw->rows_out = pj_result_row_count(res);
     uint64_t h = result_hash(res);
+    int right = !w->tree || bench_tree_matches(res, &ref, w->tree == TREE_DOWN);
     /* small inputs: time many runs per sample, so the clock can see them */
     int inner = d->n >= 1000000 ? 1 : (int)(1000000 / (d->n ? d->n : 1));
     if (inner > 1000) inner = 1000;
@@ -224,7 +284,7 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     } else {
       pj_result_free(res);
     }
-    rw->same = h == interp_hash;
+    rw->same = h == interp_hash && right;
     rw->speedup = interp_ns / rw->ns_per_row;
     pj_query_free(q);
     /* interp is always measured, but printed only when asked for */
@@ -254,6 +314,10 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     rw->same = ng >= 0 && ref_matches(interp_res, g, ng);
     rw->speedup = interp_ns / rw->ns_per_row;
   }
+  if (w->tree == TREE_SQL) {
+    run_tree_sql(o, e, &ref, d->n, out, nrows, interp_ns, &out[nrows]);
+    nrows++;
+  }
   pj_result_free(interp_res);
   free(t);
   pj_engine_close(e);
@@ -273,14 +337,15 @@ static void print_rows(const options *o, const row *r, int n, int *first) {
              "\"same\":%s}",
              *first ? "[\n  " : ",\n  ", r[i].workload, (long long)r[i].size, r[i].mode,
              r[i].compile_ms, r[i].first_ms, r[i].ns_per_row, (long long)r[i].rows_out,
-             r[i].speedup, r[i].same ? "true" : "false");
+             r[i].speedup, r[i].same < 0 ? "null" : r[i].same ? "true" : "false");
     } else {
       if (*first)
         printf("%-15s %10s %-6s %10s %10s %10s %10s %8s %4s\n", "workload", "size", "mode",
                "compile_ms", "first_ms", "ns/row", "rows_out", "speedup", "same");
       printf("%-15s %10lld %-6s %10.3f %10.3f %10.3f %10lld %7.2fx %4s\n", r[i].workload,
              (long long)r[i].size, r[i].mode, r[i].compile_ms, r[i].first_ms, r[i].ns_per_row,
-             (long long)r[i].rows_out, r[i].speedup, r[i].same ? "yes" : "NO");
+             (long long)r[i].rows_out, r[i].speedup,
+             r[i].same < 0 ? "cap" : r[i].same ? "yes" : "NO");
     }
     *first = 0;
   }
@@ -289,14 +354,15 @@ static void print_rows(const options *o, const row *r, int n, int *first) {
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: pipejit-bench [--workload fused|filter_project|tiny|all] [--sizes N,N,...]\n"
+          "usage: pipejit-bench [--workload fused|filter_project|tiny|tree_up|tree_down|\n"
+          "                                 tree_up_shuffled|tree_sql|all] [--sizes N,N,...]\n"
           "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
-          "                     [--passes PIPELINE] [--csv | --json]\n");
+          "                     [--passes PIPELINE] [--sql-cap SECONDS] [--csv | --json]\n");
   exit(2);
 }
 
 static void parse_args(int argc, char **argv, options *o) {
-  *o = (options){.workload = "all", .repeat = 5, .opt = 2};
+  *o = (options){.workload = "all", .repeat = 5, .opt = 2, .sql_cap = 30};
   static const int64_t dflt[] = {1000, 10000, 100000, 1000000, 10000000};
   for (int i = 0; i < 5; i++) o->sizes[o->nsizes++] = dflt[i];
   o->modes[0] = PJ_MODE_INTERP;
@@ -313,6 +379,7 @@ static void parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--repeat")) o->repeat = atoi(v) > 0 ? atoi(v) : 1, i++;
     else if (!strcmp(a, "--opt")) o->opt = atoi(v), i++;
     else if (!strcmp(a, "--passes")) o->passes = v, i++;
+    else if (!strcmp(a, "--sql-cap")) o->sql_cap = atof(v) > 0 ? atof(v) : 30, i++;
     else if (!strcmp(a, "--sizes")) {
       o->nsizes = 0;
       for (char *s = argv[++i]; *s && o->nsizes < 16;) {
@@ -341,16 +408,23 @@ int main(int argc, char **argv) {
   options o;
   parse_args(argc, argv, &o);
   int any = 0, first = 1, mismatch = 0;
+  int64_t sql_capped_at = 0;
   row rows[8];
   for (int wi = 0; wi < NWORKLOADS; wi++) {
     const workload *w = &WORKLOADS[wi];
     if (strcmp(o.workload, "all") && strcmp(o.workload, w->name)) continue;
     any = 1;
     for (int si = 0; si < (w->fixed_size ? 1 : o.nsizes); si++) {
-      bench_data d;
-      bench_data_make(&d, w->fixed_size ? w->fixed_size : o.sizes[si]);
+      int64_t size = w->fixed_size ? w->fixed_size : o.sizes[si];
+      /* once SQLite hit the cap, larger sizes only take longer */
+      if (w->tree == TREE_SQL && sql_capped_at > 0 && size > sql_capped_at) continue;
+      bench_data d = {.n = size};
+      if (!w->tree) bench_data_make(&d, size);
       int n = run_workload(&o, w, &d, rows);
-      for (int i = 0; i < n; i++) mismatch |= !rows[i].same;
+      for (int i = 0; i < n; i++) {
+        mismatch |= !rows[i].same;
+        if (rows[i].same < 0) sql_capped_at = size;
+      }
       print_rows(&o, rows, n, &first);
       bench_data_free(&d);
     }

@@ -40,4 +40,23 @@ typedef struct bench_fused_group {
  * integer overflow. */
 int bench_ref_fused(const bench_data *d, bench_fused_group *out, int cap);
 
+/* TREE ACCUMULATE workloads (bench/bench_tree.c). The expected answers
+ * of `AGGREGATE SUM(t) AS s, MAX(t) AS m` over TREE ACCUMULATE UP / DOWN
+ * SUM(dur) AS t, computed by hand from the slice table. */
+typedef struct bench_tree_ref {
+  int64_t s_up, m_up, s_down, m_down;
+} bench_tree_ref;
+
+/* Loads the sample trace with n slices into e and fills ref; with
+ * shuffled, also creates SQLite table shuffled(id, parent_id, dur): the
+ * same tree in random row order with ids perm(id) * 7 + 3, indexed on
+ * parent_id. 0 or -1. */
+int bench_tree_setup(pj_engine *e, int64_t n, int shuffled, bench_tree_ref *ref);
+/* 1 when r is the one row (s, m) ref expects for UP (down = 0) or DOWN. */
+int bench_tree_matches(const pj_result *r, const bench_tree_ref *ref, int down);
+/* The UP answer from plain SQLite (recursive CTE over `shuffled`), stopped
+ * after cap_s seconds. Returns 1 with *s, *m; 0 when the cap was hit; -1
+ * on error. *ms is the time spent either way. */
+int bench_tree_sql(pj_engine *e, double cap_s, int64_t *s, int64_t *m, double *ms);
+
 #endif

@@ -3,7 +3,8 @@
  *
  *   pipejit [--db PATH] [--mode auto|jit|interp] [--opt 0-3]
  *           [--format table|csv|json] [--dump plan|llvm|llvm-raw|asm]
- *           [--timing] [--compare] [--sample-trace[=N]] [-c TEXT] [FILE ...]
+ *           [--timing] [--compare] [--sample-trace[=N]] [--trace FILE.json[.gz]]
+ *           [--load TABLE,…] [-c TEXT] [FILE ...]
  *
  * Runs the statements of every -c TEXT and FILE in the order given (`-`
  * is standard input); with neither, standard input — or, on a terminal,
@@ -32,7 +33,8 @@ static void usage(FILE *out) {
         "\n"
         "options:\n"
         "  --db PATH              SQLite database file (default: in memory)\n"
-        "  --mode auto|jit|interp backend: auto picks the interpreter for small inputs\n"
+        "  --mode auto|jit|interp backend: auto starts on the interpreter and, for large\n"
+        "                         inputs, switches to code compiled in the background\n"
         "  --opt 0-3              LLVM optimization level (default 2)\n"
         "  --format table|csv|json  result format (default table)\n"
         "  --dump plan|llvm|llvm-raw|asm  print each pipeline's plan, LLVM IR\n"
@@ -40,6 +42,10 @@ static void usage(FILE *out) {
         "  --timing               per-statement parse/bind/compile/run times on stderr\n"
         "  --compare              run each pipeline with both backends, print both times\n"
         "  --sample-trace[=N]     load the sample trace with N slices (default 1000000)\n"
+        "  --trace FILE           import a Chrome JSON trace (.json or .json.gz) as the\n"
+        "                         tables slice, thread, process, track, thread_track, args\n"
+        "  --load TABLE,...       copy these tables of the --db database into columnar\n"
+        "                         tables (the fast path for pipelines)\n"
         "  -c TEXT                run TEXT\n"
         "  -h, --help             this help\n",
         out);
@@ -186,12 +192,23 @@ static void after_stmt(void *ctx, const char *text, size_t len, size_t off, cons
   if (!c->timing) return;
   char label[72];
   snippet(text, len, label, sizeof label);
+  /* Which backend ran: both when mode auto switched to the compiled code
+   * of its background compile (whose time is then the compile time). */
+  char backend[96];
+  if (!pipeline) snprintf(backend, sizeof backend, "sqlite");
+  else if (!t->used_jit) snprintf(backend, sizeof backend, "interp");
+  else if (t->jit_batches < t->batches)
+    snprintf(backend, sizeof backend, "interp, then jit for %lld of %lld batches",
+             (long long)t->jit_batches, (long long)t->batches);
+  else snprintf(backend, sizeof backend, "jit");
+  const char *how = t->cache_hit ? " (cached)"
+                    : t->used_jit && t->jit_batches < t->batches ? " (background)" : "";
   fflush(stdout);
   fprintf(stderr,
-          "timing: parse %.3f ms, bind %.3f ms, compile %.3f ms, run %.3f ms"
+          "timing: parse %.3f ms, bind %.3f ms, compile %.3f ms%s, run %.3f ms"
           " (%s, %lld rows in, %lld out): %s\n",
-          ms(t->parse_ns), ms(t->bind_ns), ms(t->compile_ns), ms(t->run_ns),
-          t->used_jit ? "jit" : pipeline ? "interp" : "sqlite", (long long)t->rows_in, (long long)t->rows_out, label);
+          ms(t->parse_ns), ms(t->bind_ns), ms(t->compile_ns), how, ms(t->run_ns), backend,
+          (long long)t->rows_in, (long long)t->rows_out, label);
 }
 
 /* ---- running ------------------------------------------------------------ */
@@ -280,11 +297,84 @@ static void bad_value(const char *opt, const char *v) {
 
 typedef struct input { int is_text; const char *s; } input;
 
+/* ---- --trace and --load --------------------------------------------------- */
+
+/* A progress bar on standard error for tables of 100k rows or more, when
+ * standard error is a terminal; redrawn only when the percentage moves. */
+static void load_progress(void *ctx, const char *what, int64_t done, int64_t total) {
+  int *last = ctx;
+  if (total < 100000) return;
+  int pct = (int)(done * 100 / total);
+  if (pct == *last) return;
+  *last = pct;
+  char bar[41];
+  for (int i = 0; i < 40; i++) bar[i] = i < pct * 40 / 100 ? '#' : '.';
+  bar[40] = 0;
+  fprintf(stderr, "\rload %s [%s] %3d%% (%lld of %lld rows)", what, bar, pct, (long long)done,
+          (long long)total);
+  if (done >= total) fputs("\n", stderr);
+}
+
+static int load_tables(struct cli *c, const char *list) {
+  char *copy = strdup(list);
+  if (!copy) return 1;
+  int rc = 0;
+  for (char *save = NULL, *name = strtok_r(copy, ",", &save); name && !rc;
+       name = strtok_r(NULL, ",", &save)) {
+    while (*name == ' ') name++;
+    if (!*name) continue;
+    int64_t t0 = rt_now_ns();
+    int last = -1;
+    if (pj_engine_load_table_progress(c->e, name, isatty(2) ? load_progress : NULL, &last) !=
+        PJ_OK) {
+      if (last >= 0 && last < 100) fputc('\n', stderr);
+      fprintf(stderr, "error: %s\n", pj_engine_errmsg(c->e));
+      rc = 1;
+    } else if (c->timing) {
+      fprintf(stderr, "timing: table %s loaded in %.3f ms\n", name, ms(rt_now_ns() - t0));
+    }
+  }
+  free(copy);
+  return rc;
+}
+
+/* Imports a trace; warnings (skipped or repaired events) go to stderr. */
+static int load_trace(struct cli *c, const char *path) {
+  pj_trace_info info;
+  int64_t t0 = rt_now_ns();
+  if (pj_engine_load_trace(c->e, path, &info) != PJ_OK) {
+    fprintf(stderr, "error: %s\n", pj_engine_errmsg(c->e));
+    return 1;
+  }
+  if (info.malformed)
+    fprintf(stderr, "warning: %s: %lld malformed events skipped\n", path,
+            (long long)info.malformed);
+  if (info.unmatched_end)
+    fprintf(stderr, "warning: %s: %lld E events without an open B ignored\n", path,
+            (long long)info.unmatched_end);
+  if (info.unclosed)
+    fprintf(stderr, "warning: %s: %lld B events never closed (kept with dur = -1)\n", path,
+            (long long)info.unclosed);
+  if (info.no_dur)
+    fprintf(stderr, "warning: %s: %lld X events without dur (kept with dur = -1)\n", path,
+            (long long)info.no_dur);
+  if (c->timing)
+    fprintf(stderr,
+            "timing: trace %s imported in %.3f ms: %lld events, %lld slices, %lld threads, "
+            "%lld processes, %lld args, %lld events of other phases ignored%s\n",
+            path, ms(rt_now_ns() - t0), (long long)info.events, (long long)info.slices,
+            (long long)info.threads, (long long)info.processes, (long long)info.args,
+            (long long)info.ignored,
+            info.system_events_skipped ? ", systemTraceEvents not imported" : "");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   struct cli c = {.fmt = CLI_TABLE};
   const char *db = NULL;
   int mode = PJ_MODE_AUTO, opt = 2;
   int64_t sample = -1;
+  const char *trace = NULL, *load = NULL;
   input *inputs = calloc((size_t)argc + 1, sizeof *inputs);
   int ninputs = 0;
   static const char *const modes[] = {"auto", "interp", "jit", NULL};
@@ -323,6 +413,10 @@ int main(int argc, char **argv) {
       char *end;
       sample = strtoll(a + 15, &end, 10);
       if (*end || end == a + 15 || sample < 0) bad_value("--sample-trace", a + 15);
+    } else if ((v = opt_value(argc, argv, &i, "--trace"))) {
+      trace = v;
+    } else if ((v = opt_value(argc, argv, &i, "--load"))) {
+      load = v;
     } else if (!strcmp(a, "-c")) {
       if (i + 1 >= argc) {
         fprintf(stderr, "error: -c needs a value\n");
@@ -359,6 +453,8 @@ int main(int argc, char **argv) {
               (long long)sample, ms(rt_now_ns() - t0));
     }
   }
+  if (trace && !rc) rc = load_trace(&c, trace);
+  if (load && !rc) rc = load_tables(&c, load);
   for (int i = 0; i < ninputs && !rc; i++)
     rc = inputs[i].is_text ? cli_run_script(&c, inputs[i].s) : run_file(&c, inputs[i].s);
   if (!ninputs && !rc) rc = isatty(0) ? cli_shell(&c) : run_file(&c, "-");

@@ -15,8 +15,13 @@ enum {
   CG_SEG_RUN, CG_SEG_SEG, CG_SEG_INDEX, CG_SEG_BUF, CG_SEG_NBUF, CG_SEG_BUF_COLS,
   CG_SEG_AGG, CG_SEG_NLIMITS, CG_SEG_LIMIT_SKIP, CG_SEG_LIMIT_LEFT, CG_SEG_DONE, CG_SEG_VM
 };
-/* ex_run: only the prefix generated code reads is declared. */
-enum { CG_RUN_PLAN, CG_RUN_ARENA, CG_RUN_STRINGS, CG_RUN_DB, CG_RUN_NPARAMS, CG_RUN_PARAMS };
+/* ex_run: only the prefix generated code reads is declared (up to the
+ * TREE ACCUMULATE state arrays). */
+enum {
+  CG_RUN_PLAN, CG_RUN_ARENA, CG_RUN_STRINGS, CG_RUN_DB, CG_RUN_NPARAMS, CG_RUN_PARAMS,
+  CG_RUN_ERR, CG_RUN_NSEGS, CG_RUN_SEGS, CG_RUN_BUFS, CG_RUN_PERMS, CG_RUN_TREENUMS,
+  CG_RUN_TREEACCS
+};
 enum { CG_VALUE_TYPE, CG_VALUE_I, CG_VALUE_F, CG_VALUE_S };
 enum {
   CG_ROWBUF_NCOLS, CG_ROWBUF_TYPES, CG_ROWBUF_NROWS, CG_ROWBUF_CAP, CG_ROWBUF_DATA,
@@ -30,10 +35,16 @@ enum {
   CG_AGGTAB_SLOTS, CG_AGGTAB_MASK, CG_AGGTAB_NULL_GROUP, CG_AGGTAB_HASHES, CG_AGGTAB_KEYS
 };
 
+/* runtime/tree.h. rt_treenum: only the prefix the inlined dense tiers
+ * read and write is declared. */
+enum { CG_TREENUM_TIER, CG_TREENUM_NROWS, CG_TREENUM_LIMIT };
+enum { CG_TREEAGG_KIND, CG_TREEAGG_IN, CG_TREEAGG_I, CG_TREEAGG_F, CG_TREEAGG_HAS };
+enum { CG_TREEACC_UP, CG_TREEACC_NNODES, CG_TREEACC_NAGGS, CG_TREEACC_AGGS };
+
 /* The structs, for cg_layout_offset. */
 typedef enum cg_struct_id {
   CG_S_VIEW, CG_S_BATCH, CG_S_SEG, CG_S_RUN, CG_S_VALUE, CG_S_ROWBUF, CG_S_AGG, CG_S_AGGTAB,
-  CG_S_ARENA
+  CG_S_ARENA, CG_S_TREENUM, CG_S_TREEAGG, CG_S_TREEACC
 } cg_struct_id;
 
 /* Byte offset of field `field` of struct `s` in LLVM's layout for the host

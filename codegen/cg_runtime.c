@@ -1,7 +1,7 @@
 /*
  * cg_runtime.c — the C functions generated code calls, in one table: the
  * runtime's (row buffers, aggregation table, string pool, string
- * functions), the interpreter's batch function (the fallback when a batch
+ * functions, tree numbering), the interpreter's batch function (the fallback when a batch
  * does not look like what the code was compiled for), and the two small
  * helpers below that exist only for generated code. jit.c exposes every
  * entry to the JIT as an absolute symbol; emit.c declares them in a module
@@ -15,7 +15,22 @@ int cg_rt_fail(ex_seg *s, int code) {
   int step = code / CG_ERR_KINDS;
   const ir_op *op = step < seg->nsteps ? seg->steps[step] : seg->sink;
   const char *stage = op && op->stage ? op->stage : "RUN";
-  switch (code % CG_ERR_KINDS) {
+  int kind = code % CG_ERR_KINDS;
+  if (kind == CG_ERR_RUNTIME) {
+    /* the runtime function that failed has written its own message */
+    if (!s->run->err.set) rt_errorf(&s->run->err, op ? op->pos : -1, "%s: internal error", stage);
+    return -1;
+  }
+  /* An error already set comes from a runtime call of a later step in
+   * this batch (only CG_ERR_RUNTIME steps set one while the loop runs);
+   * the interpreter, running step by step, would have stopped at this
+   * earlier step first, so its error wins. */
+  s->run->err.set = 0;
+  switch (kind) {
+  case CG_ERR_TREE_NODE:
+    rt_errorf(&s->run->err, op ? op->pos : -1, "%s: internal error: a node number is out of range",
+              stage);
+    break;
   case CG_ERR_NOMEM:
     rt_errorf(&s->run->err, op ? op->pos : -1, "%s: out of memory", stage);
     break;
@@ -27,10 +42,16 @@ int cg_rt_fail(ex_seg *s, int code) {
   return -1;
 }
 
+int cg_rt_treenum_row(rt_treenum *t, int64_t id, int32_t idnull, int64_t parent, int32_t pnull,
+                      uint32_t *node, uint32_t *pnode) {
+  return rt_treenum_row(t, id, idnull != 0, parent, pnull != 0, node, pnode);
+}
+
 #define FN(name, sig) {#name, sig, (void *)&name}
 const cg_rtfn cg_rtfns[] = {
     FN(cg_rt_fail, "i:pi"),
     FN(vm_run_batch, "i:pp"),
+    FN(cg_rt_treenum_row, "i:plilipp"),
     FN(rt_rowbuf_reserve, "v:pl"),
     FN(rt_aggtab_insert_i64, "l:pll"),
     FN(rt_aggtab_group_null, "l:p"),

@@ -5,11 +5,13 @@
  *   entry:      load the views of the columns the segment reads; if a view
  *               is not what the code was compiled for (type, selection,
  *               validity) → fallback: return vm_run_batch(s, b)
- *   sink.init:  reserve output rows / load the aggregation table
+ *   sink.init:  reserve output rows / load the aggregation table; load
+ *               the TREE ACCUMULATE state (cg_tree.c)
  *   loop:       for each active position i of the batch:
  *                 WHERE      three-valued; a row that is not true → next
  *                 EXTEND …   computed values stay in registers
  *                 LIMIT      counters; drop skipped and surplus rows
+ *                 TREE …     node numbers, running per-node aggregates
  *                 sink       append to s->buf, or update s->agg
  *   exit:       write counters back; report the smallest failed step
  *
@@ -97,6 +99,19 @@ static void cg_collect(cg_ctx *cx, const ir_segment *seg, cg_uses *u) {
     if (op->kind == IR_COMPUTE) {
       cg_use_expr(cx, u, op->expr);
       u->computed[op->out_col] = true;
+    }
+    if (op->kind == IR_TREE_NUMBER) {
+      cg_use_col(cx, u, op->tree_id_col);
+      cg_use_col(cx, u, op->tree_parent_col);
+      u->computed[op->tree_node_col] = u->computed[op->tree_pnode_col] = true;
+    }
+    if (op->kind == IR_TREE_ACC) {
+      cg_use_col(cx, u, op->tree_node_col);
+      cg_use_col(cx, u, op->tree_pnode_col);
+      for (int i = 0; i < op->naggs; i++)
+        if (op->aggs[i].live) cg_use_col(cx, u, op->aggs[i].arg_col);
+      for (int i = 0; i < op->naggs; i++)
+        if (op->aggs[i].live) u->computed[op->aggs[i].out_col] = true;
     }
   }
   const ir_op *sink = seg->sink;
@@ -250,7 +265,7 @@ static void cg_emit_limit(cg_ctx *cx, cg_limit *l) {
   LLVMBuildStore(cx->b, LLVMBuildSub(cx->b, left, cg_i64(cx, 1), ""), l->left);
 }
 
-static void cg_emit_step(cg_ctx *cx, const ir_op *op, cg_limit *lim) {
+static void cg_emit_step(cg_ctx *cx, const ir_op *op, cg_limit *lim, cg_treestate *ts) {
   char nm[128];
   switch (op->kind) {
   case IR_FILTER: {
@@ -277,6 +292,7 @@ static void cg_emit_step(cg_ctx *cx, const ir_op *op, cg_limit *lim) {
     break;
   }
   case IR_LIMIT: cg_emit_limit(cx, lim); break;
+  case IR_TREE_NUMBER: case IR_TREE_ACC: cg_tree_step(cx, ts, op); break;
   default:
     rt_errorf(cx->err, op->pos, "JIT: unexpected step '%s' in a segment", ir_op_names[op->kind]);
     break;
@@ -300,6 +316,8 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   /* Buffers of breakers other than AGGREGATE are read through a
    * permutation (ORDER BY, tree order): rows come through selections. */
   cx->general_sel = src->kind == IR_SCAN_BUF && !(src->buf_op && src->buf_op->kind == IR_AGGREGATE);
+  /* The INTERVAL sources serve operand columns through selections too. */
+  cx->general_sel |= src->kind == IR_ISECT || src->kind == IR_FLATTEN || src->kind == IR_IJOIN;
   for (int c = 0; c < p->ncols; c++) {
     if (!cx->src[c].used) continue;
     cx->src[c].vtype = cg_view_type(cx, src, c);
@@ -361,6 +379,7 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   cg_aggstate *as = NULL;
   if (sink->kind == IR_AGGREGATE) as = cg_agg_prologue(cx, sink, fallback);
   else bs = cg_buf_prologue(cx, sink, count, fallback);
+  cg_treestate *ts = cg_tree_prologue(cx, fallback);
   int nlim = 0;
   for (int k = 0; k < seg->nsteps; k++)
     if (!seg->steps[k]->dead && seg->steps[k]->kind == IR_LIMIT) nlim++;
@@ -408,7 +427,7 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
     const ir_op *op = seg->steps[s];
     if (op->dead) continue;
     cx->step = s;
-    cg_emit_step(cx, op, op->kind == IR_LIMIT ? &lims[m++] : NULL);
+    cg_emit_step(cx, op, op->kind == IR_LIMIT ? &lims[m++] : NULL, ts);
   }
   cx->step = seg->nsteps;
   if (as) cg_agg_update(cx, as, sink);
@@ -426,6 +445,7 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   /* after the loop */
   cg_at(cx, exit);
   if (bs) cg_buf_epilogue(cx, bs);
+  cg_tree_epilogue(cx, ts);
   LLVMValueRef done = NULL;
   for (int j = 0; j < nlim; j++) {
     LLVMValueRef left = LLVMBuildLoad2(cx->b, cx->t_i64, lims[j].left, "");
@@ -454,6 +474,7 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
 
   if (as) cg_agg_free(as);
   if (bs) cg_buf_free(bs);
+  cg_tree_free(ts);
   free(lims);
   free(u.computed);
   free(u.params);
@@ -464,14 +485,16 @@ bool cg_segment_wanted(const ir_segment *seg) {
   for (int k = 0; k < seg->nsteps; k++) {
     const ir_op *op = seg->steps[k];
     if (op->dead) continue;
-    /* steps this backend does not compile (TREE ACCUMULATE's) leave the
-     * whole segment to the interpreter */
-    if (op->kind != IR_FILTER && op->kind != IR_COMPUTE && op->kind != IR_LIMIT) return false;
+    /* a step this backend does not compile leaves the whole segment to
+     * the interpreter */
+    bool tree = op->kind == IR_TREE_NUMBER || op->kind == IR_TREE_ACC;
+    if (tree && !cg_tree_supported(op)) return false;
+    if (!tree && op->kind != IR_FILTER && op->kind != IR_COMPUTE && op->kind != IR_LIMIT) return false;
     live++;
   }
   switch (seg->sink->kind) {
   case IR_AGGREGATE: return true;
-  case IR_OUTPUT: case IR_SORT: return live > 0;
+  case IR_OUTPUT: case IR_SORT: case IR_TREE_ORDER: case IR_IV_BUFFER: return live > 0;
   default: return false;
   }
 }

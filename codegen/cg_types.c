@@ -1,7 +1,7 @@
 /*
  * cg_types.c — the runtime structs generated code touches, declared for
  * LLVM in one place. Field order and types mirror exec/exec.h,
- * runtime/rt.h and runtime/store.h; LLVM lays them out with the host's
+ * runtime/rt.h, runtime/store.h and runtime/tree.h; LLVM lays them out with the host's
  * data layout exactly as the C compiler does (natural alignment, no
  * packing), and tests/unit/test_layout.c checks every field offset against
  * offsetof. Change a field there, change it here.
@@ -32,8 +32,15 @@ void cg_types_init(cg_types *t, LLVMContextRef c) {
                      12);
   /* rt_arena { head; used_total } */
   t->arena = cg_struct(c, "rt_arena", (LLVMTypeRef[]){ptr, i64}, 2);
-  /* ex_run, the prefix up to params: { plan, arena, strings, db, nparams, params } */
-  t->run = cg_struct(c, "ex_run", (LLVMTypeRef[]){ptr, t->arena, ptr, ptr, i32, ptr}, 6);
+  /* rt_err { int set; int offset; char msg[512]; } */
+  LLVMTypeRef err = cg_struct(c, "rt_err",
+                              (LLVMTypeRef[]){i32, i32, LLVMArrayType2(LLVMInt8TypeInContext(c), 512)},
+                              3);
+  /* ex_run, the prefix up to treeaccs: { plan, arena, strings, db, nparams,
+   * params, err, nsegs, segs, bufs, perms, treenums, treeaccs } */
+  t->run = cg_struct(c, "ex_run",
+                     (LLVMTypeRef[]){ptr, t->arena, ptr, ptr, i32, ptr, err, i32, ptr, ptr, ptr, ptr, ptr},
+                     13);
   /* ex_value { rt_type type; int64_t i; double f; uint32_t s; } */
   t->value = cg_struct(c, "ex_value", (LLVMTypeRef[]){i32, i64, f64, i32}, 4);
   /* rt_rowbuf { ncols; types; nrows; cap; data; valid } */
@@ -45,6 +52,12 @@ void cg_types_init(cg_types *t, LLVMContextRef c) {
   t->aggtab = cg_struct(c, "rt_aggtab",
                         (LLVMTypeRef[]){i32, i32, ptr, i64, i64, ptr, i64, i64, ptr, t->rowbuf},
                         10);
+  /* rt_treenum, the prefix the inlined tiers use: { tier; nrows; limit } */
+  t->treenum = cg_struct(c, "rt_treenum", (LLVMTypeRef[]){i32, i32, i64}, 3);
+  /* rt_treeagg { kind; in; i; f; has } */
+  t->treeagg = cg_struct(c, "rt_treeagg", (LLVMTypeRef[]){i32, i32, ptr, ptr, ptr}, 5);
+  /* rt_treeacc, the prefix generated code reads: { up; nnodes; naggs; aggs } */
+  t->treeacc = cg_struct(c, "rt_treeacc", (LLVMTypeRef[]){i32, i32, i32, ptr}, 4);
 }
 
 /* ---- layout queries for tests/unit/test_layout.c ---------------------------- */
@@ -69,7 +82,8 @@ int64_t cg_layout_offset(cg_struct_id s, int field) {
   LLVMContextRef c = LLVMContextCreate();
   cg_types t;
   cg_types_init(&t, c);
-  LLVMTypeRef all[] = {t.view, t.batch, t.seg, t.run, t.value, t.rowbuf, t.agg, t.aggtab, t.arena};
+  LLVMTypeRef all[] = {t.view,   t.batch,  t.seg,     t.run,     t.value,  t.rowbuf,
+                       t.agg,    t.aggtab, t.arena,   t.treenum, t.treeagg, t.treeacc};
   if ((unsigned)s < sizeof all / sizeof all[0]) {
     LLVMTypeRef st = all[s];
     if (field < 0) off = (int64_t)LLVMABISizeOfType(td, st);

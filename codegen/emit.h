@@ -25,11 +25,18 @@
 /* Struct types of the runtime, for one LLVM context. */
 typedef struct cg_types {
   LLVMTypeRef view, batch, seg, run, value, rowbuf, agg, aggtab, arena;
+  LLVMTypeRef treenum, treeagg, treeacc;
 } cg_types;
 void cg_types_init(cg_types *t, LLVMContextRef c);
 
-/* Error kinds reported by generated code (cg_rt_fail). */
-enum { CG_ERR_OVERFLOW = 0, CG_ERR_NOMEM = 1, CG_ERR_KINDS = 4 };
+/* Error kinds reported by generated code (cg_rt_fail). CG_ERR_RUNTIME: a
+ * runtime function the row called has already set the message (TREE
+ * ACCUMULATE's numbering); CG_ERR_TREE_NODE: a node number outside the
+ * per-node arrays (the interpreter's "internal error" for the same). */
+enum {
+  CG_ERR_OVERFLOW = 0, CG_ERR_NOMEM = 1, CG_ERR_RUNTIME = 2, CG_ERR_TREE_NODE = 3,
+  CG_ERR_KINDS = 4
+};
 /* The runtime function the generated code calls after a failed batch: sets
  * "<STAGE>: <message>" on s->run->err, where the stage is that of step
  * `code / CG_ERR_KINDS` of the segment (== nsteps: the sink); returns -1. */
@@ -162,6 +169,24 @@ typedef struct cg_aggstate cg_aggstate;
 cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fallback);
 void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op);
 void cg_agg_free(cg_aggstate *a);
+
+/* cg_tree.c: TREE ACCUMULATE's streaming steps (runtime/tree.h).
+ * cg_tree_supported: the step can be lowered (else the segment is left to
+ * the interpreter). cg_tree_prologue, once per batch before the loop:
+ * loads the state of every tree step of the segment (branching to
+ * `fallback` when it is missing or not shaped as the plan says);
+ * cg_tree_step per row; cg_tree_epilogue after the loop writes back the
+ * counters kept in registers. */
+typedef struct cg_treestate cg_treestate;
+bool cg_tree_supported(const ir_op *op);
+cg_treestate *cg_tree_prologue(cg_ctx *cx, LLVMBasicBlockRef fallback);
+void cg_tree_step(cg_ctx *cx, cg_treestate *ts, const ir_op *op);
+void cg_tree_epilogue(cg_ctx *cx, cg_treestate *ts);
+void cg_tree_free(cg_treestate *ts);
+/* The out-of-line numbering of one row (rt_treenum_row with int flags,
+ * so the call needs no bool ABI). */
+int cg_rt_treenum_row(rt_treenum *t, int64_t id, int32_t idnull, int64_t parent,
+                      int32_t pnull, uint32_t *node, uint32_t *pnode);
 
 /* cg_sink.c: OUTPUT / SORT append into s->buf. */
 typedef struct cg_bufstate cg_bufstate;

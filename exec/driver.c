@@ -33,7 +33,7 @@
  * `cols` needs room for ncarry + nkeys or ngroup + naggs entries. */
 static int ex_buf_layout(const ir_op *op, int *cols) {
   int n = 0;
-  if (op->kind == IR_TREE_ORDER) {
+  if (op->kind == IR_TREE_ORDER || op->kind == IR_IV_BUFFER) {
     for (int k = 0; k < op->ncarry; k++) cols[n++] = op->carry[k];
   } else if (op->kind == IR_SORT) {
     for (int k = 0; k < op->ncarry; k++) cols[n++] = op->carry[k];
@@ -51,7 +51,7 @@ static int ex_buf_layout(const ir_op *op, int *cols) {
 }
 
 static int ex_buf_layout_max(const ir_op *op) {
-  if (op->kind == IR_TREE_ORDER) return op->ncarry;
+  if (op->kind == IR_TREE_ORDER || op->kind == IR_IV_BUFFER) return op->ncarry;
   return op->kind == IR_SORT ? op->ncarry + op->nkeys : op->ngroup + op->naggs;
 }
 
@@ -133,6 +133,11 @@ int ex_eval_count(ex_run *run, const ir_expr *e, const char *stage, int64_t *out
 
 /* ---- segment setup ------------------------------------------------------------ */
 
+/* A DOWN tree order does not break the pipeline (see ex_down below). */
+static bool ex_down_streams(const ir_segment *seg) {
+  return seg->sink->kind == IR_TREE_ORDER && !seg->sink->tree_up;
+}
+
 static int ex_sink_open(ex_run *run, ex_seg *s) {
   const ir_plan *p = run->plan;
   const ir_op *sink = s->seg->sink;
@@ -147,6 +152,7 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
     return 0;
   }
   case IR_SORT:
+  case IR_IV_BUFFER:   /* an interval relation (driver_interval.c reads it) */
   case IR_TREE_ORDER: {
     int idx = ex_op_index(p, sink);
     if (idx < 0) return ex_fail(run, sink->pos, sink->stage, "the sort is not in the plan");
@@ -164,7 +170,9 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
     for (int k = 0; k < s->seg->nsteps && all_rows; k++)
       all_rows = s->seg->steps[k]->dead || (s->seg->steps[k]->kind != IR_FILTER &&
                                             s->seg->steps[k]->kind != IR_LIMIT);
-    if (all_rows && src->table->nrows > 0) rt_rowbuf_reserve(s->buf, src->table->nrows);
+    /* A streaming DOWN order's buffer only stages one batch. */
+    if (all_rows && !ex_down_streams(s->seg) && src->table->nrows > 0)
+      rt_rowbuf_reserve(s->buf, src->table->nrows);
     return 0;
   }
   case IR_AGGREGATE: {
@@ -236,6 +244,19 @@ static int ex_trees_open(ex_run *run, ex_seg *s) {
                            p->cols[op->tree_id_col].type == RT_STR, &run->err, op->stage,
                            op->pos, run->strings))
         return ex_fail(run, op->pos, op->stage, "out of memory");
+      /* Rows expected, when known (every row of a table or a buffer
+       * reaches the numbering: no FILTER or LIMIT before it): sizes the
+       * hash map once if the run moves to the HASH tier. */
+      bool every = true;
+      for (int j = 0; j < k; j++)
+        every &= seg->steps[j]->dead ||
+                 (seg->steps[j]->kind != IR_FILTER && seg->steps[j]->kind != IR_LIMIT);
+      if (every && seg->source->kind == IR_SCAN_TABLE && seg->source->table)
+        t->size_hint = (uint64_t)seg->source->table->nrows;
+      else if (every && seg->source->kind == IR_SCAN_BUF) {
+        int bidx = ex_op_index(p, seg->source->buf_op);
+        if (bidx >= 0 && run->bufs[bidx]) t->size_hint = (uint64_t)run->bufs[bidx]->nrows;
+      }
       continue;
     }
     int nidx = ex_op_index(p, op->tree_num);
@@ -294,16 +315,34 @@ static int ex_tree_order_finish(ex_run *run, ex_seg *s, int idx) {
 
 /* ---- batches ------------------------------------------------------------------- */
 
-/* Runs one batch through the picked backend. */
-static int ex_batch(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick, void *ctx) {
-  if (run->interrupt && *run->interrupt) {
-    rt_errorf(&run->err, -1, "interrupted");
-    return -1;
-  }
-  if (n == 0) return 0;
-  b->n = n;
-  b->nactive = n;
-  b->active = NULL;
+/* ---- streaming DOWN order ------------------------------------------------------ */
+
+/* A segment whose sink is a DOWN TREE_ORDER does not buffer its input:
+ * the sink's rowbuf only stages one batch (the backends append to it as
+ * to any buffer), rt_treedown sorts the staged rows, and the output goes
+ * straight into the next segment's batch function — the passing rows as
+ * the staged batch with an active list (or none when all pass), then the
+ * released rows as batches over the side buffer. The next segment (which
+ * scans this order's buffer) is opened before and finished after, by
+ * ex_seg_run. Output order: the passing rows of each input batch in input
+ * order, then the rows that batch released, breadth-first from the rows
+ * that released them. */
+typedef struct ex_down {
+  rt_treedown d;
+  ex_seg *next;
+  rt_batch nb;         /* the next segment's batch (own column array) */
+  int nc;              /* scanned columns of the next segment */
+  int *bc, *ids;       /* their buffer column and plan column id */
+  int cn, cp;          /* buffer columns of node and parent node */
+  const rt_treenum *num;
+  rt_treeacc **accs;   /* the next segment's TREE_ACC states */
+  int naccs;
+} ex_down;
+
+/* Runs one batch through the picked backend. The batch's active list is
+ * kept when keep_active (a streamed batch), else every position is
+ * active. */
+static int ex_run_fn(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx) {
   ex_batch_fn fn = pick ? pick(ctx, s->index) : NULL;
   if (!fn) fn = vm_run_batch;
   if (fn(s, b) < 0 || run->err.set) {
@@ -313,7 +352,75 @@ static int ex_batch(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn 
   return 0;
 }
 
-static int ex_scan_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx) {
+/* Feeds the next segment n positions of views over `buf` (rows start..,
+ * or through perm), restricted to `active` when given. */
+static int ex_down_feed(ex_run *run, ex_down *dn, const rt_rowbuf *buf, int64_t start,
+                        const uint32_t *perm, uint32_t n, uint32_t *active, uint32_t nactive,
+                        ex_pick_fn pick, void *ctx) {
+  if (nactive == 0 || dn->next->done) return 0;
+  /* The accumulation's per-node arrays cover every node numbered so far. */
+  const rt_treenum *t = dn->num;
+  uint64_t need = t->tier == RT_TREE_TIER_TABLE ? t->limit : t->nnodes > t->nrows ? t->nnodes : t->nrows;
+  for (int k = 0; k < dn->naccs; k++)
+    if (!rt_treeacc_reserve(dn->accs[k], (uint32_t)need))
+      return ex_fail(run, dn->next->seg->sink->pos, dn->next->seg->sink->stage, "out of memory");
+  for (int i = 0; i < dn->nc; i++) rt_rowbuf_view(buf, dn->bc[i], start, perm, &dn->nb.cols[dn->ids[i]]);
+  dn->nb.n = n;
+  dn->nb.active = active;
+  dn->nb.nactive = nactive;
+  return ex_run_fn(run, dn->next, &dn->nb, pick, ctx);
+}
+
+/* After a batch of the producing segment: order the staged rows and push
+ * them on, then empty the stage. */
+static int ex_down_push(ex_run *run, ex_seg *s, ex_down *dn, ex_pick_fn pick, void *ctx) {
+  rt_rowbuf *st = s->buf;
+  uint32_t m = (uint32_t)st->nrows;
+  if (m == 0) return 0;
+  rt_view cols[s->nbuf > 0 ? s->nbuf : 1];
+  for (int j = 0; j < s->nbuf; j++) rt_rowbuf_view(st, j, 0, NULL, &cols[j]);
+  const ir_op *sink = s->seg->sink;
+  if (rt_treedown_batch(&dn->d, &cols[dn->cn], &cols[dn->cp], cols, NULL, m) < 0)
+    return ex_fail(run, sink->pos, sink->stage, "out of memory");
+  int rc = ex_down_feed(run, dn, st, 0, NULL, m, dn->d.npass == m ? NULL : dn->d.pass,
+                        dn->d.npass, pick, ctx);
+  for (int64_t at = 0; rc == 0 && at < dn->d.nrel; at += RT_BATCH) {
+    int64_t left = dn->d.nrel - at;
+    uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
+    rc = ex_down_feed(run, dn, &dn->d.side, at, dn->d.rel, n, NULL, n, pick, ctx);
+  }
+  /* Empty the stage: appends only set validity bits, so clear them. */
+  for (int j = 0; j < st->ncols; j++)
+    if (st->valid[j]) memset(st->valid[j], 0, RT_BITWORDS(m) * 8);
+  st->nrows = 0;
+  return rc;
+}
+
+/* Runs one batch of n rows through the picked backend (and, for a
+ * streaming DOWN order, what it staged on into the next segment). */
+static int ex_batch(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick, void *ctx,
+                    ex_down *dn) {
+  if (run->interrupt && *run->interrupt) {
+    rt_errorf(&run->err, -1, "interrupted");
+    return -1;
+  }
+  if (n == 0) return 0;
+  b->n = n;
+  b->nactive = n;
+  b->active = NULL;
+  if (ex_run_fn(run, s, b, pick, ctx) < 0) return -1;
+  return dn ? ex_down_push(run, s, dn, pick, ctx) : 0;
+}
+
+/* ex_batch for the interval sources (driver_interval.c); down is the
+ * ex_down the segment streams into, or NULL. */
+int ex_feed(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick, void *ctx,
+            void *down) {
+  return ex_batch(run, s, b, n, pick, ctx, down);
+}
+
+static int ex_scan_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx,
+                        ex_down *dn) {
   const ir_op *src = s->seg->source;
   const rt_table *t = src->table;
   if (!t) return ex_fail(run, src->pos, src->stage, "the table is gone");
@@ -323,12 +430,13 @@ static int ex_scan_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, v
     for (int i = 0; i < src->nscan; i++)
       rt_table_view(t, src->table_cols[i], start, &b->cols[src->out_cols[i]]);
     run->rows_in += n;
-    if (ex_batch(run, s, b, n, pick, ctx) < 0) return -1;
+    if (ex_batch(run, s, b, n, pick, ctx, dn) < 0) return -1;
   }
   return 0;
 }
 
-static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx) {
+static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx,
+                        ex_down *dn) {
   const ir_op *src = s->seg->source;
   const ir_plan *p = run->plan;
   int nc = src->nscan;
@@ -356,7 +464,7 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
     if (got == 0) break;
     for (int i = 0; i < nc; i++) b->cols[src->out_cols[i]] = views[i];
     run->rows_in += n;
-    if (ex_batch(run, s, b, n, pick, ctx) < 0) {
+    if (ex_batch(run, s, b, n, pick, ctx, dn) < 0) {
       rc = -1;
       break;
     }
@@ -365,7 +473,8 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   return rc;
 }
 
-static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx) {
+static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx,
+                        ex_down *dn) {
   const ir_op *src = s->seg->source;
   const ir_plan *p = run->plan;
   int idx = ex_op_index(p, src->buf_op);
@@ -391,7 +500,7 @@ static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
     int64_t left = buf->nrows - start;
     uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
     for (int i = 0; i < nc; i++) rt_rowbuf_view(buf, bc[i], start, perm, &b->cols[ids[i]]);
-    if (ex_batch(run, s, b, n, pick, ctx) < 0) return -1;
+    if (ex_batch(run, s, b, n, pick, ctx, dn) < 0) return -1;
   }
   return 0;
 }
@@ -455,23 +564,97 @@ static void ex_release_source(ex_run *run, ex_seg *s) {
   run->perms[idx] = NULL;
 }
 
+/* Sets up the streaming DOWN order of segment s, whose output goes into
+ * the next segment `nx` (already opened). */
+static int ex_down_open(ex_run *run, ex_seg *s, ex_seg *nx, ex_down *dn) {
+  const ir_plan *p = run->plan;
+  const ir_op *sink = s->seg->sink, *src = nx->seg->source;
+  dn->next = nx;
+  dn->cn = dn->cp = -1;
+  for (int j = 0; j < s->nbuf; j++) {
+    if (s->buf_cols[j] == sink->tree_node_col) dn->cn = j;
+    if (s->buf_cols[j] == sink->tree_pnode_col) dn->cp = j;
+  }
+  int nidx = ex_op_index(p, sink->tree_num);
+  dn->num = nidx >= 0 ? run->treenums[nidx] : NULL;
+  if (dn->cn < 0 || dn->cp < 0 || !dn->num)
+    return ex_fail(run, sink->pos, sink->stage, "the tree order lacks its node numbers");
+  if (!rt_treedown_init(&dn->d, s->nbuf, s->buf->types))
+    return ex_fail(run, sink->pos, sink->stage, "out of memory");
+  /* The next segment's columns, as ex_scan_buf maps them. */
+  dn->nc = src->nscan > 0 ? src->nscan : s->nbuf;
+  dn->bc = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)dn->nc + 1));
+  dn->ids = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)dn->nc + 1));
+  for (int i = 0; i < dn->nc; i++) {
+    dn->ids[i] = src->nscan > 0 ? src->out_cols[i] : s->buf_cols[i];
+    dn->bc[i] = -1;
+    for (int j = 0; j < s->nbuf && dn->bc[i] < 0; j++)
+      if (s->buf_cols[j] == dn->ids[i]) dn->bc[i] = j;
+    if (dn->bc[i] < 0) return ex_fail(run, src->pos, src->stage, "a column to read is not in the buffer");
+  }
+  dn->nb.ncols = p->ncols;
+  dn->nb.cols = rt_arena_alloc(&run->arena, sizeof(rt_view) * ((size_t)p->ncols + 1));
+  dn->accs = rt_arena_alloc(&run->arena, sizeof(rt_treeacc *) * ((size_t)nx->seg->nsteps + 1));
+  for (int k = 0; k < nx->seg->nsteps; k++) {
+    const ir_op *op = nx->seg->steps[k];
+    if (op->dead || op->kind != IR_TREE_ACC) continue;
+    rt_treeacc *a = run->treeaccs[ex_op_index(p, op)];
+    if (a) dn->accs[dn->naccs++] = a;
+  }
+  return 0;
+}
+
+/* Runs segment si; returns how many segments it ran (2 when its sink is a
+ * streaming DOWN order: the next segment runs batch by batch with it), or
+ * -1 on error. */
 static int ex_seg_run(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, void *ctx) {
   ex_seg *s = &run->segs[si];
   const ir_segment *seg = s->seg;
   if (!seg->source || !seg->sink) return ex_fail(run, -1, "RUN", "a segment has no source or sink");
   if (ex_sink_open(run, s) < 0 || ex_limits_open(run, s) < 0 || ex_trees_open(run, s) < 0)
     return -1;
+  ex_seg *nx = si + 1 < run->nsegs ? &run->segs[si + 1] : NULL;
+  ex_down down, *dn = NULL;
+  if (ex_down_streams(seg) && nx && nx->seg->source && nx->seg->sink &&
+      nx->seg->source->kind == IR_SCAN_BUF && nx->seg->source->buf_op == seg->sink) {
+    memset(&down, 0, sizeof down);
+    dn = &down;
+    if (ex_sink_open(run, nx) < 0 || ex_limits_open(run, nx) < 0 || ex_trees_open(run, nx) < 0 ||
+        ex_down_open(run, s, nx, dn) < 0) {
+      rt_treedown_free(&down.d);
+      return -1;
+    }
+  }
   int rc = 0;
   switch (seg->source->kind) {
-  case IR_SCAN_TABLE: rc = ex_scan_table(run, s, b, pick, ctx); break;
-  case IR_SCAN_SQL: rc = ex_scan_sql(run, s, b, pick, ctx); break;
-  case IR_SCAN_BUF: rc = ex_scan_buf(run, s, b, pick, ctx); break;
+  case IR_SCAN_TABLE: rc = ex_scan_table(run, s, b, pick, ctx, dn); break;
+  case IR_SCAN_SQL: rc = ex_scan_sql(run, s, b, pick, ctx, dn); break;
+  case IR_SCAN_BUF: rc = ex_scan_buf(run, s, b, pick, ctx, dn); break;
+  case IR_ISECT:
+  case IR_FLATTEN:
+  case IR_IJOIN:
+  case IR_FILLGAPS: rc = ex_iv_scan(run, s, b, pick, ctx, dn); break;
   default: rc = ex_fail(run, seg->source->pos, seg->source->stage, "a segment starts with an op that is not a source");
   }
-  if (rc < 0 || run->err.set) return -1;
-  if (ex_trees_finish(run, s) < 0 || ex_sink_finish(run, s) < 0) return -1;
+  if (rc < 0 || run->err.set || ex_trees_finish(run, s) < 0) {
+    if (dn) rt_treedown_free(&down.d);
+    return -1;
+  }
+  if (!dn) {
+    if (ex_sink_finish(run, s) < 0) return -1;
+    ex_release_source(run, s);
+    return 1;
+  }
+  /* Streamed: every row must have been emitted, else a cycle. */
+  const ir_op *sink = seg->sink;
+  rc = rt_treedown_finish(&down.d, &run->err, sink->stage, sink->pos);
+  run->tree_paths[ex_op_index(run->plan, sink)] = RT_TREE_ORDER_STREAMED;
+  rt_treedown_free(&down.d);
+  if (rc < 0) return -1;
   ex_release_source(run, s);
-  return 0;
+  if (ex_trees_finish(run, nx) < 0 || ex_sink_finish(run, nx) < 0) return -1;
+  ex_release_source(run, nx);
+  return 2;
 }
 
 int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
@@ -493,8 +676,11 @@ int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
   rt_batch b = {0};
   b.ncols = p->ncols;
   b.cols = rt_arena_alloc(&run->arena, sizeof(rt_view) * ((size_t)p->ncols + 1));
-  for (int i = 0; i < p->nsegs; i++)
-    if (ex_seg_run(run, i, &b, pick, pick_ctx) < 0) return -1;
+  for (int i = 0; i < p->nsegs;) {
+    int ran = ex_seg_run(run, i, &b, pick, pick_ctx);
+    if (ran < 0) return -1;
+    i += ran;
+  }
   return run->err.set ? -1 : 0;
 }
 

@@ -7,7 +7,9 @@
  * one: plain SQL goes to SQLite (engine_table.c turns its rows into a
  * result table), pipelines compile to query handles (query.c), CREATE
  * PERFETTO TABLE materializes either into the catalog (engine_table.c), and
- * PERFETTO PRAGMA is checked here. Every error offset is relative to the
+ * PERFETTO PRAGMA is checked here. The engine also owns the state of
+ * mode auto (exec/adaptive.c): the background compile thread and the
+ * compile cache, which go before the JIT they compile with. Every error offset is relative to the
  * script, so the caller can point at the offending token.
  */
 #include <stdarg.h>
@@ -17,8 +19,11 @@
 #include <sqlite3.h>
 
 #include "../codegen/cg.h"
+#include "../runtime/load.h"
 #include "../runtime/sample.h"
+#include "../runtime/trace_json.h"
 #include "../runtime/vtab.h"
+#include "adaptive.h"
 #include "engine.h"
 
 /* ---- errors ----------------------------------------------------------- */
@@ -67,9 +72,14 @@ pj_status pj_engine_open(const char *db_path, pj_engine **out) {
   pj__clear_error(e);
   e->mode = PJ_MODE_AUTO;
   e->opt_level = 2;
+  e->auto_rows = PJ_AUTO_JIT_ROWS;
+  /* Tests run whole suites with the backends alternating per batch. */
+  const char *fs = getenv("PJ_FORCE_SWITCH");
+  if (fs && (fs[0] == '1' || fs[0] == '2') && !fs[1]) e->force_switch = fs[0] - '0';
   e->catalog = rt_catalog_new();
   e->strings = rt_strpool_new();
-  if (!e->catalog || !e->strings) return PJ_NOMEM;
+  e->adapt = ex_adapt_new();
+  if (!e->catalog || !e->strings || !e->adapt) return PJ_NOMEM;
 
   sqlite3 *db = NULL;
   const char *path = db_path ? db_path : ":memory:";
@@ -88,6 +98,9 @@ void pj_engine_close(pj_engine *e) {
   if (!e) return;
   /* The connection goes first: its virtual tables read the catalog. */
   if (e->db) sqlite3_close_v2(e->db);
+  /* Joins the compile thread (it compiles with e->jit) and frees the
+   * cached code, which lives in the JIT. */
+  ex_adapt_free(e->adapt);
   if (e->jit) cg_jit_free(e->jit);
   if (e->catalog) rt_catalog_free(e->catalog);
   if (e->strings) rt_strpool_free(e->strings);
@@ -100,6 +113,13 @@ void pj_engine_set_opt_level(pj_engine *e, int level) {
   e->opt_level = level < 0 ? 0 : level > 3 ? 3 : level;
 }
 void *pj_engine_sqlite(pj_engine *e) { return e->db; }
+void pj__engine_set_force_switch(pj_engine *e, int force) {
+  e->force_switch = force == 1 || force == 2 ? force : 0;
+}
+void pj__engine_set_auto_rows(pj_engine *e, int64_t rows) {
+  e->auto_rows = rows < 0 ? PJ_AUTO_JIT_ROWS : rows;
+}
+void pj__engine_set_cache_size(pj_engine *e, int n) { ex_cache_set_cap(e->adapt, n); }
 void pj_engine_last_timing(const pj_engine *e, pj_timing *out) { *out = e->timing; }
 void pj__engine_set_hooks(pj_engine *e, const pj__hooks *h) {
   if (h) e->hooks = *h;
@@ -238,4 +258,49 @@ pj_status pj_engine_exec(pj_engine *e, const char *script, pj_result_cb cb, void
   }
   rt_arena_free(&a);
   return s;
+}
+
+/* ---- importing: SQLite tables and Chrome JSON traces ------------------- */
+
+/* Makes catalog table `name` visible to SQL as temp."name". */
+static pj_status expose(pj_engine *e, const char *name) {
+  char *msg = NULL;
+  if (rt_vtab_expose(e->db, name, &msg) == SQLITE_OK) return PJ_OK;
+  pj__failf(e, "SQLite: cannot expose table '%s': %s", name, msg ? msg : "unknown error");
+  sqlite3_free(msg);
+  return PJ_ERROR;
+}
+
+pj_status pj_engine_load_table_progress(pj_engine *e, const char *name, pj_progress_cb progress,
+                                        void *ctx) {
+  pj__clear_error(e);
+  rt_err err = {.offset = -1};
+  rt_table *t = rt_load_sqlite_table(e->db, e->strings, name, progress, ctx, &e->interrupt, &err);
+  if (!t) return pj__fail(e, &err, NULL);
+  rt_catalog_put(e->catalog, t);
+  return expose(e, name);
+}
+
+pj_status pj_engine_load_table(pj_engine *e, const char *name) {
+  return pj_engine_load_table_progress(e, name, NULL, NULL);
+}
+
+pj_status pj_engine_load_trace(pj_engine *e, const char *path, pj_trace_info *info) {
+  pj__clear_error(e);
+  rt_err err = {.offset = -1};
+  rt_trace_stats st;
+  if (info) memset(info, 0, sizeof *info);
+  if (!rt_trace_json_load(e->catalog, e->strings, path, &st, &err)) return pj__fail(e, &err, NULL);
+  if (info)
+    *info = (pj_trace_info){.events = st.events, .slices = st.slices, .threads = st.threads,
+                            .processes = st.processes, .args = st.args,
+                            .malformed = st.malformed, .ignored = st.ignored,
+                            .unmatched_end = st.unmatched_end, .unclosed = st.unclosed,
+                            .no_dur = st.no_dur,
+                            .system_events_skipped = st.system_events_skipped};
+  static const char *const tables[] = {"slice", "thread", "process", "track", "thread_track",
+                                       "args"};
+  for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+    if (expose(e, tables[i]) != PJ_OK) return PJ_ERROR;
+  return PJ_OK;
 }

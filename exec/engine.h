@@ -12,15 +12,24 @@
 
 struct cg_jit;
 struct cg_module;
+struct ex_adapt;
+struct ex_job;
 
-/* Mode `auto` runs a query with the interpreter when its estimated input
- * (rows of the scanned columnar tables; a SQLite source counts as large) is
- * below this many rows, and with the JIT otherwise: below it, compiling
- * costs more than it saves. Measured on workload `fused` (pipejit-bench):
- * a compile costs ~9.5 ms at the default level and saves ~17 ns per row
- * (interpreter ~25 ns/row, JIT ~8 ns/row), so one run breaks even near
- * 560k rows. */
-#define PJ_AUTO_JIT_ROWS 500000
+/* Mode `auto` (exec/adaptive.h) starts every query on the interpreter.
+ * When the estimated input (rows of the scanned columnar tables; a SQLite
+ * source counts as large) is at least this many rows, it also compiles
+ * the plan on the engine's background thread and switches to the
+ * compiled loop at the first batch after the compile is ready. Below it
+ * no compile starts: the interpreter would finish before the compile
+ * (workload `fused` on this machine: compile ~9.2 ms, interpreter ~23
+ * ns/row, so a compile cannot be ready before ~400k rows have been
+ * interpreted), and on a 2-core machine the compile would take the core
+ * the rest of the program may want. The bound is set lower than that
+ * break-even because the estimate counts rows read, and heavier
+ * per-row work (strings, many expressions) makes the interpreter slower
+ * and the compile pay off sooner. Compiled code found in the cache is
+ * used from the first batch whatever the size. */
+#define PJ_AUTO_JIT_ROWS 250000
 
 /* Observers of pj_engine_exec, for tools (the CLI's --dump, --timing and
  * --compare). Internal: not part of the public API. Every member may be
@@ -53,6 +62,12 @@ struct pj_engine {
   struct cg_jit *jit;       /* created on first JIT compile */
   volatile int interrupt;
   pj__hooks hooks;
+  struct ex_adapt *adapt;   /* background compiles and the compile cache */
+  /* Test knobs (pj__engine_set_*): alternate backends at every batch
+   * (0 off, 1 interpreter first, 2 compiled code first; environment
+   * PJ_FORCE_SWITCH at open), and the auto threshold in rows. */
+  int force_switch;
+  int64_t auto_rows;
 };
 
 struct pj_query {
@@ -72,6 +87,15 @@ struct pj_query {
    * tell whether the catalog now names a different table (and rebind). */
   int ntables;
   rt_table **tables;
+  /* Mode auto: the background compile of `plan` (released before the
+   * plan goes: ex_job_release). Its module becomes `code` once ready. */
+  struct ex_job *job;
+  /* The compile-cache key of `plan` at opt level key_opt (NULL: not made
+   * yet), and the cache generation at which it last missed (+1; 0 never):
+   * a handle run again does not search an unchanged cache again. */
+  char *key;
+  int key_opt;
+  uint64_t miss_gen;
 };
 
 /* A result is a finalized table plus the pool its strings live in. */
@@ -103,6 +127,13 @@ void pj__engine_set_hooks(pj_engine *e, const pj__hooks *h);
 /* Makes sure the engine's JIT exists; PJ_ERROR (message set) when LLVM
  * cannot be initialized. */
 pj_status pj__engine_jit(pj_engine *e);
+
+/* Adaptive-mode knobs, for tests and tools (internal). force: see
+ * pj_engine.force_switch. rows < 0 restores PJ_AUTO_JIT_ROWS. A cache of
+ * size 0 compiles every handle afresh (the benchmark's compile numbers). */
+void pj__engine_set_force_switch(pj_engine *e, int force);
+void pj__engine_set_auto_rows(pj_engine *e, int64_t rows);
+void pj__engine_set_cache_size(pj_engine *e, int n);
 
 pj_result *pj__result_new(rt_table *t, const rt_strpool *strings);
 

@@ -15,6 +15,7 @@
 #include "../ir/plan.h"
 #include "../runtime/store.h"
 #include "../runtime/tree.h"
+#include "../runtime/interval.h"
 
 /* A parameter value for one run. */
 typedef struct ex_value {
@@ -81,6 +82,9 @@ struct ex_run {
   rt_rowbuf result;    /* OUTPUT columns in output order */
   int64_t rows_in;     /* rows read by sources, for timing */
   volatile int *interrupt;  /* engine's interrupt flag, or NULL */
+  /* What INTERVAL INTERSECTION OF did in this run (summed over its ops):
+   * which path each partition took; for tests and timing. */
+  rt_isect_stats isect_stats;
 };
 
 /* Runs one batch through segment s; 0 on success, -1 on error (s->run->err
@@ -101,6 +105,18 @@ void ex_run_free(ex_run *run);
 
 /* Evaluates a LIMIT/OFFSET count expression (constant or parameter). */
 int ex_eval_count(ex_run *run, const ir_expr *e, const char *stage, int64_t *out);
+
+/* Runs one batch of n positions through segment s with the backend pick
+ * chooses, then into `down` (driver.c's streaming order state, or NULL)
+ * as driver.c's own sources do. 0, or -1 with run->err. */
+int ex_feed(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick, void *ctx,
+            void *down);
+
+/* The sources of the INTERVAL operators (driver_interval.c): true for
+ * IR_ISECT, IR_FLATTEN, IR_IJOIN, IR_FILLGAPS; ex_iv_scan runs the
+ * operator over its relations' IV_BUFFERs and serves the output. */
+bool ex_iv_is_source(int kind);
+int ex_iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *down);
 
 /* The interpreter backend (interp/vm.c). */
 int vm_run_batch(ex_seg *s, rt_batch *b);

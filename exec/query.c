@@ -15,13 +15,21 @@
  *    are prepared again by every run anyway.
  *
  * Backends: interp runs every segment with vm_run_batch; jit compiles the
- * plan once with cg_compile (the engine's LLJIT is created on first use)
- * and runs the generated batch functions; auto picks the interpreter when
- * the estimated input is below PJ_AUTO_JIT_ROWS rows.
+ * plan once (the engine's LLJIT is created on first use) and runs the
+ * generated batch functions; auto (exec/adaptive.h) runs the interpreter
+ * at once and, when the estimated input is at least the engine's
+ * auto_rows (PJ_AUTO_JIT_ROWS), compiles on the engine's background
+ * thread and switches to the compiled code at the next batch after it is
+ * ready. A compile not finished when the run ends goes on for the
+ * handle's next run (and the cache); freeing or rebinding the handle
+ * cancels it only if the compile thread has not begun it. Compiled
+ * code comes from and goes to the engine's compile cache (key:
+ * ex_cache_key), in modes jit and auto.
  */
 #include <stdlib.h>
 
 #include "../codegen/cg.h"
+#include "adaptive.h"
 #include "engine.h"
 
 /* The type a parameter's value asks of the plan; RT_NULLT (unbound or
@@ -32,6 +40,12 @@ static rt_type bound_type(const ex_value *v) {
 }
 
 static void drop_plan(pj_query *q) {
+  /* the background compile may be reading the plan: first let it go */
+  ex_job_release(q->job);
+  q->job = NULL;
+  free(q->key);
+  q->key = NULL;
+  q->miss_gen = 0;
   if (q->code) cg_module_free(q->code);
   q->code = NULL;
   if (q->plan) ir_plan_free(q->plan);
@@ -251,20 +265,71 @@ static int64_t estimate_rows(const ir_plan *p) {
   return n;
 }
 
-static int wants_jit(const pj_query *q) {
-  switch (q->e->mode) {
-  case PJ_MODE_JIT: return 1;
-  case PJ_MODE_INTERP: return 0;
-  default: return estimate_rows(q->plan) >= PJ_AUTO_JIT_ROWS;
+/* The compile-cache key of the current plan at the engine's opt level
+ * (owned by the handle; NULL without a JIT, which means an empty cache
+ * anyway, or when out of memory). */
+static const char *code_key(pj_query *q) {
+  pj_engine *e = q->e;
+  if (!e->jit) return NULL;
+  if (q->key && q->key_opt == e->opt_level) return q->key;
+  free(q->key);
+  const char *text = q->src ? q->src : "";
+  size_t len = strlen(text);
+  if (q->ast && q->ast->pos >= 0 && q->ast->endpos > q->ast->pos &&
+      (size_t)q->ast->endpos <= len) {
+    text += q->ast->pos;
+    len = (size_t)(q->ast->endpos - q->ast->pos);
   }
+  q->key = ex_cache_key(text, len, q->plan, q->plan_text.data, e->opt_level,
+                        cg_jit_passes(e->jit, e->opt_level));
+  q->key_opt = e->opt_level;
+  q->miss_gen = 0;
+  return q->key;
 }
 
-/* Compiles the current plan with the JIT unless it already is. */
+/* The cached module for the current plan (a new reference), or NULL;
+ * counts a hit in the timing. */
+static cg_module *cache_lookup(pj_query *q) {
+  pj_engine *e = q->e;
+  const char *key = code_key(q);
+  if (!key) return NULL;
+  uint64_t gen = ex_cache_generation(e->adapt);
+  if (q->miss_gen == gen + 1) return NULL;
+  cg_module *m = ex_cache_get(e->adapt, key);
+  if (m) e->timing.cache_hit = 1;
+  else q->miss_gen = gen + 1;
+  return m;
+}
+
+/* Takes the background compile's module when it is ready. */
+static void adopt_job(pj_query *q) {
+  cg_module *m = ex_job_ready(q->job);
+  if (!m || q->code) return;
+  q->code = cg_module_ref(m);
+  ex_job_release(q->job);
+  q->job = NULL;
+}
+
+/* Compiles the current plan with the JIT unless it already is: the code
+ * of a background compile (waited for), of the cache, or a new compile
+ * (cached). */
 static pj_status ensure_code(pj_query *q) {
   if (q->code) return PJ_OK;
   pj_engine *e = q->e;
   if (pj__engine_jit(e) != PJ_OK) return PJ_ERROR;
   rt_err err = {.offset = -1};
+  if (q->job) {
+    int64_t t0 = rt_now_ns();
+    q->code = ex_job_wait(q->job, &err);
+    e->timing.compile_ns += rt_now_ns() - t0;
+    ex_job_release(q->job);
+    q->job = NULL;
+    if (q->code) return PJ_OK;
+    memset(&err, 0, sizeof err);   /* compile again below: same error, reported here */
+    err.offset = -1;
+  }
+  q->code = cache_lookup(q);
+  if (q->code) return PJ_OK;
   int64_t t0 = rt_now_ns();
   q->code = cg_compile(e->jit, q->plan, e->opt_level, &err);
   e->timing.compile_ns += rt_now_ns() - t0;
@@ -272,13 +337,28 @@ static pj_status ensure_code(pj_query *q) {
     if (!err.set) rt_errorf(&err, -1, "JIT: compilation failed");
     return pj__fail(e, &err, q->src);
   }
+  /* A shared module must not point at this handle's plan (see dumps). */
+  cg_module_set_plan(q->code, NULL);
+  ex_cache_put(e->adapt, code_key(q), q->code);
   return PJ_OK;
 }
 
-static ex_batch_fn pick_interp(void *ctx, int seg) { return vm_run_batch; }
-
-static ex_batch_fn pick_jit(void *ctx, int seg) {
-  return cg_segment_fn((const cg_module *)ctx, seg);
+/* Mode auto before a run: code the handle already has or the cache
+ * holds runs from the first batch; otherwise a large input starts a
+ * background compile (once per plan: a failed compile is not retried, the
+ * handle stays on the interpreter). */
+static void auto_prepare(pj_query *q) {
+  pj_engine *e = q->e;
+  adopt_job(q);
+  if (q->code || q->job) return;
+  q->code = cache_lookup(q);
+  if (q->code) return;
+  if (estimate_rows(q->plan) < e->auto_rows) return;
+  if (pj__engine_jit(e) != PJ_OK) {
+    pj__clear_error(e);   /* no LLVM: the interpreter does the work */
+    return;
+  }
+  q->job = ex_job_submit(e->adapt, e->jit, q->plan, e->opt_level, code_key(q));
 }
 
 /* ---- running ---------------------------------------------------------- */
@@ -292,18 +372,35 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
     pj_status s = build_plan(q);
     if (s != PJ_OK) return s;
   }
-  int jit = wants_jit(q);
-  if (jit && ensure_code(q) != PJ_OK) return PJ_ERROR;
+  ex_picker pk = {0};
+  if (e->mode == PJ_MODE_JIT || (e->mode == PJ_MODE_AUTO && e->force_switch)) {
+    if (ensure_code(q) != PJ_OK) return PJ_ERROR;
+    pk.code = q->code;
+    pk.force_switch = e->force_switch;
+  } else if (e->mode == PJ_MODE_AUTO) {
+    auto_prepare(q);
+    pk.code = q->code;
+    pk.job = q->job;
+  }
 
   ex_run run;
   ex_run_init(&run, q->plan, e->strings, e->db, q->nparams, q->params);
   run.interrupt = &e->interrupt;
   int64_t t0 = rt_now_ns();
-  int rc = jit ? ex_run_plan(&run, pick_jit, q->code) : ex_run_plan(&run, pick_interp, NULL);
-  e->timing.used_jit = jit;
+  int rc = ex_run_plan(&run, ex_pick, &pk);
+  int64_t t1 = rt_now_ns();
+  /* A background compile that finished during the run: its code is the
+   * handle's from now on, and its time is this run's compile time. */
+  if (q->job && ex_job_ready(q->job)) {
+    if (pk.jit_batches > 0) e->timing.compile_ns = ex_job_compile_ns(q->job);
+    adopt_job(q);
+  }
+  e->timing.used_jit = pk.jit_batches > 0;
+  e->timing.batches = pk.batches;
+  e->timing.jit_batches = pk.jit_batches;
   e->timing.rows_in = run.rows_in;
   if (rc != 0) {
-    e->timing.run_ns = rt_now_ns() - t0;
+    e->timing.run_ns = t1 - t0;
     if (!run.err.set) rt_errorf(&run.err, -1, "run: the query failed");
     pj__fail(e, &run.err, q->src);
     ex_run_free(&run);
@@ -346,8 +443,14 @@ static const cg_module *code_for_dump(pj_query *q) {
 }
 
 const char *pj_query_llvm_ir(pj_query *q, int optimized) {
-  const cg_module *m = code_for_dump(q);
-  return m ? cg_ir_text(m, optimized) : NULL;
+  cg_module *m = (cg_module *)code_for_dump(q);
+  if (!m) return NULL;
+  /* The raw IR is emitted again from a plan: this handle's, which equals
+   * the one the (possibly shared) module was compiled from. */
+  cg_module_set_plan(m, q->plan);
+  const char *text = cg_ir_text(m, optimized);
+  cg_module_set_plan(m, NULL);
+  return text;
 }
 
 const char *pj_query_asm(pj_query *q) {

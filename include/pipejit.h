@@ -170,6 +170,47 @@ const char *pj_result_string(const pj_result *r, uint32_t id, size_t *len);
 
 void pj_result_free(pj_result *r);
 
+/* ---- importing data -------------------------------------------------- */
+
+/* Progress of a long import: `done` of `total` units (rows) of `what` (a
+ * table name). Called from the calling thread. */
+typedef void (*pj_progress_cb)(void *ctx, const char *what, int64_t done, int64_t total);
+
+/* Copies the SQLite table (or view) `name` of the engine's database into a
+ * finalized columnar table of the same name, for the fast path: FROM name
+ * then reads the columnar copy (the catalog wins over SQLite), and SQL sees
+ * it as temp."name", shadowing the original. Column types come from the
+ * values (text → string, real → double, else integer; all-NULL columns
+ * from the declared type); an integer `id` column holding exactly 0..n-1
+ * becomes the implicit id type. Later changes to the SQLite table are not
+ * seen until the table is loaded again. Errors read "LOAD: …". */
+pj_status pj_engine_load_table(pj_engine *e, const char *name);
+/* The same, calling progress (may be NULL) every 65536 rows and at the
+ * end. */
+pj_status pj_engine_load_table_progress(pj_engine *e, const char *name, pj_progress_cb progress,
+                                        void *ctx);
+
+/* What pj_engine_load_trace found. Malformed events (not an object, ph/ts/
+ * dur/pid/tid missing or of the wrong type) are counted and skipped. */
+typedef struct pj_trace_info {
+  int64_t events;         /* elements of the trace's event array */
+  int64_t slices;         /* rows of `slice` */
+  int64_t threads, processes, args;
+  int64_t malformed;      /* events skipped as malformed */
+  int64_t ignored;        /* events of phases not imported (C, b/e, s/t/f, …) */
+  int64_t unmatched_end;  /* E events with no open B on their thread */
+  int64_t unclosed;       /* B events never closed: kept with dur = -1 */
+  int64_t no_dur;         /* X events without dur: kept with dur = -1 */
+  int system_events_skipped; /* 1: the file's systemTraceEvents were not read */
+} pj_trace_info;
+
+/* Imports a Chrome JSON trace (trace event format; plain or .gz) as the
+ * tables slice, thread, process, track, thread_track and args (see the
+ * README), replacing tables of those names, visible to pipelines and SQL.
+ * info (may be NULL) receives the counts above. A file that cannot be read
+ * or is not JSON fails ("TRACE: …") and leaves the catalog as it was. */
+pj_status pj_engine_load_trace(pj_engine *e, const char *path, pj_trace_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -266,6 +266,7 @@ int vm_run_batch(ex_seg *s, rt_batch *b) {
     switch (sink->kind) {
     case IR_SORT:
     case IR_TREE_ORDER:
+    case IR_IV_BUFFER:
     case IR_OUTPUT: rc = vm_append(m, b); break;
     case IR_AGGREGATE: rc = vm_agg_update(m, b); break;
     default: vm_fail(m, "unexpected sink of a segment"); rc = -1; break;

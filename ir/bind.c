@@ -13,6 +13,7 @@
  *   FROM (SELECT …)   SCAN_SQL of the text
  *   FROM (FROM …)     the inner pipeline's ops inline; its output row
  *                     (bare entries) becomes the row
+ *   INTERVAL INTERSECTION OF (…)  bind_interval.c
  * Qualifier: the alias, else the table name; an unaliased subquery has none.
  */
 #include <stdarg.h>
@@ -182,8 +183,10 @@ static ir_row output_row(ir_binder *b) {
   return ir_rowb_done(&rb);
 }
 
-static int bind_source(ir_binder *b, const fe_source *src) {
-  b->stage = "FROM";
+/* Binds a source with errors prefixed by `stage` ("FROM", or the interval
+ * operator whose operand it is). */
+int ir_bind_source(ir_binder *b, const fe_source *src, const char *stage) {
+  b->stage = stage;
   switch (src->kind) {
   case SRC_NAME:
     if (!src->schema && b->env->catalog) {
@@ -194,7 +197,7 @@ static int bind_source(ir_binder *b, const fe_source *src) {
   case SRC_SQL: return bind_sql(b, src);
   case SRC_PIPELINE: {
     if (!ir_bind_pipeline(b, src->pipe)) return 0;
-    b->stage = "FROM";
+    b->stage = stage;
     b->row = output_row(b);
     const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * (size_t)(b->row.n + 1));
     for (int i = 0; i < b->row.n; i++) names[i] = b->row.e[i].name;
@@ -202,15 +205,13 @@ static int bind_source(ir_binder *b, const fe_source *src) {
     ir_alias_set_one(b, src->alias.name, b->row);
     return 1;
   }
-  case SRC_INTERSECT:
-    b->stage = "INTERVAL INTERSECTION OF";
-    return ir_fail(b, src->pos, "INTERVAL INTERSECTION OF is not implemented yet");
+  case SRC_INTERSECT: return ir_bind_isect(b, src);
   }
   return ir_fail(b, src->pos, "unknown source");
 }
 
 int ir_bind_pipeline(ir_binder *b, const fe_pipeline *pl) {
-  if (!bind_source(b, pl->src)) return 0;
+  if (!ir_bind_source(b, pl->src, "FROM")) return 0;
   for (int i = 0; i < pl->nstages; i++) {
     b->stage = fe_stage_names[pl->stages[i].kind];
     if (!ir_bind_stage(b, &pl->stages[i])) return 0;

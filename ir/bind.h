@@ -61,6 +61,8 @@ ir_op *ir_op_add(ir_binder *b, ir_opkind kind, int pos);
 const char *ir_expr_text(ir_binder *b, const fe_expr *e);
 /* Errors prefixed with the current stage: "<STAGE>: <msg>". */
 int ir_fail(ir_binder *b, int pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Binds a source into b's row and aliases; errors say `stage`. */
+int ir_bind_source(ir_binder *b, const fe_source *src, const char *stage);
 /* Binds a pipeline's source and stages into b (used for nested pipelines). */
 int ir_bind_pipeline(ir_binder *b, const fe_pipeline *pl);
 
@@ -96,5 +98,13 @@ int ir_materialize(ir_binder *b, ir_expr *e, const char *name, int pos);
 /* ---- bind_tree.c ---- */
 /* TREE ACCUMULATE UP/DOWN: TREE_NUMBER, TREE_ORDER, TREE_ACC (plan.h). */
 int ir_bind_tree(ir_binder *b, const fe_stage *st);
+
+/* ---- bind_interval.c ---- */
+/* INTERVAL INTERSECTION OF (a source), INTERVAL FLATTEN, INTERVAL JOIN and
+ * INTERVAL FILL GAPS (stages): IV_BUFFER sinks and their source op. */
+int ir_bind_isect(ir_binder *b, const fe_source *src);
+int ir_bind_flatten(ir_binder *b, const fe_stage *st);
+int ir_bind_ijoin(ir_binder *b, const fe_stage *st);
+int ir_bind_fillgaps(ir_binder *b, const fe_stage *st);
 
 #endif

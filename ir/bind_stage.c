@@ -7,8 +7,8 @@
  * stages (SELECT, EXTEND, SET, DROP, RENAME, AS) emit no ops except a
  * COMPUTE for an expression that is not a plain column reference.
  *
- * TREE ACCUMULATE is bound in bind_tree.c. Stages that come in later work
- * (the INTERVAL stages) bind to "<STAGE> is not implemented yet".
+ * TREE ACCUMULATE is bound in bind_tree.c, the INTERVAL stages in
+ * bind_interval.c.
  */
 #include "bind.h"
 
@@ -383,9 +383,9 @@ int ir_bind_stage(ir_binder *b, const fe_stage *st) {
   case ST_LIMIT: return bind_limit(b, st);
   case ST_AGGREGATE: return bind_aggregate(b, st);
   case ST_TREE: return ir_bind_tree(b, st);
-  case ST_FLATTEN:
-  case ST_IJOIN:
-  case ST_FILL_GAPS: return ir_fail(b, st->pos, "%s is not implemented yet", b->stage);
+  case ST_FLATTEN: return ir_bind_flatten(b, st);
+  case ST_IJOIN: return ir_bind_ijoin(b, st);
+  case ST_FILL_GAPS: return ir_bind_fillgaps(b, st);
   }
   return ir_fail(b, st->pos, "unknown stage");
 }

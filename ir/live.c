@@ -19,6 +19,10 @@
  *   TREE_NUMBER dead unless its node columns are needed; else it needs
  *              id and parent_id. A removed stage checks nothing: its
  *              tree errors (cycles, missing parents) do not fire.
+ *   IV_BUFFER  carry trimmed to the needed columns (an interval operand
+ *              buffers only what is read later)
+ *   ISECT, FLATTEN, IJOIN, FILLGAPS  need each relation's ts, dur and PER
+ *              columns; FLATTEN drops dead aggregates like AGGREGATE
  *   SCAN_*     read only needed columns; a SQLite scan is rewritten to
  *              project just those (see wrap_sql)
  * ir_col.live ends up true for every column some op reads or some scan
@@ -66,6 +70,42 @@ static void trim_scan(ir_plan *p, ir_op *op, bool *need) {
   op->nscan = n;
   for (int i = 0; i < n; i++) p->cols[op->out_cols[i]].live = true;
   if (op->kind == IR_SCAN_SQL) wrap_sql(p, op);
+}
+
+/* An interval source: its own outputs are defined here; it reads every
+ * relation's bounds and PER keys (and the sources of FLATTEN's live
+ * aggregates and FILL GAPS' columns); the carried columns it serves stay
+ * needed as they were. */
+static void live_interval(ir_plan *p, ir_op *op, bool *need) {
+  if (op->kind == IR_ISECT || op->kind == IR_FLATTEN) {
+    need[op->iv_ts_out] = need[op->iv_dur_out] = false;
+    p->cols[op->iv_ts_out].live = p->cols[op->iv_dur_out].live = true;
+  }
+  if (op->kind == IR_FLATTEN) {
+    for (int k = 0; k < op->naggs; k++) {
+      ir_agg *a = &op->aggs[k];
+      a->live = need[a->out_col];
+      need[a->out_col] = false;
+      if (a->live) p->cols[a->out_col].live = true;
+    }
+    for (int k = 0; k < op->naggs; k++)
+      if (op->aggs[k].live && op->aggs[k].arg_col >= 0) need[op->aggs[k].arg_col] = true;
+  }
+  if (op->kind == IR_FILLGAPS) {
+    /* Every output column is produced (the buffer is rebuilt anyway). */
+    for (int k = 0; k < op->nscan; k++) {
+      need[op->out_cols[k]] = false;
+      p->cols[op->out_cols[k]].live = true;
+    }
+    for (int k = 0; k < op->nscan; k++) {
+      if (op->iv_from_in[k] >= 0) need[op->iv_from_in[k]] = true;
+      if (op->iv_from_bg[k] >= 0) need[op->iv_from_bg[k]] = true;
+    }
+  }
+  for (int j = 0; j < op->iv_nrel; j++) {
+    need[op->iv_ts[j]] = need[op->iv_dur[j]] = true;
+    for (int k = 0; op->iv_per[j] && k < op->iv_nper; k++) need[op->iv_per[j][k]] = true;
+  }
 }
 
 void ir_live(ir_plan *p) {
@@ -168,6 +208,20 @@ void ir_live(ir_plan *p) {
       break;
     case IR_SCAN_TABLE:
     case IR_SCAN_SQL: trim_scan(p, op, need); break;
+    case IR_IV_BUFFER: {
+      /* Only what the interval operator and later ops read is buffered:
+       * this is where an operand's unread columns are pruned. */
+      int n = 0;
+      for (int k = 0; k < op->ncarry; k++)
+        if (need[op->carry[k]]) op->carry[n++] = op->carry[k];
+      op->ncarry = n;
+      for (int k = 0; k < n; k++) p->cols[op->carry[k]].live = true;
+      break;
+    }
+    case IR_ISECT:
+    case IR_FLATTEN:
+    case IR_IJOIN:
+    case IR_FILLGAPS: live_interval(p, op, need); break;
     case IR_SCAN_BUF: break; /* made by segment.c from the breaker's outputs */
     case IR__COUNT: break;
     }

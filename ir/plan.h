@@ -13,6 +13,9 @@
  *   segment = source op, streaming steps (FILTER/COMPUTE/LIMIT/TREE_NUMBER/
  *             TREE_ACC), sink op
  *
+ * (the INTERVAL operators add IV_BUFFER sinks and their own sources: see
+ * the iv_ fields of ir_op)
+ *
  * where a breaker (SORT, AGGREGATE, TREE_ORDER) is the sink of one segment
  * and is read back by the next segment's SCAN_BUF source. Every op and column lives in
  * the plan's arena.
@@ -187,6 +190,46 @@ struct ir_op {
   bool tree_used;       /* live.c scratch: a live TREE_ACC reads this order */
   ir_op *tree_num;      /* TREE_ORDER, TREE_ACC: their TREE_NUMBER */
   ir_op *tree_order;    /* TREE_ACC: its TREE_ORDER */
+
+  /* INTERVAL operators (added by the interval work; bind_interval.c).
+   *   IV_BUFFER  sink: buffers carry[0..ncarry) (as SORT does, without
+   *              keys) for the interval source iv_user that reads it; no
+   *              SCAN_BUF follows it. live.c trims the carry to what is
+   *              read later, so an operand's unread columns are never
+   *              buffered.
+   *   ISECT      INTERVAL INTERSECTION OF: relation j (j < iv_nrel) is
+   *              buffered by iv_bufs[j] and has columns iv_ts[j],
+   *              iv_dur[j], iv_per[j][0..iv_nper); iv_names[j] is its
+   *              alias. Output: iv_ts_out, iv_dur_out (RT_I64, flat), and
+   *              every carried operand column under its own id, read
+   *              through a selection of its operand's buffer.
+   *   FLATTEN    INTERVAL FLATTEN: relation 0 is the input. Output:
+   *              iv_ts_out, iv_dur_out, the PER columns under their own
+   *              ids (a selection of each segment's first row), then the
+   *              live aggs' out_col (arg_col as for AGGREGATE).
+   *   IJOIN      [LEFT] INTERVAL JOIN: relation 0 the input, 1 the
+   *              operand; iv_rel is an rt_ijrel, iv_left LEFT. Output:
+   *              every carried column of both, under their own ids,
+   *              through selections (LEFT's unmatched rows select a NULL
+   *              row appended to the operand's buffer).
+   *   FILLGAPS   INTERVAL FILL GAPS: relation 0 the input, 1 the
+   *              background (iv_per[1] NULL when it has no PER column).
+   *              Output columns out_cols[0..nscan), each copied from input
+   *              column iv_from_in[k] on input rows and, on fillers, from
+   *              iv_from_bg[k] (-1: NULL) or the filler's own bounds
+   *              (iv_fill_kind[k]: 1 ts, 2 dur, 3 PER key iv_fill_key[k]
+   *              taken from its lane, 0 a plain column). */
+  int iv_nrel;
+  ir_op **iv_bufs;
+  int *iv_ts, *iv_dur;
+  int iv_nper;
+  int **iv_per;
+  const char **iv_names;
+  int iv_ts_out, iv_dur_out;
+  int iv_rel;
+  bool iv_left;
+  ir_op *iv_user;       /* IV_BUFFER: the source that reads it */
+  int *iv_from_in, *iv_from_bg, *iv_fill_kind, *iv_fill_key;
 };
 
 typedef struct ir_segment {

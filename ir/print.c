@@ -24,6 +24,14 @@
  * (or "tier decided at run time: identity until an id breaks density,
  * then hash" when the plan cannot prove the ids are row indices).
  *
+ * The INTERVAL operators: each relation is a segment of its own ending in
+ * "interval buffer for <op>; carry [cols]" (only the columns read later:
+ * the operand's pruned columns are missing from its scan too), and the
+ * operator starts the next segment:
+ *
+ *   segment 2: interval intersection of s [ts, dur] per [cpu], f [ts#4, dur#5]
+ *     per [cpu#6]; path decided at run time per partition: … -> [ts#9, dur#10, …]
+ *
  * A scan lists exactly the columns it reads, which is how a user sees that
  * an unread column costs nothing. Columns print by name; a name shared by
  * several columns gets its id (`dur#7`). Expressions print in infix form
@@ -185,9 +193,72 @@ void ir_print_expr(const ir_plan *p, const ir_expr *e, rt_buf *out) {
   rt_buf_printf(out, ")");
 }
 
+static const char *const k_ijrels[] = {"OVERLAPPING BOUNDS", "COVERING BEGIN", "COVERING END",
+                                        "COVERING BOUNDS", "WITHIN BOUNDS"};
+
+/* The relations of an interval source: `s [ts, dur] per [cpu]`. */
+static void put_rels(const ir_plan *p, const ir_op *op, rt_buf *out) {
+  for (int j = 0; j < op->iv_nrel; j++) {
+    if (j) rt_buf_printf(out, ", ");
+    if (op->iv_names && op->iv_names[j]) rt_buf_printf(out, "%s ", op->iv_names[j]);
+    int b[2] = {op->iv_ts[j], op->iv_dur[j]};
+    put_cols(p, 2, b, out);
+    if (op->iv_nper && op->iv_per[j]) {
+      rt_buf_printf(out, " per ");
+      put_cols(p, op->iv_nper, op->iv_per[j], out);
+    }
+  }
+}
+
+static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
+  switch (op->kind) {
+  case IR_ISECT:
+    rt_buf_printf(out, "interval intersection of ");
+    put_rels(p, op, out);
+    rt_buf_printf(out, "; path decided at run time per partition: all-disjoint sweep or pairwise "
+                       "narrowing (linear sweep, binary search or interval tree per step) -> ");
+    break;
+  case IR_FLATTEN: {
+    rt_buf_printf(out, "interval flatten ");
+    put_rels(p, op, out);
+    int n = 0;
+    for (int i = 0; i < op->naggs; i++) {
+      const ir_agg *a = &op->aggs[i];
+      if (!a->live) continue;
+      rt_buf_printf(out, n++ ? ", " : " aggregate ");
+      put_col(p, a->out_col, out);
+      rt_buf_printf(out, " = %s", ir_agg_names[a->kind]);
+      if (a->kind != RT_AGG_COUNT_STAR) {
+        rt_buf_printf(out, "(");
+        put_col(p, a->arg_col, out);
+        rt_buf_printf(out, ")");
+      }
+    }
+    rt_buf_printf(out, "; sort skipped at run time when already grouped and time-ordered -> ");
+    break;
+  }
+  case IR_IJOIN:
+    rt_buf_printf(out, "%sinterval join %s ", op->iv_left ? "left " : "",
+                  op->iv_rel >= 0 && op->iv_rel < 5 ? k_ijrels[op->iv_rel] : "?");
+    put_rels(p, op, out);
+    rt_buf_printf(out, "; operand indexed per lane (binary search if disjoint, else interval "
+                       "tree) -> ");
+    break;
+  default:
+    rt_buf_printf(out, "interval fill gaps ");
+    put_rels(p, op, out);
+    rt_buf_printf(out, " -> ");
+    break;
+  }
+}
+
 static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
   switch (op->kind) {
   case IR_SCAN_TABLE: rt_buf_printf(out, "scan table %s ", op->table_name); break;
+  case IR_ISECT:
+  case IR_FLATTEN:
+  case IR_IJOIN:
+  case IR_FILLGAPS: put_interval(p, op, out); break;
   case IR_SCAN_SQL:
     rt_buf_printf(out, "scan sqlite %s ", op->table_name ? op->table_name : "(subquery)");
     break;
@@ -276,7 +347,8 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     break;
   }
   case IR_TREE_ORDER:
-    rt_buf_printf(out, "tree order %s; carry ", op->tree_up ? "child-first for UP" : "parent-first for DOWN");
+    rt_buf_printf(out, "tree order %s; carry ",
+                  op->tree_up ? "child-first for UP" : "parent-first for DOWN, streaming");
     put_cols(p, op->ncarry, op->carry, out);
     break;
   case IR_TREE_ACC: {
@@ -298,6 +370,11 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     else if (op->tree_reuse_num) rt_buf_printf(out, " (reuses the numbering above)");
     break;
   }
+  case IR_IV_BUFFER:
+    rt_buf_printf(out, "interval buffer for %s; carry ",
+                 op->iv_user ? ir_op_names[op->iv_user->kind] : "?");
+    put_cols(p, op->ncarry, op->carry, out);
+    break;
   case IR_OUTPUT:
     rt_buf_printf(out, "output [");
     for (int i = 0; i < op->nout; i++) {

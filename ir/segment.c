@@ -1,10 +1,13 @@
 /*
  * segment.c — cuts the op list into segments at breakers.
  *
- *   segment = source (SCAN_TABLE, SCAN_SQL, SCAN_BUF)
+ *   segment = source (SCAN_TABLE, SCAN_SQL, SCAN_BUF; an interval source
+ *             ISECT, FLATTEN, IJOIN, FILLGAPS after its IV_BUFFERs, whose
+ *             served columns iv_outputs lists in out_cols)
  *             steps  (FILTER, COMPUTE, LIMIT, TREE_NUMBER, TREE_ACC; dead
  *                     ops skipped)
- *             sink   (SORT, AGGREGATE, TREE_ORDER: a breaker; or OUTPUT)
+ *             sink   (SORT, AGGREGATE, TREE_ORDER: a breaker; IV_BUFFER; or
+ *                     OUTPUT)
  *
  * After each breaker a SCAN_BUF op is made and inserted into plan->ops
  * right after it, so the op list stays the whole plan in order. It reads
@@ -57,6 +60,35 @@ static ir_op *scan_buf(ir_plan *p, ir_op *brk) {
   return op;
 }
 
+static bool is_source(ir_opkind k) {
+  return k == IR_SCAN_TABLE || k == IR_SCAN_SQL || k == IR_SCAN_BUF || k == IR_ISECT ||
+         k == IR_FLATTEN || k == IR_IJOIN || k == IR_FILLGAPS;
+}
+
+/* The columns an interval source serves, once live.c has trimmed the
+ * buffers (FILL GAPS lists its own): ISECT ts, dur, then each operand's
+ * carry; FLATTEN ts, dur, PER, live aggregates; IJOIN both carries. */
+static void iv_outputs(ir_plan *p, ir_op *op) {
+  if (op->kind == IR_FILLGAPS) return;
+  int max = 2 + op->iv_nper + op->naggs;
+  for (int j = 0; j < op->iv_nrel; j++) max += op->iv_bufs[j]->ncarry;
+  op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)max + 1));
+  op->nscan = 0;
+  if (op->kind != IR_IJOIN) {
+    op->out_cols[op->nscan++] = op->iv_ts_out;
+    op->out_cols[op->nscan++] = op->iv_dur_out;
+  }
+  if (op->kind == IR_FLATTEN) {
+    for (int k = 0; k < op->iv_nper; k++) op->out_cols[op->nscan++] = op->iv_per[0][k];
+    for (int k = 0; k < op->naggs; k++)
+      if (op->aggs[k].live) op->out_cols[op->nscan++] = op->aggs[k].out_col;
+    return;
+  }
+  for (int j = 0; j < op->iv_nrel; j++)
+    for (int k = 0; k < op->iv_bufs[j]->ncarry; k++)
+      op->out_cols[op->nscan++] = op->iv_bufs[j]->carry[k];
+}
+
 void ir_segment_plan(ir_plan *p) {
   /* Rebuild the op list with fresh SCAN_BUF ops, then segment it. */
   ir_op **ops = rt_arena_alloc(&p->arena, sizeof(ir_op *) * ((size_t)p->nops * 2 + 1));
@@ -72,10 +104,11 @@ void ir_segment_plan(ir_plan *p) {
   p->nops = nops;
 
   int nsegs = 0;
-  for (int i = 0; i < nops; i++)
-    if (!ops[i]->dead && (ops[i]->kind == IR_SCAN_TABLE || ops[i]->kind == IR_SCAN_SQL ||
-                          ops[i]->kind == IR_SCAN_BUF))
-      nsegs++;
+  for (int i = 0; i < nops; i++) {
+    if (!ops[i]->dead && is_source(ops[i]->kind)) nsegs++;
+    if (ops[i]->kind == IR_ISECT || ops[i]->kind == IR_FLATTEN || ops[i]->kind == IR_IJOIN)
+      iv_outputs(p, ops[i]);
+  }
   p->segs = rt_arena_alloc(&p->arena, sizeof(ir_segment) * ((size_t)nsegs + 1));
   p->nsegs = 0;
   ir_segment *seg = NULL;
@@ -86,6 +119,10 @@ void ir_segment_plan(ir_plan *p) {
     case IR_SCAN_TABLE:
     case IR_SCAN_SQL:
     case IR_SCAN_BUF:
+    case IR_ISECT:
+    case IR_FLATTEN:
+    case IR_IJOIN:
+    case IR_FILLGAPS:
       seg = &p->segs[p->nsegs++];
       seg->source = op;
       seg->steps = rt_arena_alloc(&p->arena, sizeof(ir_op *) * ((size_t)nops + 1));
@@ -100,6 +137,7 @@ void ir_segment_plan(ir_plan *p) {
     case IR_SORT:
     case IR_AGGREGATE:
     case IR_TREE_ORDER:
+    case IR_IV_BUFFER:
     case IR_OUTPUT:
       if (seg) seg->sink = op;
       seg = NULL;

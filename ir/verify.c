@@ -11,6 +11,8 @@
  * numbering reads id/parent_id (ints or strings, alike) and defines two
  * new node columns; the ordering carries both node columns; the
  * accumulation reads them and defines each live aggregate's column once.
+ * INTERVAL ops: a source ISECT/FLATTEN/IJOIN/FILLGAPS follows the
+ * IV_BUFFER segments of its relations, which carry what it reads.
  */
 #include <stdlib.h>
 
@@ -113,16 +115,63 @@ static int use(vctx *v, int c) {
   return 1;
 }
 
+static bool carried(const ir_op *buf, int c) {
+  for (int i = 0; i < buf->ncarry; i++)
+    if (buf->carry[i] == c) return true;
+  return false;
+}
+
+/* An interval source: every relation's buffer is an IV_BUFFER of this op
+ * that carries the bounds and PER keys (and FLATTEN's aggregate inputs,
+ * FILL GAPS' column sources); bounds are integers. */
+static int check_interval(vctx *v, const ir_op *op) {
+  const ir_plan *p = v->p;
+  if (op->iv_nrel < 1 || !op->iv_bufs) return bad(v, NULL, "interval source without relations");
+  for (int j = 0; j < op->iv_nrel; j++) {
+    const ir_op *buf = op->iv_bufs[j];
+    if (!buf || buf->kind != IR_IV_BUFFER || buf->iv_user != op || buf->dead)
+      return bad(v, NULL, "interval relation is not buffered for it");
+    if (!carried(buf, op->iv_ts[j]) || !carried(buf, op->iv_dur[j]))
+      return bad(v, NULL, "interval bounds are not buffered");
+    if (!rt_type_is_int(p->cols[op->iv_ts[j]].type) || !rt_type_is_int(p->cols[op->iv_dur[j]].type))
+      return bad(v, NULL, "interval bounds are not integers");
+    for (int k = 0; op->iv_per[j] && k < op->iv_nper; k++)
+      if (!carried(buf, op->iv_per[j][k])) return bad(v, NULL, "PER column is not buffered");
+  }
+  if (op->kind == IR_FLATTEN)
+    for (int k = 0; k < op->naggs; k++)
+      if (op->aggs[k].live && op->aggs[k].arg_col >= 0 && !carried(op->iv_bufs[0], op->aggs[k].arg_col))
+        return bad(v, NULL, "aggregate input is not buffered");
+  if (op->kind == IR_FILLGAPS)
+    for (int k = 0; k < op->nscan; k++)
+      if ((op->iv_from_in[k] >= 0 && !carried(op->iv_bufs[0], op->iv_from_in[k])) ||
+          (op->iv_from_bg[k] >= 0 && !carried(op->iv_bufs[1], op->iv_from_bg[k])))
+        return bad(v, NULL, "filled column is not buffered");
+  return 1;
+}
+
 static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink, bool last,
                          bool *avail) {
   const ir_plan *p = v->p;
   memset(avail, 0, (size_t)p->ncols + 1);
   const ir_op *src = seg->source;
   v->op = src;
-  if (!src || (src->kind != IR_SCAN_TABLE && src->kind != IR_SCAN_SQL && src->kind != IR_SCAN_BUF))
+  bool ivsrc = src && (src->kind == IR_ISECT || src->kind == IR_FLATTEN || src->kind == IR_IJOIN ||
+                       src->kind == IR_FILLGAPS);
+  if (!src || (src->kind != IR_SCAN_TABLE && src->kind != IR_SCAN_SQL && src->kind != IR_SCAN_BUF &&
+               !ivsrc))
     return src ? bad(v, NULL, "segment does not start with a source") : 0;
-  if ((src->kind == IR_SCAN_BUF) != (prev_sink != NULL) || (prev_sink && src->buf_op != prev_sink))
+  if (src->kind == IR_SCAN_BUF) {
+    if (!prev_sink || src->buf_op != prev_sink)
+      return bad(v, NULL, "buffer scan does not read the previous breaker");
+  } else if (ivsrc) {
+    if (!prev_sink || prev_sink->kind != IR_IV_BUFFER || prev_sink->iv_user != src)
+      return bad(v, NULL, "interval source does not follow its buffers");
+    if (!check_interval(v, src)) return 0;
+  } else if (prev_sink && prev_sink->kind != IR_IV_BUFFER) {
+    /* a fresh scan starts the plan or an interval relation */
     return bad(v, NULL, "buffer scan does not read the previous breaker");
+  }
   if (src->kind == IR_SCAN_SQL && !src->sql) return bad(v, NULL, "sqlite scan without sql");
   if (src->kind == IR_SCAN_TABLE && !src->table) return bad(v, NULL, "table scan without table");
   for (int i = 0; i < src->nscan; i++) {
@@ -217,6 +266,11 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
       if (a->kind == RT_AGG_COUNT_STAR ? a->arg_col != -1 : !use(v, a->arg_col))
         return a->kind == RT_AGG_COUNT_STAR ? bad(v, NULL, "COUNT(*) with an argument") : 0;
     }
+    break;
+  case IR_IV_BUFFER:
+    if (!sink->iv_user) return bad(v, NULL, "interval buffer without its operator");
+    for (int i = 0; i < sink->ncarry; i++)
+      if (!use(v, sink->carry[i])) return 0;
     break;
   case IR_OUTPUT:
     for (int i = 0; i < sink->nout; i++)

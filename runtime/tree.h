@@ -21,7 +21,23 @@
 
 #include "store.h"
 
+/* CHANGED: rt_treenum's HASH tier keeps each id next to its node number
+ * in `map` (rt_treeslot, added at the end of the struct) so a probe
+ * touches one cache line. The documented `keys` and `slots` members stay
+ * in the layout but are no longer allocated (always NULL); `mask` is now
+ * the mask of `map`. Nothing outside runtime/tree_number.c read them.
+ * Added (no existing declaration changed): rt_treenum.map, .size_hint;
+ * the streaming DOWN order rt_treedown_* below. */
+
 #define RT_TREE_NONE UINT32_MAX
+
+/* One slot of the numbering's hash map: the id and its node + 1 (0 =
+ * empty slot). */
+typedef struct rt_treeslot {
+  int64_t key;
+  uint32_t node1;
+  uint32_t pad;
+} rt_treeslot;
 
 /* ---- node numbering -------------------------------------------------------- */
 
@@ -89,6 +105,11 @@ typedef struct rt_treenum {
   const char *stage;
   int pos;
   const rt_strpool *sp;
+  /* HASH tier map (mask + 1 slots; see rt_treeslot), and the number of
+   * rows the caller expects (0 = unknown): when the run moves to the HASH
+   * tier the map is sized for it once instead of doubling. */
+  rt_treeslot *map;
+  uint64_t size_hint;
 } rt_treenum;
 
 /* tier is RT_TREE_TIER_TABLE (then table_rows is the table's row count) or
@@ -114,12 +135,20 @@ int rt_treenum_batch(rt_treenum *t, const rt_view *id, const rt_view *parent,
  * 0 or -1. */
 int rt_treenum_finish(rt_treenum *t);
 
+/* Zeroed memory for large per-row arrays (runtime/tree_mem.c): blocks of
+ * 4 MiB and more are mapped 2 MiB-aligned and advised as huge pages;
+ * smaller ones come from calloc. Free with the same byte count. NULL on
+ * out of memory. */
+void *rt_tree_big_alloc(size_t bytes);
+void rt_tree_big_free(void *p, size_t bytes);
+
 /* ---- ordering -------------------------------------------------------------- */
 
 typedef enum rt_treeorder_path {
   RT_TREE_ORDER_KEPT,      /* already in the wanted order: no permutation */
   RT_TREE_ORDER_REVERSED,  /* in the opposite order: served reversed */
   RT_TREE_ORDER_WALKED,    /* CSR child lists + stack walk from the roots */
+  RT_TREE_ORDER_STREAMED,  /* DOWN: streamed by rt_treedown, no permutation */
 } rt_treeorder_path;
 
 /* Orders n buffered rows whose node / parent-node numbers are node[r] and
@@ -133,6 +162,46 @@ typedef enum rt_treeorder_path {
  * *path = -1. */
 uint32_t *rt_tree_order(const int64_t *node, const int64_t *pnode, int64_t n, uint32_t nnodes,
                         bool up, int *path, rt_err *err, const char *stage, int pos);
+
+/* ---- streaming DOWN order (runtime/tree_down.c) ------------------------------ */
+
+/* Parent-first order without a breaker. Per batch: rows that are roots or
+ * whose parent was emitted pass (pass[0..npass), positions in input
+ * order; npass == nactive means the batch goes on untouched); rows that
+ * arrive before their parent are copied into `side` and wait in their
+ * parent's list; after the batch the lists of the rows that passed are
+ * released breadth-first: rel[0..nrel) are rows of `side`, to be emitted
+ * after the passing rows, in that order. Memory: a bit per node, plus —
+ * only once a row arrives early — two uint32 per node and the early rows.
+ * `buffered` counts the rows ever copied, `waiting` those not released. */
+typedef struct rt_treedown {
+  int ncols;             /* columns of the rows (carried columns) */
+  rt_type *types;        /* their stored types (side buffer) */
+  uint64_t *emitted;     /* bit per node */
+  uint32_t ncap;         /* per-node arrays cover nodes below ncap */
+  uint32_t *head, *tail; /* per parent node: waiting side row + 1 (0 none) */
+  rt_rowbuf side;        /* early rows */
+  bool side_open;
+  uint32_t *snext, *snode, *spnode;  /* per side row: next in list + 1, node, parent */
+  int64_t scap;
+  uint32_t *rel;         /* released side rows of the last batch */
+  int64_t nrel;
+  uint32_t *pass;        /* RT_BATCH entries */
+  uint32_t npass;
+  int64_t waiting, buffered;
+} rt_treedown;
+
+int rt_treedown_init(rt_treedown *d, int ncols, const rt_type *types);  /* 0 on OOM */
+void rt_treedown_free(rt_treedown *d);
+/* One batch: node / parent-node views (any integer kind; RT_TREE_NONE for
+ * roots) and the row's columns (ncols views, copied for early rows) at the
+ * active positions. 0, or -1 on out of memory / bad node numbers. */
+int rt_treedown_batch(rt_treedown *d, const rt_view *node, const rt_view *pnode,
+                      const rt_view *cols, const uint32_t *active, uint32_t nactive);
+/* End of input (after the numbering's missing-parent check): rows never
+ * released are on or below a cycle: "<stage>: the rows are not a tree,
+ * because N of them are in a cycle" (N = rows on cycles). 0 or -1. */
+int rt_treedown_finish(rt_treedown *d, rt_err *err, const char *stage, int pos);
 
 /* ---- accumulation ---------------------------------------------------------- */
 
@@ -165,11 +234,18 @@ typedef struct rt_treeacc {
   uint32_t nnodes;
   int32_t naggs;         /* the live aggregates, in op order */
   rt_treeagg *aggs;
+  uint32_t cap;          /* entries allocated per array (>= nnodes) */
 } rt_treeacc;
 
 /* Allocates the per-node arrays (nnodes of each). 0 on out of memory. */
 int rt_treeacc_init(rt_treeacc *a, bool up, uint32_t nnodes, int naggs,
                     const rt_aggkind *kinds, const rt_type *in);
 void rt_treeacc_free(rt_treeacc *a);
+/* Grows the per-node arrays to at least nnodes (new entries zeroed): a
+ * DOWN stage fed by the streaming order starts before the numbering has
+ * finished, so the driver grows them between batches. Code that runs a
+ * batch must load the array pointers per batch, not keep them across
+ * batches. 0 on out of memory. */
+int rt_treeacc_reserve(rt_treeacc *a, uint32_t nnodes);
 
 #endif

@@ -17,6 +17,7 @@ int rt_treeacc_init(rt_treeacc *a, bool up, uint32_t nnodes, int naggs,
   if (!a->aggs) return 0;
   a->naggs = naggs;
   size_t n = nnodes ? nnodes : 1;
+  a->cap = (uint32_t)n;
   for (int k = 0; k < naggs; k++) {
     rt_treeagg *g = &a->aggs[k];
     g->kind = kinds[k];
@@ -41,3 +42,35 @@ void rt_treeacc_free(rt_treeacc *a) {
   free(a->aggs);
   memset(a, 0, sizeof *a);
 }
+
+/* realloc + zero the new tail; a NULL array (unused by this kind) stays. */
+#define RT_TREE_GROW(p, old, cap)                                        \
+  do {                                                                   \
+    if (p) {                                                             \
+      void *q_ = realloc((p), (cap) * sizeof *(p));                      \
+      if (!q_) return 0;                                                 \
+      (p) = q_;                                                          \
+      memset((p) + (old), 0, ((cap) - (old)) * sizeof *(p));             \
+    }                                                                    \
+  } while (0)
+
+int rt_treeacc_reserve(rt_treeacc *a, uint32_t nnodes) {
+  if (nnodes <= a->cap) {
+    if (nnodes > a->nnodes) a->nnodes = nnodes;
+    return 1;
+  }
+  uint64_t cap = a->cap ? a->cap : 1024;
+  while (cap < nnodes) cap *= 2;
+  if (cap > UINT32_MAX) cap = UINT32_MAX;
+  size_t old = a->cap, nc = (size_t)cap;
+  for (int k = 0; k < a->naggs; k++) {
+    rt_treeagg *g = &a->aggs[k];
+    RT_TREE_GROW(g->i, old, nc);
+    RT_TREE_GROW(g->f, old, nc);
+    RT_TREE_GROW(g->has, old, nc);
+  }
+  a->cap = (uint32_t)cap;
+  a->nnodes = (uint32_t)cap;
+  return 1;
+}
+#undef RT_TREE_GROW

@@ -32,6 +32,8 @@ void rt_treenum_free(rt_treenum *t) {
   free(t->keys);
   free(t->hasrow);
   free(t->slots);
+  rt_tree_big_free(t->map, t->map ? (t->mask + 1) * sizeof *t->map : 0);
+  t->map = NULL;
   free(t->node_out);
   free(t->pnode_out);
   t->keys = NULL;
@@ -66,12 +68,15 @@ static int fail_id(rt_treenum *t, const char *fmt, int64_t id) {
 
 /* ---- the hash map ------------------------------------------------------------ */
 
+/* The map stores each id next to its node number (rt_treeslot, 16 bytes,
+ * four to a cache line), so a probe touches one line instead of a slot
+ * array and then keys[node] somewhere else. Open addressing, power-of-two
+ * size, linear probing, load factor at most 1/2. `hasrow` is a bit per
+ * node (1M nodes = 128 KiB, cache resident). */
+
 static int grow_nodes(rt_treenum *t) {
   uint32_t cap = t->cap ? t->cap * 2 : 1024;
   if (cap < t->cap) return fail(t, "too many rows");
-  int64_t *k = realloc(t->keys, (size_t)cap * sizeof *k);
-  if (!k) return fail(t, "out of memory");
-  t->keys = k;
   uint64_t *h = realloc(t->hasrow, RT_BITWORDS(cap) * 8);
   if (!h) return fail(t, "out of memory");
   memset(h + RT_BITWORDS(t->cap), 0, (RT_BITWORDS(cap) - RT_BITWORDS(t->cap)) * 8);
@@ -80,67 +85,89 @@ static int grow_nodes(rt_treenum *t) {
   return 0;
 }
 
+/* Moves the map to nslots slots (a power of two). The old slots are read
+ * in order; the new ones are prefetched a few entries ahead because each
+ * lands on a random cache line. */
 static int rehash(rt_treenum *t, uint64_t nslots) {
-  uint32_t *s = calloc(nslots, sizeof *s);
+  rt_treeslot *s = rt_tree_big_alloc(nslots * sizeof *s);
   if (!s) return fail(t, "out of memory");
-  uint64_t mask = nslots - 1;
-  for (uint32_t node = 0; node < t->nnodes; node++) {
-    uint64_t h = rt_hash_i64((uint64_t)t->keys[node]) & mask;
-    while (s[h]) h = (h + 1) & mask;
-    s[h] = node + 1;
+  uint64_t mask = nslots - 1, old = t->map ? t->mask + 1 : 0;
+  const rt_treeslot *o = t->map;
+  enum { AHEAD = 8 };
+  for (uint64_t i = 0; i < old; i++) {
+    if (i + AHEAD < old && o[i + AHEAD].node1)
+      __builtin_prefetch(&s[rt_hash_i64((uint64_t)o[i + AHEAD].key) & mask], 1);
+    if (!o[i].node1) continue;
+    uint64_t h = rt_hash_i64((uint64_t)o[i].key) & mask;
+    while (s[h].node1) h = (h + 1) & mask;
+    s[h] = o[i];
   }
-  free(t->slots);
-  t->slots = s;
+  rt_tree_big_free(t->map, old * sizeof *o);
+  t->map = s;
   t->mask = mask;
   return 0;
 }
 
+/* Slots for n nodes at load <= 1/2 (at least 1024). */
+static uint64_t slots_for(uint64_t n) {
+  uint64_t nslots = 1024;
+  while (nslots < n * 2 + 2) nslots *= 2;
+  return nslots;
+}
+
 /* Node of id, adding it (as awaited, no row yet) when new; *fresh says so.
  * UINT32_MAX on error. */
-static uint32_t lookup(rt_treenum *t, int64_t id, bool *fresh) {
-  uint64_t h = rt_hash_i64((uint64_t)id) & t->mask;
+static inline __attribute__((always_inline)) uint32_t lookup(rt_treenum *t, int64_t id, bool *fresh) {
+  rt_treeslot *map = t->map;
+  uint64_t mask = t->mask, h = rt_hash_i64((uint64_t)id) & mask;
   for (;;) {
-    uint32_t s = t->slots[h];
+    uint32_t s = map[h].node1;
     if (!s) break;
-    if (t->keys[s - 1] == id) {
+    if (map[h].key == id) {
       *fresh = false;
       return s - 1;
     }
-    h = (h + 1) & t->mask;
+    h = (h + 1) & mask;
   }
   *fresh = true;
-  if (t->nnodes == RT_TREE_NONE) return fail(t, "too many rows"), UINT32_MAX;
+  if (t->nnodes == RT_TREE_NONE - 1) return fail(t, "too many rows"), UINT32_MAX;
   if (t->nnodes == t->cap && grow_nodes(t) < 0) return UINT32_MAX;
   uint32_t node = t->nnodes++;
-  t->keys[node] = id;
-  t->slots[h] = node + 1;
-  /* keep the load factor at most 1/2 */
-  if ((uint64_t)t->nnodes * 2 > t->mask + 1 && rehash(t, (t->mask + 1) * 2) < 0) return UINT32_MAX;
+  map[h].key = id;
+  map[h].node1 = node + 1;
+  /* Grow 4x while the map is small (fewer moves of every key), 2x once it
+   * is large (memory). */
+  if ((uint64_t)t->nnodes * 2 > mask + 1 &&
+      rehash(t, (mask + 1) * ((mask + 1) < (1u << 20) ? 4 : 2)) < 0)
+    return UINT32_MAX;
   return node;
 }
 
 /* Leaves the dense tiers: every row so far has node = id = its arrival
- * index, so the map gets ids 0..nrows-1 → themselves. */
+ * index, so the map gets ids 0..nrows-1 → themselves. Sized once for the
+ * expected rows when the driver knows them (size_hint). */
 static int to_hash(rt_treenum *t) {
-  while (t->cap < t->nrows + 1) {
+  uint64_t want = t->size_hint > t->nrows ? t->size_hint : t->nrows;
+  while (t->cap < want + 1) {
     if (grow_nodes(t) < 0) return -1;
   }
+  for (uint32_t i = 0; i < t->nrows; i++) rt_bit_set(t->hasrow, i);
+  if (rehash(t, slots_for(want)) < 0) return -1;
   for (uint32_t i = 0; i < t->nrows; i++) {
-    t->keys[i] = i;
-    rt_bit_set(t->hasrow, i);
+    uint64_t h = rt_hash_i64(i) & t->mask;
+    while (t->map[h].node1) h = (h + 1) & t->mask;
+    t->map[h].key = i;
+    t->map[h].node1 = i + 1;
   }
   t->nnodes = t->nrows;
-  uint64_t nslots = 1024;
-  while (nslots < (uint64_t)t->nnodes * 2 + 2) nslots *= 2;
-  if (rehash(t, nslots) < 0) return -1;
   t->tier = RT_TREE_TIER_HASH;
   return 0;
 }
 
-static int hash_row(rt_treenum *t, int64_t id, int64_t parent, bool pnull, uint32_t *node,
-                    uint32_t *pnode) {
+static inline __attribute__((always_inline)) int hash_row(rt_treenum *t, int64_t id, int64_t parent, bool pnull, uint32_t *node,
+                           uint32_t *pnode) {
   /* string ids start in this tier with no map yet */
-  if (!t->slots && to_hash(t) < 0) return -1;
+  if (!t->map && to_hash(t) < 0) return -1;
   bool fresh;
   uint32_t n = lookup(t, id, &fresh);
   if (n == UINT32_MAX) return -1;
@@ -159,6 +186,56 @@ static int hash_row(rt_treenum *t, int64_t id, int64_t parent, bool pnull, uint3
   t->nrows++;
   *node = n;
   *pnode = p;
+  return 0;
+}
+
+/* HASH tier over a batch: the slots of the row AHEAD positions on are
+ * prefetched, so the random cache misses of a large map overlap instead
+ * of queueing one after another. Plain int64 arrays (SQLite batches,
+ * table columns) get their own loop without per-value type dispatch. */
+enum { HASH_AHEAD = 16 };
+
+static int hash_batch_i64(rt_treenum *t, const int64_t *id, const uint64_t *ivalid,
+                          const int64_t *pd, const uint64_t *pvalid, const uint32_t *active,
+                          uint32_t k, uint32_t nactive) {
+  uint32_t *no = t->node_out, *po = t->pnode_out;
+  for (; k < nactive; k++) {
+    if (k + HASH_AHEAD < nactive) {
+      uint32_t j = active ? active[k + HASH_AHEAD] : k + HASH_AHEAD;
+      const rt_treeslot *map = t->map;
+      uint64_t mask = t->mask;
+      __builtin_prefetch(&map[rt_hash_i64((uint64_t)id[j]) & mask]);
+      __builtin_prefetch(&map[rt_hash_i64((uint64_t)pd[j]) & mask]);
+    }
+    uint32_t i = active ? active[k] : k;
+    if (ivalid && !rt_bit(ivalid, i)) return fail(t, "a row has no id");
+    bool pn = pvalid && !rt_bit(pvalid, i);
+    if (hash_row(t, id[i], pn ? 0 : pd[i], pn, &no[i], &po[i]) < 0) return -1;
+  }
+  return 0;
+}
+
+static int hash_batch(rt_treenum *t, const rt_view *id, const rt_view *parent,
+                      const uint32_t *active, uint32_t k, uint32_t nactive) {
+  if (k >= nactive) return 0;
+  if (!t->map && to_hash(t) < 0) return -1;
+  if (id->type == RT_I64 && parent->type == RT_I64 && !id->sel && !parent->sel)
+    return hash_batch_i64(t, id->data, id->valid, parent->data, parent->valid, active, k, nactive);
+  uint32_t *no = t->node_out, *po = t->pnode_out;
+  for (; k < nactive; k++) {
+    if (k + HASH_AHEAD < nactive) {
+      uint32_t j = active ? active[k + HASH_AHEAD] : k + HASH_AHEAD;
+      uint64_t mask = t->mask;
+      __builtin_prefetch(&t->map[rt_hash_i64((uint64_t)rt_view_i64(id, j)) & mask]);
+      __builtin_prefetch(&t->map[rt_hash_i64((uint64_t)rt_view_i64(parent, j)) & mask]);
+    }
+    uint32_t i = active ? active[k] : k;
+    bool in = rt_view_is_null(id, i), pn = rt_view_is_null(parent, i);
+    if (in) return fail(t, "a row has no id");
+    int64_t v = rt_view_i64(id, i);
+    int64_t pv = pn ? 0 : rt_view_i64(parent, i);
+    if (hash_row(t, v, pv, pn, &no[i], &po[i]) < 0) return -1;
+  }
   return 0;
 }
 
@@ -272,14 +349,14 @@ int rt_treenum_batch(rt_treenum *t, const rt_view *id, const rt_view *parent,
     }
     t->nrows = next;
   }
-  for (; k < nactive; k++) {
+  for (; k < nactive && t->tier != RT_TREE_TIER_HASH; k++) {
     uint32_t i = active ? active[k] : k;
     bool in = rt_view_is_null(id, i), pn = rt_view_is_null(parent, i);
     int64_t v = in ? 0 : rt_view_i64(id, i);
     int64_t pv = pn ? 0 : rt_view_i64(parent, i);
     if (rt_treenum_row(t, v, in, pv, pn, &no[i], &po[i]) < 0) return -1;
   }
-  return 0;
+  return hash_batch(t, id, parent, active, k, nactive);
 }
 
 int rt_treenum_finish(rt_treenum *t) {
@@ -297,6 +374,8 @@ int rt_treenum_finish(rt_treenum *t) {
   free(t->keys);
   free(t->hasrow);
   free(t->slots);
+  rt_tree_big_free(t->map, t->map ? (t->mask + 1) * sizeof *t->map : 0);
+  t->map = NULL;
   t->keys = NULL;
   t->hasrow = NULL;
   t->slots = NULL;

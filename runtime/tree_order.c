@@ -30,16 +30,15 @@ static uint32_t *order_fail(rt_err *err, int pos, const char *stage, const char 
 
 /* Rows on cycles among those the walk did not reach. */
 static int64_t count_cycle_rows(const int64_t *node, const int64_t *pnode, int64_t n,
-                                uint32_t nnodes, const uint64_t *reached, const uint32_t *row_of) {
+                                uint32_t nnodes, const uint64_t *reached) {
   uint32_t *kids = calloc(nnodes ? nnodes : 1, sizeof *kids);
   uint32_t *queue = malloc((size_t)(n ? n : 1) * sizeof *queue);
-  if (!kids || !queue) {
-    free(kids);
-    free(queue);
-    return -1;
-  }
-  int64_t left = 0;
+  uint32_t *row_of = malloc((size_t)(nnodes ? nnodes : 1) * sizeof *row_of);
+  int64_t left = -1;
+  if (!kids || !queue || !row_of) goto done;
+  left = 0;
   for (int64_t r = 0; r < n; r++) {
+    row_of[node[r]] = (uint32_t)r;
     if (rt_bit(reached, (uint32_t)node[r])) continue;
     left++;
     kids[pnode[r]]++;   /* an unreached row's parent is unreached too */
@@ -53,52 +52,58 @@ static int64_t count_cycle_rows(const int64_t *node, const int64_t *pnode, int64
     uint32_t p = (uint32_t)pnode[r];
     if (--kids[p] == 0) queue[qt++] = row_of[p];
   }
+done:
   free(kids);
   free(queue);
+  free(row_of);
   return left;
 }
 
+/* A child list entry: the child's node number (high half) and row (low
+ * half), so the walk never has to look a row's node up at random. */
+#define KID(nd, r) (((uint64_t)(nd) << 32) | (uint32_t)(r))
+
 static uint32_t *walk(const int64_t *node, const int64_t *pnode, int64_t n, uint32_t nnodes,
                       bool up, int *path, rt_err *err, const char *stage, int pos) {
-  uint32_t *row_of = malloc((size_t)nnodes * sizeof *row_of);   /* nnodes == n >= 1 */
-  uint32_t *offs = calloc((size_t)nnodes + 1, sizeof *offs);
-  uint32_t *kids = malloc((size_t)n * sizeof *kids);
-  uint32_t *stack = malloc((size_t)n * sizeof *stack);
+  size_t offs_bytes = ((size_t)nnodes + 2) * sizeof(uint32_t), kid_bytes = (size_t)n * 8;
+  uint32_t *offs = rt_tree_big_alloc(offs_bytes);
+  uint64_t *kids = rt_tree_big_alloc(kid_bytes);
+  uint64_t *stack = rt_tree_big_alloc(kid_bytes);
   uint32_t *out = malloc((size_t)n * sizeof *out);
   uint32_t *perm = NULL;
-  if (!row_of || !offs || !kids || !stack || !out) {
+  if (!offs || !kids || !stack || !out) {
     order_fail(err, pos, stage, "out of memory", path);
     goto done;
   }
-  /* CSR: offs[p] .. offs[p+1] are the rows whose parent is node p, in
-   * input order. */
-  for (int64_t r = 0; r < n; r++) {
-    row_of[node[r]] = (uint32_t)r;
-    if (pnode[r] != RT_TREE_NONE) offs[pnode[r] + 1]++;
-  }
-  for (uint32_t p = 0; p < nnodes; p++) offs[p + 1] += offs[p];
-  /* `out` is not written before the walk: borrow it as the fill cursor
-   * of each node's child list (n == nnodes entries). */
-  memcpy(out, offs, sizeof *out * (size_t)nnodes);
+  /* CSR: kids[offs[p] .. offs[p+1]) are the children of node p, in input
+   * order. Counts go to offs[p + 2] so that after the prefix sum offs[p +
+   * 1] is the fill cursor of p's list, and after the fill it is the end
+   * of p's list — which is where the next list starts: one array, no
+   * separate cursors. */
   for (int64_t r = 0; r < n; r++)
-    if (pnode[r] != RT_TREE_NONE) kids[out[pnode[r]]++] = (uint32_t)r;
+    if (pnode[r] != RT_TREE_NONE) offs[pnode[r] + 2]++;
+  for (uint32_t p = 0; p < nnodes; p++) offs[p + 2] += offs[p + 1];
+  for (int64_t r = 0; r < n; r++)
+    if (pnode[r] != RT_TREE_NONE) kids[offs[pnode[r] + 1]++] = KID(node[r], r);
   /* Pre-order from the roots: roots pushed last-first so the first root
-   * comes out first, children likewise. */
+   * comes out first, children likewise. UP fills `out` from the back, so
+   * it comes out already reversed (child-first). */
   int64_t sp = 0, k = 0;
   for (int64_t r = n - 1; r >= 0; r--)
-    if (pnode[r] == RT_TREE_NONE) stack[sp++] = (uint32_t)r;
+    if (pnode[r] == RT_TREE_NONE) stack[sp++] = KID(node[r], r);
   while (sp > 0) {
-    uint32_t r = stack[--sp];
-    out[k++] = r;
-    uint32_t nd = (uint32_t)node[r];
+    uint64_t e = stack[--sp];
+    uint32_t nd = (uint32_t)(e >> 32);
+    out[up ? n - 1 - k : k] = (uint32_t)e;
+    k++;
     for (uint32_t j = offs[nd + 1]; j > offs[nd]; j--) stack[sp++] = kids[j - 1];
   }
   if (k < n) {
     uint64_t *reached = calloc(RT_BITWORDS(nnodes) + 1, 8);
     int64_t cyc = reached ? 0 : -1;
     if (reached) {
-      for (int64_t j = 0; j < k; j++) rt_bit_set(reached, (uint32_t)node[out[j]]);
-      cyc = count_cycle_rows(node, pnode, n, nnodes, reached, row_of);
+      for (int64_t j = 0; j < k; j++) rt_bit_set(reached, (uint32_t)node[out[up ? n - 1 - j : j]]);
+      cyc = count_cycle_rows(node, pnode, n, nnodes, reached);
     }
     free(reached);
     if (cyc < 0) {
@@ -110,21 +115,13 @@ static uint32_t *walk(const int64_t *node, const int64_t *pnode, int64_t n, uint
     }
     goto done;
   }
-  if (up) {
-    for (int64_t i = 0, j = n - 1; i < j; i++, j--) {
-      uint32_t t = out[i];
-      out[i] = out[j];
-      out[j] = t;
-    }
-  }
   perm = out;
   out = NULL;
   *path = RT_TREE_ORDER_WALKED;
 done:
-  free(row_of);
-  free(offs);
-  free(kids);
-  free(stack);
+  rt_tree_big_free(offs, offs_bytes);
+  rt_tree_big_free(kids, kid_bytes);
+  rt_tree_big_free(stack, kid_bytes);
   free(out);
   return perm;
 }

@@ -164,9 +164,12 @@ static void test_source_errors(void **state) {
              "FROM: expected distinct column names, but there are two named 'X'", "SELECT");
   expect_err(f, "FROM (FROM slice |> EXTEND ts AS a, dur AS A)",
              "FROM: expected distinct column names, but there are two named 'A'", "(FROM");
-  expect_err(f, "INTERVAL INTERSECTION OF (slice AS a, slice AS b)",
-             "INTERVAL INTERSECTION OF: INTERVAL INTERSECTION OF is not implemented yet",
+  expect_err(f, "INTERVAL INTERSECTION OF (slice AS a)",
+             "INTERVAL INTERSECTION OF: expected at least two relations to intersect",
              "INTERVAL");
+  expect_err(f, "INTERVAL INTERSECTION OF (slice AS a, slice AS a)",
+             "INTERVAL INTERSECTION OF: expected a different alias for each relation",
+             "a)");
 }
 
 static void test_type_errors(void **state) {

@@ -263,8 +263,177 @@ static void test_handle(void **state) {
   pj_engine_set_mode(E, PJ_MODE_AUTO);
 }
 
+/* ---- TREE ACCUMULATE --------------------------------------------------- */
+
+/* Tables of trees, made once: the sample trace's slice (ids are the row
+ * index: the TABLE tier), and SQLite tables read through subqueries:
+ *   forest: 3000 rows in scrambled order, ids i * 7 + 3, parent i / 3
+ *           (every 97th a root), NULLs in v, doubles in f (the hash tier
+ *           and the CSR walk);
+ *   dense:  ids 0, 1, 2, … with parent i / 2 for the first 5000 rows, then
+ *           ids i * 3: the dense tier gives way to the hash map in the
+ *           middle of a batch;
+ *   big:    a chain whose UP sums overflow int64. */
+static const char *TREE_SETUP =
+    "CREATE TABLE forest AS WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < 2999) "
+    "SELECT i * 7 + 3 AS id, CASE WHEN i % 97 = 0 THEN NULL ELSE (i / 3) * 7 + 3 END AS parent_id, "
+    "  CASE WHEN i % 5 = 2 THEN NULL ELSE (i * 7919) % 1001 - 500 END AS v, "
+    "  CASE WHEN i % 7 = 3 THEN NULL ELSE (i % 100) * 0.5 - 20 END AS f, "
+    "  'n' || i AS sid, CASE WHEN i % 97 = 0 THEN NULL ELSE 'n' || (i / 3) END AS spid "
+    "FROM r ORDER BY (i * 2654435761) % 3001;"
+    "CREATE TABLE dense AS WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < 11999) "
+    "SELECT CASE WHEN i < 5000 THEN i ELSE i * 3 END AS id, "
+    "  CASE WHEN i = 0 THEN NULL WHEN i / 2 < 5000 THEN i / 2 ELSE (i / 2) * 3 END AS parent_id, "
+    "  i % 13 AS v FROM r;"
+    "CREATE TABLE big AS WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < 9) "
+    "SELECT i AS id, CASE WHEN i = 0 THEN NULL ELSE i - 1 END AS parent_id, 4611686018427387904 AS v FROM r;"
+    "CREATE TABLE bad AS SELECT 1 AS id, NULL AS parent_id UNION ALL SELECT 2, 1 UNION ALL SELECT 3, 4 "
+    "UNION ALL SELECT 4, 3 UNION ALL SELECT 5, 1;";
+
+/* Every segment holding a tree step must run machine code. */
+static void tree_compiled(const char *text) {
+  pj_query *q = NULL;
+  assert_int_equal(pj_query_compile(E, text, &q), PJ_OK);
+  rt_err err = {.offset = -1};
+  cg_module *code = cg_compile(J, q->plan, 2, &err);
+  assert_non_null(code);
+  int ntree = 0;
+  for (int s = 0; s < q->plan->nsegs; s++) {
+    const ir_segment *seg = &q->plan->segs[s];
+    bool tree = false;
+    for (int k = 0; k < seg->nsteps; k++)
+      tree |= !seg->steps[k]->dead &&
+              (seg->steps[k]->kind == IR_TREE_NUMBER || seg->steps[k]->kind == IR_TREE_ACC);
+    if (!tree) continue;
+    ntree++;
+    if (!cg_segment_compiled(code, s)) {
+      fprintf(stderr, "query: %s\nsegment %d (tree steps) is not compiled\n", text, s);
+      fail();
+    }
+  }
+  assert_true(ntree > 0);
+  cg_module_free(code);
+  pj_query_free(q);
+}
+
+static void tree_both(const char *text) {
+  tree_compiled(text);
+  both(text);
+}
+
+static void tree_both_err(const char *text, const char *msg) {
+  tree_compiled(text);
+  both_err(text);
+  pj_query *q = NULL;
+  assert_int_equal(pj_query_compile(E, text, &q), PJ_OK);
+  rt_err err = {.offset = -1};
+  cg_module *code = cg_compile(J, q->plan, 2, &err);
+  assert_non_null(code);
+  outcome o;
+  ex_value none[1] = {{.type = RT_NULLT}};
+  run_plan(q, none, code, &o);
+  if (!strstr(o.err.msg, msg)) {
+    fprintf(stderr, "query: %s\nexpected '%s', got '%s'\n", text, msg, o.err.msg);
+    fail();
+  }
+  rt_rowbuf_free(&o.result);
+  cg_module_free(code);
+  pj_query_free(q);
+}
+
+static int tree_setup(void **state) {
+  (void)state;
+  if (pj_engine_load_sample_trace(E, 30000) != PJ_OK) return -1;
+  if (pj_engine_exec(E, TREE_SETUP, NULL, NULL) != PJ_OK) {
+    fprintf(stderr, "tree setup: %s\n", pj_engine_errmsg(E));
+    return -1;
+  }
+  return 0;
+}
+
+static void test_tree_slice(void **state) {
+  (void)state;
+  /* the benchmark query: accumulation and aggregate in one loop */
+  tree_both("FROM slice |> TREE ACCUMULATE UP SUM(dur) AS t |> AGGREGATE SUM(t) AS s, MAX(t) AS m");
+  tree_both("FROM slice |> TREE ACCUMULATE DOWN SUM(dur) AS t |> AGGREGATE SUM(t) AS s, MAX(t) AS m");
+  tree_both("FROM slice |> TREE ACCUMULATE UP SUM(dur) AS t, COUNT(*) AS n, MIN(ts) AS lo, MAX(depth) AS d "
+            "|> SELECT id, t, n, lo, d");
+  tree_both("FROM slice |> TREE ACCUMULATE DOWN SUM(dur) AS t, COUNT(*) AS n, MIN(dur) AS lo, MAX(dur) AS hi "
+            "|> SELECT id, t, n, lo, hi");
+  /* filtered: no longer the TABLE tier */
+  tree_both("FROM slice |> WHERE depth < 3 |> TREE ACCUMULATE UP COUNT(*) AS n |> SELECT id, n");
+  /* chained stages, both directions, reusing numbering and ordering */
+  tree_both("FROM slice |> TREE ACCUMULATE UP SUM(dur) AS a |> TREE ACCUMULATE UP MAX(a) AS b "
+            "|> TREE ACCUMULATE DOWN SUM(b) AS c |> SELECT id, a, b, c");
+  tree_both("FROM slice |> TREE ACCUMULATE DOWN COUNT(*) AS lvl |> EXTEND lvl * 2 AS l2 "
+            "|> TREE ACCUMULATE UP MIN(l2) AS m |> AGGREGATE SUM(m) AS s, COUNT(*) AS n GROUP BY depth");
+}
+
+static void test_tree_sql_sources(void **state) {
+  (void)state;
+  /* scattered ids in scrambled order: hash map and CSR walk; NULLs, doubles */
+  tree_both("FROM (SELECT * FROM forest) |> TREE ACCUMULATE UP SUM(v) AS sv, SUM(f) AS sf, COUNT(v) AS cv, "
+            "MIN(f) AS mf, MAX(v) AS xv, MIN(v) AS nv, MAX(f) AS xf |> SELECT id, sv, sf, cv, mf, xv, nv, xf");
+  tree_both("FROM (SELECT * FROM forest) |> TREE ACCUMULATE DOWN SUM(v) AS sv, SUM(f) AS sf, COUNT(v) AS cv, "
+            "MIN(f) AS mf, MAX(v) AS xv, COUNT(*) AS n |> SELECT id, sv, sf, cv, mf, xv, n");
+  /* string ids */
+  tree_both("FROM (SELECT sid AS id, spid AS parent_id, v FROM forest) "
+            "|> TREE ACCUMULATE UP SUM(v) AS s, MAX(v) AS m |> SELECT id, s, m");
+  tree_both("FROM (SELECT sid AS id, spid AS parent_id, f FROM forest) "
+            "|> TREE ACCUMULATE DOWN SUM(f) AS s |> AGGREGATE SUM(s) AS t, MIN(s) AS lo");
+  /* the dense tier hands over to the hash map in the middle of a batch */
+  tree_both("FROM (SELECT * FROM dense) |> TREE ACCUMULATE UP SUM(v) AS s, COUNT(*) AS n |> SELECT id, s, n");
+  tree_both("FROM (SELECT * FROM dense) |> TREE ACCUMULATE DOWN SUM(v) AS s |> AGGREGATE SUM(s) AS t");
+  tree_both("FROM (SELECT * FROM forest) |> TREE ACCUMULATE UP SUM(v) AS a "
+            "|> TREE ACCUMULATE DOWN MIN(a) AS b |> SELECT id, a, b");
+}
+
+static void test_tree_errors(void **state) {
+  (void)state;
+  tree_both_err("FROM (SELECT * FROM big) |> TREE ACCUMULATE UP SUM(v) AS s |> SELECT id, s",
+                "TREE ACCUMULATE: integer overflow");
+  tree_both_err("FROM (SELECT * FROM big) |> TREE ACCUMULATE DOWN SUM(v) AS s |> AGGREGATE MAX(s) AS m",
+                "TREE ACCUMULATE: integer overflow");
+  tree_both_err("FROM (SELECT * FROM bad) |> TREE ACCUMULATE UP COUNT(*) AS n |> SELECT id, n",
+                "are in a cycle");
+  tree_both_err("FROM (SELECT * FROM bad WHERE id != 4) |> TREE ACCUMULATE UP COUNT(*) AS n |> SELECT id, n",
+                "a row names a parent which is not itself a row in the input");
+  tree_both_err("FROM (SELECT * FROM dense UNION ALL SELECT 7, 3, 1) "
+                "|> TREE ACCUMULATE UP COUNT(*) AS n |> SELECT id, n", "two rows have the id 7");
+  tree_both_err("FROM (SELECT * FROM dense UNION ALL SELECT NULL, 3, 1) "
+                "|> TREE ACCUMULATE DOWN COUNT(*) AS n |> SELECT id, n", "a row has no id");
+}
+
+/* --dump llvm of the benchmark query: one loop accumulates and aggregates. */
+static void test_tree_ir(void **state) {
+  (void)state;
+  pj_engine_set_mode(E, PJ_MODE_JIT);
+  pj_query *q = NULL;
+  assert_int_equal(pj_query_compile(E, "FROM slice |> TREE ACCUMULATE UP SUM(dur) AS t "
+                                       "|> AGGREGATE SUM(t) AS s, MAX(t) AS m", &q), PJ_OK);
+  pj_result *r = NULL;
+  assert_int_equal(pj_query_run(q, &r), PJ_OK);
+  pj_result_free(r);
+  const char *ir = pj_query_llvm_ir(q, 1);
+  assert_non_null(ir);
+  const char *seg1 = strstr(ir, "seg1(");
+  assert_non_null(seg1);
+  assert_non_null(strstr(seg1, "%tree.acc.t"));
+  assert_non_null(strstr(seg1, "%tree.acc.t.up"));
+  assert_non_null(strstr(seg1, "llvm.sadd.with.overflow"));
+  assert_non_null(strstr(seg1, "agg."));
+  /* numbering inline in segment 0 */
+  assert_non_null(strstr(ir, "tree.fast"));
+  pj_query_free(q);
+  pj_engine_set_mode(E, PJ_MODE_AUTO);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup(test_tree_slice, tree_setup),
+      cmocka_unit_test(test_tree_sql_sources),
+      cmocka_unit_test(test_tree_errors),
+      cmocka_unit_test(test_tree_ir),
       cmocka_unit_test(test_filters_and_arith),
       cmocka_unit_test(test_lazy_and_strings),
       cmocka_unit_test(test_sinks),

@@ -93,11 +93,42 @@ static void test_rowbuf_and_aggtab(void **state) {
   SIZE(CG_S_AGGTAB, rt_aggtab);
 }
 
+/* TREE ACCUMULATE: the ex_run fields up to the per-op state arrays, the
+ * numbering prefix the inlined tiers use, the accumulation state. */
+static void test_tree(void **state) {
+  (void)state;
+  AT(CG_S_RUN, CG_RUN_ERR, ex_run, err);
+  AT(CG_S_RUN, CG_RUN_NSEGS, ex_run, nsegs);
+  AT(CG_S_RUN, CG_RUN_SEGS, ex_run, segs);
+  AT(CG_S_RUN, CG_RUN_BUFS, ex_run, bufs);
+  AT(CG_S_RUN, CG_RUN_PERMS, ex_run, perms);
+  AT(CG_S_RUN, CG_RUN_TREENUMS, ex_run, treenums);
+  AT(CG_S_RUN, CG_RUN_TREEACCS, ex_run, treeaccs);
+  AT(CG_S_TREENUM, CG_TREENUM_TIER, rt_treenum, tier);
+  AT(CG_S_TREENUM, CG_TREENUM_NROWS, rt_treenum, nrows);
+  AT(CG_S_TREENUM, CG_TREENUM_LIMIT, rt_treenum, limit);
+  AT(CG_S_TREEAGG, CG_TREEAGG_KIND, rt_treeagg, kind);
+  AT(CG_S_TREEAGG, CG_TREEAGG_IN, rt_treeagg, in);
+  AT(CG_S_TREEAGG, CG_TREEAGG_I, rt_treeagg, i);
+  AT(CG_S_TREEAGG, CG_TREEAGG_F, rt_treeagg, f);
+  AT(CG_S_TREEAGG, CG_TREEAGG_HAS, rt_treeagg, has);
+  SIZE(CG_S_TREEAGG, rt_treeagg);   /* a->aggs[] stride */
+  AT(CG_S_TREEACC, CG_TREEACC_UP, rt_treeacc, up);
+  AT(CG_S_TREEACC, CG_TREEACC_NNODES, rt_treeacc, nnodes);
+  AT(CG_S_TREEACC, CG_TREEACC_NAGGS, rt_treeacc, naggs);
+  AT(CG_S_TREEACC, CG_TREEACC_AGGS, rt_treeacc, aggs);
+  /* rt_treeacc is read by field only, never as an array: its tail may grow */
+  /* the numbering's fields as the inline rule needs them */
+  assert_int_equal(sizeof(((rt_treenum *)0)->nrows), 4);
+  assert_int_equal(sizeof(((rt_treenum *)0)->limit), 8);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_view_and_batch),
       cmocka_unit_test(test_seg_run_value),
       cmocka_unit_test(test_rowbuf_and_aggtab),
+      cmocka_unit_test(test_tree),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

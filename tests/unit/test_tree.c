@@ -54,6 +54,7 @@ static void test_number_dense_stays_identity(void **state) {
   number(&t, 5, id, par, pn, 0);
   assert_int_equal(t.tier, RT_TREE_TIER_DENSE);
   assert_null(t.slots);   /* no hash map was ever built */
+  assert_null(t.map);
   for (int i = 0; i < 5; i++) assert_int_equal(t.node_out[i], i);
   assert_int_equal(t.pnode_out[0], RT_TREE_NONE);
   assert_int_equal(t.pnode_out[4], 3);
@@ -288,6 +289,247 @@ static void test_order_deep_chain(void **state) {
   free(par);
 }
 
+/* ---- hash numbering at scale ---------------------------------------------------- */
+
+/* Random 64-bit ids (or string ids) in random order, parents named before
+ * and after their rows: the same id always gets the same node, distinct
+ * ids distinct nodes, and a row's parent node is the node of its parent's
+ * row. Several batches, so the map grows while in use. */
+static void hash_numbering(bool strings) {
+  enum { N = 50000 };
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  int64_t *key = malloc(sizeof *key * N), *id = malloc(sizeof *id * N), *par = malloc(sizeof *par * N);
+  int *ord = malloc(sizeof *ord * N), *pidx = malloc(sizeof *pidx * N);
+  uint32_t *node_of = malloc(sizeof *node_of * N), *pnode_of = malloc(sizeof *pnode_of * N);
+  uint64_t *valid = calloc(RT_BITWORDS(N) + 1, 8);
+  for (int i = 0; i < N; i++) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    /* strings: distinct pool ids, scattered; ints: scattered 64-bit */
+    key[i] = strings ? (int64_t)(i * 7919u % 1000003u) : (int64_t)(seed >> 3) - (1ll << 60);
+    pidx[i] = i == 0 ? -1 : (int)(seed % (uint64_t)i);
+    ord[i] = i;
+  }
+  for (int i = N - 1; i > 0; i--) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    int j = (int)(seed % (uint64_t)(i + 1)), t = ord[i];
+    ord[i] = ord[j];
+    ord[j] = t;
+  }
+  for (int k = 0; k < N; k++) {
+    int i = ord[k];
+    id[k] = key[i];
+    par[k] = pidx[i] < 0 ? 0 : key[pidx[i]];
+    if (pidx[i] >= 0) rt_bit_set(valid, (uint32_t)k);
+  }
+  uint32_t *sid = NULL, *spar = NULL;
+  if (strings) {
+    sid = malloc(sizeof *sid * N);
+    spar = malloc(sizeof *spar * N);
+    for (int k = 0; k < N; k++) sid[k] = (uint32_t)id[k], spar[k] = (uint32_t)par[k];
+  }
+  rt_err err = {0};
+  rt_treenum t;
+  assert_true(rt_treenum_init(&t, RT_TREE_TIER_DENSE, 0, strings, &err, "TREE ACCUMULATE", 0, NULL));
+  for (int s = 0; s < N; s += RT_BATCH) {
+    uint32_t m = N - s < RT_BATCH ? (uint32_t)(N - s) : RT_BATCH;
+    rt_view vi = {.type = strings ? RT_STR : RT_I64, .data = strings ? (void *)(sid + s) : (void *)(id + s)};
+    rt_view vp = {.type = strings ? RT_STR : RT_I64,
+                  .data = strings ? (void *)(spar + s) : (void *)(par + s),
+                  .valid = valid + s / 64};
+    assert_int_equal(rt_treenum_batch(&t, &vi, &vp, NULL, m), 0);
+    for (uint32_t j = 0; j < m; j++) node_of[s + j] = t.node_out[j], pnode_of[s + j] = t.pnode_out[j];
+  }
+  assert_int_equal(t.tier, RT_TREE_TIER_HASH);
+  assert_int_equal(rt_treenum_finish(&t), 0);
+  assert_int_equal(t.nnodes, N);
+  /* row of each node: distinct ids got distinct nodes below N */
+  int *row = malloc(sizeof *row * N);
+  for (int i = 0; i < N; i++) row[i] = -1;
+  for (int k = 0; k < N; k++) {
+    assert_true(node_of[k] < N);
+    assert_int_equal(row[node_of[k]], -1);
+    row[node_of[k]] = k;
+  }
+  for (int k = 0; k < N; k++) {
+    if (!rt_bit(valid, (uint32_t)k)) {
+      assert_int_equal(pnode_of[k], RT_TREE_NONE);
+      continue;
+    }
+    assert_true(pnode_of[k] < N);
+    assert_int_equal(id[row[pnode_of[k]]], par[k]);
+  }
+  rt_treenum_free(&t);
+  free(key), free(id), free(par), free(ord), free(pidx), free(node_of), free(pnode_of);
+  free(valid), free(row), free(sid), free(spar);
+}
+
+static void test_number_hash_random_ids(void **state) { hash_numbering(false); }
+static void test_number_hash_string_ids(void **state) { hash_numbering(true); }
+
+/* ---- streaming DOWN order ---------------------------------------------------------- */
+
+/* Feeds rows (node[i], parent node par[i], NONE for roots) in batches of
+ * RT_BATCH, the row's only column being its node; collects the emitted
+ * nodes in emit order (out, n entries) and checks each batch's output is
+ * parent-first and every released row's copy is intact. Returns the
+ * finish status. */
+static int down_run(rt_treedown *d, const int64_t *node, const int64_t *par, int n, int64_t *out,
+                    int *nout, rt_err *err) {
+  rt_type ty = RT_I64;
+  assert_true(rt_treedown_init(d, 1, &ty));
+  uint8_t *done = calloc((size_t)n + 1, 1);
+  *nout = 0;
+  for (int s = 0; s < n; s += RT_BATCH) {
+    uint32_t m = n - s < RT_BATCH ? (uint32_t)(n - s) : RT_BATCH;
+    rt_view vn = {.type = RT_I64, .data = node + s}, vp = {.type = RT_I64, .data = par + s};
+    assert_int_equal(rt_treedown_batch(d, &vn, &vp, &vn, NULL, m), 0);
+    assert_true(d->npass <= m);
+    for (uint32_t k = 0; k < d->npass; k++) out[(*nout)++] = node[s + d->pass[k]];
+    for (int64_t q = 0; q < d->nrel; q++) {
+      uint32_t r = d->rel[q];
+      int64_t copied = ((const int64_t *)d->side.data[0])[r];
+      assert_int_equal(copied, d->snode[r]);
+      out[(*nout)++] = copied;
+    }
+  }
+  /* parent-first: every emitted row's parent was emitted before it */
+  for (int k = 0; k < *nout; k++) {
+    int64_t nd = out[k];
+    int64_t p = -1;
+    for (int i = 0; i < n && p < 0; i++)
+      if (node[i] == nd) p = par[i];
+    if (n > 5000) p = par[nd];   /* big tests: node i is row i's node */
+    assert_true(p == (int64_t)RT_TREE_NONE || done[p]);
+    assert_false(done[nd]);
+    done[nd] = 1;
+  }
+  free(done);
+  return rt_treedown_finish(d, err, "TREE ACCUMULATE", 7);
+}
+
+/* Parent-first input over several batches: everything passes untouched,
+ * nothing is copied, the waiting lists are never allocated. */
+static void test_down_parent_first_buffers_nothing(void **state) {
+  enum { N = 3 * RT_BATCH + 100 };
+  int64_t *node = malloc(sizeof *node * N), *par = malloc(sizeof *par * N), *out = malloc(sizeof *out * N);
+  for (int i = 0; i < N; i++) node[i] = i, par[i] = i == 0 ? (int64_t)RT_TREE_NONE : (i - 1) / 2;
+  rt_treedown d;
+  rt_err err = {0};
+  int nout;
+  assert_int_equal(down_run(&d, node, par, N, out, &nout, &err), 0);
+  assert_int_equal(nout, N);
+  for (int i = 0; i < N; i++) assert_int_equal(out[i], i);   /* input order */
+  assert_int_equal(d.buffered, 0);
+  assert_false(d.side_open);
+  assert_null(d.head);
+  assert_int_equal(d.npass, N - 3 * RT_BATCH);   /* the last batch passed whole */
+  rt_treedown_free(&d);
+  free(node), free(par), free(out);
+}
+
+/* Children before parents across batch boundaries: a chain served
+ * leaf-first waits whole until the root arrives in the last batch, then
+ * comes out root-first; a random forest in random order comes out
+ * parent-first with exactly the early rows copied. */
+static void test_down_children_first_across_batches(void **state) {
+  enum { N = 2 * RT_BATCH + 1234 };
+  int64_t *node = malloc(sizeof *node * N), *par = malloc(sizeof *par * N), *out = malloc(sizeof *out * N);
+  /* row i holds node i; the chain's node k has parent k - 1, rows in
+   * reverse so node N-1 comes first */
+  int64_t *cn = malloc(sizeof *cn * N), *cp = malloc(sizeof *cp * N);
+  for (int i = 0; i < N; i++) {
+    int64_t k = N - 1 - i;
+    cn[i] = k;
+    cp[i] = k == 0 ? (int64_t)RT_TREE_NONE : k - 1;
+  }
+  rt_treedown d;
+  rt_err err = {0};
+  int nout;
+  rt_type ty = RT_I64;
+  assert_true(rt_treedown_init(&d, 1, &ty));
+  nout = 0;
+  for (int s = 0; s < N; s += RT_BATCH) {
+    uint32_t m = N - s < RT_BATCH ? (uint32_t)(N - s) : RT_BATCH;
+    rt_view vn = {.type = RT_I64, .data = cn + s}, vp = {.type = RT_I64, .data = cp + s};
+    assert_int_equal(rt_treedown_batch(&d, &vn, &vp, &vn, NULL, m), 0);
+    if (s + (int)m < N) assert_int_equal(d.nrel + d.npass, 0);   /* all wait */
+    for (uint32_t k = 0; k < d.npass; k++) out[nout++] = cn[s + d.pass[k]];
+    for (int64_t q = 0; q < d.nrel; q++) out[nout++] = ((const int64_t *)d.side.data[0])[d.rel[q]];
+  }
+  assert_int_equal(rt_treedown_finish(&d, &err, "TREE ACCUMULATE", 7), 0);
+  assert_int_equal(nout, N);
+  for (int k = 0; k < N; k++) assert_int_equal(out[k], k);
+  assert_int_equal(d.buffered, N - 1);
+  assert_int_equal(d.waiting, 0);
+  rt_treedown_free(&d);
+
+  /* Random forest in random order: row i holds node i; parents are drawn
+   * among nodes made earlier in a random making order, so any row may come
+   * before its parent. */
+  uint64_t seed = 12345;
+  int *lab = malloc(sizeof *lab * N);
+  for (int i = 0; i < N; i++) lab[i] = i;
+  for (int i = N - 1; i > 0; i--) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    int j = (int)(seed % (uint64_t)(i + 1)), t = lab[i];
+    lab[i] = lab[j];
+    lab[j] = t;
+  }
+  /* node lab[x] is the x-th made; its parent an earlier-made node */
+  int64_t early = 0;
+  for (int x = 0; x < N; x++) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    int64_t p = x == 0 || seed % 16 == 0 ? -1 : lab[seed % (uint64_t)x];
+    node[lab[x]] = lab[x];
+    par[lab[x]] = p < 0 ? (int64_t)RT_TREE_NONE : p;
+  }
+  for (int i = 0; i < N; i++) early += par[i] != (int64_t)RT_TREE_NONE && par[i] > i;
+  assert_int_equal(down_run(&d, node, par, N, out, &nout, &err), 0);
+  assert_int_equal(nout, N);
+  assert_true(d.buffered >= early);   /* at least every row before its parent */
+  assert_true(d.buffered < N);
+  rt_treedown_free(&d);
+  free(node), free(par), free(out), free(cn), free(cp), free(lab);
+}
+
+/* Rows never released: cycles (and rows below them) in streaming mode. */
+static void test_down_cycles(void **state) {
+  /* root 0; cycle 1 → 2 → 3 → 1; 4 below 2 and 5 below 4; cycle 6 ↔ 7 */
+  int64_t node[] = {0, 1, 2, 3, 4, 5, 6, 7}, par[] = {NONE, 2, 3, 1, 2, 4, 7, 6}, out[8];
+  rt_treedown d;
+  rt_err err = {0};
+  int nout;
+  assert_int_equal(down_run(&d, node, par, 8, out, &nout, &err), -1);
+  assert_int_equal(nout, 1);
+  assert_string_equal(err.msg, "TREE ACCUMULATE: the rows are not a tree, because 5 of them are in a cycle");
+  assert_int_equal(err.offset, 7);
+  rt_treedown_free(&d);
+}
+
+/* Through the engine: streaming DOWN reports a missing parent and a cycle
+ * with the same texts as before, on both backends. */
+static void test_down_errors_through_engine(void **state) {
+  pj_engine *e;
+  assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
+  assert_int_equal(pj_engine_exec(e,
+                                  "CREATE TABLE m(id INT, parent_id INT, v INT);"
+                                  "INSERT INTO m VALUES (2,1,1),(1,NULL,1),(3,9,1);"
+                                  "CREATE TABLE c(id INT, parent_id INT, v INT);"
+                                  "INSERT INTO c VALUES (0,NULL,1),(1,2,1),(2,1,1),(3,2,1);",
+                                  NULL, NULL),
+                   PJ_OK);
+  for (int mode = 0; mode < 2; mode++) {
+    pj_engine_set_mode(e, mode ? PJ_MODE_JIT : PJ_MODE_INTERP);
+    assert_int_equal(pj_engine_exec(e, "FROM m |> TREE ACCUMULATE DOWN SUM(v) AS s", NULL, NULL), PJ_ERROR);
+    assert_string_equal(pj_engine_errmsg(e),
+                        "TREE ACCUMULATE: a row names a parent which is not itself a row in the input");
+    assert_int_equal(pj_engine_exec(e, "FROM c |> TREE ACCUMULATE DOWN SUM(v) AS s", NULL, NULL), PJ_ERROR);
+    assert_string_equal(pj_engine_errmsg(e),
+                        "TREE ACCUMULATE: the rows are not a tree, because 2 of them are in a cycle");
+  }
+  pj_engine_close(e);
+}
+
 /* ---- differential against SQLite --------------------------------------------- */
 
 typedef struct text {
@@ -467,6 +709,12 @@ int main(void) {
       cmocka_unit_test(test_order_paths),
       cmocka_unit_test(test_order_cycles),
       cmocka_unit_test(test_order_deep_chain),
+      cmocka_unit_test(test_number_hash_random_ids),
+      cmocka_unit_test(test_number_hash_string_ids),
+      cmocka_unit_test(test_down_parent_first_buffers_nothing),
+      cmocka_unit_test(test_down_children_first_across_batches),
+      cmocka_unit_test(test_down_cycles),
+      cmocka_unit_test(test_down_errors_through_engine),
       cmocka_unit_test(test_differential_interp),
       cmocka_unit_test(test_differential_jit),
   };

@@ -1,0 +1,492 @@
+/*
+ * bind_interval.c — binds the INTERVAL operators (LANGUAGE.md §3, §4):
+ * INTERVAL INTERSECTION OF (a source), INTERVAL FLATTEN, [LEFT] INTERVAL
+ * JOIN and INTERVAL FILL GAPS (stages).
+ *
+ * Each relation the operator reads (an intersection operand, a join's
+ * input and operand, …) ends in an IV_BUFFER sink carrying its columns;
+ * the operator is the source op right after the last buffer (plan.h, the
+ * iv_ fields). Operands are bound inline like FROM (…) subpipelines, with
+ * global column ids, so a WHERE inside an operand stays in the operand's
+ * segment (the filter runs before anything is buffered) and live.c prunes
+ * unread operand columns before they are buffered.
+ *
+ * Bounds (ts, dur) must be integers of any kind; PER columns may be
+ * integers, doubles or strings, of one kind across relations.
+ */
+#include "../runtime/interval.h"
+#include "bind.h"
+
+/* The bare entry `name` of row, or -1; several distinct columns → -2. */
+static int find_bare(ir_row row, const char *name, const char **spelling) {
+  int col = -1;
+  for (int i = 0; i < row.n; i++) {
+    if (row.e[i].qonly || !ir_name_eq(row.e[i].name, name)) continue;
+    if (col >= 0 && col != row.e[i].col) return -2;
+    col = row.e[i].col;
+    if (spelling) *spelling = row.e[i].name;
+  }
+  return col;
+}
+
+/* A relation's bound or PER column `name` in row: "expected x to have a
+ * ts column" when missing. */
+static int rel_col(ir_binder *b, ir_row row, const char *rel, const char *name, int pos) {
+  int c = find_bare(row, name, NULL);
+  if (c == -1) return ir_fail(b, pos, "expected %s to have a %s column", rel, name), -1;
+  if (c == -2) return ir_fail(b, pos, "column '%s' of %s is ambiguous", name, rel), -1;
+  return c;
+}
+
+static int check_bound(ir_binder *b, const char *rel, const char *name, int col, int pos) {
+  rt_type t = b->p->cols[col].type;
+  if (rt_type_is_int(t)) return 1;
+  return ir_fail(b, pos, "expected %s%s%s to be an integer, but it is %s", rel ? rel : "",
+                 rel ? "." : "", name, t == RT_STR ? "a string" : "a double");
+}
+
+/* Kind of a PER key: 0 integer, 1 double, 2 string. */
+static int key_kind(rt_type t) { return t == RT_F64 ? 1 : t == RT_STR ? 2 : 0; }
+
+/* Unique columns of row, in order. */
+static int row_cols(ir_binder *b, ir_row row, int **out) {
+  int *cols = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)row.n + 1));
+  int n = 0;
+  for (int i = 0; i < row.n; i++) {
+    bool dup = false;
+    for (int k = 0; k < n && !dup; k++) dup = cols[k] == row.e[i].col;
+    if (!dup) cols[n++] = row.e[i].col;
+  }
+  *out = cols;
+  return n;
+}
+
+static ir_op *add_buffer(ir_binder *b, int pos, int n, int *cols) {
+  ir_op *buf = ir_op_add(b, IR_IV_BUFFER, pos);
+  buf->ncarry = n;
+  buf->carry = cols;
+  return buf;
+}
+
+/* Allocates the per-relation arrays of an interval op. */
+static void rel_arrays(ir_binder *b, ir_op *op, int nrel, int nper) {
+  rt_arena *a = &b->p->arena;
+  op->iv_nrel = nrel;
+  op->iv_nper = nper;
+  op->iv_bufs = rt_arena_alloc(a, sizeof(ir_op *) * (size_t)nrel);
+  op->iv_ts = rt_arena_alloc(a, sizeof(int) * (size_t)nrel);
+  op->iv_dur = rt_arena_alloc(a, sizeof(int) * (size_t)nrel);
+  op->iv_per = rt_arena_alloc(a, sizeof(int *) * (size_t)nrel);
+  op->iv_names = rt_arena_alloc(a, sizeof(char *) * (size_t)nrel);
+  op->iv_ts_out = op->iv_dur_out = -1;
+}
+
+/* The alias a source binds: its AS name, else a table's name. */
+static const char *src_qual(const fe_source *s) {
+  return s->alias.name ? s->alias.name : s->kind == SRC_NAME ? s->name : NULL;
+}
+
+/* ---- INTERVAL INTERSECTION OF ------------------------------------------- */
+
+int ir_bind_isect(ir_binder *b, const fe_source *src) {
+  static const char *const stage = "INTERVAL INTERSECTION OF";
+  ir_plan *p = b->p;
+  b->stage = stage;
+  int k = src->nops, np = src->nper;
+  if (k < 2) return ir_fail(b, src->pos, "expected at least two relations to intersect");
+  const char **quals = rt_arena_alloc(&p->arena, sizeof(char *) * (size_t)k);
+  for (int j = 0; j < k; j++) {
+    const fe_source *o = src->ops[j];
+    quals[j] = src_qual(o);
+    bool dup = !quals[j];
+    for (int i = 0; i < j && !dup; i++) dup = ir_name_eq(quals[i], quals[j]);
+    if (dup)
+      return ir_fail(b, o->alias.name ? o->alias.pos : o->pos,
+                     "expected a different alias for each relation");
+  }
+  int *ts = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)k);
+  int *dur = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)k);
+  int **per = rt_arena_alloc(&p->arena, sizeof(int *) * (size_t)k);
+  ir_op **bufs = rt_arena_alloc(&p->arena, sizeof(ir_op *) * (size_t)k);
+  ir_row *rows = rt_arena_alloc(&p->arena, sizeof(ir_row) * (size_t)k);
+  for (int j = 0; j < k; j++) {
+    const fe_source *o = src->ops[j];
+    if (!ir_bind_source(b, o, stage)) return 0;
+    b->stage = stage;
+    rows[j] = b->row;
+    if ((ts[j] = rel_col(b, rows[j], quals[j], "ts", o->pos)) < 0 ||
+        (dur[j] = rel_col(b, rows[j], quals[j], "dur", o->pos)) < 0 ||
+        !check_bound(b, quals[j], "ts", ts[j], o->pos) ||
+        !check_bound(b, quals[j], "dur", dur[j], o->pos))
+      return 0;
+    per[j] = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)np + 1));
+    for (int q = 0; q < np; q++) {
+      if ((per[j][q] = rel_col(b, rows[j], quals[j], src->per[q].name, o->pos)) < 0) return 0;
+      if (j && key_kind(p->cols[per[j][q]].type) != key_kind(p->cols[per[0][q]].type))
+        return ir_fail(b, src->per[q].pos,
+                       "expected %s.%s to have the type of %s.%s, but it is %s and %s", quals[j],
+                       src->per[q].name, quals[0], src->per[q].name,
+                       rt_type_name(p->cols[per[j][q]].type), rt_type_name(p->cols[per[0][q]].type));
+    }
+    int *cols;
+    int n = row_cols(b, rows[j], &cols);
+    bufs[j] = add_buffer(b, o->pos, n, cols);
+  }
+  ir_op *op = ir_op_add(b, IR_ISECT, src->pos);
+  rel_arrays(b, op, k, np);
+  for (int j = 0; j < k; j++) {
+    op->iv_bufs[j] = bufs[j];
+    bufs[j]->iv_user = op;
+    op->iv_ts[j] = ts[j];
+    op->iv_dur[j] = dur[j];
+    op->iv_per[j] = per[j];
+    op->iv_names[j] = quals[j];
+  }
+  op->iv_ts_out = ir_col_new(p, "ts", RT_I64, false);
+  op->iv_dur_out = ir_col_new(p, "dur", RT_I64, false);
+
+  /* ts, dur bare; the first operand's PER columns bare too; every other
+   * operand column only through its alias (or a star). */
+  ir_rowb rb = {0};
+  ir_rowb_add(b, &rb, "ts", op->iv_ts_out, false);
+  ir_rowb_add(b, &rb, "dur", op->iv_dur_out, false);
+  ir_alias *al = rt_arena_alloc(&p->arena, sizeof(ir_alias) * (size_t)k);
+  for (int j = 0; j < k; j++) {
+    for (int i = 0; i < rows[j].n; i++) {
+      bool bare = false;
+      for (int q = 0; q < np && j == 0; q++)
+        bare |= rows[j].e[i].col == per[0][q] && ir_name_eq(rows[j].e[i].name, src->per[q].name);
+      ir_rowb_add(b, &rb, rows[j].e[i].name, rows[j].e[i].col, !bare);
+    }
+    al[j] = (ir_alias){quals[j], rows[j]};
+  }
+  b->row = ir_rowb_done(&rb);
+  b->naliases = k;
+  b->aliases = al;
+  return 1;
+}
+
+/* ---- INTERVAL FLATTEN --------------------------------------------------- */
+
+/* COUNT(*), COUNT(x), SUM, MIN, MAX, AVG of numbers (COUNT of anything). */
+static int bind_flat_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
+                         bool *out_null) {
+  static const char *const names[] = {"count", "sum", "min", "max", "avg"};
+  static const rt_aggkind kinds[] = {RT_AGG_COUNT, RT_AGG_SUM, RT_AGG_MIN, RT_AGG_MAX, RT_AGG_AVG};
+  const fe_expr *x = it->expr;
+  int kind = -1;
+  if (it->kind == IT_EXPR && x->kind == AX_CALL)
+    for (int i = 0; i < 5; i++)
+      if (ir_name_eq(x->str, names[i])) kind = i;
+  if (kind < 0)
+    return ir_fail(b, it->kind == IT_EXPR ? x->pos : it->pos,
+                   "expected COUNT, SUM, MIN, MAX or AVG, but got '%s'",
+                   it->kind == IT_EXPR ? ir_expr_text(b, x) : "*");
+  if (x->distinct) return ir_fail(b, x->pos, "DISTINCT is not supported in aggregates");
+  if (x->star) {
+    if (kinds[kind] != RT_AGG_COUNT || x->nargs)
+      return ir_fail(b, x->pos, "expected an argument to %s(), not *", x->str);
+  } else if (x->nargs != 1) {
+    return ir_fail(b, x->pos, "expected 1 argument to %s(), but got %d", x->str, x->nargs);
+  }
+  if (!it->name)
+    return ir_fail(b, x->pos,
+                   "expected every column to have a valid name, but '%s' is not one: give it one "
+                   "with AS",
+                   ir_expr_text(b, x));
+  *ag = (ir_agg){.kind = kinds[kind], .arg_col = -1, .arg_type = RT_I64, .live = true};
+  *out_type = RT_I64;
+  *out_null = false;
+  if (x->star) {
+    ag->kind = RT_AGG_COUNT_STAR;
+    return 1;
+  }
+  b->agg_msg = "an aggregate cannot contain another aggregate";
+  ir_expr *e = ir_bind_expr(b, x->args[0]);
+  b->agg_msg = NULL;
+  if (!e) return 0;
+  if (e->type == RT_STR && ag->kind != RT_AGG_COUNT)
+    return ir_fail(b, x->args[0]->pos, "expected a number in %s(), but '%s' is a string", x->str,
+                   ir_expr_text(b, x->args[0]));
+  e = ir_ex_settle(b, e, RT_I64);
+  ag->arg_col = ir_materialize(b, e, ir_expr_text(b, x->args[0]), x->args[0]->pos);
+  ag->arg_type = e->type;
+  if (ag->kind == RT_AGG_AVG || (ag->kind != RT_AGG_COUNT && e->type == RT_F64)) *out_type = RT_F64;
+  /* Every segment has a covering row; only NULL inputs make it NULL. */
+  *out_null = ag->kind != RT_AGG_COUNT && e->nullable;
+  return 1;
+}
+
+/* Bare ts and dur of the current row (integers) and its PER columns. */
+static int input_bounds(ir_binder *b, const fe_stage *st, int *ts, int *dur, int **per,
+                        const char ***per_names) {
+  const char *nm;
+  if (!ir_resolve(b, NULL, "ts", st->pos, st->pos, ts, &nm) ||
+      !check_bound(b, NULL, "ts", *ts, st->pos) ||
+      !ir_resolve(b, NULL, "dur", st->pos, st->pos, dur, &nm) ||
+      !check_bound(b, NULL, "dur", *dur, st->pos))
+    return 0;
+  *per = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)st->nper + 1));
+  *per_names = rt_arena_alloc(&b->p->arena, sizeof(char *) * ((size_t)st->nper + 1));
+  for (int q = 0; q < st->nper; q++)
+    if (!ir_resolve(b, NULL, st->per[q].name, st->per[q].pos, st->per[q].pos, &(*per)[q],
+                    &(*per_names)[q]))
+      return 0;
+  return 1;
+}
+
+int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
+  ir_plan *p = b->p;
+  int ts, dur, *per;
+  const char **pnames;
+  if (!input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
+  int na = st->nitems;
+  ir_agg *aggs = rt_arena_alloc(&p->arena, sizeof(ir_agg) * ((size_t)na + 1));
+  rt_type *types = rt_arena_alloc(&p->arena, sizeof(rt_type) * ((size_t)na + 1));
+  bool *nulls = rt_arena_alloc(&p->arena, (size_t)na + 1);
+  for (int i = 0; i < na; i++)
+    if (!bind_flat_agg(b, &st->items[i], &aggs[i], &types[i], &nulls[i])) return 0;
+  /* The buffer holds what the sweep reads; nothing else survives. */
+  int *cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)(2 + st->nper + na) + 1));
+  int n = 0;
+  cols[n++] = ts;
+  cols[n++] = dur;
+  for (int q = 0; q < st->nper + na; q++) {
+    int c = q < st->nper ? per[q] : aggs[q - st->nper].arg_col;
+    bool dup = c < 0;
+    for (int i = 0; i < n && !dup; i++) dup = cols[i] == c;
+    if (!dup) cols[n++] = c;
+  }
+  ir_op *buf = add_buffer(b, st->pos, n, cols);
+  ir_op *op = ir_op_add(b, IR_FLATTEN, st->pos);
+  rel_arrays(b, op, 1, st->nper);
+  op->iv_bufs[0] = buf;
+  buf->iv_user = op;
+  op->iv_ts[0] = ts;
+  op->iv_dur[0] = dur;
+  op->iv_per[0] = per;
+  op->naggs = na;
+  op->aggs = aggs;
+  op->iv_ts_out = ir_col_new(p, "ts", RT_I64, false);
+  op->iv_dur_out = ir_col_new(p, "dur", RT_I64, false);
+  ir_rowb rb = {0};
+  ir_rowb_add(b, &rb, "ts", op->iv_ts_out, false);
+  ir_rowb_add(b, &rb, "dur", op->iv_dur_out, false);
+  for (int q = 0; q < st->nper; q++) ir_rowb_add(b, &rb, pnames[q], per[q], false);
+  for (int i = 0; i < na; i++) {
+    aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
+    ir_rowb_add(b, &rb, st->items[i].name, aggs[i].out_col, false);
+  }
+  b->row = ir_rowb_done(&rb);
+  ir_alias_set_one(b, NULL, b->row);
+  return 1;
+}
+
+/* ---- shared by JOIN and FILL GAPS: the operand -------------------------- */
+
+typedef struct iv_operand {
+  ir_row row;
+  const char *qual;
+  int ts, dur;
+  int *per;           /* -1 where the operand lacks the PER column */
+  int nper_found;
+} iv_operand;
+
+/* Binds the operand source; finds its bounds (required) and PER columns
+ * (missing ones are -1: JOIN requires all, FILL GAPS all or none). */
+static int bind_operand(ir_binder *b, const fe_stage *st, const char *what, iv_operand *o) {
+  const char *stage = b->stage;
+  if (!ir_bind_source(b, st->src, stage)) return 0;
+  b->stage = stage;
+  o->row = b->row;
+  o->qual = src_qual(st->src);
+  const char *rel = o->qual ? o->qual : what;
+  int pos = st->src->pos;
+  if ((o->ts = rel_col(b, o->row, rel, "ts", pos)) < 0 ||
+      (o->dur = rel_col(b, o->row, rel, "dur", pos)) < 0 ||
+      !check_bound(b, rel, "ts", o->ts, pos) || !check_bound(b, rel, "dur", o->dur, pos))
+    return 0;
+  o->per = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)st->nper + 1));
+  o->nper_found = 0;
+  for (int q = 0; q < st->nper; q++) {
+    o->per[q] = find_bare(o->row, st->per[q].name, NULL);
+    if (o->per[q] == -2) return ir_fail(b, pos, "column '%s' of %s is ambiguous", st->per[q].name, rel);
+    if (o->per[q] >= 0) o->nper_found++;
+  }
+  return 1;
+}
+
+static int check_key_types(ir_binder *b, const fe_stage *st, const int *in, const int *op,
+                           const char *rel) {
+  for (int q = 0; q < st->nper; q++) {
+    rt_type a = b->p->cols[in[q]].type, o = b->p->cols[op[q]].type;
+    if (key_kind(a) != key_kind(o))
+      return ir_fail(b, st->per[q].pos, "expected %s.%s to have the type of the input's %s, but it is %s and %s",
+                     rel, st->per[q].name, st->per[q].name, rt_type_name(o), rt_type_name(a));
+  }
+  return 1;
+}
+
+/* ---- INTERVAL JOIN -------------------------------------------------------- */
+
+int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
+  ir_plan *p = b->p;
+  int ts, dur, *per;
+  const char **pnames;
+  if (!input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
+  ir_row in_row = b->row;
+  int in_naliases = b->naliases;
+  const ir_alias *in_aliases = b->aliases;
+  int *in_cols;
+  int nin = ir_row_all_cols(b, &in_cols);
+  ir_op *inbuf = add_buffer(b, st->pos, nin, in_cols);
+
+  iv_operand o;
+  if (!bind_operand(b, st, "the operand", &o)) return 0;
+  const char *rel = o.qual ? o.qual : "the operand";
+  for (int q = 0; q < st->nper; q++)
+    if (o.per[q] < 0) return ir_fail(b, st->src->pos, "expected %s to have a %s column", rel, st->per[q].name);
+  if (!check_key_types(b, st, per, o.per, rel)) return 0;
+  int *op_cols;
+  int nop = row_cols(b, o.row, &op_cols);
+  ir_op *opbuf = add_buffer(b, st->src->pos, nop, op_cols);
+
+  ir_op *op = ir_op_add(b, IR_IJOIN, st->pos);
+  rel_arrays(b, op, 2, st->nper);
+  op->iv_bufs[0] = inbuf;
+  op->iv_bufs[1] = opbuf;
+  inbuf->iv_user = opbuf->iv_user = op;
+  op->iv_ts[0] = ts;
+  op->iv_dur[0] = dur;
+  op->iv_per[0] = per;
+  op->iv_ts[1] = o.ts;
+  op->iv_dur[1] = o.dur;
+  op->iv_per[1] = o.per;
+  op->iv_names[0] = NULL;
+  op->iv_names[1] = o.qual;
+  static const rt_ijrel rels[] = {
+      [JR_OVERLAPPING_BOUNDS] = RT_IJ_OVERLAPPING, [JR_COVERING_BEGIN] = RT_IJ_COVERING_BEGIN,
+      [JR_COVERING_END] = RT_IJ_COVERING_END,      [JR_COVERING_BOUNDS] = RT_IJ_COVERING_BOUNDS,
+      [JR_WITHIN_BOUNDS] = RT_IJ_WITHIN,
+  };
+  op->iv_rel = (int)rels[st->rel];
+  op->iv_left = st->left;
+  /* LEFT: an unmatched row reads the operand's columns as NULL. */
+  if (st->left)
+    for (int i = 0; i < nop; i++) p->cols[op_cols[i]].nullable = true;
+
+  ir_rowb rb = {0};
+  for (int i = 0; i < in_row.n; i++)
+    ir_rowb_add(b, &rb, in_row.e[i].name, in_row.e[i].col, in_row.e[i].qonly);
+  for (int i = 0; i < o.row.n; i++) ir_rowb_add(b, &rb, o.row.e[i].name, o.row.e[i].col, true);
+  b->row = ir_rowb_done(&rb);
+  /* The input's aliases stay; the operand's alias joins them (replacing
+   * one of the same name). */
+  ir_alias *al = rt_arena_alloc(&p->arena, sizeof(ir_alias) * ((size_t)in_naliases + 1));
+  int na = 0;
+  for (int i = 0; i < in_naliases; i++)
+    if (!o.qual || !ir_name_eq(in_aliases[i].name, o.qual)) al[na++] = in_aliases[i];
+  if (o.qual) al[na++] = (ir_alias){o.qual, o.row};
+  b->naliases = na;
+  b->aliases = al;
+  return 1;
+}
+
+/* ---- INTERVAL FILL GAPS ---------------------------------------------------- */
+
+int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
+  ir_plan *p = b->p;
+  int ts, dur, *per;
+  const char **pnames;
+  if (!input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
+  /* The output keeps the input's bare columns (aliases are cleared). */
+  ir_rowb inb = {0};
+  for (int i = 0; i < b->row.n; i++)
+    if (!b->row.e[i].qonly) ir_rowb_add(b, &inb, b->row.e[i].name, b->row.e[i].col, false);
+  ir_row in_row = ir_rowb_done(&inb);
+  int *in_cols;
+  int nin = row_cols(b, in_row, &in_cols);
+  ir_op *inbuf = add_buffer(b, st->pos, nin, in_cols);
+
+  iv_operand o;
+  if (!bind_operand(b, st, "the background", &o)) return 0;
+  if (o.nper_found != 0 && o.nper_found != st->nper)
+    return ir_fail(b, st->src->pos, "expected the background to have every PER column or none");
+  bool bg_per = st->nper > 0 && o.nper_found == st->nper;
+  if (bg_per && !check_key_types(b, st, per, o.per, o.qual ? o.qual : "the background")) return 0;
+  int *bg_cols;
+  int nbg = row_cols(b, o.row, &bg_cols);
+  ir_op *bgbuf = add_buffer(b, st->src->pos, nbg, bg_cols);
+
+  ir_op *op = ir_op_add(b, IR_FILLGAPS, st->pos);
+  rel_arrays(b, op, 2, st->nper);
+  op->iv_bufs[0] = inbuf;
+  op->iv_bufs[1] = bgbuf;
+  inbuf->iv_user = bgbuf->iv_user = op;
+  op->iv_ts[0] = ts;
+  op->iv_dur[0] = dur;
+  op->iv_per[0] = per;
+  op->iv_ts[1] = o.ts;
+  op->iv_dur[1] = o.dur;
+  op->iv_per[1] = bg_per ? o.per : NULL;
+  op->iv_names[0] = NULL;
+  op->iv_names[1] = o.qual ? o.qual : "background";
+
+  int max = in_row.n + o.row.n + 1;
+  op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
+  op->iv_from_in = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
+  op->iv_from_bg = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
+  op->iv_fill_kind = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
+  op->iv_fill_key = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
+  ir_rowb rb = {0};
+  int n = 0;
+  for (int i = 0; i < in_row.n; i++) {
+    const ir_entry *e = &in_row.e[i];
+    const ir_col *ic = &p->cols[e->col];
+    int kind = e->col == ts ? 1 : e->col == dur ? 2 : 0, key = -1;
+    for (int q = 0; q < st->nper && !kind; q++)
+      if (e->col == per[q]) kind = 3, key = q;
+    int from_bg = -1;
+    bool nullable = ic->nullable;
+    if (kind == 0) {
+      from_bg = find_bare(o.row, e->name, NULL);
+      if (from_bg == -2) return ir_fail(b, st->src->pos, "column '%s' of the background is ambiguous", e->name);
+      if (from_bg >= 0 && key_kind(p->cols[from_bg].type) != key_kind(ic->type))
+        return ir_fail(b, st->src->pos,
+                       "expected the background's %s to have the type of the input's, but it is %s and %s",
+                       e->name, rt_type_name(p->cols[from_bg].type), rt_type_name(ic->type));
+      nullable |= from_bg < 0 || p->cols[from_bg].nullable;
+    } else if (kind == 3 && bg_per) {
+      nullable |= p->cols[o.per[key]].nullable;
+    }
+    rt_type t = ic->type == RT_F64 || ic->type == RT_STR || ic->type == RT_BOOL ? ic->type : RT_I64;
+    op->out_cols[n] = ir_col_new(p, e->name, t, nullable);
+    op->iv_from_in[n] = e->col;
+    op->iv_from_bg[n] = from_bg;
+    op->iv_fill_kind[n] = kind;
+    op->iv_fill_key[n] = key;
+    ir_rowb_add(b, &rb, e->name, op->out_cols[n], false);
+    n++;
+  }
+  /* The background's other columns, NULL on input rows. */
+  for (int i = 0; i < o.row.n; i++) {
+    const ir_entry *e = &o.row.e[i];
+    bool other = e->col != o.ts && e->col != o.dur && find_bare(in_row, e->name, NULL) == -1;
+    for (int q = 0; q < st->nper && other; q++) other = !ir_name_eq(e->name, st->per[q].name);
+    for (int k = 0; k < i && other; k++) other = !ir_name_eq(o.row.e[k].name, e->name);
+    if (!other || e->qonly) continue;
+    rt_type bt = p->cols[e->col].type;
+    rt_type t = bt == RT_F64 || bt == RT_STR || bt == RT_BOOL ? bt : RT_I64;
+    op->out_cols[n] = ir_col_new(p, e->name, t, true);
+    op->iv_from_in[n] = -1;
+    op->iv_from_bg[n] = e->col;
+    op->iv_fill_kind[n] = 0;
+    op->iv_fill_key[n] = -1;
+    ir_rowb_add(b, &rb, e->name, op->out_cols[n], false);
+    n++;
+  }
+  op->nscan = n;
+  b->row = ir_rowb_done(&rb);
+  ir_alias_set_one(b, NULL, b->row);
+  return 1;
+}

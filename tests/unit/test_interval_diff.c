@@ -1,0 +1,311 @@
+/*
+ * test_interval_diff.c — INTERVAL INTERSECTION OF, FLATTEN and JOIN on
+ * random interval sets against plain-SQL answers from SQLite, on both
+ * backends.
+ *
+ * Tables (made by SQL from a fixed linear congruential sequence, so runs
+ * repeat): a, b, c of ~2000 rows with ts in [0, 20000), dur in [0, 60)
+ * (points included, a few NULL bounds), PER key k in 0..4 or NULL, values
+ * with NULLs; each relation overlaps itself. o adds never-ending rows
+ * (dur = -1) for JOIN. Each pipeline runs through the exec driver with the
+ * interpreter and with the JIT's segment functions; the JIT run must not
+ * fall back to the interpreter in a compiled segment (ex_seg.vm stays
+ * NULL), and every compiled plan must have compiled the segment after the
+ * interval source. Both results are compared with the SQL query's rows:
+ * as sorted multisets (INTERSECTION, FLATTEN) or in order (JOIN, whose
+ * output order is defined).
+ *
+ * SQL formulations. Let s = max(starts), e = min(ends). Operands meet iff
+ * s < e (all positive), or s = e and every positive operand still holds s
+ * (s < its end): that is how a point meets an interval and another point.
+ * FLATTEN: the distinct starts and ends of positive rows cut each group
+ * into segments (lead() over the sorted cuts), each counted when a row
+ * covers it; plus one zero-length segment per distinct point instant,
+ * aggregating the points there and the positive rows with ts <= t < end.
+ * JOIN: the relationship table of runtime/ijoin.c as a CASE.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "codegen/cg.h"
+#include "exec/engine.h"
+
+/* codegen/cg_segment.c: whether the JIT compiles a segment at all. */
+bool cg_segment_wanted(const ir_segment *seg);
+
+static pj_engine *E;
+static cg_jit *J;
+
+/* x(i) is a pseudo-random number from a row index i (SQLite integers). */
+#define RND(i, m, a) "((((" i ") * 1103515245 + " a ") % 2147483648) % " m ")"
+
+static const char *SETUP =
+    "CREATE TABLE seq AS WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < 1999) SELECT i FROM r;"
+    "CREATE PERFETTO TABLE a AS SELECT i AS id, "
+    "  CASE WHEN i % 97 = 5 THEN NULL ELSE " RND("i", "20000", "12345") " END AS ts, "
+    "  CASE WHEN i % 89 = 7 THEN NULL WHEN i % 7 = 0 THEN 0 ELSE " RND("i + 7", "60", "999") " END AS dur, "
+    "  CASE WHEN i % 11 = 0 THEN NULL ELSE " RND("i + 3", "5", "77") " END AS k, "
+    "  CASE WHEN i % 13 = 0 THEN NULL ELSE " RND("i + 5", "1000", "31") " END AS v FROM seq;"
+    "CREATE PERFETTO TABLE b AS SELECT i AS id, "
+    "  " RND("i + 100", "20000", "54321") " AS ts, "
+    "  CASE WHEN i % 5 = 0 THEN 0 ELSE " RND("i + 9", "80", "4242") " END AS dur, "
+    "  CASE WHEN i % 17 = 0 THEN NULL ELSE " RND("i + 11", "5", "99") " END AS k, "
+    "  " RND("i + 13", "1000", "17") " AS w FROM seq;"
+    "CREATE PERFETTO TABLE c AS SELECT i AS id, "
+    "  " RND("i + 200", "20000", "888") " AS ts, "
+    "  CASE WHEN i % 3 = 0 THEN 0 ELSE " RND("i + 1", "200", "1") " END AS dur, "
+    "  CASE WHEN i % 19 = 0 THEN NULL ELSE " RND("i + 21", "5", "5") " END AS k FROM seq;"
+    "CREATE PERFETTO TABLE o AS SELECT id, ts, CASE WHEN id % 101 = 3 THEN -1 ELSE dur END AS dur, k, w FROM b;"
+    /* Native copies with indexes for the SQL side (a join over the
+     * virtual tables would rescan them per row). */
+    "CREATE TABLE sa AS SELECT * FROM a; CREATE TABLE sb AS SELECT * FROM b;"
+    "CREATE TABLE sc AS SELECT * FROM c; CREATE TABLE so AS SELECT * FROM o;"
+    "CREATE INDEX sa_k ON sa(k, ts); CREATE INDEX sb_k ON sb(k, ts);"
+    "CREATE INDEX sc_k ON sc(k, ts); CREATE INDEX so_k ON so(k, ts);";
+
+static int setup(void **state) {
+  (void)state;
+  if (pj_engine_open(NULL, &E) != PJ_OK) return -1;
+  if (pj_engine_exec(E, SETUP, NULL, NULL) != PJ_OK) {
+    fprintf(stderr, "setup: %s\n", pj_engine_errmsg(E));
+    return -1;
+  }
+  rt_err err = {.offset = -1};
+  J = cg_jit_new(&err);
+  return J ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  cg_jit_free(J);
+  pj_engine_close(E);
+  return 0;
+}
+
+static ex_batch_fn pick_interp(void *ctx, int seg) { return vm_run_batch; }
+static ex_batch_fn pick_jit(void *ctx, int seg) { return cg_segment_fn(ctx, seg); }
+
+/* Rows as text lines "c1|c2|…" (NULL as "NULL"). */
+typedef struct lines {
+  int n, cap;
+  char **v;
+} lines;
+
+static void lines_add(lines *l, const char *s) {
+  if (l->n == l->cap) {
+    l->cap = l->cap ? 2 * l->cap : 256;
+    l->v = realloc(l->v, sizeof(char *) * (size_t)l->cap);
+    assert_non_null(l->v);
+  }
+  l->v[l->n++] = strdup(s);
+}
+
+static void lines_free(lines *l) {
+  for (int i = 0; i < l->n; i++) free(l->v[i]);
+  free(l->v);
+  memset(l, 0, sizeof *l);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void rowbuf_lines(const rt_rowbuf *r, lines *out) {
+  char line[1024];
+  for (int64_t i = 0; i < r->nrows; i++) {
+    size_t at = 0;
+    for (int c = 0; c < r->ncols; c++) {
+      if (c) line[at++] = '|';
+      if (!rt_bit(r->valid[c], (uint32_t)i)) at += (size_t)snprintf(line + at, sizeof line - at, "NULL");
+      else if (r->types[c] == RT_F64) at += (size_t)snprintf(line + at, sizeof line - at, "%.6f", ((double *)r->data[c])[i]);
+      else if (r->types[c] == RT_STR) at += (size_t)snprintf(line + at, sizeof line - at, "s%u", ((uint32_t *)r->data[c])[i]);
+      else at += (size_t)snprintf(line + at, sizeof line - at, "%lld", (long long)((int64_t *)r->data[c])[i]);
+    }
+    line[at] = 0;
+    lines_add(out, line);
+  }
+}
+
+static void sql_lines(const char *sql, lines *out) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(E->db, sql, -1, &st, NULL) != SQLITE_OK) {
+    fprintf(stderr, "sql: %s\n%s\n", sqlite3_errmsg(E->db), sql);
+    fail();
+  }
+  char line[1024];
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    size_t at = 0;
+    for (int c = 0; c < sqlite3_column_count(st); c++) {
+      if (c) line[at++] = '|';
+      int t = sqlite3_column_type(st, c);
+      if (t == SQLITE_NULL) at += (size_t)snprintf(line + at, sizeof line - at, "NULL");
+      else if (t == SQLITE_FLOAT) at += (size_t)snprintf(line + at, sizeof line - at, "%.6f", sqlite3_column_double(st, c));
+      else at += (size_t)snprintf(line + at, sizeof line - at, "%lld", (long long)sqlite3_column_int64(st, c));
+    }
+    line[at] = 0;
+    lines_add(out, line);
+  }
+  sqlite3_finalize(st);
+}
+
+/* Runs the pipeline on one backend; fills rows; checks no fallback. */
+static void run_one(pj_query *q, cg_module *code, lines *rows) {
+  ex_value none[1] = {{.type = RT_NULLT}};
+  ex_run run;
+  ex_run_init(&run, q->plan, E->strings, E->db, 0, none);
+  int rc = code ? ex_run_plan(&run, pick_jit, code) : ex_run_plan(&run, pick_interp, NULL);
+  if (rc != 0) {
+    fprintf(stderr, "run: %s\n", run.err.msg);
+    fail();
+  }
+  bool fell_back = false, after_source = false;
+  for (int i = 0; i < run.nsegs; i++) {
+    const ir_op *src = run.segs[i].seg->source;
+    bool ivsrc = ex_iv_is_source(src->kind);
+    if (code && cg_segment_compiled(code, i)) {
+      fell_back |= run.segs[i].vm != NULL;
+      after_source |= ivsrc;
+    }
+    /* a segment after the operator that the JIT wants must be compiled */
+    if (code && ivsrc && cg_segment_wanted(run.segs[i].seg)) assert_true(cg_segment_compiled(code, i));
+  }
+  if (code) {
+    assert_false(fell_back);
+    assert_true(after_source);   /* every pipeline here has work after the operator */
+  }
+  rowbuf_lines(&run.result, rows);
+  ex_run_free(&run);
+  rt_rowbuf_free(&run.result);
+}
+
+static void same_lines(const char *what, lines *x, lines *y, bool sort) {
+  if (sort) {
+    qsort(x->v, (size_t)x->n, sizeof(char *), cmp_str);
+    qsort(y->v, (size_t)y->n, sizeof(char *), cmp_str);
+  }
+  if (x->n != y->n) {
+    fprintf(stderr, "%s: %d rows, SQL %d rows\n", what, x->n, y->n);
+    fail();
+  }
+  for (int i = 0; i < x->n; i++)
+    if (strcmp(x->v[i], y->v[i])) {
+      fprintf(stderr, "%s: row %d: '%s', SQL '%s'\n", what, i, x->v[i], y->v[i]);
+      fail();
+    }
+}
+
+/* The pipeline on both backends against the SQL. min_rows guards against
+ * a vacuous comparison. */
+static void diff(const char *pipe, const char *sql, bool sorted, int min_rows) {
+  pj_query *q = NULL;
+  if (pj_query_compile(E, pipe, &q) != PJ_OK) {
+    fprintf(stderr, "compile: %s: %s\n", pipe, pj_engine_errmsg(E));
+    fail();
+  }
+  rt_err err = {.offset = -1};
+  cg_module *code = cg_compile(J, q->plan, 2, &err);
+  assert_non_null(code);
+  lines want = {0}, a = {0}, b = {0};
+  sql_lines(sql, &want);
+  assert_true(want.n >= min_rows);
+  run_one(q, NULL, &a);
+  run_one(q, code, &b);
+  same_lines("interp", &a, &want, !sorted);
+  same_lines("jit", &b, &want, !sorted);
+  lines_free(&want);
+  lines_free(&a);
+  lines_free(&b);
+  cg_module_free(code);
+  pj_query_free(q);
+}
+
+#define END(t) "(" t ".ts + " t ".dur)"
+#define VALID(t) t ".ts IS NOT NULL AND " t ".dur IS NOT NULL"
+
+static void test_intersect_two(void **state) {
+  (void)state;
+  diff("INTERVAL INTERSECTION OF (a AS x, b AS y) PER k |> WHERE dur >= 0 |> SELECT ts, dur, k, x.v AS v, y.w AS w, x.id AS xi, y.id AS yi",
+       "SELECT max(x.ts, y.ts), min(" END("x") ", " END("y") ") - max(x.ts, y.ts), x.k, x.v, y.w, x.id, y.id "
+       "FROM sa x JOIN sb y ON x.k IS y.k AND y.ts BETWEEN x.ts - 200 AND x.ts + 200 WHERE " VALID("x") " AND " VALID("y") " AND "
+       "(max(x.ts, y.ts) < min(" END("x") ", " END("y") ") OR (max(x.ts, y.ts) = min(" END("x") ", " END("y") ") "
+       " AND (x.dur = 0 OR max(x.ts, y.ts) < " END("x") ") AND (y.dur = 0 OR max(x.ts, y.ts) < " END("y") ")))",
+       false, 100);
+  /* no PER, downstream filter and arithmetic */
+  diff("INTERVAL INTERSECTION OF (b AS x, c AS y) |> WHERE y.dur > 0 |> SELECT ts, dur * 2 AS d2, x.id AS xi, y.id AS yi",
+       "SELECT max(x.ts, y.ts), 2 * (min(" END("x") ", " END("y") ") - max(x.ts, y.ts)), x.id, y.id "
+       "FROM sb x JOIN sc y ON y.dur > 0 AND y.ts BETWEEN x.ts - 200 AND x.ts + 200 WHERE " VALID("x") " AND " VALID("y") " AND "
+       "(max(x.ts, y.ts) < min(" END("x") ", " END("y") ") OR (max(x.ts, y.ts) = min(" END("x") ", " END("y") ") "
+       " AND (x.dur = 0 OR max(x.ts, y.ts) < " END("x") ") AND (y.dur = 0 OR max(x.ts, y.ts) < " END("y") ")))",
+       false, 100);
+}
+
+static void test_intersect_three(void **state) {
+  (void)state;
+#define S3 "max(x.ts, y.ts, z.ts)"
+#define E3 "min(" END("x") ", " END("y") ", " END("z") ")"
+  diff("INTERVAL INTERSECTION OF (a AS x, b AS y, c AS z) PER k |> AGGREGATE COUNT(*) AS n, SUM(dur) AS d, SUM(x.v) AS sv GROUP BY k",
+       "SELECT x.k, count(*), sum(" E3 " - " S3 "), sum(x.v) FROM sa x JOIN sb y ON x.k IS y.k AND y.ts BETWEEN x.ts - 200 AND x.ts + 200 "
+       "JOIN sc z ON z.k IS x.k AND z.ts BETWEEN x.ts - 200 AND x.ts + 200 "
+       "WHERE " VALID("x") " AND " VALID("y") " AND " VALID("z") " AND (" S3 " < " E3 " OR (" S3 " = " E3
+       " AND (x.dur = 0 OR " S3 " < " END("x") ") AND (y.dur = 0 OR " S3 " < " END("y") ") AND (z.dur = 0 OR " S3 " < " END("z") "))) GROUP BY x.k",
+       false, 3);
+}
+
+static void test_flatten(void **state) {
+  (void)state;
+  diff("FROM a |> INTERVAL FLATTEN PER k AGGREGATE COUNT(*) AS n, SUM(v) AS sv, MAX(v) AS mx |> WHERE n > 0",
+       "WITH r AS (SELECT * FROM sa WHERE " VALID("sa") "), "
+       "cut AS (SELECT k, ts AS t FROM r WHERE dur > 0 UNION SELECT k, ts + dur FROM r WHERE dur > 0), "
+       "seg AS (SELECT k, t AS s, lead(t) OVER (PARTITION BY k ORDER BY t) AS e FROM cut) "
+       "SELECT seg.s, seg.e - seg.s, seg.k, count(*), sum(r.v), max(r.v) FROM seg JOIN r ON r.k IS seg.k AND r.dur > 0 "
+       "  AND r.ts <= seg.s AND r.ts + r.dur >= seg.e WHERE seg.e IS NOT NULL GROUP BY seg.k, seg.s, seg.e "
+       "UNION ALL "
+       "SELECT p.t, 0, p.k, count(*), sum(r.v), max(r.v) FROM (SELECT DISTINCT k, ts AS t FROM r WHERE dur = 0) p "
+       "  JOIN r ON r.k IS p.k AND ((r.dur = 0 AND r.ts = p.t) OR (r.dur > 0 AND r.ts <= p.t AND p.t < r.ts + r.dur)) "
+       "GROUP BY p.k, p.t",
+       false, 100);
+}
+
+/* The relationship of input i to operand o (runtime/ijoin.c's table). */
+#define OE "(CASE WHEN o.dur < 0 THEN 9223372036854775807 ELSE o.ts + o.dur END)"
+#define IE "(CASE WHEN i.dur < 0 THEN 9223372036854775807 ELSE i.ts + i.dur END)"
+#define REL(pos, ipt, opt) \
+  "(CASE WHEN i.dur = 0 AND o.dur = 0 THEN o.ts = i.ts WHEN i.dur = 0 THEN (" ipt ") " \
+  "WHEN o.dur = 0 THEN (" opt ") ELSE (" pos ") END)"
+
+static void join_case(const char *rel, const char *cond, bool left) {
+  char pipe[512], sql[2048];
+  snprintf(pipe, sizeof pipe,
+           "FROM a |> %sINTERVAL JOIN o AS m %s PER k |> WHERE id >= 0 |> SELECT id, m.id AS mid, m.w AS w, v", left ? "LEFT " : "", rel);
+  snprintf(sql, sizeof sql,
+           "SELECT i.id, o.id, o.w, i.v FROM sa i %s JOIN so o ON i.k = o.k AND " VALID("i") " AND " VALID("o")
+           " AND %s ORDER BY i.id, o.ts, o.id",
+           left ? "LEFT" : "", cond);
+  diff(pipe, sql, true, 100);
+}
+
+static void test_join(void **state) {
+  (void)state;
+  join_case("OVERLAPPING BOUNDS", REL("o.ts < " IE " AND i.ts < " OE, "o.ts <= i.ts AND i.ts < " OE, "i.ts <= o.ts AND o.ts < " IE), false);
+  join_case("OVERLAPPING BOUNDS", REL("o.ts < " IE " AND i.ts < " OE, "o.ts <= i.ts AND i.ts < " OE, "i.ts <= o.ts AND o.ts < " IE), true);
+  join_case("COVERING BEGIN", REL("o.ts <= i.ts AND i.ts < " OE, "o.ts <= i.ts AND i.ts < " OE, "o.ts = i.ts"), false);
+  join_case("COVERING END", REL("o.ts < " IE " AND " IE " <= " OE, "o.ts <= i.ts AND i.ts < " OE, "0"), false);
+  join_case("COVERING BOUNDS", REL("o.ts <= i.ts AND " IE " <= " OE, "o.ts <= i.ts AND i.ts < " OE, "0"), true);
+  join_case("WITHIN BOUNDS", REL("i.ts <= o.ts AND " OE " <= " IE, "0", "i.ts <= o.ts AND o.ts < " IE), false);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_intersect_two),
+      cmocka_unit_test(test_intersect_three),
+      cmocka_unit_test(test_flatten),
+      cmocka_unit_test(test_join),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
