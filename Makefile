@@ -26,8 +26,13 @@ test-asan: setup
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
+# Every workload at 1k … 10M rows in modes interp, jit and auto (about 20
+# minutes on 2 cores; run it on a quiet machine): prints the table and
+# writes bench/REPORT.md and bench/report.svg. A fast smoke check of the
+# same path: make bench BENCH_ARGS=--quick (sizes up to 100k, one repeat).
+BENCH_ARGS ?=
 bench: build
-	@./$(BUILD)/pipejit-bench
+	@./$(BUILD)/pipejit-bench --report bench/REPORT.md --svg bench/report.svg $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) build-asan

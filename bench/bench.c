@@ -8,7 +8,16 @@
  *                              tree_up_shuffled|tree_sql|all]
  *                 [--sizes 1000,10000,...] [--modes interp,jit,auto]
  *                 [--repeat N] [--opt 0..3] [--passes PIPELINE]
- *                 [--sql-cap SECONDS] [--csv | --json]
+ *                 [--sql-cap SECONDS] [--sql-max-size N] [--csv | --json]
+ *                 [--report REPORT.md] [--svg report.svg] [--quick]
+ *
+ * --workload also takes a comma list. --report / --svg also write the
+ * benchmark report (bench/report.c) from every row measured; `make bench`
+ * runs all workloads that way. --quick: sizes up to 100k, one repeat.
+ * Without --repeat, medians are of 5 runs below 1M rows, 3 at 1M and 2 at
+ * 10M. Workloads named *_sql (plain SQLite, slow) skip sizes above
+ * --sql-max-size (default: no limit; 1M with --report/--svg). The compile
+ * cache is off, so every fresh handle's first run compiles.
  *
  * Columns:
  *   compile_ms  text in → callable loop (parse, bind, cg_compile), median
@@ -40,7 +49,9 @@
 #include "../exec/engine.h"
 #include "bench.h"
 
-enum { TREE_NONE, TREE_UP, TREE_DOWN, TREE_SHUFFLED, TREE_SQL };
+/* IV, IV_SQL: the INTERVAL workloads (bench_interval.c), also on the
+ * sample trace; ns/row counts the rows of every operand. */
+enum { TREE_NONE, TREE_UP, TREE_DOWN, TREE_SHUFFLED, TREE_SQL, IV, IV_SQL };
 
 typedef struct workload {
   const char *name;
@@ -57,6 +68,10 @@ static const char FUSED[] =
 static const char TREE_UP_Q[] =
     "FROM slice |> TREE ACCUMULATE UP SUM(dur) AS t |> AGGREGATE SUM(t) AS s, MAX(t) AS m";
 
+static const char INTERSECT_Q[] =
+    "INTERVAL INTERSECTION OF (sched AS s, cpu_frequency AS f) PER cpu "
+    "|> AGGREGATE SUM(dur) AS d GROUP BY cpu";
+
 static const workload WORKLOADS[] = {
     {"fused", FUSED, 0, TREE_NONE},
     {"filter_project", "FROM t |> WHERE a % 7 = 3 OR b IS NULL |> SELECT k, a + b AS s", 0, TREE_NONE},
@@ -70,6 +85,20 @@ static const workload WORKLOADS[] = {
      "|> AGGREGATE SUM(t) AS s, MAX(t) AS m",
      0, TREE_SHUFFLED},
     {"tree_sql", TREE_UP_Q, 0, TREE_SQL},
+    {"intersect", INTERSECT_Q, 0, IV},
+    {"intersect_overlapping",
+     "INTERVAL INTERSECTION OF ((FROM slice |> EXTEND track_id % 8 AS cpu) AS sl, sched AS s) "
+     "PER cpu |> AGGREGATE SUM(dur) AS d, COUNT(*) AS n GROUP BY cpu",
+     0, IV},
+    {"flatten",
+     "FROM slice |> INTERVAL FLATTEN PER track_id AGGREGATE COUNT(*) AS n "
+     "|> AGGREGATE COUNT(*) AS segs, SUM(n) AS s, SUM(dur) AS d",
+     0, IV},
+    {"interval_join",
+     "FROM sched |> INTERVAL JOIN cpu_frequency AS f OVERLAPPING BOUNDS PER cpu "
+     "|> AGGREGATE COUNT(*) AS n, SUM(f.freq) AS fr, SUM(dur) AS d GROUP BY cpu",
+     0, IV},
+    {"intersect_sql", INTERSECT_Q, 0, IV_SQL},
 };
 #define NWORKLOADS (int)(sizeof WORKLOADS / sizeof WORKLOADS[0])
 
@@ -84,16 +113,12 @@ typedef struct options {
   const char *passes;
   int format;           /* 0 text, 1 csv, 2 json */
   double sql_cap;       /* seconds */
+  int64_t sql_max_size; /* *_sql workloads: larger sizes skipped; 0 no limit */
+  int repeat_set, sizes_set, quick;
+  const char *report, *svg;  /* output paths of the report, or NULL */
 } options;
 
-typedef struct row {
-  const char *workload;
-  int64_t size;
-  const char *mode;
-  double compile_ms, first_ms, ns_per_row, speedup;
-  int64_t rows_out;
-  int same;             /* 1 equal, 0 different, -1 not known (SQLite capped) */
-} row;
+typedef bench_row row;   /* bench.h: the report reads the same rows */
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -210,12 +235,45 @@ static void run_tree_sql(const options *o, pj_engine *e, const bench_tree_ref *r
             capped ? " (SQLite hit the cap)" : "");
 }
 
+/* The SQLite row of intersect_sql, like run_tree_sql's; `same` compares
+ * SQLite's per-cpu sums with the interpreter's result. */
+static void run_iv_sql(const options *o, pj_engine *e, const pj_result *res, int64_t n,
+                       int64_t rows_in, const row *modes, int nmodes, double interp_ns, row *rw) {
+  memset(rw, 0, sizeof *rw);
+  rw->workload = "intersect_sql";
+  rw->size = n;
+  rw->mode = "sqlite";
+  double t[64];
+  int runs = 0, capped = 0, same = 1;
+  double total = 0;
+  do {
+    bench_iv_sums got;
+    int rc = bench_iv_sql(e, o->sql_cap, &got, &t[runs]);
+    if (rc < 0) die(e, "intersect_sql");
+    total += t[runs++];
+    if (rc == 0) capped = 1;
+    else same &= bench_iv_matches(res, &got);
+  } while (!capped && runs < o->repeat && runs < 64 && total < 2000);
+  rw->ns_per_row = (capped ? o->sql_cap * 1e3 : median(t, runs)) * 1e6 / (double)(rows_in ? rows_in : 1);
+  rw->rows_out = capped ? 0 : pj_result_row_count(res);
+  rw->same = capped ? -1 : same;
+  rw->speedup = interp_ns / rw->ns_per_row;
+  for (int i = 0; i < nmodes; i++)
+    fprintf(stderr, "intersect_sql at %lld rows: %s is %s%.0fx faster than SQLite's overlap join%s\n",
+            (long long)n, modes[i].mode, capped ? "> " : "", rw->ns_per_row / modes[i].ns_per_row,
+            capped ? " (SQLite hit the cap)" : "");
+}
+
 static int run_workload(const options *o, const workload *w, const bench_data *d, row *out) {
   int nrows = 0;
   pj_engine *e = NULL;
   bench_tree_ref ref = {0};
   if (pj_engine_open(NULL, &e) != PJ_OK) die(NULL, "engine");
-  if (w->tree) {
+  /* no compile cache: every fresh handle's first run pays its compile */
+  pj__engine_set_cache_size(e, 0);
+  if (w->tree >= IV) {
+    if (bench_iv_setup(e, d->n, w->tree == IV_SQL) != 0) die(e, "interval setup");
+  } else if (w->tree) {
     if (bench_tree_setup(e, d->n, w->tree == TREE_SHUFFLED || w->tree == TREE_SQL, &ref) != 0)
       die(e, "tree setup");
   } else if (bench_data_install(e, d, "t") != 0) {
@@ -226,6 +284,7 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
   if (o->passes) cg_jit_set_passes(e->jit, o->opt, o->passes);
 
   uint64_t interp_hash = 0;
+  int64_t iv_rows_in = d->n;
   double interp_ns = 0;
   pj_result *interp_res = NULL;
   double *t = calloc((size_t)o->repeat, sizeof *t);
@@ -262,7 +321,7 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     rw->first_ms = median(t, o->repeat);
     rw->rows_out = pj_result_row_count(res);
     uint64_t h = result_hash(res);
-    int right = !w->tree || bench_tree_matches(res, &ref, w->tree == TREE_DOWN);
+    int right = !w->tree || w->tree >= IV || bench_tree_matches(res, &ref, w->tree == TREE_DOWN);
     /* small inputs: time many runs per sample, so the clock can see them */
     int inner = d->n >= 1000000 ? 1 : (int)(1000000 / (d->n ? d->n : 1));
     if (inner > 1000) inner = 1000;
@@ -275,7 +334,10 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
       }
       t[r] = (double)(rt_now_ns() - s) / inner;
     }
-    rw->ns_per_row = median(t, o->repeat) / (double)(d->n ? d->n : 1);
+    /* interval workloads: per row of every operand read */
+    if (w->tree >= IV && tm.rows_in > 0) iv_rows_in = tm.rows_in;
+    int64_t denom = w->tree >= IV ? iv_rows_in : d->n;
+    rw->ns_per_row = median(t, o->repeat) / (double)(denom ? denom : 1);
     rw->compile_ms = tm.used_jit ? compile_latency(e, w->text, o->repeat) : 0;
     if (mode == PJ_MODE_INTERP) {
       interp_hash = h;
@@ -318,6 +380,10 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     run_tree_sql(o, e, &ref, d->n, out, nrows, interp_ns, &out[nrows]);
     nrows++;
   }
+  if (w->tree == IV_SQL) {
+    run_iv_sql(o, e, interp_res, d->n, iv_rows_in, out, nrows, interp_ns, &out[nrows]);
+    nrows++;
+  }
   pj_result_free(interp_res);
   free(t);
   pj_engine_close(e);
@@ -357,7 +423,10 @@ static void usage(void) {
           "usage: pipejit-bench [--workload fused|filter_project|tiny|tree_up|tree_down|\n"
           "                                 tree_up_shuffled|tree_sql|all] [--sizes N,N,...]\n"
           "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
-          "                     [--passes PIPELINE] [--sql-cap SECONDS] [--csv | --json]\n");
+          "                     [--passes PIPELINE] [--sql-cap SECONDS] [--sql-max-size N]\n"
+          "                     [--csv | --json] [--report REPORT.md] [--svg report.svg]\n"
+          "                     [--quick]\n"
+          "  --workload takes a name, a comma list, or all\n");
   exit(2);
 }
 
@@ -373,15 +442,20 @@ static void parse_args(int argc, char **argv, options *o) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--csv")) o->format = 1;
+    else if (!strcmp(a, "--quick")) o->quick = 1;
     else if (!strcmp(a, "--json")) o->format = 2;
     else if (!v) usage();
     else if (!strcmp(a, "--workload")) o->workload = v, i++;
-    else if (!strcmp(a, "--repeat")) o->repeat = atoi(v) > 0 ? atoi(v) : 1, i++;
+    else if (!strcmp(a, "--repeat")) o->repeat = atoi(v) > 0 ? atoi(v) : 1, o->repeat_set = 1, i++;
+    else if (!strcmp(a, "--report")) o->report = v, i++;
+    else if (!strcmp(a, "--svg")) o->svg = v, i++;
+    else if (!strcmp(a, "--sql-max-size")) o->sql_max_size = strtoll(v, NULL, 10), i++;
     else if (!strcmp(a, "--opt")) o->opt = atoi(v), i++;
     else if (!strcmp(a, "--passes")) o->passes = v, i++;
     else if (!strcmp(a, "--sql-cap")) o->sql_cap = atof(v) > 0 ? atof(v) : 30, i++;
     else if (!strcmp(a, "--sizes")) {
       o->nsizes = 0;
+      o->sizes_set = 1;
       for (char *s = argv[++i]; *s && o->nsizes < 16;) {
         o->sizes[o->nsizes++] = strtoll(s, &s, 10);
         if (*s == ',') s++;
@@ -402,6 +476,79 @@ static void parse_args(int argc, char **argv, options *o) {
     }
   }
   if (o->opt < 0 || o->opt > 3) usage();
+  if (o->quick) {
+    if (!o->sizes_set) o->nsizes = 3;   /* 1k, 10k, 100k */
+    if (!o->repeat_set) o->repeat = 1, o->repeat_set = 1;
+  }
+  if ((o->report || o->svg) && !o->sql_max_size) o->sql_max_size = 1000000;
+}
+
+/* name is `list` or one of its comma-separated names ("all": every one) */
+static int selected(const char *list, const char *name) {
+  if (!strcmp(list, "all")) return 1;
+  size_t n = strlen(name);
+  for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+    if (!strncmp(p, name, n) && (p[n] == ',' || !p[n])) return 1;
+  return 0;
+}
+
+/* Medians over fewer runs as the runs get long (the whole `make bench`
+ * stays near 20 minutes on 2 cores). */
+static int repeats_for(const options *o, int64_t size) {
+  if (o->repeat_set) return o->repeat;
+  return size >= 10000000 ? 2 : size >= 1000000 ? 3 : 5;
+}
+
+/* Table t at size n, made once and shared by every workload at n. */
+static bench_data data_cache[16];
+static int ncache;
+
+static const bench_data *data_for(int64_t n) {
+  bench_data *cache = data_cache;
+  for (int i = 0; i < ncache; i++)
+    if (cache[i].n == n) return &cache[i];
+  if (ncache == 16) die(NULL, "too many sizes");
+  bench_data_make(&cache[ncache], n);
+  return &cache[ncache++];
+}
+
+/* Compile latency of `fused` at --opt 0 (a target of the report). */
+static double fused_opt0_compile_ms(void) {
+  pj_engine *e = NULL;
+  if (pj_engine_open(NULL, &e) != PJ_OK) die(NULL, "engine");
+  if (bench_data_install(e, data_for(1000), "t") != 0) die(e, "install table");
+  pj_engine_set_opt_level(e, 0);
+  if (pj__engine_jit(e) != PJ_OK) die(e, "jit");
+  double ms = compile_latency(e, FUSED, 5);
+  pj_engine_close(e);
+  return ms;
+}
+
+static void write_report(const options *o, int argc, char **argv, const row *all, int nall,
+                         double elapsed_s) {
+  char cmd[1024] = "";
+  for (int i = 0; i < argc; i++) {
+    size_t l = strlen(cmd);
+    snprintf(cmd + l, sizeof cmd - l, "%s%s", i ? " " : "", argv[i]);
+  }
+  const char *names[NWORKLOADS], *texts[NWORKLOADS];
+  for (int i = 0; i < NWORKLOADS; i++) names[i] = WORKLOADS[i].name, texts[i] = WORKLOADS[i].text;
+  char reps[96];
+  if (o->repeat_set) snprintf(reps, sizeof reps, "%d run%s", o->repeat, o->repeat > 1 ? "s" : "");
+  else snprintf(reps, sizeof reps, "5 runs below 1M rows, 3 at 1M, 2 at 10M");
+  bench_report_info in = {
+      .command = cmd, .nworkloads = NWORKLOADS, .names = names, .texts = texts, .opt = o->opt,
+      .quick = o->quick, .repeats = reps, .sql_cap_s = o->sql_cap,
+      .sql_max_size = o->sql_max_size, .elapsed_s = elapsed_s,
+      .fused_opt0_compile_ms = selected(o->workload, "fused") ? fused_opt0_compile_ms() : -1};
+  if (o->report && bench_report_md(o->report, all, nall, &in) != 0) die(NULL, o->report);
+  if (o->svg && bench_report_svg(o->svg, all, nall, &in) != 0) die(NULL, o->svg);
+}
+
+/* *_sql workloads time plain SQLite, which grows too slow at large sizes */
+static int is_sql_workload(const char *name) {
+  size_t n = strlen(name);
+  return n > 4 && !strcmp(name + n - 4, "_sql");
 }
 
 int main(int argc, char **argv) {
@@ -410,27 +557,43 @@ int main(int argc, char **argv) {
   int any = 0, first = 1, mismatch = 0;
   int64_t sql_capped_at = 0;
   row rows[8];
+  row *all = NULL;          /* every row, for the report */
+  int nall = 0, capall = 0;
+  int64_t t_start = rt_now_ns();
   for (int wi = 0; wi < NWORKLOADS; wi++) {
     const workload *w = &WORKLOADS[wi];
-    if (strcmp(o.workload, "all") && strcmp(o.workload, w->name)) continue;
+    if (!selected(o.workload, w->name)) continue;
     any = 1;
     for (int si = 0; si < (w->fixed_size ? 1 : o.nsizes); si++) {
       int64_t size = w->fixed_size ? w->fixed_size : o.sizes[si];
       /* once SQLite hit the cap, larger sizes only take longer */
-      if (w->tree == TREE_SQL && sql_capped_at > 0 && size > sql_capped_at) continue;
+      if ((w->tree == TREE_SQL || w->tree == IV_SQL) && sql_capped_at > 0 && size > sql_capped_at)
+        continue;
+      if (o.sql_max_size > 0 && is_sql_workload(w->name) && size > o.sql_max_size) continue;
       bench_data d = {.n = size};
-      if (!w->tree) bench_data_make(&d, size);
-      int n = run_workload(&o, w, &d, rows);
+      if (!w->tree) d = *data_for(size);   /* shared: not freed here */
+      options so = o;
+      so.repeat = repeats_for(&o, size);
+      int n = run_workload(&so, w, &d, rows);
+      if (nall + n > capall) {
+        capall = capall ? 2 * capall : 64;
+        all = realloc(all, sizeof *all * (size_t)capall);
+        if (!all) die(NULL, "out of memory");
+      }
+      memcpy(all + nall, rows, sizeof *rows * (size_t)n);
+      nall += n;
       for (int i = 0; i < n; i++) {
         mismatch |= !rows[i].same;
         if (rows[i].same < 0) sql_capped_at = size;
       }
       print_rows(&o, rows, n, &first);
-      bench_data_free(&d);
     }
   }
   if (o.format == 2 && !first) printf("\n]\n");
   if (!any) usage();
+  if (o.report || o.svg) write_report(&o, argc, argv, all, nall, (double)(rt_now_ns() - t_start) / 1e9);
+  free(all);
+  for (int i = 0; i < ncache; i++) bench_data_free(&data_cache[i]);
   if (mismatch) fprintf(stderr, "pipejit-bench: some mode returned a different answer\n");
   return mismatch ? 1 : 0;
 }

@@ -59,4 +59,56 @@ int bench_tree_matches(const pj_result *r, const bench_tree_ref *ref, int down);
  * on error. *ms is the time spent either way. */
 int bench_tree_sql(pj_engine *e, double cap_s, int64_t *s, int64_t *m, double *ms);
 
+/* One measured line of the harness: a workload at a size in a mode
+ * (interp, jit, auto) or a reference (c-ref: bench/ref_fused.c; sqlite:
+ * the plain-SQL version). Strings are static (not owned). */
+typedef struct bench_row {
+  const char *workload;
+  int64_t size;
+  const char *mode;
+  double compile_ms, first_ms, ns_per_row, speedup;
+  int64_t rows_out;
+  int same;             /* 1 equal, 0 different, -1 not known (SQLite capped) */
+} bench_row;
+
+/* What the report says besides the rows (bench/report.c). */
+typedef struct bench_report_info {
+  const char *command;          /* the exact command line */
+  int nworkloads;               /* every registered workload, in order */
+  const char *const *names;     /* [nworkloads] */
+  const char *const *texts;     /* [nworkloads] pipeline text */
+  int opt;                      /* --opt of the run */
+  int quick;                    /* --quick: sizes up to 100k, one repeat */
+  const char *repeats;          /* how many repeats per size, in words */
+  double sql_cap_s;             /* SQLite time cap per run */
+  int64_t sql_max_size;         /* *_sql workloads ran up to this size */
+  double fused_opt0_compile_ms; /* compile latency of fused at --opt 0; < 0 not measured */
+  double elapsed_s;             /* the whole run */
+} bench_report_info;
+
+/* Write bench/REPORT.md (Markdown: machine, command, targets, one table
+ * per workload) and bench/report.svg (ns/row against size, log-log, one
+ * panel per workload) from the rows of a run. 0, or -1 when the file
+ * cannot be written. */
+int bench_report_md(const char *path, const bench_row *rows, int n, const bench_report_info *info);
+int bench_report_svg(const char *path, const bench_row *rows, int n, const bench_report_info *info);
+
+/* INTERVAL workloads (bench/bench_interval.c). Per-cpu sums of overlap
+ * lengths, the answer of `intersect`. */
+#define BENCH_IV_MAXGROUPS 64
+typedef struct bench_iv_sums {
+  int n;
+  int64_t cpu[BENCH_IV_MAXGROUPS], d[BENCH_IV_MAXGROUPS];
+} bench_iv_sums;
+
+/* Loads the sample trace with n slices into e; with sql, also indexed
+ * SQLite copies of sched and cpu_frequency for bench_iv_sql. 0 or -1. */
+int bench_iv_setup(pj_engine *e, int64_t n, int sql);
+/* The `intersect` answer from plain SQLite (join on cpu with the overlap
+ * predicate), stopped after cap_s seconds: 1 with *out, 0 when the cap
+ * was hit, -1 on error; *ms is the time spent either way. */
+int bench_iv_sql(pj_engine *e, double cap_s, bench_iv_sums *out, double *ms);
+/* 1 when r (cpu, d) holds exactly the groups of want, in any order. */
+int bench_iv_matches(const pj_result *r, const bench_iv_sums *want);
+
 #endif

@@ -1,21 +1,33 @@
 /*
  * shell.c — the interactive shell: `pipejit` on a terminal with no input.
+ * (With standard input not a terminal, main.c runs it as one script
+ * instead: no prompts, no line editing, the first error stops.)
  *
- * Lines accumulate until the text ends with a ';' outside quotes, comments
- * and parentheses (the statement splitter decides), then the statements
- * run. Errors are printed and the shell goes on. `.quit`, `.exit` or
- * end-of-file leave. (Line editing and history come later.)
+ * Lines are read with libedit (line editing, history kept in
+ * ~/.pipejit_history, tab completion from complete.c) and accumulate until
+ * the text ends with a ';' outside quotes, comments and parentheses (the
+ * statement splitter decides); then the statements run. A line starting
+ * with '.' at the start of a statement is a dot-command (dot.c). Errors
+ * are printed and the shell goes on; .quit, .exit or end-of-file leave.
+ * A statement that runs longer than a second shows a progress line
+ * (elapsed time) on standard error, when that is a terminal, drawn by a
+ * timer thread that only ever writes to stderr and erases its line when
+ * the statement ends.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-#include "cli.h"
+#include <editline/readline.h>
+
 #include "frontend/ast.h"
+#include "shell.h"
 
-/* True when text ends with a statement-ending ';': its last non-blank
- * character is a ';' that the splitter treats as a separator (so it is
- * not inside a string, a comment or parentheses). */
-static int complete(const char *text, size_t len) {
+/* ---- statements --------------------------------------------------------- */
+
+int cli_stmt_complete(const char *text, size_t len) {
   size_t end = len;
   while (end && (text[end - 1] == ' ' || text[end - 1] == '\n' || text[end - 1] == '\t' ||
                  text[end - 1] == '\r'))
@@ -25,16 +37,125 @@ static int complete(const char *text, size_t len) {
   rt_arena_init(&a);
   fe_span *spans = NULL;
   int n = fe_split(&a, text, len, &spans);
+  /* The ';' ends the text when the splitter's last statement ends before
+   * it (an open string or comment would swallow it). */
   int done = n == 0 || (size_t)(spans[n - 1].pos + spans[n - 1].len) < end;
   rt_arena_free(&a);
   return done;
 }
 
-static int is_command(const char *buf, const char *cmd) {
-  size_t n = strlen(cmd);
-  if (strncmp(buf, cmd, n)) return 0;
-  for (const char *p = buf + n; *p; p++)
-    if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') return 0;
+/* ---- the progress line -------------------------------------------------- */
+
+typedef struct progress {
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int stop, started;
+  struct timespec t0;
+} progress;
+
+static double since(const struct timespec *t0) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void *progress_main(void *arg) {
+  progress *p = arg;
+  int shown = 0;
+  pthread_mutex_lock(&p->mu);
+  while (!p->stop) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 250 * 1000000L;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&p->cv, &p->mu, &until);
+    if (p->stop) break;
+    double s = since(&p->t0);
+    if (s >= 1.0) {
+      fprintf(stderr, "\r\033[Krunning... %.1f s", s);
+      fflush(stderr);
+      shown = 1;
+    }
+  }
+  if (shown) {
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+static void progress_begin(progress *p) {
+  memset(p, 0, sizeof *p);
+  if (!isatty(2)) return;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &p->t0);
+  p->started = pthread_create(&p->thread, NULL, progress_main, p) == 0;
+  if (!p->started) {
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+  }
+}
+
+static void progress_end(progress *p) {
+  if (!p->started) return;
+  pthread_mutex_lock(&p->mu);
+  p->stop = 1;
+  pthread_cond_signal(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  pthread_join(p->thread, NULL);
+  pthread_cond_destroy(&p->cv);
+  pthread_mutex_destroy(&p->mu);
+}
+
+/* Runs a complete input (one or more statements) with the progress line. */
+static void run(struct cli *c, const char *text) {
+  progress p;
+  c->printed = 0;
+  progress_begin(&p);
+  /* Results print while the statements run: stdout and the progress
+   * line's stderr may interleave on one terminal, which the erase of
+   * the line at the end tidies up. */
+  cli_run_script(c, text);
+  progress_end(&p);
+}
+
+/* ---- libedit ------------------------------------------------------------ */
+
+static struct cli *g_cli;       /* for the completion callbacks */
+static char **g_matches;
+static size_t g_next, g_start;
+
+static char *complete_next(const char *text, int state) {
+  if (!state) {
+    cli_complete_free(g_matches);
+    g_matches = cli_complete(g_cli->e, rl_line_buffer ? rl_line_buffer : "", g_start, text);
+    g_next = 0;
+  }
+  if (!g_matches || !g_matches[g_next]) return NULL;
+  return strdup(g_matches[g_next++]);   /* libedit frees it */
+}
+
+static char **complete_attempt(const char *text, int start, int end) {
+  g_start = (size_t)start;
+  rl_attempted_completion_over = 1;   /* no file-name completion */
+  return rl_completion_matches(text, complete_next);
+}
+
+static char *history_path(void) {
+  const char *home = getenv("HOME");
+  if (!home || !*home) return NULL;
+  size_t n = strlen(home) + sizeof "/.pipejit_history";
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/.pipejit_history", home);
+  return p;
+}
+
+static int is_blank(const char *s) {
+  for (; *s; s++)
+    if (*s != ' ' && *s != '\t' && *s != '\r' && *s != '\n') return 0;
   return 1;
 }
 
@@ -43,45 +164,57 @@ int cli_shell(struct cli *c) {
   char *buf = malloc(cap);
   if (!buf) return 1;
   buf[0] = 0;
-  fputs("pipejit: end statements with ';', leave with .quit or Ctrl-D\n", stdout);
-  for (;;) {
-    fputs(len ? "   ...> " : "pipejit> ", stdout);
-    fflush(stdout);
-    /* Read one whole line, however long. */
-    size_t start = len;
-    int got = 0;
-    for (;;) {
-      if (cap - len < 1024) {
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-          free(buf);
-          return 1;
-        }
-        buf = nb;
-        cap *= 2;
+  g_cli = c;
+  rl_readline_name = "pipejit";
+  rl_attempted_completion_function = complete_attempt;
+  rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{(,)+-*/%";
+  char *hist = history_path();
+  using_history();
+  stifle_history(1000);
+  if (hist) read_history(hist);
+  fputs("pipejit: end statements with ';', .help for commands, .quit or Ctrl-D to leave\n",
+        stdout);
+  int quit = 0;
+  while (!quit) {
+    char *line = readline(len ? "   ...> " : "pipejit> ");
+    if (!line) break;
+    if (!is_blank(line)) add_history(line);
+    const char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    if (len == 0 && *p == '.') {
+      quit = cli_dot_command(c, p, stdout, stderr) == CLI_DOT_QUIT;
+      fflush(stdout);
+      free(line);
+      continue;
+    }
+    size_t n = strlen(line);
+    if (len + n + 2 > cap) {
+      while (len + n + 2 > cap) cap *= 2;
+      char *nb = realloc(buf, cap);
+      if (!nb) {
+        free(line);
+        break;
       }
-      if (!fgets(buf + len, (int)(cap - len), stdin)) break;
-      got = 1;
-      len += strlen(buf + len);
-      if (len && buf[len - 1] == '\n') break;
+      buf = nb;
     }
-    if (!got) break;
-    if (start == 0 && (is_command(buf, ".quit") || is_command(buf, ".exit"))) {
-      len = 0;
-      break;
-    }
-    if (complete(buf, len)) {
-      c->printed = 0;
-      cli_run_script(c, buf);
+    memcpy(buf + len, line, n);
+    len += n;
+    buf[len++] = '\n';
+    buf[len] = 0;
+    free(line);
+    if (cli_stmt_complete(buf, len)) {
+      if (!is_blank(buf)) run(c, buf);
       len = 0;
       buf[0] = 0;
     }
   }
-  fputc('\n', stdout);
-  if (len) {
-    c->printed = 0;
-    cli_run_script(c, buf);
-  }
+  if (!quit) fputc('\n', stdout);
+  /* End of input in the middle of a statement: run what there is. */
+  if (len && !is_blank(buf)) run(c, buf);
+  if (hist) write_history(hist);
+  free(hist);
+  cli_complete_free(g_matches);
+  g_matches = NULL;
   free(buf);
   return 0;
 }

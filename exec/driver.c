@@ -611,6 +611,8 @@ static int ex_seg_run(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, void *c
   ex_seg *s = &run->segs[si];
   const ir_segment *seg = s->seg;
   if (!seg->source || !seg->sink) return ex_fail(run, -1, "RUN", "a segment has no source or sink");
+  /* An interval operand its source reads in place (driver_interval.c). */
+  if (seg->sink->kind == IR_IV_BUFFER && ex_iv_direct(run->plan, seg)) return 1;
   if (ex_sink_open(run, s) < 0 || ex_limits_open(run, s) < 0 || ex_trees_open(run, s) < 0)
     return -1;
   ex_seg *nx = si + 1 < run->nsegs ? &run->segs[si + 1] : NULL;

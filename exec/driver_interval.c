@@ -2,25 +2,35 @@
  * driver_interval.c — runs the sources of the INTERVAL operators (plan.h,
  * the iv_ fields): INTERVAL INTERSECTION OF, FLATTEN, JOIN and FILL GAPS.
  *
- * By the time such a source's segment opens, every relation it reads has
- * been buffered by its IV_BUFFER sink (a rowbuf like SORT's, holding only
- * the carried columns, ints widened to int64). The source hands those
- * buffers to runtime/interval.h as rt_ivrel (ts, dur and PER keys point
- * straight into the rowbuf; only string and double keys are widened into
- * int64 copies), then serves the result in batches of up to RT_BATCH rows:
+ * Each relation such a source reads is either
+ *   direct    an unfiltered scan of a table (no live step between the scan
+ *             and its IV_BUFFER) read by INTERSECTION, FLATTEN or JOIN (not
+ *             a LEFT JOIN's operand, which needs a NULL row appended): the
+ *             driver skips that segment (ex_iv_direct) and the operator
+ *             reads the table's own arrays — no copy, no pass over the
+ *             rows; only bounds stored narrower than int64 are widened;
+ *   buffered  by its IV_BUFFER sink (a rowbuf like SORT's, holding only
+ *             the carried columns, ints widened to int64).
+ * The source hands the relations to runtime/interval.h as rt_ivrel (ts,
+ * dur and PER keys point straight at the stored arrays, narrow keys read
+ * in place), then serves the result in batches of up to RT_BATCH rows:
  *
- *   ISECT     ts, dur: flat int64 views of the regions; each operand's
- *             carried columns: views of its buffer selected by that
- *             operand's row array (sel = rows[j] + start), no copying;
+ *   ISECT     streamed (rt_isect_next): ts, dur: flat int64 views of the
+ *             batch's regions; each operand's carried columns: views of
+ *             its rows selected by that operand's row array, no copying;
+ *             so the regions never exist all at once;
  *   FLATTEN   ts, dur and the aggregates: flat views of the segments; PER
- *             columns: the input buffer selected by each segment's first
- *             row;
+ *             columns: the input selected by each segment's first row;
  *   IJOIN     the input's and the operand's carried columns, selected by
  *             the (input, operand) pairs; a LEFT row without match selects
  *             one all-NULL row appended to the operand's buffer;
  *   FILLGAPS  input rows then fillers copied into one new rowbuf (fillers
  *             take columns from the background row or their lane), read
  *             back like a breaker's buffer.
+ * A selected table column stored narrower than int64 (id, uint32, int32,
+ * bool) that the segment reads is gathered into a batch-sized int64
+ * array, since the segment's code expects the widened type of a
+ * non-table source; columns it does not read are left as views.
  *
  * Downstream the batches are ordinary: the backend the caller picks (the
  * interpreter, or the JIT, whose segment loads go through sel/validity)
@@ -52,18 +62,96 @@ static int iv_buf_col(const ir_op *buf, int col) {
   return -1;
 }
 
-/* One relation over its buffer. Keys of double or string type are widened
- * into `own` copies (freed by iv_rel_free). */
+/* ---- direct relations ------------------------------------------------------ */
+
+/* Table column that scan `src` reads into plan column c, or -1. */
+static int iv_scan_col(const ir_op *src, int c) {
+  for (int i = 0; i < src->nscan; i++)
+    if (src->out_cols[i] == c) return src->table_cols[i];
+  return -1;
+}
+
+bool ex_iv_direct(const ir_plan *p, const ir_segment *seg) {
+  const ir_op *bop = seg->sink, *src = seg->source, *user = bop ? bop->iv_user : NULL;
+  if (!bop || bop->kind != IR_IV_BUFFER || !user || !src || src->kind != IR_SCAN_TABLE ||
+      !src->table)
+    return false;
+  if (user->kind != IR_ISECT && user->kind != IR_FLATTEN && user->kind != IR_IJOIN) return false;
+  if (user->kind == IR_IJOIN && user->iv_left && user->iv_nrel > 1 && user->iv_bufs[1] == bop)
+    return false;
+  if (src->table->nrows >= (int64_t)RT_NO_ROW) return false;
+  for (int k = 0; k < seg->nsteps; k++)
+    if (!seg->steps[k]->dead) return false;
+  for (int k = 0; k < bop->ncarry; k++)
+    if (iv_scan_col(src, bop->carry[k]) < 0) return false;
+  (void)p;
+  return true;
+}
+
+/* The segment that fills IV_BUFFER bop. */
+static const ir_segment *iv_buf_seg(const ir_plan *p, const ir_op *bop) {
+  for (int i = 0; i < p->nsegs; i++)
+    if (p->segs[i].sink == bop) return &p->segs[i];
+  return NULL;
+}
+
+static void iv_need_expr(const ir_expr *e, bool *need) {
+  if (!e) return;
+  if (e->kind == IX_COL && e->col >= 0) need[e->col] = true;
+  for (int i = 0; i < e->nargs; i++) iv_need_expr(e->args[i], need);
+}
+
+static void iv_need_cols(int n, const int *cols, bool *need) {
+  for (int i = 0; cols && i < n; i++)
+    if (cols[i] >= 0) need[cols[i]] = true;
+}
+
+/* Every column segment seg's steps and sink may read (a superset: it only
+ * decides which narrow columns are worth widening per batch). */
+static void iv_seg_reads(const ir_segment *seg, bool *need) {
+  for (int k = 0; k <= seg->nsteps; k++) {
+    const ir_op *op = k < seg->nsteps ? seg->steps[k] : seg->sink;
+    if (op->dead) continue;
+    iv_need_expr(op->pred, need);
+    iv_need_expr(op->expr, need);
+    iv_need_cols(op->ngroup, op->group_cols, need);
+    iv_need_cols(op->ncarry, op->carry, need);
+    iv_need_cols(op->nout, op->out, need);
+    for (int a = 0; a < op->naggs; a++)
+      if (op->aggs[a].arg_col >= 0) need[op->aggs[a].arg_col] = true;
+    for (int q = 0; q < op->nkeys; q++)
+      if (op->keys[q].col >= 0) need[op->keys[q].col] = true;
+    if (op->kind == IR_TREE_NUMBER || op->kind == IR_TREE_ACC || op->kind == IR_TREE_ORDER) {
+      int t[4] = {op->tree_id_col, op->tree_parent_col, op->tree_node_col, op->tree_pnode_col};
+      iv_need_cols(4, t, need);
+    }
+  }
+}
+
+/* ---- relations --------------------------------------------------------------- */
+
+/* One relation: its rt_ivrel over the buffer or (direct) the table, and
+ * how to serve each carried column (bop->carry order). */
 typedef struct iv_rel {
   rt_ivrel r;
   rt_ivkey keys[RT_LANES_MAXKEYS];
-  int64_t *own[RT_LANES_MAXKEYS];
-  const rt_rowbuf *buf;
+  int64_t *own[RT_LANES_MAXKEYS + 2];   /* widened copies: keys, ts, dur */
+  const ir_op *bop;
+  const rt_rowbuf *buf;    /* buffered, or NULL when direct */
+  const rt_table *tab;     /* direct: the scanned table */
+  int *tcol;               /* direct: table column of each carried column */
+  bool *gather;            /* direct: narrow and read: widened per batch */
+  int64_t *gv;             /* ncarry × RT_BATCH gathered values */
+  uint64_t *gbits;         /* ncarry × RT_BITWORDS(RT_BATCH) their validity */
 } iv_rel;
 
 static void iv_rel_free(iv_rel *r) {
-  for (int k = 0; k < RT_LANES_MAXKEYS; k++) free(r->own[k]);
-  memset(r->own, 0, sizeof r->own);
+  for (int k = 0; k < RT_LANES_MAXKEYS + 2; k++) free(r->own[k]);
+  free(r->tcol);
+  free(r->gather);
+  free(r->gv);
+  free(r->gbits);
+  memset(r, 0, sizeof *r);
 }
 
 /* int64 values of buffer column c: the column itself when stored as
@@ -83,36 +171,111 @@ static const int64_t *iv_i64_col(const rt_rowbuf *buf, int c, int64_t **own) {
   return v;
 }
 
-static int iv_rel_open(ex_run *run, const ir_op *op, int j, iv_rel *r) {
+/* int64 values (double bits for F64) of table column c, widened into
+ * *own unless stored as int64 or double. */
+static const int64_t *iv_tab_i64(const rt_table *t, int c, int64_t **own) {
+  const rt_column *col = &t->cols[c];
+  *own = NULL;
+  if ((col->type == RT_I64 || col->type == RT_F64 || col->type == RT_BOOL) && col->data)
+    return col->data;
+  int64_t *v = malloc(sizeof(int64_t) * ((size_t)t->nrows + 1));
+  if (!v) return NULL;
+  rt_view w;
+  rt_table_view(t, c, 0, &w);
+  for (int64_t i = 0; i < t->nrows; i++) v[i] = rt_view_i64(&w, (uint32_t)i);
+  *own = v;
+  return v;
+}
+
+/* int64 values of carried column k (aggregate inputs of FLATTEN). */
+static const int64_t *iv_rel_i64(const iv_rel *r, int k, int64_t **own) {
+  return r->buf ? iv_i64_col(r->buf, k, own) : iv_tab_i64(r->tab, r->tcol[k], own);
+}
+
+static rt_type iv_rel_type(const iv_rel *r, int k) {
+  return r->buf ? r->buf->types[k] : rt_store_type(r->tab->cols[r->tcol[k]].type);
+}
+
+static const uint64_t *iv_rel_valid(const iv_rel *r, int k) {
+  return r->buf ? r->buf->valid[k] : r->tab->cols[r->tcol[k]].valid;
+}
+
+/* A PER key over carried column k. */
+static int iv_rel_key(iv_rel *r, int k, rt_ivkey *key, int64_t **own) {
+  key->type = iv_rel_type(r, k);
+  key->valid = iv_rel_valid(r, k);
+  if (r->buf) {
+    key->v = iv_i64_col(r->buf, k, own);
+    return key->v || r->buf->nrows == 0;
+  }
+  const rt_column *col = &r->tab->cols[r->tcol[k]];
+  switch (col->type) {
+  case RT_U32:
+  case RT_STR: key->u32 = col->data; break;
+  case RT_I32: key->i32 = col->data; break;
+  case RT_ID: key->rowid = true; break;
+  default: key->v = col->data; break;   /* int64, bool, double bits */
+  }
+  return 1;
+}
+
+/* Opens relation j of interval source op. `reads` (plan columns the
+ * source's segment reads) picks the narrow columns to widen per batch. */
+static int iv_rel_open(ex_run *run, const ir_op *op, int j, const bool *reads, iv_rel *r) {
   memset(r, 0, sizeof *r);
+  const ir_plan *p = run->plan;
   const ir_op *bop = op->iv_bufs[j];
-  int idx = iv_op_index(run->plan, bop);
-  const rt_rowbuf *buf = idx >= 0 ? run->bufs[idx] : NULL;
-  if (!buf) return iv_fail(run, op, "a relation was not buffered");
-  if (buf->nrows >= (int64_t)RT_NO_ROW) return iv_fail(run, op, "too many rows");
+  r->bop = bop;
   if (op->iv_nper > RT_LANES_MAXKEYS) return iv_fail(run, op, "too many PER columns");
-  r->buf = buf;
+  const ir_segment *seg = iv_buf_seg(p, bop);
+  int64_t nrows;
+  if (seg && ex_iv_direct(p, seg)) {
+    r->tab = seg->source->table;
+    nrows = r->tab->nrows;
+    run->rows_in += nrows;
+    int nc = bop->ncarry;
+    r->tcol = malloc(sizeof(int) * ((size_t)nc + 1));
+    r->gather = calloc((size_t)nc + 1, sizeof(bool));
+    if (!r->tcol || !r->gather) return iv_fail(run, op, "out of memory");
+    int ng = 0;
+    for (int k = 0; k < nc; k++) {
+      r->tcol[k] = iv_scan_col(seg->source, bop->carry[k]);
+      rt_type t = r->tab->cols[r->tcol[k]].type;
+      r->gather[k] = reads && reads[bop->carry[k]] && t != RT_I64 && t != RT_F64 && t != RT_STR;
+      ng += r->gather[k];
+    }
+    if (ng) {
+      r->gv = malloc(sizeof(int64_t) * RT_BATCH * (size_t)nc);
+      r->gbits = malloc(sizeof(uint64_t) * RT_BITWORDS(RT_BATCH) * (size_t)nc);
+      if (!r->gv || !r->gbits) return iv_fail(run, op, "out of memory");
+    }
+  } else {
+    int idx = iv_op_index(p, bop);
+    r->buf = idx >= 0 ? run->bufs[idx] : NULL;
+    if (!r->buf) return iv_fail(run, op, "a relation was not buffered");
+    nrows = r->buf->nrows;
+  }
+  if (nrows >= (int64_t)RT_NO_ROW) return iv_fail(run, op, "too many rows");
   int cts = iv_buf_col(bop, op->iv_ts[j]), cdur = iv_buf_col(bop, op->iv_dur[j]);
   if (cts < 0 || cdur < 0) return iv_fail(run, op, "the bounds were not buffered");
-  r->r.n = (uint32_t)buf->nrows;
-  r->r.ts = buf->data[cts];
-  r->r.dur = buf->data[cdur];
-  r->r.ts_valid = buf->valid[cts];
-  r->r.dur_valid = buf->valid[cdur];
+  r->r.n = (uint32_t)nrows;
+  r->r.ts = iv_rel_i64(r, cts, &r->own[RT_LANES_MAXKEYS]);
+  r->r.dur = iv_rel_i64(r, cdur, &r->own[RT_LANES_MAXKEYS + 1]);
+  if ((!r->r.ts || !r->r.dur) && nrows) return iv_fail(run, op, "out of memory");
+  r->r.ts_valid = iv_rel_valid(r, cts);
+  r->r.dur_valid = iv_rel_valid(r, cdur);
   r->r.keys = r->keys;
   r->r.nkeys = op->iv_per[j] ? op->iv_nper : 0;
   for (int k = 0; k < r->r.nkeys; k++) {
     int c = iv_buf_col(bop, op->iv_per[j][k]);
     if (c < 0) return iv_fail(run, op, "a PER column was not buffered");
-    r->keys[k].type = buf->types[c];
-    r->keys[k].valid = buf->valid[c];
-    r->keys[k].v = iv_i64_col(buf, c, &r->own[k]);
-    if (!r->keys[k].v && buf->nrows) return iv_fail(run, op, "out of memory");
+    if (!iv_rel_key(r, c, &r->keys[k], &r->own[k])) return iv_fail(run, op, "out of memory");
   }
   return 0;
 }
 
-/* Frees relation j's buffer: its output has been served. */
+/* Frees the buffers of the source's relations: their output has been
+ * served. */
 static void iv_release(ex_run *run, const ir_op *op) {
   for (int j = 0; j < op->iv_nrel; j++) {
     int idx = iv_op_index(run->plan, op->iv_bufs[j]);
@@ -122,7 +285,7 @@ static void iv_release(ex_run *run, const ir_op *op) {
   }
 }
 
-/* A flat int64 view of arr[start..]. */
+/* A flat view of arr[start..]. */
 static rt_view iv_flat(rt_type t, const void *arr, int64_t start, const uint64_t *valid) {
   size_t sz = t == RT_STR ? 4 : 8;
   return (rt_view){.type = t,
@@ -130,54 +293,98 @@ static rt_view iv_flat(rt_type t, const void *arr, int64_t start, const uint64_t
                    .valid = valid ? valid + start / 64 : NULL};
 }
 
-/* Views of relation j's carried columns, positions selected by sel. */
-static void iv_sel_views(const ir_op *op, int j, const rt_rowbuf *buf, int64_t start,
-                         const uint32_t *sel, rt_batch *b) {
-  const ir_op *bop = op->iv_bufs[j];
-  for (int k = 0; k < bop->ncarry; k++) rt_rowbuf_view(buf, k, start, sel, &b->cols[bop->carry[k]]);
+/* View of carried column k at positions 0..n-1 = rows sel[0..n). */
+static void iv_rel_view(iv_rel *r, int k, const uint32_t *sel, uint32_t n, rt_view *out) {
+  if (r->buf) {
+    rt_rowbuf_view(r->buf, k, 0, sel, out);
+    return;
+  }
+  const rt_column *col = &r->tab->cols[r->tcol[k]];
+  if (!r->gather[k]) {
+    *out = (rt_view){.type = col->type, .data = col->data, .valid = col->valid, .sel = sel};
+    return;
+  }
+  int64_t *v = r->gv + (size_t)k * RT_BATCH;
+  if (col->type == RT_U32) {
+    const uint32_t *d = col->data;
+    for (uint32_t i = 0; i < n; i++) v[i] = d[sel[i]];
+  } else {
+    rt_view w = {.type = col->type, .data = col->data, .sel = sel};
+    for (uint32_t i = 0; i < n; i++) v[i] = rt_view_i64(&w, i);
+  }
+  uint64_t *bits = NULL;
+  if (col->valid) {
+    bits = r->gbits + (size_t)k * RT_BITWORDS(RT_BATCH);
+    memset(bits, 0, RT_BITWORDS(n) * 8);
+    for (uint32_t i = 0; i < n; i++)
+      if (rt_bit(col->valid, sel[i])) rt_bit_set(bits, i);
+  }
+  *out = (rt_view){.type = RT_I64, .data = v, .valid = bits};
+}
+
+/* Views of relation r's carried columns, positions selected by sel. */
+static void iv_sel_views(iv_rel *r, const uint32_t *sel, uint32_t n, rt_batch *b) {
+  for (int k = 0; k < r->bop->ncarry; k++) iv_rel_view(r, k, sel, n, &b->cols[r->bop->carry[k]]);
+}
+
+/* The columns segment s reads, or NULL (out of memory: widen nothing). */
+static bool *iv_reads(ex_run *run, ex_seg *s) {
+  bool *need = calloc((size_t)run->plan->ncols + 1, sizeof *need);
+  if (need) iv_seg_reads(s->seg, need);
+  return need;
 }
 
 /* ---- INTERVAL INTERSECTION OF ------------------------------------------ */
+
+static void iv_add_stats(rt_isect_stats *t, const rt_isect_stats *st) {
+  t->rows_in += st->rows_in;
+  t->rows_null += st->rows_null;
+  t->lanes_sorted += st->lanes_sorted;
+  t->partitions += st->partitions;
+  t->part_disjoint += st->part_disjoint;
+  t->part_narrow += st->part_narrow;
+  t->step_sweep += st->step_sweep;
+  t->step_bsearch += st->step_bsearch;
+  t->step_tree += st->step_tree;
+  t->regions += st->regions;
+}
 
 static int iv_isect(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
   const ir_op *op = s->seg->source;
   int k = op->iv_nrel;
   iv_rel *rels = calloc((size_t)k, sizeof *rels);
   rt_ivrel *rv = calloc((size_t)k, sizeof *rv);
+  bool *reads = iv_reads(run, s);
   rt_isect_out out = {0};
+  rt_isect *it = NULL;
+  rt_isect_stats st = {0};
   int rc = 0;
   if (!rels || !rv) rc = iv_fail(run, op, "out of memory");
   for (int j = 0; j < k && rc == 0; j++) {
-    rc = iv_rel_open(run, op, j, &rels[j]);
+    rc = iv_rel_open(run, op, j, reads, &rels[j]);
     rv[j] = rels[j].r;
   }
-  rt_isect_stats st = {0};
-  if (rc == 0 && !rt_isect_run(k, rv, op->stage, &out, &st, &run->err)) rc = -1;
-  for (int j = 0; rels && j < k; j++) iv_rel_free(&rels[j]);
-  if (rc == 0) {
-    rt_isect_stats *t = &run->isect_stats;
-    t->rows_in += st.rows_in;
-    t->rows_null += st.rows_null;
-    t->lanes_sorted += st.lanes_sorted;
-    t->partitions += st.partitions;
-    t->part_disjoint += st.part_disjoint;
-    t->part_narrow += st.part_narrow;
-    t->step_sweep += st.step_sweep;
-    t->step_bsearch += st.step_bsearch;
-    t->step_tree += st.step_tree;
-    t->regions += st.regions;
-  }
-  for (size_t start = 0; rc == 0 && start < out.n && !s->done; start += RT_BATCH) {
-    size_t left = out.n - start;
-    uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
-    b->cols[op->iv_ts_out] = iv_flat(RT_I64, out.ts, (int64_t)start, NULL);
-    b->cols[op->iv_dur_out] = iv_flat(RT_I64, out.dur, (int64_t)start, NULL);
-    for (int j = 0; j < k; j++) iv_sel_views(op, j, rels[j].buf, (int64_t)start, out.rows[j], b);
+  if (rc == 0 && !(it = rt_isect_begin(k, rv, op->stage, &st, &run->err))) rc = -1;
+  while (rc == 0 && !s->done) {
+    out.n = 0;
+    int64_t got = rt_isect_next(it, &out, RT_BATCH);
+    if (got <= 0) {
+      rc = got < 0 ? -1 : 0;
+      break;
+    }
+    uint32_t n = (uint32_t)got;
+    b->cols[op->iv_ts_out] = iv_flat(RT_I64, out.ts, 0, NULL);
+    b->cols[op->iv_dur_out] = iv_flat(RT_I64, out.dur, 0, NULL);
+    for (int j = 0; j < k; j++) iv_sel_views(&rels[j], out.rows[j], n, b);
     rc = ex_feed(run, s, b, n, pick, ctx, dn);
   }
+  if (it) iv_add_stats(&run->isect_stats, &st);
+  rt_isect_end(it);
   rt_isect_free(&out);
+  for (int j = 0; rels && j < k; j++) iv_rel_free(&rels[j]);
   free(rels);
   free(rv);
+  free(reads);
   iv_release(run, op);
   return rc;
 }
@@ -189,7 +396,8 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
   const ir_plan *p = run->plan;
   iv_rel rel;
   rt_flat_out out = {0};
-  int na = 0, rc = iv_rel_open(run, op, 0, &rel);
+  bool *reads = iv_reads(run, s);
+  int na = 0, rc = iv_rel_open(run, op, 0, reads, &rel);
   rt_flat_agg *aggs = calloc((size_t)op->naggs + 1, sizeof *aggs);
   int64_t **own = calloc((size_t)op->naggs + 1, sizeof *own);
   int *outc = calloc((size_t)op->naggs + 1, sizeof *outc);
@@ -206,15 +414,12 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
         rc = iv_fail(run, op, "an aggregate input was not buffered");
         break;
       }
-      aggs[na].valid = rel.buf->valid[c];
-      if (rel.buf->types[c] == RT_F64) {
-        aggs[na].in = RT_F64;
-        aggs[na].v = rel.buf->data[c];
-      } else {
-        /* COUNT of strings counts non-NULL ids as integers */
-        aggs[na].v = iv_i64_col(rel.buf, c, &own[na]);
-        if (!aggs[na].v && rel.buf->nrows) rc = iv_fail(run, op, "out of memory");
-      }
+      aggs[na].valid = iv_rel_valid(&rel, c);
+      /* double values are read as their bits; COUNT of strings counts
+       * non-NULL ids as integers */
+      if (iv_rel_type(&rel, c) == RT_F64) aggs[na].in = RT_F64;
+      aggs[na].v = iv_rel_i64(&rel, c, &own[na]);
+      if (!aggs[na].v && rel.r.n) rc = iv_fail(run, op, "out of memory");
     }
     na++;
   }
@@ -229,7 +434,7 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
     b->cols[op->iv_dur_out] = iv_flat(RT_I64, out.dur, (int64_t)start, NULL);
     for (int q = 0; q < op->iv_nper; q++) {
       int c = iv_buf_col(op->iv_bufs[0], op->iv_per[0][q]);
-      rt_rowbuf_view(rel.buf, c, (int64_t)start, out.rep, &b->cols[op->iv_per[0][q]]);
+      iv_rel_view(&rel, c, out.rep + start, n, &b->cols[op->iv_per[0][q]]);
     }
     for (int a = 0; a < na; a++)
       b->cols[outc[a]] = iv_flat(out.type[a], out.val[a], (int64_t)start, out.valid[a]);
@@ -240,6 +445,7 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
   free(own);
   free(aggs);
   free(outc);
+  free(reads);
   rt_flatten_free(&out);
   iv_release(run, op);
   return rc;
@@ -254,8 +460,9 @@ static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   rt_ijpairs pairs = {0};
   memset(&j, 0, sizeof j);
   memset(&opr, 0, sizeof opr);
-  int rc = iv_rel_open(run, op, 0, &in);
-  if (rc == 0) rc = iv_rel_open(run, op, 1, &opr);
+  bool *reads = iv_reads(run, s);
+  int rc = iv_rel_open(run, op, 0, reads, &in);
+  if (rc == 0) rc = iv_rel_open(run, op, 1, reads, &opr);
   bool built = false;
   if (rc == 0) {
     built = true;
@@ -276,14 +483,15 @@ static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   for (size_t start = 0; rc == 0 && start < pairs.n && !s->done; start += RT_BATCH) {
     size_t left = pairs.n - start;
     uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
-    iv_sel_views(op, 0, in.buf, (int64_t)start, pairs.in, b);
-    iv_sel_views(op, 1, opr.buf, (int64_t)start, pairs.op, b);
+    iv_sel_views(&in, pairs.in + start, n, b);
+    iv_sel_views(&opr, pairs.op + start, n, b);
     rc = ex_feed(run, s, b, n, pick, ctx, dn);
   }
   if (built) rt_ijoin_free(&j);
   rt_ijpairs_free(&pairs);
   iv_rel_free(&in);
   iv_rel_free(&opr);
+  free(reads);
   iv_release(run, op);
   return rc;
 }
@@ -312,8 +520,8 @@ static int iv_fillgaps(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   rt_fill_out out = {0};
   rt_rowbuf res = {0};
   int nc = op->nscan;
-  int rc = iv_rel_open(run, op, 0, &in);
-  if (rc == 0) rc = iv_rel_open(run, op, 1, &bg);
+  int rc = iv_rel_open(run, op, 0, NULL, &in);
+  if (rc == 0) rc = iv_rel_open(run, op, 1, NULL, &bg);
   if (rc == 0 && !rt_fillgaps_run(&in.r, &bg.r, op->iv_per[1] != NULL, op->stage, &out, &run->err))
     rc = -1;
   int64_t nin = in.buf ? in.buf->nrows : 0, total = nin + (int64_t)out.n;

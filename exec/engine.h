@@ -68,6 +68,9 @@ struct pj_engine {
    * PJ_FORCE_SWITCH at open), and the auto threshold in rows. */
   int force_switch;
   int64_t auto_rows;
+  /* 1 when the SQLite connection belongs to someone else (the loadable
+   * extension, pj__engine_attach): pj_engine_close leaves it open. */
+  int db_borrowed;
 };
 
 struct pj_query {
@@ -120,6 +123,13 @@ pj_status pj__query_from_ast(pj_engine *e, const char *text, fe_pipeline *ast,
 /* Runs a query; on success *out is a table named `name` owned by the
  * caller. */
 pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out);
+
+/* Makes an engine over an existing SQLite connection it does not own
+ * (the loadable extension: pipelines read the connection's own tables and
+ * views). No module is registered on the connection and pj_engine_close
+ * leaves it open; the caller closes the engine before the connection.
+ * Returns PJ_NOMEM or PJ_OK. */
+pj_status pj__engine_attach(void *db, pj_engine **out);
 
 /* Installs observers for pj_engine_exec (replaces any previous ones). */
 void pj__engine_set_hooks(pj_engine *e, const pj__hooks *h);

@@ -117,6 +117,10 @@ int ex_feed(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick, vo
  * operator over its relations' IV_BUFFERs and serves the output. */
 bool ex_iv_is_source(int kind);
 int ex_iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *down);
+/* True when segment seg only copies an unfiltered table scan into an
+ * IV_BUFFER whose interval source reads the table in place: the driver
+ * then skips the segment (it would copy rows nobody reads). */
+bool ex_iv_direct(const ir_plan *p, const ir_segment *seg);
 
 /* The interpreter backend (interp/vm.c). */
 int vm_run_batch(ex_seg *s, rt_batch *b);

@@ -38,7 +38,21 @@ typedef struct rt_ivkey {
   rt_type type;            /* RT_I64, RT_F64 or RT_STR */
   const int64_t *v;
   const uint64_t *valid;
+  /* Narrow storage read in place (a table column handed over without a
+   * widened copy): when v is NULL, u32 (RT_U32 values or RT_STR ids), else
+   * i32 (RT_I32), else, with rowid set, the row index itself (RT_ID). */
+  const uint32_t *u32;
+  const int32_t *i32;
+  bool rowid;
 } rt_ivkey;
+
+/* Value bits of row i of key c (any storage above). */
+static inline int64_t rt_ivkey_get(const rt_ivkey *c, uint32_t i) {
+  if (c->v) return c->v[i];
+  if (c->u32) return c->u32[i];
+  if (c->i32) return c->i32[i];
+  return i;
+}
 
 /* A buffered relation: n rows of ts, dur (validity NULL = all valid) and
  * nkeys PER columns (every relation of one operator lists its PER columns
@@ -177,6 +191,20 @@ typedef struct rt_isect_stats {
 int rt_isect_run(int k, const rt_ivrel *ops, const char *stage, rt_isect_out *out,
                  rt_isect_stats *stats, rt_err *err);
 void rt_isect_free(rt_isect_out *out);
+
+/* The same intersection served a slice at a time, so the regions never
+ * have to exist all at once: rt_isect_begin reads and partitions the
+ * operands (ops must outlive the iterator; errors as rt_isect_run, NULL
+ * then), each rt_isect_next appends at most `max` (>= 1) further regions
+ * to out (an rt_isect_out zeroed before first use; set out->n = 0 between
+ * calls to reuse its arrays) and returns how many, 0 once all are out, -1
+ * on error. The regions and their order are rt_isect_run's. stats (may be
+ * NULL) is filled as the work happens and is final after the last call. */
+typedef struct rt_isect rt_isect;
+rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect_stats *stats,
+                         rt_err *err);
+int64_t rt_isect_next(rt_isect *it, rt_isect_out *out, size_t max);
+void rt_isect_end(rt_isect *it);
 
 /* ---- INTERVAL FLATTEN (flatten.c) ------------------------------------------- */
 

@@ -124,6 +124,44 @@ static bool cands_reserve(cands *c, int k, size_t need) {
 
 /* ---- reading operands ---------------------------------------------------------- */
 
+/* Counts the valid rows of each lane into off[lane + 1] and lists the
+ * lanes in first-seen order; invalid (NULL-bound) rows get RT_NO_LANE.
+ * Returns the number of valid rows, or -1 after an error. */
+static int64_t count_lanes(ctx *c, const rt_ivrel *r, opnd *o, uint32_t *lane) {
+  uint32_t n = r->n;
+  c->st->rows_in += n;
+  if (!r->ts_valid && !r->dur_valid) {
+    /* No NULL bounds: one branch-free pass; a negative bound or an
+     * overflowing end sets bit 63 of `bad` (both bounds are then
+     * non-negative, so ts + dur overflows exactly when its bit 63 is set),
+     * and the exact error is found by the general loop below. */
+    uint64_t bad = 0;
+    uint32_t *cnt = o->off + 1;
+    for (uint32_t i = 0; i < n; i++) {
+      uint64_t ts = (uint64_t)r->ts[i], dur = (uint64_t)r->dur[i];
+      bad |= ts | dur | (ts + dur);
+      if (cnt[lane[i]]++ == 0) o->parts[o->nparts++] = lane[i];
+    }
+    if (!(bad >> 63)) return n;
+    memset(o->off, 0, ((size_t)o->nl + 2) * sizeof *o->off);
+    o->nparts = 0;
+  }
+  size_t valid = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!rt_ivrel_bounds_valid(r, i)) {
+      c->st->rows_null++;
+      lane[i] = RT_NO_LANE;
+      continue;
+    }
+    int64_t ts = r->ts[i], dur = r->dur[i];
+    if (ts < 0 || dur < 0) return rt_errorf(c->err, -1, "%s: ts or dur is below zero", c->stage), -1;
+    if (ts > INT64_MAX - dur) return rt_errorf(c->err, -1, "%s: integer overflow", c->stage), -1;
+    if (o->off[lane[i] + 1]++ == 0) o->parts[o->nparts++] = lane[i];
+    valid++;
+  }
+  return (int64_t)valid;
+}
+
 /* lane: scratch of at least r->n entries, shared by the operands. */
 static int read_operand(ctx *c, rt_lanes *lanes, const rt_ivrel *r, opnd *o, uint32_t *lane) {
   uint32_t n = r->n;
@@ -133,63 +171,69 @@ static int read_operand(ctx *c, rt_lanes *lanes, const rt_ivrel *r, opnd *o, uin
   o->overlaps = calloc((size_t)o->nl + 1, 1);
   o->parts = malloc(((size_t)o->nl + 1) * sizeof *o->parts);
   if (!o->off || !o->overlaps || !o->parts) return oom(c);
-  /* Validate and count; off[l + 1] counts lane l for the prefix sum. */
-  size_t valid = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    c->st->rows_in++;
-    if (!rt_ivrel_bounds_valid(r, i)) {
-      c->st->rows_null++;
-      lane[i] = RT_NO_LANE;
-      continue;
-    }
-    int64_t ts = r->ts[i], dur = r->dur[i];
-    if (ts < 0 || dur < 0) return rt_errorf(c->err, -1, "%s: ts or dur is below zero", c->stage);
-    if (ts > INT64_MAX - dur) return rt_errorf(c->err, -1, "%s: integer overflow", c->stage);
-    if (o->off[lane[i] + 1]++ == 0) o->parts[o->nparts++] = lane[i];
-    valid++;
-  }
+  /* off[l + 1] counts lane l for the prefix sum. */
+  int64_t valid = count_lanes(c, r, o, lane);
+  if (valid < 0) return 0;
   for (uint32_t l = 0; l < o->nl; l++) o->off[l + 1] += o->off[l];
-  o->s = rt_iv_big((valid + 1) * sizeof *o->s);
-  o->e = rt_iv_big((valid + 1) * sizeof *o->e);
-  o->row = rt_iv_big((valid + 1) * sizeof *o->row);
-  uint32_t *next = malloc(((size_t)o->nl + 1) * sizeof *next);
-  if (!o->s || !o->e || !o->row || !next) {
-    free(next);
+  o->s = rt_iv_big(((size_t)valid + 1) * sizeof *o->s);
+  o->e = rt_iv_big(((size_t)valid + 1) * sizeof *o->e);
+  o->row = rt_iv_big(((size_t)valid + 1) * sizeof *o->row);
+  /* Per lane: the next slot; whether the lane needs sorting. */
+  size_t nl1 = (size_t)o->nl + 1;
+  uint32_t *next = malloc(nl1 * sizeof *next);
+  uint8_t *unsorted = calloc(nl1, 1);
+  if (!o->s || !o->e || !o->row || !next || !unsorted) {
+    free(next), free(unsorted);
     return oom(c);
   }
   memcpy(next, o->off, (size_t)o->nl * sizeof *next);
+  /* locals, so the stores below cannot be taken to change them */
+  uint64_t *restrict os = o->s, *restrict oe = o->e;
+  uint32_t *restrict orow = o->row;
+  const int64_t *rts = r->ts, *rdur = r->dur;
   for (uint32_t i = 0; i < n; i++) {
-    if (lane[i] == RT_NO_LANE) continue;
-    uint32_t p = next[lane[i]]++;
-    uint64_t ts = (uint64_t)r->ts[i], dur = (uint64_t)r->dur[i];
-    o->s[p] = 2 * ts;
-    o->e[p] = dur ? 2 * (ts + dur) : 2 * ts + 1;
-    o->row[p] = i;
+    uint32_t l = lane[i];
+    if (l == RT_NO_LANE) continue;
+    uint32_t p = next[l]++;
+    uint64_t ts = (uint64_t)rts[i], dur = (uint64_t)rdur[i];
+    uint64_t s = 2 * ts, e = dur ? 2 * (ts + dur) : 2 * ts + 1;
+    os[p] = s;
+    oe[p] = e;
+    orow[p] = i;
   }
-  free(next);
-  /* Sort each lane (rows are already ascending within a lane, so a lane
-   * whose starts and ends ascend is in order) and record self-overlap. */
+  /* Rows ascend within a lane, so a lane whose (start, end) ascend is in
+   * order; in order, two items meet exactly when neighbours do. One
+   * sequential pass per lane (cheaper than tracking it while scattering,
+   * which makes every row a read-modify-write of per-lane state). */
   for (uint32_t q = 0; q < o->nparts; q++) {
     uint32_t l = o->parts[q];
     size_t lo = o->off[l], m = o->off[l + 1] - lo;
-    uint64_t *s = o->s + lo, *e = o->e + lo;
-    bool sorted = true;
-    uint8_t ov = 0;
+    const uint64_t *s = o->s + lo, *e = o->e + lo;
+    uint64_t bad = 0, ovl = 0;
     for (size_t i = 1; i < m; i++) {
-      if (s[i - 1] > s[i] || (s[i - 1] == s[i] && e[i - 1] > e[i])) {
-        sorted = false;
-        break;
-      }
-      ov |= e[i - 1] > s[i];
+      bad |= (s[i - 1] > s[i]) | ((s[i - 1] == s[i]) & (e[i - 1] > e[i]));
+      ovl |= e[i - 1] > s[i];
     }
-    if (!sorted) {
-      c->st->lanes_sorted++;
-      if (!rt_iv_sort(s, e, o->row + lo, m)) return oom(c);
-      ov = 0;
-      for (size_t i = 1; i < m && !ov; i++) ov = e[i - 1] > s[i];
+    unsorted[l] = (uint8_t)bad;
+    o->overlaps[l] = (uint8_t)ovl;
+  }
+  free(next);
+  /* A lane that was not in order is sorted, and its overlap found again. */
+  for (uint32_t q = 0; q < o->nparts; q++) {
+    uint32_t l = o->parts[q];
+    if (!unsorted[l]) continue;
+    size_t lo = o->off[l], m = o->off[l + 1] - lo;
+    uint64_t *s = o->s + lo, *e = o->e + lo;
+    c->st->lanes_sorted++;
+    if (!rt_iv_sort(s, e, o->row + lo, m)) {
+      free(unsorted);
+      return oom(c);
     }
+    uint8_t ov = 0;
+    for (size_t i = 1; i < m && !ov; i++) ov = e[i - 1] > s[i];
     o->overlaps[l] = ov;
   }
+  free(unsorted);
   return 1;
 }
 
@@ -207,38 +251,86 @@ static inline size_t lane_n(const opnd *o, uint32_t l) { return o->off[l + 1] - 
 
 /* ---- all-disjoint multi-way sweep ------------------------------------------------ */
 
+/* Where an iterator stands: looking for the next partition, inside a
+ * partition's multi-way sweep (positions p[]), or serving a narrowed
+ * partition's regions (cur through perm, from pos). */
+enum { AT_NEXT, AT_SWEEP, AT_SERVE, AT_END };
+
+struct rt_isect {
+  ctx c;
+  rt_lanes lanes;
+  int at;
+  uint32_t q;              /* next partition of ops[jmin] to look at */
+  int jmin;
+  size_t *p, *hi;          /* k each: sweep positions and lane ends */
+  size_t pos;              /* AT_SERVE: next region of cur */
+  rt_isect_stats dummy;
+};
+
+static inline void put_rows2(rt_isect_out *out, const opnd *ops, size_t p0, size_t p1) {
+  out->rows[0][out->n] = ops[0].row[p0];
+  out->rows[1][out->n] = ops[1].row[p1];
+}
+
 /* Every operand's lane is disjoint, so each instant is held by at most one
  * row per operand: at each step the current rows either meet in
  * [max start, min end) or not, and the row ending first can meet nothing
  * later (every other operand's later rows start at or after its current
- * row's end, which is >= this end). Regions come out in start order. */
-static int sweep_disjoint(ctx *c, uint32_t l) {
+ * row's end, which is >= this end). Regions come out in start order.
+ * Runs from it->p until the lane ends (it->at = AT_NEXT) or out holds
+ * `limit` regions; returns 0 on out of memory. */
+static int sweep_disjoint(rt_isect *it, size_t limit) {
+  ctx *c = &it->c;
   int k = c->k;
-  size_t p[k], hi[k];
-  const uint64_t *s[k], *e[k];
-  for (int j = 0; j < k; j++) {
-    const opnd *o = &c->ops[j];
-    p[j] = lane_lo(o, l);
-    hi[j] = p[j] + lane_n(o, l);
-    s[j] = o->s;
-    e[j] = o->e;
-  }
+  size_t *p = it->p;
+  const size_t *hi = it->hi;
   rt_isect_out *out = c->out;
-  for (;;) {
+  const opnd *ops = c->ops;
+  if (k == 2) {
+    /* The common case, with both cursors in registers. */
+    const uint64_t *s0 = ops[0].s, *e0 = ops[0].e, *s1 = ops[1].s, *e1 = ops[1].e;
+    size_t p0 = p[0], p1 = p[1], h0 = hi[0], h1 = hi[1];
+    while (out->n < limit) {
+      uint64_t S = s0[p0] > s1[p1] ? s0[p0] : s1[p1];
+      uint64_t a = e0[p0], b = e1[p1], E = a < b ? a : b;
+      if (S < E) {
+        if (out->n == out->cap && !out_reserve(out, out->n + 1)) return oom(c);
+        put_region(out, S, E);
+        put_rows2(out, ops, p0, p1);
+        out->n++;
+      }
+      p0 += a == E;
+      p1 += b == E;
+      if (p0 == h0 || p1 == h1) {
+        it->at = AT_NEXT;
+        break;
+      }
+    }
+    p[0] = p0;
+    p[1] = p1;
+    return 1;
+  }
+  while (out->n < limit) {
     uint64_t S = 0, E = UINT64_MAX;
     for (int j = 0; j < k; j++) {
-      if (s[j][p[j]] > S) S = s[j][p[j]];
-      if (e[j][p[j]] < E) E = e[j][p[j]];
+      if (ops[j].s[p[j]] > S) S = ops[j].s[p[j]];
+      if (ops[j].e[p[j]] < E) E = ops[j].e[p[j]];
     }
     if (S < E) {
       if (out->n == out->cap && !out_reserve(out, out->n + 1)) return oom(c);
       put_region(out, S, E);
-      for (int j = 0; j < k; j++) out->rows[j][out->n] = c->ops[j].row[p[j]];
+      for (int j = 0; j < k; j++) out->rows[j][out->n] = ops[j].row[p[j]];
       out->n++;
     }
+    bool ended = false;
     for (int j = 0; j < k; j++)
-      if (e[j][p[j]] == E && ++p[j] == hi[j]) return 1;
+      if (ops[j].e[p[j]] == E && ++p[j] == hi[j]) ended = true;
+    if (ended) {
+      it->at = AT_NEXT;
+      break;
+    }
   }
+  return 1;
 }
 
 /* ---- pairwise narrowing ------------------------------------------------------- */
@@ -447,90 +539,168 @@ static int narrow(ctx *c, uint32_t l) {
     c->cur = c->nxt;
     c->nxt = x;
   }
-  /* Canonical order, then out. */
+  /* Canonical order; the iterator serves cur through perm. */
   cu = c->cur;
   if (!identity_perm(c, cu->n)) return oom(c);
   canon cn = {cu, k};
   if (!rt_iv_sort_perm(c->perm, cu->n, cmp_canon, &cn)) return oom(c);
+  return 1;
+}
+
+/* Serves narrowed regions cur[perm[pos..]] until out holds `limit`. */
+static int serve_narrowed(rt_isect *it, size_t limit) {
+  ctx *c = &it->c;
+  const cands *cu = c->cur;
   rt_isect_out *out = c->out;
-  if (!out_reserve(out, out->n + cu->n)) return oom(c);
-  for (size_t i = 0; i < cu->n; i++) {
+  size_t room = limit - out->n, left = cu->n - it->pos;
+  size_t m = left < room ? left : room;
+  if (!out_reserve(out, out->n + m)) return oom(c);
+  for (size_t i = it->pos; i < it->pos + m; i++) {
     uint32_t q = c->perm[i];
     put_region(out, cu->s[q], cu->e[q]);
-    for (int j = 0; j < k; j++) out->rows[j][out->n] = cu->r[j][q];
+    for (int j = 0; j < c->k; j++) out->rows[j][out->n] = cu->r[j][q];
     out->n++;
   }
+  it->pos += m;
+  if (it->pos == cu->n) it->at = AT_NEXT;
   return 1;
 }
 
 /* ---- driver ------------------------------------------------------------------- */
 
-int rt_isect_run(int k, const rt_ivrel *ops, const char *stage, rt_isect_out *out,
-                 rt_isect_stats *stats, rt_err *err) {
-  rt_isect_stats dummy;
-  if (!stats) stats = &dummy;
+void rt_isect_end(rt_isect *it) {
+  if (!it) return;
+  ctx *c = &it->c;
+  for (int j = 0; c->ops && j < c->k; j++) opnd_free(&c->ops[j]);
+  free(c->ops);
+  cands_free(c->cur, c->k);
+  cands_free(c->nxt, c->k);
+  free(c->perm);
+  free(c->act_a);
+  free(c->act_b);
+  free(it->p);
+  free(it->hi);
+  free(it);
+}
+
+rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect_stats *stats,
+                         rt_err *err) {
+  if (k < 2) {
+    rt_errorf(err, -1, "%s: expected at least two relations to intersect", stage);
+    return NULL;
+  }
+  rt_isect *it = calloc(1, sizeof *it);
+  if (!it) {
+    rt_errorf(err, -1, "%s: out of memory", stage);
+    return NULL;
+  }
+  if (!stats) stats = &it->dummy;
   memset(stats, 0, sizeof *stats);
-  memset(out, 0, sizeof *out);
-  if (k < 2) return rt_errorf(err, -1, "%s: expected at least two relations to intersect", stage);
-  out->k = k;
-  out->rows = calloc((size_t)k, sizeof *out->rows);
-  ctx c = {.k = k, .stage = stage, .err = err, .out = out, .st = stats};
-  c.ops = calloc((size_t)k, sizeof *c.ops);
-  c.cur = cands_new(k);
-  c.nxt = cands_new(k);
-  rt_lanes lanes;
+  ctx *c = &it->c;
+  *c = (ctx){.k = k, .stage = stage, .err = err, .st = stats};
+  c->ops = calloc((size_t)k, sizeof *c->ops);
+  c->cur = cands_new(k);
+  c->nxt = cands_new(k);
+  it->p = calloc((size_t)k, sizeof *it->p);
+  it->hi = calloc((size_t)k, sizeof *it->hi);
   rt_type types[RT_LANES_MAXKEYS];
   int nkeys = ops[0].nkeys;
   for (int q = 0; q < nkeys && q < RT_LANES_MAXKEYS; q++) types[q] = ops[0].keys[q].type;
-  int ok = rt_lanes_init(&lanes, nkeys, types, stage, err);
-  if (ok && (!out->rows || !c.ops || !c.cur || !c.nxt)) ok = oom(&c);
+  int ok = rt_lanes_init(&it->lanes, nkeys, types, stage, err);
+  if (ok && (!c->ops || !c->cur || !c->nxt || !it->p || !it->hi)) ok = oom(c);
   uint32_t maxn = 0;
   for (int j = 0; j < k; j++)
     if (ops[j].n > maxn) maxn = ops[j].n;
   uint32_t *lane = ok ? rt_iv_big(((size_t)maxn + 1) * sizeof *lane) : NULL;
-  if (ok && !lane) ok = oom(&c);
-  for (int j = 0; ok && j < k; j++) ok = read_operand(&c, &lanes, &ops[j], &c.ops[j], lane);
+  if (ok && !lane) ok = oom(c);
+  for (int j = 0; ok && j < k; j++) ok = read_operand(c, &it->lanes, &ops[j], &c->ops[j], lane);
   free(lane);
-  rt_lanes_free(&lanes);
-  if (ok) {
-    /* An all-disjoint partition yields at most as many regions as it has
-     * rows (each sweep step moves past a row), so this reservation is
-     * usually final; untouched pages cost nothing. */
-    size_t rows = 0;
-    for (int j = 0; j < k; j++) rows += c.ops[j].off[c.ops[j].nl];
-    if (!out_reserve(out, rows + 1)) ok = oom(&c);
+  rt_lanes_free(&it->lanes);
+  if (!ok) {
+    rt_isect_end(it);
+    return NULL;
   }
-  if (ok) {
-    int jmin = 0;
-    for (int j = 1; j < k; j++)
-      if (c.ops[j].nparts < c.ops[jmin].nparts) jmin = j;
-    const opnd *m = &c.ops[jmin];
-    for (uint32_t q = 0; ok && q < m->nparts; q++) {
-      uint32_t l = m->parts[q];
-      bool everywhere = true, disjoint = true;
-      for (int j = 0; j < k && everywhere; j++) {
-        const opnd *o = &c.ops[j];
-        everywhere = l < o->nl && lane_n(o, l) > 0;
-        if (everywhere && o->overlaps[l]) disjoint = false;
-      }
-      if (!everywhere) continue;
-      stats->partitions++;
-      if (disjoint) {
-        stats->part_disjoint++;
-        ok = sweep_disjoint(&c, l);
-      } else {
-        stats->part_narrow++;
-        ok = narrow(&c, l);
-      }
+  for (int j = 1; j < k; j++)
+    if (c->ops[j].nparts < c->ops[it->jmin].nparts) it->jmin = j;
+  it->at = AT_NEXT;
+  return it;
+}
+
+/* Moves to the next partition present in every operand and sets up its
+ * sweep, or narrows it whole; AT_END when none is left. */
+static int next_partition(rt_isect *it) {
+  ctx *c = &it->c;
+  const opnd *m = &c->ops[it->jmin];
+  while (it->q < m->nparts) {
+    uint32_t l = m->parts[it->q++];
+    bool everywhere = true, disjoint = true;
+    for (int j = 0; j < c->k && everywhere; j++) {
+      const opnd *o = &c->ops[j];
+      everywhere = l < o->nl && lane_n(o, l) > 0;
+      if (everywhere && o->overlaps[l]) disjoint = false;
     }
+    if (!everywhere) continue;
+    c->st->partitions++;
+    if (disjoint) {
+      c->st->part_disjoint++;
+      for (int j = 0; j < c->k; j++) {
+        it->p[j] = lane_lo(&c->ops[j], l);
+        it->hi[j] = it->p[j] + lane_n(&c->ops[j], l);
+      }
+      it->at = AT_SWEEP;
+      return 1;
+    }
+    c->st->part_narrow++;
+    if (!narrow(c, l)) return 0;
+    if (c->cur->n == 0) continue;
+    it->pos = 0;
+    it->at = AT_SERVE;
+    return 1;
   }
-  stats->regions = out->n;
-  for (int j = 0; c.ops && j < k; j++) opnd_free(&c.ops[j]);
-  free(c.ops);
-  cands_free(c.cur, k);
-  cands_free(c.nxt, k);
-  free(c.perm);
-  free(c.act_a);
-  free(c.act_b);
+  it->at = AT_END;
+  return 1;
+}
+
+int64_t rt_isect_next(rt_isect *it, rt_isect_out *out, size_t max) {
+  ctx *c = &it->c;
+  if (!out->rows) {
+    out->k = c->k;
+    out->rows = calloc((size_t)c->k, sizeof *out->rows);
+    if (!out->rows) return oom(c), -1;
+  }
+  c->out = out;
+  size_t n0 = out->n, limit = max > SIZE_MAX - n0 ? SIZE_MAX : n0 + max;
+  /* One reservation covers a batch-sized slice (the sweep grows past it
+   * only for large slices). */
+  if (!out_reserve(out, n0 + (max < 65536 ? max : 65536))) return oom(c), -1;
+  while (out->n < limit && it->at != AT_END) {
+    int ok = it->at == AT_NEXT    ? next_partition(it)
+             : it->at == AT_SWEEP ? sweep_disjoint(it, limit)
+                                  : serve_narrowed(it, limit);
+    if (!ok) return -1;
+  }
+  c->st->regions += out->n - n0;
+  return (int64_t)(out->n - n0);
+}
+
+int rt_isect_run(int k, const rt_ivrel *ops, const char *stage, rt_isect_out *out,
+                 rt_isect_stats *stats, rt_err *err) {
+  memset(out, 0, sizeof *out);
+  out->k = k > 0 ? k : 0;
+  rt_isect *it = rt_isect_begin(k, ops, stage, stats, err);
+  if (!it) return 0;
+  /* An all-disjoint partition yields at most as many regions as it has
+   * rows (each sweep step moves past a row), so this reservation is
+   * usually final; untouched pages cost nothing. */
+  size_t rows = 0;
+  for (int j = 0; j < k; j++) rows += it->c.ops[j].off[it->c.ops[j].nl];
+  out->rows = calloc((size_t)k, sizeof *out->rows);
+  int ok = out->rows && out_reserve(out, rows + 1) ? 1 : oom(&it->c);
+  int64_t got = 1;
+  while (ok && got > 0) {
+    got = rt_isect_next(it, out, SIZE_MAX);
+    if (got < 0) ok = 0;
+  }
+  rt_isect_end(it);
   return ok;
 }

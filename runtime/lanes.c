@@ -150,7 +150,7 @@ static uint64_t row_bits(const rt_lanes *l, const rt_ivrel *r, uint32_t i, uint6
       nullmask |= 1ull << k;
       bits[k] = 0;
     } else {
-      bits[k] = fold_bits(l->types[k], c->v[i]);
+      bits[k] = fold_bits(l->types[k], rt_ivkey_get(c, i));
     }
   }
   return nullmask;
@@ -186,15 +186,31 @@ int rt_lanes_assign(rt_lanes *l, const rt_ivrel *r, bool insert, bool null_match
     enum { SMALL = 4096 };
     int32_t small[SMALL];   /* lane, or -3 = not looked up yet */
     for (int q = 0; q < SMALL; q++) small[q] = -3;
-    const int64_t *v0 = r->keys[0].v;
-    const uint64_t *valid0 = r->keys[0].valid;
+    const rt_ivkey *k0 = &r->keys[0];
+    const uint64_t *valid0 = k0->valid;
     bool is_str = l->types[0] == RT_STR;
+    if (!valid0 && !k0->v && k0->u32) {
+      /* A narrow key with no NULLs (a table's cpu or utid column). */
+      const uint32_t *u = k0->u32;
+      for (uint32_t i = 0; i < n; i++) {
+        uint64_t b = u[i];
+        int64_t g = b < SMALL ? small[b] : -3;
+        if (g == -3) {
+          g = lookup_bits(l, &b, 0, insert);
+          if (b < SMALL) small[b] = (int32_t)g;
+        }
+        if (g == -2) return rt_errorf(err, -1, "%s: out of memory", stage);
+        lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
+      }
+      return 1;
+    }
     for (uint32_t i = 0; i < n; i++) {
       int64_t g;
       if (valid0 && !rt_bit(valid0, i)) {
         g = rt_lanes_row(l, r, i, insert, null_matches);
       } else {
-        uint64_t b = is_str ? (uint32_t)v0[i] : (uint64_t)v0[i];
+        int64_t v = rt_ivkey_get(k0, i);
+        uint64_t b = is_str ? (uint32_t)v : (uint64_t)v;
         if (b < SMALL) {
           g = small[b];
           if (g == -3) small[b] = (int32_t)(g = lookup_bits(l, &b, 0, insert));

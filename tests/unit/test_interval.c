@@ -41,7 +41,7 @@ static trel *trel_new(uint32_t n, int nkeys) {
   for (int k = 0; k < nkeys; k++) {
     t->k[k] = calloc(n + 1, 8);
     t->kv[k] = calloc(w, 8);
-    t->keys[k] = (rt_ivkey){RT_I64, t->k[k], t->kv[k]};
+    t->keys[k] = (rt_ivkey){.type = RT_I64, .v = t->k[k], .valid = t->kv[k]};
   }
   t->r = (rt_ivrel){n, t->ts, t->dur, t->tsv, t->durv, nkeys, t->keys};
   return t;
@@ -450,6 +450,111 @@ static void test_isect_random_paths(void **state) {
   }
   assert_true(bs > 20);
   assert_true(tree > 20);
+}
+
+/* rt_isect_next served a few regions at a time gives rt_isect_run's
+ * regions in its order, whatever the slice size, on random relations
+ * (both paths); and a PER key read in place from uint32 / int32 storage
+ * or as the row index gives the same regions as its int64 copy. */
+static void test_isect_streamed_and_narrow_keys(void **state) {
+  (void)state;
+  rng_state = 99;
+  uint64_t sliced = 0;
+  for (int iter = 0; iter < 400; iter++) {
+    int k = 2 + (int)rnd(2);
+    trel *ops[MAXK];
+    rt_ivrel rv[MAXK];
+    for (int j = 0; j < k; j++) {
+      ops[j] = random_rel(rnd(40), 1, 200, 1 + rnd(30), 4, rnd(2) == 0);
+      rv[j] = ops[j]->r;
+    }
+    rt_err e1 = {0}, e2 = {0};
+    rt_isect_out whole, part = {0};
+    int ok = rt_isect_run(k, rv, STAGE_I, &whole, NULL, &e1);
+    rt_isect_stats st;
+    rt_isect *it = rt_isect_begin(k, rv, STAGE_I, &st, &e2);
+    assert_int_equal(ok, it != NULL);
+    if (it) {
+      size_t max = 1 + rnd(5), at = 0;
+      int64_t got;
+      while ((got = rt_isect_next(it, &part, max)) > 0) {
+        assert_true((size_t)got <= max);
+        for (int64_t i = 0; i < got; i++, at++) {
+          assert_true(at < whole.n);
+          assert_int_equal(part.ts[i], whole.ts[at]);
+          assert_int_equal(part.dur[i], whole.dur[at]);
+          for (int j = 0; j < k; j++) assert_int_equal(part.rows[j][i], whole.rows[j][at]);
+        }
+        part.n = 0;
+        sliced++;
+      }
+      assert_int_equal(got, 0);
+      assert_int_equal(at, whole.n);
+      assert_int_equal(st.regions, whole.n);
+      rt_isect_end(it);
+    }
+    rt_isect_free(&whole);
+    rt_isect_free(&part);
+    for (int j = 0; j < k; j++) trel_free(ops[j]);
+  }
+  assert_true(sliced > 400);
+
+  /* narrow storage: keys 0..3 (and NULLs) as uint32, int32, row index */
+  enum { N = 64 };
+  trel *a = trel_new(N, 1), *b = trel_new(N, 1);
+  uint32_t ua[N], ub[N];
+  int32_t ia[N], ib[N];
+  for (uint32_t i = 0; i < N; i++) {
+    int64_t ka = i % 4 == 3 ? NUL : (int64_t)(i % 4), kb = i % 5 == 4 ? NUL : (int64_t)(i % 3);
+    trel_set(a, i, (int64_t)(i * 7 % 50), (int64_t)(i % 6), ka, NUL);
+    trel_set(b, i, (int64_t)(i * 3 % 60), (int64_t)(1 + i % 9), kb, NUL);
+    ua[i] = ka == NUL ? 0 : (uint32_t)ka, ub[i] = kb == NUL ? 0 : (uint32_t)kb;
+    ia[i] = (int32_t)ua[i], ib[i] = (int32_t)ub[i];
+  }
+  rt_ivrel wide[2] = {a->r, b->r};
+  rt_isect_out want;
+  rt_err err = {0};
+  assert_int_equal(rt_isect_run(2, wide, STAGE_I, &want, NULL, &err), 1);
+  assert_true(want.n > 10);
+  for (int form = 0; form < 2; form++) {
+    rt_ivkey ka = {.type = RT_I64, .valid = a->kv[0]}, kb = {.type = RT_I64, .valid = b->kv[0]};
+    if (form == 0) ka.u32 = ua, kb.u32 = ub;
+    else ka.i32 = ia, kb.i32 = ib;
+    rt_ivrel nr[2] = {a->r, b->r};
+    nr[0].keys = &ka;
+    nr[1].keys = &kb;
+    rt_isect_out got;
+    assert_int_equal(rt_isect_run(2, nr, STAGE_I, &got, NULL, &err), 1);
+    assert_int_equal(got.n, want.n);
+    for (size_t i = 0; i < got.n; i++) {
+      assert_int_equal(got.ts[i], want.ts[i]);
+      assert_int_equal(got.rows[0][i], want.rows[0][i]);
+      assert_int_equal(got.rows[1][i], want.rows[1][i]);
+    }
+    rt_isect_free(&got);
+  }
+  rt_isect_free(&want);
+  /* the row index as key: each row its own lane, so only equal row
+   * numbers meet (rows 0..N-1 of both, key = i) */
+  for (uint32_t i = 0; i < N; i++) a->k[0][i] = b->k[0][i] = i, rt_bit_set(a->kv[0], i), rt_bit_set(b->kv[0], i);
+  rt_ivrel byv[2] = {a->r, b->r};
+  assert_int_equal(rt_isect_run(2, byv, STAGE_I, &want, NULL, &err), 1);
+  rt_ivkey ra = {.type = RT_I64, .rowid = true}, rb = {.type = RT_I64, .rowid = true};
+  rt_ivrel byid[2] = {a->r, b->r};
+  byid[0].keys = &ra;
+  byid[1].keys = &rb;
+  rt_isect_out got;
+  assert_int_equal(rt_isect_run(2, byid, STAGE_I, &got, NULL, &err), 1);
+  assert_int_equal(got.n, want.n);
+  for (size_t i = 0; i < got.n; i++) {
+    assert_int_equal(got.ts[i], want.ts[i]);
+    assert_int_equal(got.rows[0][i], got.rows[1][i]);
+    assert_int_equal(got.rows[0][i], want.rows[0][i]);
+  }
+  rt_isect_free(&got);
+  rt_isect_free(&want);
+  trel_free(a);
+  trel_free(b);
 }
 
 /* ==== INTERVAL FLATTEN ============================================================ */
@@ -1279,6 +1384,7 @@ int main(void) {
       cmocka_unit_test(test_isect_null_bounds_and_errors),
       cmocka_unit_test(test_isect_random_small),
       cmocka_unit_test(test_isect_random_paths),
+      cmocka_unit_test(test_isect_streamed_and_narrow_keys),
       cmocka_unit_test(test_flatten_points_and_segments),
       cmocka_unit_test(test_flatten_aggregates),
       cmocka_unit_test(test_flatten_presorted_and_errors),

@@ -1,0 +1,642 @@
+/*
+ * fuzz_pipeline.c — libFuzzer target: the input's bytes drive a generator
+ * of well-formed pipelines over random tables, and every backend must
+ * agree.
+ *
+ * Each input makes two tables (`sa`/`sb` in SQLite, `pa`/`pb` as columnar
+ * copies): a few literal rows, or thousands of formula rows so that runs
+ * cross 8192-row batches; columns id/parent_id (a tree, sometimes broken),
+ * ts/dur (sometimes NULL or negative), g (a small key), i (extreme
+ * integers), d (doubles), s (strings, NULLs, UTF-8). Then one pipeline of
+ * 1..6 stages — WHERE, EXTEND, SET, SELECT, DROP, RENAME, AS, ORDER BY,
+ * LIMIT, AGGREGATE, TREE ACCUMULATE, INTERVAL FLATTEN / JOIN / FILL GAPS,
+ * or an INTERVAL INTERSECTION OF source — tracking the row's columns so
+ * most pipelines bind. It runs in interp, jit, auto with forced switching
+ * (interpreter first and compiled first) and auto with a real background
+ * compile; the printed rows, or the error message and offset, must be
+ * identical. A mismatch prints the tables' SQL and the pipeline, then
+ * aborts.
+ *
+ * When the bytes run out every choice is 0, so short inputs make simple,
+ * valid pipelines.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "exec/engine.h"
+#include "pipejit.h"
+
+/* ---- the input as a stream of choices --------------------------------------- */
+
+typedef struct in {
+  const uint8_t *p;
+  size_t n;
+} in;
+
+static unsigned pick(in *s, unsigned n) {
+  if (n <= 1 || !s->n) return 0;
+  unsigned v = *s->p++;
+  s->n--;
+  if (n > 256 && s->n) {
+    v = v << 8 | *s->p++;
+    s->n--;
+  }
+  return v % n;
+}
+
+/* ---- text ---------------------------------------------------------------------- */
+
+typedef struct buf {
+  char *s;
+  size_t n, cap;
+} buf;
+
+static void bprintf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (b->n + (size_t)n + 1 > b->cap) {
+    b->cap = (b->n + (size_t)n + 1) * 2;
+    b->s = realloc(b->s, b->cap);
+    if (!b->s) abort();
+  }
+  va_start(ap, fmt);
+  vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->n += (size_t)n;
+}
+
+static const char *bget(const buf *b) { return b->s ? b->s : ""; }
+
+/* ---- tables ---------------------------------------------------------------------- */
+
+static const char *const k_ints[] = {"0", "1", "-1", "42", "9223372036854775807",
+                                     "-9223372036854775808", "9223372036854775806",
+                                     "4611686018427387904", "NULL", "-7", "1000000007"};
+static const char *const k_dbls[] = {"0.5", "-1.25", "1e300", "NULL", "0.0", "-0.0", "3.75",
+                                     "1e-300", "2.5"};
+static const char *const k_strs[] = {"'a'", "'b'", "''", "NULL", "'ab'", "'A'",
+                                     "'\xc3\xa4'", "'a%b'", "'zz'", "'B_'"};
+#define N(a) (unsigned)(sizeof a / sizeof a[0])
+
+/* Rows of table `name` (SQL, to run in SQLite). */
+static void gen_table(in *s, buf *sql, const char *name) {
+  bprintf(sql, "DROP TABLE IF EXISTS s%s; CREATE TABLE s%s(id INT, parent_id INT, ts INT, "
+               "dur INT, g INT, i INT, d REAL, s TEXT);",
+          name, name);
+  static const int k_big[] = {8191, 8192, 8193, 20000};
+  unsigned kind = pick(s, 8);
+  if (kind == 7) {
+    /* formula rows: a heap-shaped tree (parent x/2), periodic values */
+    int n = k_big[pick(s, 4)];
+    unsigned a = 1 + pick(s, 50), m = 1 + pick(s, 1000), dd = 1 + pick(s, 20),
+             gg = 1 + pick(s, 5), pi = 2 + pick(s, 9000), bad = pick(s, 4);
+    bprintf(sql,
+            "INSERT INTO s%s WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c "
+            "WHERE x < %d) SELECT x, CASE WHEN x = 0 THEN NULL WHEN %u = 1 AND x = %d THEN x "
+            "ELSE x / 2 END, (x * %u) %% %u, x %% %u, CASE WHEN x %% 7 = 3 THEN NULL ELSE x %% "
+            "%u END, CASE WHEN x %% %u = 0 THEN 9223372036854775000 ELSE x - 100 END, x * 0.25, "
+            "CASE x %% 4 WHEN 0 THEN 'a' WHEN 1 THEN NULL WHEN 2 THEN 'bc' ELSE '' END FROM c;",
+            name, n - 1, bad, n / 2, a, m, dd, gg, pi);
+    return;
+  }
+  unsigned n = pick(s, 12);
+  unsigned shape = pick(s, 8);   /* 0..5 a proper tree; then broken ones */
+  for (unsigned r = 0; r < n; r++) {
+    int id = (int)r, parent;
+    if (r == 0 || pick(s, 4) == 0) parent = -1;
+    else parent = (int)pick(s, r);
+    if (shape == 6 && r == n - 1) parent = id;          /* self parent */
+    if (shape == 7 && r == n - 1) parent = 1000;        /* missing parent */
+    if (shape == 5 && r == n - 1 && n > 1) id = 0;      /* duplicate id */
+    char ts[24], dur[24];
+    unsigned t = pick(s, 16);
+    if (t == 15) strcpy(ts, "NULL");
+    else if (t == 14 && pick(s, 4) == 0) strcpy(ts, "-5");
+    else snprintf(ts, sizeof ts, "%u", pick(s, 60));
+    unsigned d = pick(s, 16);
+    if (d == 15) strcpy(dur, "NULL");
+    else if (d == 14) strcpy(dur, pick(s, 3) ? "-1" : "0");
+    else snprintf(dur, sizeof dur, "%u", pick(s, 30));
+    char par[16];
+    if (parent < 0) strcpy(par, "NULL");
+    else snprintf(par, sizeof par, "%d", parent);
+    unsigned g = pick(s, 5);
+    char gs[8];
+    if (g == 4) strcpy(gs, "NULL");
+    else snprintf(gs, sizeof gs, "%u", g);
+    bprintf(sql, "INSERT INTO s%s VALUES (%d, %s, %s, %s, %s, %s, %s, %s);", name, id, par, ts,
+            dur, gs, pick(s, 3) ? "1" : k_ints[pick(s, N(k_ints))], k_dbls[pick(s, N(k_dbls))],
+            k_strs[pick(s, N(k_strs))]);
+  }
+  /* the i column: mostly small, sometimes extreme */
+  if (pick(s, 2)) bprintf(sql, "UPDATE s%s SET i = id * 3 - 7 WHERE id %% 2 = 0;", name);
+}
+
+/* ---- the row while a pipeline is generated ---------------------------------- */
+
+typedef enum { T_INT, T_DBL, T_STR } vtype;
+
+#define MAXC 24
+typedef struct col {
+  char name[32];
+  vtype t;
+} col;
+
+typedef struct row {
+  int n;
+  col c[MAXC];
+  int aliased;   /* an alias `q` of a snapshot exists */
+  col qc[MAXC];
+  int nq;
+  int fresh;     /* counter for new names */
+} row;
+
+static int find(const row *r, const char *name) {
+  for (int i = 0; i < r->n; i++)
+    if (!strcasecmp(r->c[i].name, name)) return i;
+  return -1;
+}
+
+static void add(row *r, const char *name, vtype t) {
+  if (r->n == MAXC) return;
+  snprintf(r->c[r->n].name, sizeof r->c[r->n].name, "%s", name);
+  r->c[r->n++].t = t;
+}
+
+static void base_row(row *r) {
+  memset(r, 0, sizeof *r);
+  add(r, "id", T_INT);
+  add(r, "parent_id", T_INT);
+  add(r, "ts", T_INT);
+  add(r, "dur", T_INT);
+  add(r, "g", T_INT);
+  add(r, "i", T_INT);
+  add(r, "d", T_DBL);
+  add(r, "s", T_STR);
+}
+
+/* A column of type t, or -1. */
+static int col_of(in *s, const row *r, vtype t) {
+  int idx[MAXC], k = 0;
+  for (int i = 0; i < r->n; i++)
+    if (r->c[i].t == t) idx[k++] = i;
+  return k ? idx[pick(s, (unsigned)k)] : -1;
+}
+
+/* ---- expressions ------------------------------------------------------------------ */
+
+static void gen_expr(in *s, const row *r, vtype t, int depth, buf *o);
+
+static void leaf(in *s, const row *r, vtype t, buf *o) {
+  int c = pick(s, 3) ? col_of(s, r, t) : -1;
+  if (c >= 0) {
+    bprintf(o, "%s", r->c[c].name);
+    return;
+  }
+  if (t == T_INT) bprintf(o, "%s", k_ints[pick(s, N(k_ints))]);
+  else if (t == T_DBL) bprintf(o, "%s", k_dbls[pick(s, N(k_dbls))]);
+  else bprintf(o, "%s", k_strs[pick(s, N(k_strs))]);
+}
+
+static void gen_pred(in *s, const row *r, int depth, buf *o) {
+  static const char *const cmp[] = {"=", "<", ">=", "!=", "IS", "IS NOT"};
+  vtype t = (vtype)pick(s, 3);
+  switch (depth > 2 ? 0 : pick(s, 7)) {
+  case 0:
+  case 1:
+    gen_expr(s, r, t, depth + 1, o);
+    bprintf(o, " %s ", cmp[pick(s, N(cmp))]);
+    gen_expr(s, r, t, depth + 1, o);
+    break;
+  case 2:
+    bprintf(o, "(");
+    gen_pred(s, r, depth + 1, o);
+    bprintf(o, pick(s, 2) ? ") AND (" : ") OR (");
+    gen_pred(s, r, depth + 1, o);
+    bprintf(o, ")");
+    break;
+  case 3:
+    bprintf(o, "NOT (");
+    gen_pred(s, r, depth + 1, o);
+    bprintf(o, ")");
+    break;
+  case 4:
+    gen_expr(s, r, T_INT, depth + 1, o);
+    bprintf(o, pick(s, 2) ? " IN (1, 3, NULL, -1)" : " BETWEEN 2 AND 20");
+    break;
+  case 5:
+    gen_expr(s, r, T_STR, depth + 1, o);
+    bprintf(o, pick(s, 2) ? " LIKE 'a%%'" : " GLOB '*b*'");
+    break;
+  default:
+    gen_expr(s, r, t, depth + 1, o);
+    bprintf(o, pick(s, 2) ? " IS NULL" : " IS NOT NULL");
+  }
+}
+
+static void gen_expr(in *s, const row *r, vtype t, int depth, buf *o) {
+  if (depth > 3 || pick(s, 3) == 0) {
+    leaf(s, r, t, o);
+    return;
+  }
+  unsigned k = pick(s, 6);
+  if (k == 5) {   /* CASE, any type */
+    bprintf(o, "CASE WHEN ");
+    gen_pred(s, r, depth + 1, o);
+    bprintf(o, " THEN ");
+    gen_expr(s, r, t, depth + 1, o);
+    bprintf(o, " ELSE ");
+    gen_expr(s, r, t, depth + 1, o);
+    bprintf(o, " END");
+    return;
+  }
+  if (t == T_STR) {
+    static const char *const f[] = {"upper(%s)", "lower(%s)", "substr(%s, 2)", "trim(%s)",
+                                    "CAST(%s AS TEXT)"};
+    if (k < 2) {
+      bprintf(o, "(");
+      gen_expr(s, r, T_STR, depth + 1, o);
+      bprintf(o, " || ");
+      gen_expr(s, r, pick(s, 2) ? T_STR : T_INT, depth + 1, o);
+      bprintf(o, ")");
+      return;
+    }
+    buf a = {0};
+    gen_expr(s, r, k == 4 ? T_INT : T_STR, depth + 1, &a);
+    bprintf(o, f[pick(s, N(f))], bget(&a));
+    free(a.s);
+    return;
+  }
+  if (t == T_INT && k == 4) {
+    static const char *const f[] = {"length(%s)", "instr(%s, 'a')"};
+    buf a = {0};
+    gen_expr(s, r, T_STR, depth + 1, &a);
+    bprintf(o, f[pick(s, N(f))], bget(&a));
+    free(a.s);
+    return;
+  }
+  if (k == 3) {
+    static const char *const f[] = {"abs(", "coalesce(", "-(", "max(", "min(", "nullif("};
+    unsigned w = pick(s, N(f));
+    bprintf(o, "%s", f[w]);
+    gen_expr(s, r, t, depth + 1, o);
+    if (w == 1 || w >= 3) {
+      bprintf(o, ", ");
+      gen_expr(s, r, t, depth + 1, o);
+    }
+    bprintf(o, ")");
+    return;
+  }
+  static const char *const iop[] = {"+", "-", "*", "/", "%", "&", "|", "<<", ">>"};
+  static const char *const dop[] = {"+", "-", "*", "/"};
+  bprintf(o, "(");
+  gen_expr(s, r, t, depth + 1, o);
+  bprintf(o, " %s ", t == T_INT ? iop[pick(s, N(iop))] : dop[pick(s, N(dop))]);
+  gen_expr(s, r, t == T_DBL && pick(s, 2) ? T_INT : t, depth + 1, o);
+  bprintf(o, ")");
+}
+
+/* ---- stages --------------------------------------------------------------------------- */
+
+static void fresh(row *r, char *out, size_t n) { snprintf(out, n, "c%d", r->fresh++); }
+
+static const char *const k_rel[] = {"OVERLAPPING BOUNDS", "COVERING BEGIN", "COVERING END",
+                                    "COVERING BOUNDS", "WITHIN BOUNDS"};
+
+/* Aggregates over row r for AGGREGATE (any=1) or FLATTEN / TREE (numbers only). */
+static void gen_aggs(in *s, row *r, row *out, buf *o, int any, int tree) {
+  int n = 1 + (int)pick(s, 3);
+  for (int k = 0; k < n; k++) {
+    char name[16];
+    fresh(r, name, sizeof name);
+    unsigned f = pick(s, any ? 6 : 5);
+    int c = col_of(s, r, f == 4 && any ? T_STR : pick(s, 4) ? T_INT : T_DBL);
+    if (tree && c >= 0 && r->c[c].t != T_INT) c = col_of(s, r, T_INT);
+    if (c < 0 || f == 0) {
+      bprintf(o, "%sCOUNT(*) AS %s", k ? ", " : "", name);
+      add(out, name, T_INT);
+      continue;
+    }
+    static const char *const fn[] = {"COUNT", "SUM", "MIN", "MAX", "MAX", "AVG"};
+    if (tree && f == 5) f = 1;
+    if (!any && f == 5 && tree) f = 1;
+    bprintf(o, "%s%s(%s) AS %s", k ? ", " : "", fn[f], r->c[c].name, name);
+    vtype t = f == 0 ? T_INT : f == 5 ? T_DBL : r->c[c].t;
+    if (tree) t = T_INT;
+    add(out, name, t);
+  }
+}
+
+static int has(const row *r, const char *a, const char *b) {
+  return find(r, a) >= 0 && (!b || find(r, b) >= 0);
+}
+
+/* PER g when the row has g (and the operand does: always, for pa/pb). */
+static void per(in *s, const row *r, buf *o, row *out) {
+  if (find(r, "g") >= 0 && pick(s, 2)) {
+    bprintf(o, " PER g");
+    if (out) add(out, "g", r->c[find(r, "g")].t);
+  }
+}
+
+static void gen_stage(in *s, row *r, buf *o) {
+  char name[16];
+  unsigned k = pick(s, 16);
+  switch (k) {
+  case 0:
+    bprintf(o, " |> WHERE ");
+    gen_pred(s, r, 0, o);
+    return;
+  case 1: {
+    vtype t = (vtype)pick(s, 3);
+    fresh(r, name, sizeof name);
+    bprintf(o, " |> EXTEND ");
+    gen_expr(s, r, t, 0, o);
+    bprintf(o, " AS %s", name);
+    add(r, name, t);
+    return;
+  }
+  case 2: {
+    int c = (int)pick(s, (unsigned)r->n);
+    bprintf(o, " |> SET %s = ", r->c[c].name);
+    gen_expr(s, r, r->c[c].t, 0, o);
+    return;
+  }
+  case 3: {
+    row nr = *r;
+    nr.n = 0;
+    nr.aliased = 0;
+    bprintf(o, " |> SELECT ");
+    int n = 1 + (int)pick(s, (unsigned)r->n);
+    for (int i = 0; i < n; i++) {
+      if (pick(s, 4) == 0) {
+        vtype t = (vtype)pick(s, 3);
+        fresh(&nr, name, sizeof name);
+        if (i) bprintf(o, ", ");
+        gen_expr(s, r, t, 0, o);
+        bprintf(o, " AS %s", name);
+        add(&nr, name, t);
+      } else {
+        int c = (int)pick(s, (unsigned)r->n);
+        if (find(&nr, r->c[c].name) >= 0) continue;
+        bprintf(o, "%s%s", i ? ", " : "", r->c[c].name);
+        add(&nr, r->c[c].name, r->c[c].t);
+      }
+    }
+    if (!nr.n) {
+      bprintf(o, "%s", r->c[0].name);
+      add(&nr, r->c[0].name, r->c[0].t);
+    }
+    nr.fresh = r->fresh > nr.fresh ? r->fresh : nr.fresh;
+    *r = nr;
+    return;
+  }
+  case 4:
+    if (r->n > 1) {
+      int c = (int)pick(s, (unsigned)r->n);
+      bprintf(o, " |> DROP %s", r->c[c].name);
+      memmove(&r->c[c], &r->c[c + 1], sizeof(col) * (size_t)(r->n - c - 1));
+      r->n--;
+    }
+    return;
+  case 5: {
+    int c = (int)pick(s, (unsigned)r->n);
+    fresh(r, name, sizeof name);
+    bprintf(o, " |> RENAME %s AS %s", r->c[c].name, name);
+    snprintf(r->c[c].name, sizeof r->c[c].name, "%s", name);
+    return;
+  }
+  case 6:
+    bprintf(o, " |> AS q");
+    r->aliased = 1;
+    memcpy(r->qc, r->c, sizeof r->c);
+    r->nq = r->n;
+    if (pick(s, 2)) {
+      int c = (int)pick(s, (unsigned)r->nq);
+      fresh(r, name, sizeof name);
+      bprintf(o, " |> EXTEND q.%s AS %s", r->qc[c].name, name);
+      add(r, name, r->qc[c].t);
+    }
+    return;
+  case 7: {
+    int n = 1 + (int)pick(s, 3);
+    bprintf(o, " |> ORDER BY ");
+    for (int i = 0; i < n; i++) {
+      static const char *const dir[] = {"", " DESC", " ASC NULLS LAST", " DESC NULLS FIRST"};
+      if (i) bprintf(o, ", ");
+      if (pick(s, 4)) bprintf(o, "%s", r->c[pick(s, (unsigned)r->n)].name);
+      else gen_expr(s, r, (vtype)pick(s, 3), 1, o);
+      bprintf(o, "%s", dir[pick(s, 4)]);
+    }
+    return;
+  }
+  case 8:
+    bprintf(o, " |> LIMIT %u", pick(s, 2) ? pick(s, 20) : pick(s, 30000));
+    if (pick(s, 2)) bprintf(o, " OFFSET %u", pick(s, 2) ? pick(s, 10) : pick(s, 20000));
+    return;
+  case 9: {
+    row nr;
+    memset(&nr, 0, sizeof nr);
+    nr.fresh = r->fresh;
+    int ng = (int)pick(s, 3);
+    buf keys = {0};
+    for (int i = 0; i < ng; i++) {
+      int c = (int)pick(s, (unsigned)r->n);
+      if (find(&nr, r->c[c].name) >= 0) continue;
+      bprintf(&keys, "%s%s", nr.n ? ", " : "", r->c[c].name);
+      add(&nr, r->c[c].name, r->c[c].t);
+    }
+    bprintf(o, " |> AGGREGATE ");
+    gen_aggs(s, r, &nr, o, 1, 0);
+    if (keys.n) bprintf(o, " GROUP BY %s", keys.s);
+    free(keys.s);
+    nr.fresh = r->fresh;
+    *r = nr;
+    return;
+  }
+  case 10:
+  case 11:
+    if (has(r, "id", "parent_id")) {
+      bprintf(o, " |> TREE ACCUMULATE %s ", k == 10 ? "UP" : "DOWN");
+      row nr = *r;
+      gen_aggs(s, r, &nr, o, 0, 1);
+      nr.fresh = r->fresh;
+      *r = nr;
+    }
+    return;
+  case 12:
+    if (has(r, "ts", "dur")) {
+      row nr;
+      memset(&nr, 0, sizeof nr);
+      add(&nr, "ts", T_INT);
+      add(&nr, "dur", T_INT);
+      bprintf(o, " |> INTERVAL FLATTEN");
+      per(s, r, o, &nr);
+      bprintf(o, " AGGREGATE ");
+      gen_aggs(s, r, &nr, o, 0, 0);
+      nr.fresh = r->fresh;
+      *r = nr;
+    }
+    return;
+  case 13:
+    if (has(r, "ts", "dur")) {
+      bprintf(o, " |> %sINTERVAL JOIN p%c AS o %s", pick(s, 2) ? "LEFT " : "",
+              pick(s, 2) ? 'a' : 'b', k_rel[pick(s, N(k_rel))]);
+      per(s, r, o, NULL);
+      if (pick(s, 2)) {
+        fresh(r, name, sizeof name);
+        bprintf(o, " |> EXTEND o.%s AS %s", pick(s, 2) ? "s" : "ts", name);
+        add(r, name, T_INT);   /* the type only steers later picks */
+      }
+    }
+    return;
+  case 14:
+    if (has(r, "ts", "dur")) {
+      bprintf(o, " |> INTERVAL FILL GAPS WITH (FROM pb |> WHERE dur >= 0 |> SELECT ts, dur%s)",
+              find(r, "g") >= 0 && pick(s, 2) ? ", g" : "");
+      per(s, r, o, NULL);
+    }
+    return;
+  default:
+    if (has(r, "ts", "dur") && pick(s, 2)) {
+      /* a stage that sees the row through a subquery */
+      bprintf(o, " |> WHERE ts >= 0 AND dur >= 0");
+    }
+  }
+}
+
+/* ---- running --------------------------------------------------------------------------- */
+
+static void print_cell(buf *out, const pj_result *r, int64_t i, int c) {
+  if (pj_result_is_null(r, i, c)) {
+    bprintf(out, "NULL");
+    return;
+  }
+  switch (pj_result_column_type(r, c)) {
+  case PJ_TYPE_STRING: {
+    size_t len = 0;
+    const char *t = pj_result_text(r, i, c, &len);
+    bprintf(out, "'%.*s'", (int)len, t);
+    return;
+  }
+  case PJ_TYPE_DOUBLE: bprintf(out, "%.17g", pj_result_double(r, i, c)); return;
+  default: bprintf(out, "%lld", (long long)pj_result_int64(r, i, c));
+  }
+}
+
+static int collect(void *ctx, const pj_result *r, const char *t, size_t l, size_t off) {
+  buf *out = ctx;
+  int nc = pj_result_column_count(r);
+  for (int c = 0; c < nc; c++)
+    bprintf(out, "%s%s:%d", c ? "," : "", pj_result_column_name(r, c),
+            (int)pj_result_column_type(r, c));
+  bprintf(out, "\n");
+  for (int64_t i = 0; i < pj_result_row_count(r); i++) {
+    for (int c = 0; c < nc; c++) {
+      if (c) bprintf(out, ",");
+      print_cell(out, r, i, c);
+    }
+    bprintf(out, "\n");
+  }
+  return 0;
+}
+
+static pj_engine *g_e;
+static int g_runs;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc, (void)argv;
+  if (pj_engine_open(NULL, &g_e) != PJ_OK) abort();
+  return 0;
+}
+
+/* Runs text in one configuration; the printed rows or the error. */
+static char *run(const char *text, pj_mode mode, int force, int64_t auto_rows) {
+  pj_engine_set_mode(g_e, mode);
+  pj__engine_set_force_switch(g_e, force);
+  pj__engine_set_auto_rows(g_e, auto_rows);
+  buf out = {0};
+  if (pj_engine_exec(g_e, text, collect, &out) != PJ_OK) {
+    out.n = 0;
+    bprintf(&out, "error: %s @%d", pj_engine_errmsg(g_e), pj_engine_erroffset(g_e));
+  }
+  pj__engine_set_force_switch(g_e, 0);
+  pj__engine_set_auto_rows(g_e, -1);
+  if (!out.s) bprintf(&out, "%s", "");
+  return out.s;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  in s = {data, size};
+  if (++g_runs % 1000 == 0) {   /* a fresh engine now and then */
+    pj_engine_close(g_e);
+    if (pj_engine_open(NULL, &g_e) != PJ_OK) abort();
+  }
+  buf setup = {0};
+  gen_table(&s, &setup, "a");
+  gen_table(&s, &setup, "b");
+  bprintf(&setup, "CREATE OR REPLACE PERFETTO TABLE pa AS SELECT * FROM sa;"
+                  "CREATE OR REPLACE PERFETTO TABLE pb AS SELECT * FROM sb;");
+  if (pj_engine_exec(g_e, setup.s, NULL, NULL) != PJ_OK) {
+    fprintf(stderr, "setup failed: %s\n%s\n", pj_engine_errmsg(g_e), setup.s);
+    abort();
+  }
+
+  row r;
+  base_row(&r);
+  buf q = {0};
+  unsigned src = pick(&s, 6);
+  if (src == 5) {
+    bprintf(&q, "INTERVAL INTERSECTION OF (pa AS x, (FROM pb |> WHERE dur >= 0 AND ts >= 0) "
+                "AS y)");
+    row nr;
+    memset(&nr, 0, sizeof nr);
+    add(&nr, "ts", T_INT);
+    add(&nr, "dur", T_INT);
+    per(&s, &r, &q, &nr);
+    r = nr;
+  } else {
+    static const char *const from[] = {"FROM pa", "FROM sa", "FROM (SELECT * FROM sa)",
+                                       "FROM (FROM pa |> WHERE ts >= 0)", "FROM pb"};
+    bprintf(&q, "%s", from[src]);
+  }
+  int nst = 1 + (int)pick(&s, 6);
+  for (int i = 0; i < nst; i++) gen_stage(&s, &r, &q);
+
+  char *want = run(q.s, PJ_MODE_INTERP, 0, -1);
+  if (getenv("PJ_FUZZ_VERBOSE"))   /* what the generator makes, and how it ends */
+    fprintf(stderr, "%s\n  => %.*s\n", q.s, (int)strcspn(want, "\n"), want);
+  struct {
+    const char *name;
+    pj_mode mode;
+    int force;
+    int64_t auto_rows;
+  } cfg[] = {
+      {"auto (background compile)", PJ_MODE_AUTO, 0, 1000},
+      {"jit", PJ_MODE_JIT, 0, -1},
+      {"auto, interpreter first", PJ_MODE_AUTO, 1, -1},
+      {"auto, compiled first", PJ_MODE_AUTO, 2, -1},
+  };
+  for (size_t k = 0; k < sizeof cfg / sizeof cfg[0]; k++) {
+    char *got = run(q.s, cfg[k].mode, cfg[k].force, cfg[k].auto_rows);
+    if (strcmp(want, got)) {
+      fprintf(stderr, "backends disagree (%s vs interp)\n-- tables --\n%s\n-- pipeline --\n%s\n"
+                      "-- interp --\n%.4000s\n-- %s --\n%.4000s\n",
+              cfg[k].name, setup.s, q.s, want, cfg[k].name, got);
+      abort();
+    }
+    free(got);
+  }
+  free(want);
+  free(q.s);
+  free(setup.s);
+  return 0;
+}

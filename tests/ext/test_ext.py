@@ -1,0 +1,94 @@
+"""The loadable extension from python3's sqlite3 module (ctest:
+ext_python_sqlite3). PIPEJIT_EXT names build/pipejit_sqlite.so."""
+import os
+import sqlite3
+import sys
+import unittest
+
+EXT = os.environ.get("PIPEJIT_EXT", "build/pipejit_sqlite.so")
+
+
+class ExtensionTest(unittest.TestCase):
+    def setUp(self):
+        self.db = sqlite3.connect(":memory:")
+        self.db.enable_load_extension(True)
+        self.db.load_extension(os.path.abspath(EXT))
+        self.db.enable_load_extension(False)
+        self.db.executescript(
+            "CREATE TABLE slice(id INTEGER, parent_id INTEGER, name TEXT, dur INTEGER);"
+            "INSERT INTO slice VALUES (0,NULL,'main',10),(1,0,'a',2000000000),(2,1,'b',3),"
+            "(3,NULL,'idle',1);")
+
+    def tearDown(self):
+        self.db.close()
+
+    def test_select_star_has_the_pipeline_columns(self):
+        cur = self.db.execute(
+            "SELECT * FROM pipeline('FROM slice |> TREE ACCUMULATE UP SUM(dur) AS total') "
+            "ORDER BY 1")  # positional: names are unknown until it ran
+        self.assertEqual([d[0] for d in cur.description],
+                         ["id", "parent_id", "name", "dur", "total"])
+        self.assertEqual([r[4] for r in cur.fetchall()], [2000000013, 2000000003, 3, 1])
+
+    def test_issue_example(self):
+        text = "FROM slice |> TREE ACCUMULATE UP SUM(dur) AS total"
+        # The first statement with this shape declares the columns ...
+        self.db.execute("SELECT pipeline_columns(?)", (text,)).fetchone()
+        rows = self.db.execute(
+            "SELECT name, total FROM pipeline(?) WHERE total > 1e9 ORDER BY name",
+            (text,)).fetchall()
+        self.assertEqual(rows, [("a", 2000000003), ("main", 2000000013)])
+
+    def test_shapes_change_between_statements(self):
+        a = "FROM slice |> AGGREGATE COUNT(*) AS n"
+        b = "FROM slice |> WHERE dur > ? |> SELECT name"
+        for _ in range(3):
+            self.assertEqual(self.db.execute("SELECT * FROM pipeline(?)", (a,)).fetchall(), [(4,)])
+            self.assertEqual(
+                self.db.execute("SELECT * FROM pipeline(?, 5) ORDER BY 1", (b,)).fetchall(),
+                [("a",), ("main",)])
+
+    def test_reads_the_connections_tables_now(self):
+        q = "SELECT * FROM pipeline('FROM slice |> AGGREGATE COUNT(*) AS n')"
+        self.assertEqual(self.db.execute(q).fetchone(), (4,))
+        self.db.execute("INSERT INTO slice VALUES (4, NULL, 'late', 7)")
+        self.assertEqual(self.db.execute(q).fetchone(), (5,))
+
+    def test_named_table_with_parameter(self):
+        self.db.execute("CREATE VIRTUAL TABLE temp.longer USING "
+                        "pipeline('FROM slice |> WHERE dur >= $min |> SELECT name, dur')")
+        rows = self.db.execute("SELECT name FROM longer(10) ORDER BY dur").fetchall()
+        self.assertEqual(rows, [("main",), ("a",)])
+        rows = self.db.execute("SELECT l.name FROM slice s JOIN longer(3) l ON l.name = s.name "
+                               "WHERE s.parent_id IS NULL").fetchall()
+        self.assertEqual(rows, [("main",)])
+
+    def test_both_backends_agree(self):
+        text = "SELECT * FROM pipeline('FROM slice |> TREE ACCUMULATE UP SUM(dur) AS t') ORDER BY 1"
+        got = {}
+        for mode in ("interp", "jit", "auto"):
+            self.assertEqual(self.db.execute("SELECT pipeline_mode(?)", (mode,)).fetchone(),
+                             (mode,))
+            got[mode] = self.db.execute(text).fetchall()
+        self.assertEqual(got["interp"], got["jit"])
+        self.assertEqual(got["interp"], got["auto"])
+
+    def test_errors(self):
+        with self.assertRaisesRegex(sqlite3.OperationalError, r"FROM: no such table: 'nope'"):
+            self.db.execute("SELECT * FROM pipeline('FROM nope')").fetchall()
+        with self.assertRaisesRegex(sqlite3.OperationalError, "parameter"):
+            self.db.execute("SELECT * FROM pipeline('FROM slice', 1)").fetchall()
+        with self.assertRaisesRegex(sqlite3.OperationalError, "same output columns"):
+            self.db.execute("SELECT * FROM pipeline('FROM slice |> AGGREGATE COUNT(*) AS n') a, "
+                            "pipeline('FROM slice |> SELECT id') b").fetchall()
+        # the connection still works afterwards
+        self.assertEqual(self.db.execute(
+            "SELECT * FROM pipeline('FROM slice |> AGGREGATE MAX(dur) AS m')").fetchone(),
+            (2000000000,))
+
+
+if __name__ == "__main__":
+    if not hasattr(sqlite3.Connection, "enable_load_extension"):
+        print("this python3's sqlite3 module cannot load extensions", file=sys.stderr)
+        sys.exit(1)
+    unittest.main(verbosity=2)
