@@ -4,7 +4,8 @@
  *   pipejit [--db PATH] [--mode auto|jit|interp] [--opt 0-3]
  *           [--format table|csv|json] [--dump plan|llvm|llvm-raw|asm]
  *           [--timing] [--compare] [--sample-trace[=N]] [--trace FILE.json[.gz]]
- *           [--load TABLE,…] [-c TEXT] [FILE ...]
+ *           [--load TABLE,…] [--max-memory SIZE] [--timeout SECONDS]
+ *           [-c TEXT] [FILE ...]
  *
  * Runs the statements of every -c TEXT and FILE in the order given (`-`
  * is standard input); with neither, standard input — or, on a terminal,
@@ -15,9 +16,19 @@
  * --dump, --timing and --compare watch the engine through its internal
  * hooks (exec/engine.h), so they also see the pipelines inside CREATE
  * PERFETTO TABLE.
+ *
+ * Cancelling: Ctrl-C (SIGINT) and --timeout (SIGALRM) call
+ * pj_engine_interrupt while a script runs, which stops the running
+ * statement with "error: interrupted". In the interactive shell that
+ * returns to the prompt; otherwise the tool exits with status 1 like after
+ * any error. Ctrl-C while no statement runs exits a non-interactive run
+ * at once (the default action) and is left to the line editor in the
+ * shell.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -46,6 +57,10 @@ static void usage(FILE *out) {
         "                         tables slice, thread, process, track, thread_track, args\n"
         "  --load TABLE,...       copy these tables of the --db database into columnar\n"
         "                         tables (the fast path for pipelines)\n"
+        "  --max-memory SIZE      stop a pipeline whose sort, aggregation, tree or result\n"
+        "                         state would pass SIZE bytes (suffix K, M or G)\n"
+        "  --timeout SECONDS      interrupt a script (each -c TEXT, FILE or shell\n"
+        "                         entry) still running after SECONDS\n"
         "  -c TEXT                run TEXT\n"
         "  -h, --help             this help\n",
         out);
@@ -211,6 +226,70 @@ static void after_stmt(void *ctx, const char *text, size_t len, size_t off, cons
           (long long)t->rows_in, (long long)t->rows_out, label);
 }
 
+/* ---- cancelling ---------------------------------------------------------- */
+
+/* State the signal handlers read: only lock-free atomics and the engine
+ * pointer (set before any handler is installed). */
+static pj_engine *g_engine;
+static volatile sig_atomic_t g_running;      /* a script is in pj_engine_exec */
+static volatile sig_atomic_t g_interactive;  /* the shell owns Ctrl-C at its prompt */
+static volatile sig_atomic_t g_timed_out;
+static double g_timeout;                     /* seconds, 0 = none */
+
+static void on_sigint(int sig) {
+  if (g_running) {
+    pj_engine_interrupt(g_engine);
+  } else if (!g_interactive) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+}
+
+static void on_sigalrm(int sig) {
+  (void)sig;
+  if (!g_running) return;
+  g_timed_out = 1;
+  pj_engine_interrupt(g_engine);
+}
+
+static void set_timer(double seconds) {
+  struct itimerval it = {0};
+  it.it_value.tv_sec = (time_t)seconds;
+  it.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
+  if (seconds > 0 && !it.it_value.tv_sec && !it.it_value.tv_usec) it.it_value.tv_usec = 1;
+  setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void install_handlers(pj_engine *e) {
+  g_engine = e;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sa.sa_handler = on_sigint;
+  sigaction(SIGINT, &sa, NULL);
+  sa.sa_handler = on_sigalrm;
+  sigaction(SIGALRM, &sa, NULL);
+}
+
+/* "512M", "2G", "1048576": bytes, or -1. */
+static int64_t parse_size(const char *v) {
+  char *end;
+  double n = strtod(v, &end);
+  if (end == v || n < 0) return -1;
+  double mul = 1;
+  switch (*end) {
+  case 'k': case 'K': mul = 1024.0, end++; break;
+  case 'm': case 'M': mul = 1024.0 * 1024, end++; break;
+  case 'g': case 'G': mul = 1024.0 * 1024 * 1024, end++; break;
+  case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024, end++; break;
+  default: break;
+  }
+  if ((*end == 'b' || *end == 'B') && mul > 1) end++;
+  if (*end || n * mul >= 9.2e18) return -1;
+  return (int64_t)(n * mul);
+}
+
 /* ---- running ------------------------------------------------------------ */
 
 static int on_result(void *ctx, const pj_result *res, const char *text, size_t len,
@@ -223,10 +302,18 @@ static int on_result(void *ctx, const pj_result *res, const char *text, size_t l
 
 int cli_run_script(struct cli *c, const char *script) {
   c->reported = 0;
+  g_timed_out = 0;
+  g_running = 1;
+  if (g_timeout > 0) set_timer(g_timeout);
   pj_status s = pj_engine_exec(c->e, script, on_result, c);
+  if (g_timeout > 0) set_timer(0);
+  g_running = 0;
   fflush(stdout);
   if (s == PJ_OK) return 0;
-  if (!c->reported) print_error(c, script);
+  if (s == PJ_INTERRUPTED && g_timed_out && !c->reported)
+    fprintf(stderr, "error: interrupted (timeout after %g s)\n", g_timeout);
+  else if (!c->reported)
+    print_error(c, script);
   return 1;
 }
 
@@ -375,6 +462,7 @@ int main(int argc, char **argv) {
   int mode = PJ_MODE_AUTO, opt = 2;
   int64_t sample = -1;
   const char *trace = NULL, *load = NULL;
+  int64_t max_memory = 0;
   input *inputs = calloc((size_t)argc + 1, sizeof *inputs);
   int ninputs = 0;
   static const char *const modes[] = {"auto", "interp", "jit", NULL};
@@ -417,6 +505,12 @@ int main(int argc, char **argv) {
       trace = v;
     } else if ((v = opt_value(argc, argv, &i, "--load"))) {
       load = v;
+    } else if ((v = opt_value(argc, argv, &i, "--max-memory"))) {
+      if ((max_memory = parse_size(v)) < 0) bad_value("--max-memory", v);
+    } else if ((v = opt_value(argc, argv, &i, "--timeout"))) {
+      char *end;
+      g_timeout = strtod(v, &end);
+      if (*end || end == v || !(g_timeout > 0) || g_timeout > 1e8) bad_value("--timeout", v);
     } else if (!strcmp(a, "-c")) {
       if (i + 1 >= argc) {
         fprintf(stderr, "error: -c needs a value\n");
@@ -439,6 +533,8 @@ int main(int argc, char **argv) {
   }
   pj_engine_set_mode(c.e, (pj_mode)mode);
   pj_engine_set_opt_level(c.e, opt);
+  pj_engine_set_max_memory(c.e, max_memory);
+  install_handlers(c.e);
   pj__hooks hooks = {.ctx = &c, .before_run = before_run, .after_stmt = after_stmt};
   pj__engine_set_hooks(c.e, &hooks);
 
@@ -457,7 +553,12 @@ int main(int argc, char **argv) {
   if (load && !rc) rc = load_tables(&c, load);
   for (int i = 0; i < ninputs && !rc; i++)
     rc = inputs[i].is_text ? cli_run_script(&c, inputs[i].s) : run_file(&c, inputs[i].s);
-  if (!ninputs && !rc) rc = isatty(0) ? cli_shell(&c) : run_file(&c, "-");
+  if (!ninputs && !rc && isatty(0)) {
+    g_interactive = 1;   /* Ctrl-C at the prompt belongs to the line editor */
+    rc = cli_shell(&c);
+  } else if (!ninputs && !rc) {
+    rc = run_file(&c, "-");
+  }
 
   pj_engine_close(c.e);
   free(inputs);

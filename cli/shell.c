@@ -11,9 +11,12 @@
  * are printed and the shell goes on; .quit, .exit or end-of-file leave.
  * A statement that runs longer than a second shows a progress line
  * (elapsed time) on standard error, when that is a terminal, drawn by a
- * timer thread that only ever writes to stderr and erases its line when
- * the statement ends.
+ * timer thread. While it may draw, stdout and stderr are streams of ours
+ * (fopencookie) whose first write erases the line and silences the
+ * thread, so results and errors never land on the progress line.
  */
+#define _GNU_SOURCE   /* fopencookie */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +54,21 @@ typedef struct progress {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int stop, started;
+  int quiet;                  /* output began: draw no more */
+  int shown;                  /* the line is on the terminal */
   struct timespec t0;
 } progress;
+
+/* Erases the progress line (if drawn) and keeps it from coming back.
+ * Called with p->mu held. */
+static void progress_erase(progress *p) {
+  if (p->shown) {
+    static const char erase[] = "\r\033[K";
+    ssize_t w = write(2, erase, sizeof erase - 1);
+    (void)w;   /* a failed erase leaves text behind; nothing better to do */
+    p->shown = 0;
+  }
+}
 
 static double since(const struct timespec *t0) {
   struct timespec now;
@@ -62,7 +78,6 @@ static double since(const struct timespec *t0) {
 
 static void *progress_main(void *arg) {
   progress *p = arg;
-  int shown = 0;
   pthread_mutex_lock(&p->mu);
   while (!p->stop) {
     struct timespec until;
@@ -72,18 +87,39 @@ static void *progress_main(void *arg) {
     pthread_cond_timedwait(&p->cv, &p->mu, &until);
     if (p->stop) break;
     double s = since(&p->t0);
-    if (s >= 1.0) {
-      fprintf(stderr, "\r\033[Krunning... %.1f s", s);
-      fflush(stderr);
-      shown = 1;
+    if (s >= 1.0 && !p->quiet) {
+      /* Straight to the descriptor: stderr is the shell's stream now. */
+      char line[64];
+      int n = snprintf(line, sizeof line, "\r\033[Krunning... %.1f s", s);
+      if (n > 0 && write(2, line, (size_t)n) == n) p->shown = 1;
     }
   }
-  if (shown) {
-    fputs("\r\033[K", stderr);
-    fflush(stderr);
-  }
+  progress_erase(p);
   pthread_mutex_unlock(&p->mu);
   return NULL;
+}
+
+/* A stream over file descriptor fd whose writes first erase the progress
+ * line. */
+typedef struct quiet_out {
+  progress *p;
+  int fd;
+} quiet_out;
+
+static ssize_t quiet_write(void *cookie, const char *buf, size_t n) {
+  quiet_out *q = cookie;
+  pthread_mutex_lock(&q->p->mu);
+  q->p->quiet = 1;
+  progress_erase(q->p);
+  pthread_mutex_unlock(&q->p->mu);
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(q->fd, buf + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return done ? (ssize_t)done : -1;
+    done += (size_t)w;
+  }
+  return (ssize_t)n;
 }
 
 static void progress_begin(progress *p) {
@@ -114,11 +150,27 @@ static void progress_end(progress *p) {
 static void run(struct cli *c, const char *text) {
   progress p;
   c->printed = 0;
+  fflush(stdout);
+  fflush(stderr);
   progress_begin(&p);
-  /* Results print while the statements run: stdout and the progress
-   * line's stderr may interleave on one terminal, which the erase of
-   * the line at the end tidies up. */
+  FILE *saved_out = stdout, *saved_err = stderr, *out = NULL, *err = NULL;
+  quiet_out qo = {&p, 1}, qe = {&p, 2};
+  if (p.started) {
+    cookie_io_functions_t io = {.write = quiet_write};
+    out = fopencookie(&qo, "w", io);
+    err = fopencookie(&qe, "w", io);
+    if (out && err) {
+      setvbuf(err, NULL, _IONBF, 0);
+      stdout = out;
+      stderr = err;
+    }
+  }
   cli_run_script(c, text);
+  fflush(stdout);
+  stdout = saved_out;
+  stderr = saved_err;
+  if (out) fclose(out);
+  if (err) fclose(err);
   progress_end(&p);
 }
 

@@ -135,6 +135,15 @@ static rt_type cg_view_type(cg_ctx *cx, const ir_op *src, int c) {
         return src->table->cols[src->table_cols[i]].type;
     return t;
   }
+  /* After a tree order in place the table itself is read (ir/plan.h
+   * tree_table): table types, the parent node as the check's uint32 array. */
+  if (src->kind == IR_SCAN_BUF && src->buf_op && src->buf_op->tree_table && src->table &&
+      src->table_cols) {
+    for (int i = 0; i < src->nscan; i++)
+      if (src->out_cols[i] == c)
+        return src->table_cols[i] >= 0 ? src->table->cols[src->table_cols[i]].type : RT_U32;
+    return t;
+  }
   return rt_store_type(t);   /* SQLite batches and breaker buffers store widened */
 }
 

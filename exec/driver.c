@@ -13,13 +13,16 @@
  * runtime state (run->treenums / treeaccs) when the segment opens; when
  * its input ends every TREE_NUMBER is finished (the missing-parent check)
  * before the sink, and a TREE_ORDER sink is finished like a SORT with the
- * permutation rt_tree_order gives (none when already in order).
+ * permutation rt_tree_order gives (none when already in order). A tree
+ * order in place (plan.h tree_table) buffers nothing: its segment only
+ * checks the table's parent_id and the next one reads the table in order.
  *
  * The driver owns no per-row work: everything per row is in the backend.
  * Memory: small per-run structures come from run->arena; rowbufs, aggtabs
  * and permutations are malloc'd by the runtime and freed in ex_run_free
  * (a breaker's buffer as soon as the segment reading it is done).
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "exec.h"
@@ -63,6 +66,41 @@ static int ex_op_index(const ir_plan *p, const ir_op *op) {
 
 static int ex_fail(ex_run *run, int pos, const char *stage, const char *msg) {
   rt_errorf(&run->err, pos, "%s: %s", stage ? stage : "RUN", msg);
+  return -1;
+}
+
+/* ---- interrupt and memory budget ------------------------------------------ */
+
+/* The engine's interrupt flag, set from another thread or a signal
+ * handler (pj_engine_interrupt): read atomically. */
+static bool ex_interrupted(const ex_run *run) {
+  return run->interrupt && __atomic_load_n(run->interrupt, __ATOMIC_RELAXED);
+}
+
+static int ex_fail_interrupted(ex_run *run) {
+  memset(&run->err, 0, sizeof run->err);
+  rt_errorf(&run->err, -1, "interrupted");
+  return -1;
+}
+
+/* After an error in segment s: a refused growth (runtime/budget.h) or an
+ * interrupt is the real cause of whatever "out of memory" or SQLite
+ * error the runtime reported, so it replaces that message. Returns -1. */
+static int ex_budget_fail(ex_run *run, const ex_seg *s) {
+  if (run->budget.exceeded) {
+    const char *stage = s && s->seg->sink && s->seg->sink->stage ? s->seg->sink->stage : "RUN";
+    int64_t lim = run->budget.limit;
+    char amount[48];
+    if (lim >= ((int64_t)1 << 20)) snprintf(amount, sizeof amount, "%lld MB", (long long)(lim >> 20));
+    else snprintf(amount, sizeof amount, "%lld bytes", (long long)lim);
+    memset(&run->err, 0, sizeof run->err);
+    rt_errorf(&run->err, -1,
+              "%s: the query needs more than %s of memory (limit set with --max-memory)", stage,
+              amount);
+    return -1;
+  }
+  if (ex_interrupted(run)) return ex_fail_interrupted(run);
+  if (!run->err.set) ex_fail(run, -1, s ? s->seg->sink->stage : "RUN", "the batch failed");
   return -1;
 }
 
@@ -135,7 +173,7 @@ int ex_eval_count(ex_run *run, const ir_expr *e, const char *stage, int64_t *out
 
 /* A DOWN tree order does not break the pipeline (see ex_down below). */
 static bool ex_down_streams(const ir_segment *seg) {
-  return seg->sink->kind == IR_TREE_ORDER && !seg->sink->tree_up;
+  return seg->sink->kind == IR_TREE_ORDER && !seg->sink->tree_up && !seg->sink->tree_table;
 }
 
 static int ex_sink_open(ex_run *run, ex_seg *s) {
@@ -400,16 +438,16 @@ static int ex_down_push(ex_run *run, ex_seg *s, ex_down *dn, ex_pick_fn pick, vo
  * streaming DOWN order, what it staged on into the next segment). */
 static int ex_batch(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick, void *ctx,
                     ex_down *dn) {
-  if (run->interrupt && *run->interrupt) {
-    rt_errorf(&run->err, -1, "interrupted");
-    return -1;
-  }
+  if (ex_interrupted(run)) return ex_fail_interrupted(run);
   if (n == 0) return 0;
   b->n = n;
   b->nactive = n;
   b->active = NULL;
-  if (ex_run_fn(run, s, b, pick, ctx) < 0) return -1;
-  return dn ? ex_down_push(run, s, dn, pick, ctx) : 0;
+  /* A growth refused by the memory budget leaves a buffer short (rows
+   * dropped): stop here, whatever the backend made of it. */
+  if (ex_run_fn(run, s, b, pick, ctx) < 0 || run->budget.exceeded) return ex_budget_fail(run, s);
+  if (dn && ex_down_push(run, s, dn, pick, ctx) < 0) return ex_budget_fail(run, s);
+  return run->budget.exceeded ? ex_budget_fail(run, s) : 0;
 }
 
 /* ex_batch for the interval sources (driver_interval.c); down is the
@@ -473,10 +511,87 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   return rc;
 }
 
+/* ---- TREE_ORDER in place (ir/plan.h tree_table) ---------------------------------- */
+
+/* The ordering segment of an in-place tree order: no backend runs. One
+ * pass over the table's parent_id checks the order and writes the parent
+ * node of each row (rt_tree_table_order); the numbering is then complete
+ * (node = row index), so it is finished here. */
+static int ex_tree_table_run(ex_run *run, ex_seg *s) {
+  const ir_plan *p = run->plan;
+  const ir_op *sink = s->seg->sink, *src = s->seg->source, *nop = sink->tree_num;
+  const rt_table *t = src->table;
+  int idx = ex_op_index(p, sink), nidx = nop ? ex_op_index(p, nop) : -1;
+  if (!t || idx < 0 || nidx < 0) return ex_fail(run, sink->pos, sink->stage, "the tree order lacks its table");
+  if (run->interrupt && *run->interrupt) {
+    rt_errorf(&run->err, -1, "interrupted");
+    return -1;
+  }
+  if (ex_trees_open(run, s) < 0) return -1;
+  rt_treenum *num = run->treenums[nidx];
+  int pc = -1;
+  for (int i = 0; i < src->nscan; i++)
+    if (src->out_cols[i] == nop->tree_parent_col) pc = src->table_cols[i];
+  if (pc < 0 || !num || num->tier != RT_TREE_TIER_TABLE)
+    return ex_fail(run, sink->pos, sink->stage, "the tree order lacks its node numbers");
+  rt_view pv;
+  rt_table_view(t, pc, 0, &pv);
+  run->rows_in += t->nrows;
+  int path = rt_tree_table_order(num, &pv, t->nrows, sink->tree_up, &run->perms[idx]);
+  if (path < 0) return -1;
+  run->tree_paths[idx] = path;
+  return rt_treenum_finish(num) < 0 ? -1 : 1;
+}
+
+/* The segment after an in-place tree order reads the table in that order:
+ * forwards (KEPT), backwards (REVERSED: batches from the last, each through
+ * a descending selection, so validity bits stay aligned to the batch's
+ * 64-row words), or through the walk's permutation of row indices. The
+ * node column is the id column (RT_ID: row index), the parent-node column
+ * the array the check wrote. */
+static int ex_scan_tree_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx,
+                              ex_down *dn) {
+  const ir_plan *p = run->plan;
+  const ir_op *src = s->seg->source, *ord = src->buf_op;
+  const rt_table *t = src->table;
+  int idx = ex_op_index(p, ord), nidx = ex_op_index(p, ord->tree_num);
+  const rt_treenum *num = nidx >= 0 ? run->treenums[nidx] : NULL;
+  if (!t || idx < 0 || !num || !src->table_cols || (t->nrows > 0 && !num->table_pnode))
+    return ex_fail(run, src->pos, src->stage, "the buffer to read was not written");
+  int path = run->tree_paths[idx];
+  const uint32_t *perm = run->perms[idx];
+  uint32_t *desc = NULL;
+  if (path == RT_TREE_ORDER_REVERSED) {
+    desc = rt_arena_alloc(&run->arena, sizeof(uint32_t) * RT_BATCH);
+    for (uint32_t i = 0; i < RT_BATCH; i++) desc[i] = RT_BATCH - 1 - i;
+  }
+  int64_t nbatches = (t->nrows + RT_BATCH - 1) / RT_BATCH;
+  for (int64_t k = 0; k < nbatches && !s->done; k++) {
+    int64_t start = (desc ? nbatches - 1 - k : k) * RT_BATCH, left = t->nrows - start;
+    uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
+    const uint32_t *sel = desc ? desc + (RT_BATCH - n) : NULL;   /* n-1 … 0 */
+    int64_t at = start;
+    if (perm) {
+      sel = perm + start;   /* row indices of the whole table */
+      at = 0;
+    }
+    for (int i = 0; i < src->nscan; i++) {
+      rt_view *v = &b->cols[src->out_cols[i]];
+      if (src->table_cols[i] >= 0) rt_table_view(t, src->table_cols[i], at, v);
+      else *v = (rt_view){.type = RT_U32, .data = num->table_pnode + at};
+      v->sel = sel;
+    }
+    if (ex_batch(run, s, b, n, pick, ctx, dn) < 0) return -1;
+  }
+  return 0;
+}
+
 static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx,
                         ex_down *dn) {
   const ir_op *src = s->seg->source;
   const ir_plan *p = run->plan;
+  if (src->buf_op && src->buf_op->kind == IR_TREE_ORDER && src->buf_op->tree_table)
+    return ex_scan_tree_table(run, s, b, pick, ctx, dn);
   int idx = ex_op_index(p, src->buf_op);
   if (idx < 0 || !run->bufs[idx])
     return ex_fail(run, src->pos, src->stage, "the buffer to read was not written");
@@ -613,6 +728,8 @@ static int ex_seg_run(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, void *c
   if (!seg->source || !seg->sink) return ex_fail(run, -1, "RUN", "a segment has no source or sink");
   /* An interval operand its source reads in place (driver_interval.c). */
   if (seg->sink->kind == IR_IV_BUFFER && ex_iv_direct(run->plan, seg)) return 1;
+  /* A tree order in place only checks the table (the next segment reads it). */
+  if (seg->sink->kind == IR_TREE_ORDER && seg->sink->tree_table) return ex_tree_table_run(run, s);
   if (ex_sink_open(run, s) < 0 || ex_limits_open(run, s) < 0 || ex_trees_open(run, s) < 0)
     return -1;
   ex_seg *nx = si + 1 < run->nsegs ? &run->segs[si + 1] : NULL;
@@ -678,12 +795,18 @@ int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
   rt_batch b = {0};
   b.ncols = p->ncols;
   b.cols = rt_arena_alloc(&run->arena, sizeof(rt_view) * ((size_t)p->ncols + 1));
-  for (int i = 0; i < p->nsegs;) {
+  /* The run's memory budget is the calling thread's while it runs. */
+  rt_budget *prev = rt_budget_use(&run->budget);
+  int rc = 0;
+  for (int i = 0; i < p->nsegs && rc == 0;) {
     int ran = ex_seg_run(run, i, &b, pick, pick_ctx);
-    if (ran < 0) return -1;
-    i += ran;
+    /* Errors after the last batch (sorting, tree ordering, emitting
+     * groups) may also come from a refused growth or an interrupt. */
+    if (ran < 0 || run->budget.exceeded || ex_interrupted(run)) rc = ex_budget_fail(run, &run->segs[i]);
+    else i += ran;
   }
-  return run->err.set ? -1 : 0;
+  rt_budget_use(prev);
+  return rc < 0 || run->err.set ? -1 : 0;
 }
 
 /* Frees everything the run made, except a successful run's result: the

@@ -111,6 +111,27 @@ void pj_engine_close(pj_engine *e) {
   free(e);
 }
 
+/* ---- limits and cancellation ------------------------------------------ */
+
+void pj_engine_set_max_memory(pj_engine *e, int64_t bytes) { e->max_memory = bytes > 0 ? bytes : 0; }
+int64_t pj_engine_max_memory(const pj_engine *e) { return e->max_memory; }
+
+/* Only an atomic store and sqlite3_interrupt (itself an atomic store on
+ * the connection, documented as callable from other threads): safe in a
+ * signal handler and from another thread. The driver reads the flag
+ * before every batch; SQLite checks its own at its next VM step. */
+void pj_engine_interrupt(pj_engine *e) {
+  if (!e) return;
+  __atomic_store_n(&e->interrupt, 1, __ATOMIC_RELAXED);
+  if (e->db) sqlite3_interrupt(e->db);
+}
+
+void pj__begin_run(pj_engine *e) {
+  if (e->exec_depth == 0) __atomic_store_n(&e->interrupt, 0, __ATOMIC_RELAXED);
+}
+
+int pj__interrupted(const pj_engine *e) { return __atomic_load_n(&e->interrupt, __ATOMIC_RELAXED); }
+
 void pj_engine_set_mode(pj_engine *e, pj_mode mode) { e->mode = mode; }
 pj_mode pj_engine_mode(const pj_engine *e) { return e->mode; }
 void pj_engine_set_opt_level(pj_engine *e, int level) {
@@ -232,6 +253,8 @@ static pj_status run_stmt(pj_engine *e, const char *script, fe_stmt *st, pj_resu
 
 pj_status pj_engine_exec(pj_engine *e, const char *script, pj_result_cb cb, void *ctx) {
   pj__clear_error(e);
+  pj__begin_run(e);
+  e->exec_depth++;
   rt_arena a;
   rt_arena_init(&a);
   fe_span *spans = NULL;
@@ -240,6 +263,10 @@ pj_status pj_engine_exec(pj_engine *e, const char *script, pj_result_cb cb, void
   int stop = 0;
   for (int i = 0; i < n && s == PJ_OK && !stop; i++) {
     memset(&e->timing, 0, sizeof e->timing);
+    if (pj__interrupted(e)) {   /* between statements */
+      s = PJ_INTERRUPTED;
+      break;
+    }
     rt_err err = {.offset = -1};
     int64_t t0 = rt_now_ns();
     fe_stmt *st = fe_parse_stmt(&a, script, spans[i].pos, spans[i].len, &err);
@@ -253,7 +280,8 @@ pj_status pj_engine_exec(pj_engine *e, const char *script, pj_result_cb cb, void
     if (s != PJ_OK) {
       /* A hook or callback may have cleared it; make sure a message exists. */
       if (s == PJ_ERROR && !e->err.set) pj__failf(e, "statement failed");
-      if (s == PJ_INTERRUPTED) s = PJ_OK;
+      /* A hook's stop without an error is a clean end of the script. */
+      if (s == PJ_INTERRUPTED && !e->err.set && !pj__interrupted(e)) s = PJ_OK;
       break;
     }
     if (e->hooks.after_stmt)
@@ -261,6 +289,13 @@ pj_status pj_engine_exec(pj_engine *e, const char *script, pj_result_cb cb, void
                           &e->timing, st->pipe != NULL);
   }
   rt_arena_free(&a);
+  e->exec_depth--;
+  /* Whatever SQLite or the runtime said, an interrupted statement fails
+   * with one message. */
+  if (s != PJ_OK && pj__interrupted(e)) {
+    pj__failf(e, "interrupted");
+    s = PJ_INTERRUPTED;
+  }
   return s;
 }
 

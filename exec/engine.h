@@ -60,7 +60,12 @@ struct pj_engine {
   int errline, errcol;
   pj_timing timing;
   struct cg_jit *jit;       /* created on first JIT compile */
+  /* Set by pj_engine_interrupt (any thread, signal handlers): accessed
+   * with __atomic builtins; cleared when a public call starts a run. */
   volatile int interrupt;
+  int64_t max_memory;       /* per-run budget in bytes, 0 = none */
+  int exec_depth;           /* >0 while pj_engine_exec runs (hooks may run
+                               handles: they must not clear `interrupt`) */
   pj__hooks hooks;
   struct ex_adapt *adapt;   /* background compiles and the compile cache */
   /* Test knobs (pj__engine_set_*): alternate backends at every batch
@@ -112,6 +117,11 @@ struct pj_result {
 pj_status pj__fail(pj_engine *e, const rt_err *err, const char *text);
 /* Forgets the last error: every call that can fail starts with it. */
 void pj__clear_error(pj_engine *e);
+/* Starts a public call that runs something: forgets an interrupt request
+ * made before it (not inside pj_engine_exec, whose hooks run handles). */
+void pj__begin_run(pj_engine *e);
+/* True when pj_engine_interrupt was called since the run began. */
+int pj__interrupted(const pj_engine *e);
 /* Records a message without position. Returns PJ_ERROR. */
 pj_status pj__failf(pj_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -16,6 +16,7 @@
 #include "../runtime/store.h"
 #include "../runtime/tree.h"
 #include "../runtime/interval.h"
+#include "../runtime/budget.h"
 
 /* A parameter value for one run. */
 typedef struct ex_value {
@@ -85,6 +86,12 @@ struct ex_run {
   /* What INTERVAL INTERSECTION OF did in this run (summed over its ops):
    * which path each partition took; for tests and timing. */
   rt_isect_stats isect_stats;
+  /* The run's memory budget (runtime/budget.h): the caller sets
+   * budget.limit (0 = none); ex_run_plan installs it for the calling
+   * thread while it runs, and turns a refused growth into the error
+   * "<STAGE>: the query needs more than N MB of memory …". budget.peak is
+   * the most breaker state the run held at once. */
+  rt_budget budget;
 };
 
 /* Runs one batch through segment s; 0 on success, -1 on error (s->run->err

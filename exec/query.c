@@ -386,6 +386,7 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
   ex_run run;
   ex_run_init(&run, q->plan, e->strings, e->db, q->nparams, q->params);
   run.interrupt = &e->interrupt;
+  run.budget.limit = e->max_memory;
   int64_t t0 = rt_now_ns();
   int rc = ex_run_plan(&run, ex_pick, &pk);
   int64_t t1 = rt_now_ns();
@@ -399,12 +400,13 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
   e->timing.batches = pk.batches;
   e->timing.jit_batches = pk.jit_batches;
   e->timing.rows_in = run.rows_in;
+  e->timing.mem_peak = run.budget.peak;
   if (rc != 0) {
     e->timing.run_ns = t1 - t0;
     if (!run.err.set) rt_errorf(&run.err, -1, "run: the query failed");
     pj__fail(e, &run.err, q->src);
     ex_run_free(&run);
-    return PJ_ERROR;
+    return pj__interrupted(e) ? PJ_INTERRUPTED : PJ_ERROR;
   }
   const ir_op *output = q->plan->segs[q->plan->nsegs - 1].sink;
   rt_table *t = rt_rowbuf_to_table(&run.result, name, output->out_names);
@@ -418,6 +420,7 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
 
 pj_status pj_query_run(pj_query *q, pj_result **out) {
   *out = NULL;
+  pj__begin_run(q->e);
   rt_table *t = NULL;
   pj_status s = pj__query_run_table(q, "result", &t);
   if (s != PJ_OK) return s;

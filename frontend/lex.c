@@ -92,6 +92,15 @@ static int lex_error(lexer *L, int pos, const char *what) {
   return rt_errorf(L->err, pos, "syntax error: %s", what);
 }
 
+/* Names longer than this are refused: a name is echoed in messages, plans
+ * and result headers, and no real schema needs more (SQLite has no limit
+ * of its own). A string literal has no such limit. */
+#define FE_MAX_IDENT 1024
+
+static int ident_too_long(lexer *L, int pos) {
+  return rt_errorf(L->err, pos, "syntax error: a name is longer than %d bytes", FE_MAX_IDENT);
+}
+
 /* A number starting at i (a digit, or '.' followed by a digit). */
 static int lex_number(lexer *L, int i) {
   const char *s = L->s;
@@ -206,6 +215,11 @@ static int lex_one(lexer *L, int i) {
       lex_error(L, i, c == '\'' ? "unterminated string" : "unterminated quoted identifier");
       return -1;
     }
+    if (c != '\'' && L->toks[L->n - 1].textlen > FE_MAX_IDENT) {
+      L->n--;   /* the token is not kept: the error ends the input here */
+      ident_too_long(L, i);
+      return -1;
+    }
     return j;
   }
   if (is_digit(c) || (c == '.' && i + 1 < L->end && is_digit((unsigned char)s[i + 1])))
@@ -213,6 +227,10 @@ static int lex_one(lexer *L, int i) {
   if (is_id_start(c)) {
     int j = i;
     while (j < L->end && is_id_char((unsigned char)s[j])) j++;
+    if (j - i > FE_MAX_IDENT) {
+      ident_too_long(L, i);
+      return -1;
+    }
     add(L, TK_IDENT, i, j - i);
     return j;
   }

@@ -12,7 +12,12 @@
  *    next call that can fail. The library never prints and never exits.
  *  - Pointers returned by the library are owned by the object they came
  *    from and live as long as it does, unless the comment says otherwise.
- *  - An engine is used by one thread at a time.
+ *  - Threads: an engine is used by one thread at a time. Engines are
+ *    independent (each has its own catalog, string pool, SQLite connection
+ *    and JIT), so N threads may each run their own engine concurrently;
+ *    handles and results belong to their engine's thread. The one call
+ *    that may come from another thread (or a signal handler) is
+ *    pj_engine_interrupt.
  */
 #ifndef PIPEJIT_H
 #define PIPEJIT_H
@@ -74,6 +79,28 @@ pj_mode pj_engine_mode(const pj_engine *e);
 /* LLVM optimization level 0..3 for the JIT (default 2). */
 void pj_engine_set_opt_level(pj_engine *e, int level);
 
+/* ---- limits and cancellation ------------------------------------------ */
+
+/* Memory budget of every pipeline run, in bytes (0, the default: none).
+ * The state a run accumulates — ORDER BY and interval operand buffers,
+ * aggregation tables, tree numbering and ordering arrays, the result — is
+ * counted as it grows; a growth that would pass the limit stops the run
+ * with PJ_ERROR and "<STAGE>: the query needs more than N MB of memory
+ * (limit set with --max-memory)". Streaming work (scans, filters,
+ * expressions) is not counted, nor plain SQL statements. */
+void pj_engine_set_max_memory(pj_engine *e, int64_t bytes);
+int64_t pj_engine_max_memory(const pj_engine *e);
+
+/* Asks the statement or run in progress to stop: a pipeline stops at the
+ * next batch (at most one batch of 8192 rows later), a SQL statement at
+ * SQLite's next check (sqlite3_interrupt), and the call fails with
+ * PJ_INTERRUPTED and the message "interrupted". Async-signal-safe and
+ * callable from any thread while another thread uses the engine (the only
+ * such call). The request is forgotten when the next pj_engine_exec or
+ * pj_query_run starts; when nothing is running it has no effect on later
+ * calls. The engine stays fully usable afterwards. */
+void pj_engine_interrupt(pj_engine *e);
+
 /* The engine's SQLite connection (owned by the engine). Returned as void*
  * so this header does not need sqlite3.h; cast to sqlite3*. */
 void *pj_engine_sqlite(pj_engine *e);
@@ -107,6 +134,10 @@ typedef struct pj_timing {
    * background compile is ready (compile_ns is that compile's time,
    * spent on another thread). */
   int64_t batches, jit_batches;
+  /* Most bytes of breaker state (sort, aggregation, tree and interval
+   * buffers, the result) the last run held at once: what
+   * pj_engine_set_max_memory limits. */
+  int64_t mem_peak;
 } pj_timing;
 void pj_engine_last_timing(const pj_engine *e, pj_timing *out);
 

@@ -190,6 +190,19 @@ struct ir_op {
   bool tree_used;       /* live.c scratch: a live TREE_ACC reads this order */
   ir_op *tree_num;      /* TREE_ORDER, TREE_ACC: their TREE_NUMBER */
   ir_op *tree_order;    /* TREE_ACC: its TREE_ORDER */
+  /* TREE_ORDER in place (set by segment.c): its segment is an unfiltered
+   * SCAN_TABLE whose only step is its TABLE-tier TREE_NUMBER, so node
+   * numbers are row indices and nothing needs buffering. The driver runs
+   * no backend for that segment: one pass over parent_id checks the order
+   * (rt_tree_table_order) and the next segment's SCAN_BUF reads the table
+   * itself — forwards, backwards (parents precede children: child-first
+   * for UP is the table read backwards) or through a permutation of row
+   * indices. That SCAN_BUF then has `table` and `table_name` set (no
+   * reference held: the SCAN_TABLE owns it) and table_cols[i] is the table
+   * column of out_cols[i]: the id column (RT_ID) for the node column, -1
+   * for the parent-node column (a uint32 array the check writes, owned by
+   * the numbering's state). */
+  bool tree_table;
 
   /* INTERVAL operators (added by the interval work; bind_interval.c).
    *   IV_BUFFER  sink: buffers carry[0..ncarry) (as SORT does, without

@@ -22,7 +22,14 @@
  *     tree accumulate UP c = count(*) (reuses the numbering and the ordering above)
  *
  * (or "tier decided at run time: identity until an id breaks density,
- * then hash" when the plan cannot prove the ids are row indices).
+ * then hash" when the plan cannot prove the ids are row indices). When
+ * the numbering is all of its segment, the order is made in place and the
+ * table itself is read in tree order (plan.h tree_table):
+ *
+ *     tree order child-first for UP: table read backwards (parents precede
+ *       children), checked at run time, else read through a child-list
+ *       walk; nothing buffered                      (one line)
+ *   segment 1: scan table slice in tree order [dur, __node, __parent_node]
  *
  * The INTERVAL operators: each relation is a segment of its own ending in
  * "interval buffer for <op>; carry [cols]" (only the columns read later:
@@ -263,7 +270,10 @@ static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
     rt_buf_printf(out, "scan sqlite %s ", op->table_name ? op->table_name : "(subquery)");
     break;
   default:
-    rt_buf_printf(out, "scan buffer of %s ", op->buf_op ? ir_op_names[op->buf_op->kind] : "?");
+    if (op->buf_op && op->buf_op->tree_table && op->table_name)
+      rt_buf_printf(out, "scan table %s in tree order ", op->table_name);
+    else
+      rt_buf_printf(out, "scan buffer of %s ", op->buf_op ? ir_op_names[op->buf_op->kind] : "?");
     break;
   }
   put_cols(p, op->nscan, op->out_cols, out);
@@ -347,6 +357,14 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     break;
   }
   case IR_TREE_ORDER:
+    if (op->tree_table) {
+      /* nothing buffered: the next segment reads the table (plan.h) */
+      rt_buf_printf(out, "tree order %s: table read %s (parents precede children), checked at "
+                         "run time, else read through a child-list walk; nothing buffered",
+                    op->tree_up ? "child-first for UP" : "parent-first for DOWN",
+                    op->tree_up ? "backwards" : "forwards");
+      break;
+    }
     rt_buf_printf(out, "tree order %s; carry ",
                   op->tree_up ? "child-first for UP" : "parent-first for DOWN, streaming");
     put_cols(p, op->ncarry, op->carry, out);

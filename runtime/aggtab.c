@@ -18,6 +18,7 @@
  */
 #include <stdlib.h>
 
+#include "budget.h"
 #include "store.h"
 
 #define INIT_SLOTS 1024
@@ -71,7 +72,24 @@ void rt_aggtab_init(rt_aggtab *t, int nkeys, const rt_type *key_types, int naggs
   t->mask = t->slots ? INIT_SLOTS - 1 : 0;
 }
 
+/* Bytes per group of the state arrays and hashes (the key rowbuf charges
+ * its own), and of the slot array beyond its initial size: what the table
+ * charges to the run's memory budget (budget.h). */
+static int64_t group_bytes(const rt_aggtab *t) {
+  int64_t n = 8;   /* hashes */
+  for (int a = 0; t->aggs && a < t->naggs; a++) {
+    const rt_agg *g = &t->aggs[a];
+    n += 1 + (agg_needs_i(g) ? 8 : 0) + (agg_needs_f(g) ? 8 : 0) + (g->kind == RT_AGG_AVG ? 8 : 0);
+  }
+  return n;
+}
+
+static int64_t slot_bytes(uint64_t mask) {
+  return mask + 1 > INIT_SLOTS ? (int64_t)(mask + 1 - INIT_SLOTS) * 4 : 0;
+}
+
 void rt_aggtab_free(rt_aggtab *t) {
+  if (t->slots) rt_budget_credit(t->cap * group_bytes(t) + slot_bytes(t->mask));
   for (int a = 0; t->aggs && a < t->naggs; a++) {
     free(t->aggs[a].i);
     free(t->aggs[a].f);
@@ -100,6 +118,7 @@ static bool grow_groups(rt_aggtab *t) {
   if (!t->aggs || !t->slots) return false;
   int64_t cap = t->cap ? t->cap * 2 : INIT_GROUPS;
   if (cap > (int64_t)UINT32_MAX - 1) return false;   /* slots hold group+1 in 32 bits */
+  if (!rt_budget_charge((cap - t->cap) * group_bytes(t))) return false;
   for (int a = 0; a < t->naggs; a++) {
     rt_agg *g = &t->aggs[a];
     if (agg_needs_i(g) && !grow_array((void **)&g->i, 8, t->cap, cap)) return false;
@@ -117,6 +136,7 @@ static bool grow_groups(rt_aggtab *t) {
 /* Doubles the slot array and reinserts every group that lives in it. */
 static bool grow_slots(rt_aggtab *t) {
   uint64_t nmask = t->mask * 2 + 1;
+  if (!rt_budget_charge(slot_bytes(nmask) - slot_bytes(t->mask))) return false;
   uint32_t *ns = calloc(nmask + 1, sizeof *ns);
   if (!ns) return false;
   for (int64_t g = 0; g < t->ngroups; g++) {

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 
+#include "budget.h"
 #include "store.h"
 
 void rt_rowbuf_init(rt_rowbuf *b, int ncols, const rt_type *types) {
@@ -32,12 +33,23 @@ void rt_rowbuf_init(rt_rowbuf *b, int ncols, const rt_type *types) {
   for (int c = 0; c < ncols; c++) b->types[c] = rt_store_type(types[c]);
 }
 
+/* Bytes of column data and validity for `cap` rows: what the buffer
+ * charges to the run's memory budget (budget.h). */
+static int64_t rowbuf_bytes(const rt_rowbuf *b, int64_t cap) {
+  int64_t n = 0;
+  for (int c = 0; c < b->ncols; c++)
+    n += cap * (int64_t)rt_type_size(b->types[c]) + (int64_t)RT_BITWORDS(cap) * 8;
+  return n;
+}
+
 void rt_rowbuf_reserve(rt_rowbuf *b, int64_t extra) {
   int64_t need = b->nrows + extra;
   if (need <= b->cap) return;
   int64_t cap = b->cap ? b->cap * 2 : 1024;
   while (cap < need) cap *= 2;
   cap = (cap + 63) & ~(int64_t)63;
+  /* Over the run's budget: behave as if out of memory (callers check cap). */
+  if (!rt_budget_charge(rowbuf_bytes(b, cap) - rowbuf_bytes(b, b->cap))) return;
   for (int c = 0; c < b->ncols; c++) {
     size_t sz = rt_type_size(b->types[c]);
     char *d = realloc(b->data[c], (size_t)cap * sz);
@@ -55,6 +67,7 @@ void rt_rowbuf_reserve(rt_rowbuf *b, int64_t extra) {
 }
 
 void rt_rowbuf_free(rt_rowbuf *b) {
+  if (b->types) rt_budget_credit(rowbuf_bytes(b, b->cap));
   for (int c = 0; c < b->ncols; c++) {
     if (b->data) free(b->data[c]);
     if (b->valid) free(b->valid[c]);

@@ -110,6 +110,12 @@ typedef struct rt_treenum {
    * tier the map is sized for it once instead of doubling. */
   rt_treeslot *map;
   uint64_t size_hint;
+  /* TABLE tier ordered in place (rt_tree_table_order): the parent node of
+   * every table row, by row index (RT_TREE_NONE for roots), read by the
+   * next segment as its parent-node column. Owned here (freed by
+   * rt_treenum_free); table_pnode_bytes is its rt_tree_big_alloc size. */
+  uint32_t *table_pnode;
+  size_t table_pnode_bytes;
 } rt_treenum;
 
 /* tier is RT_TREE_TIER_TABLE (then table_rows is the table's row count) or
@@ -162,6 +168,26 @@ typedef enum rt_treeorder_path {
  * *path = -1. */
 uint32_t *rt_tree_order(const int64_t *node, const int64_t *pnode, int64_t n, uint32_t nnodes,
                         bool up, int *path, rt_err *err, const char *stage, int pos);
+
+/* In-place order of an unfiltered table scan numbered by row index (the
+ * TABLE tier; ir/plan.h tree_table): the rows are the table's n rows and
+ * node r is row r, so ordering needs no buffer. One sequential pass over
+ * `parent` (the parent_id column as a view of the whole table: position r
+ * is row r; any integer type, NULL = root) checks each parent exactly as
+ * the numbering does (the first bad row gets the numbering's own error,
+ * through rt_treenum_row on `num`, which must be a TABLE-tier state with
+ * limit n), writes num->table_pnode (n entries: parent or RT_TREE_NONE)
+ * and finds whether parents precede children, children precede parents,
+ * or neither:
+ *   wanted order already (parent-first for DOWN, child-first for UP)
+ *            → RT_TREE_ORDER_KEPT: read the table forwards;
+ *   the opposite one → RT_TREE_ORDER_REVERSED: read it backwards;
+ *   neither  → RT_TREE_ORDER_WALKED: *perm (malloc'd, n row indices) from
+ *              rt_tree_order's child-list walk, or its cycle error.
+ * Afterwards num has numbered all n rows (rt_treenum_finish may follow).
+ * Returns the path, or -1 with the error set (err is num's). */
+int rt_tree_table_order(rt_treenum *num, const rt_view *parent, int64_t n, bool up,
+                        uint32_t **perm);
 
 /* ---- streaming DOWN order (runtime/tree_down.c) ------------------------------ */
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "budget.h"
 #include "tree.h"
 
 #define RT_TREE_BIG ((size_t)4 << 20)
@@ -20,11 +21,20 @@
 static size_t big_len(size_t bytes) { return (bytes + RT_TREE_HUGE - 1) & ~(RT_TREE_HUGE - 1); }
 
 void *rt_tree_big_alloc(size_t bytes) {
-  if (bytes < RT_TREE_BIG) return calloc(1, bytes ? bytes : 1);
+  /* Charged to the run's memory budget (budget.h); NULL when over it. */
+  if (!rt_budget_charge((int64_t)bytes)) return NULL;
+  if (bytes < RT_TREE_BIG) {
+    void *s = calloc(1, bytes ? bytes : 1);
+    if (!s) rt_budget_credit((int64_t)bytes);
+    return s;
+  }
   size_t len = big_len(bytes);
   char *p = mmap(NULL, len + RT_TREE_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                  -1, 0);
-  if (p == MAP_FAILED) return NULL;
+  if (p == MAP_FAILED) {
+    rt_budget_credit((int64_t)bytes);
+    return NULL;
+  }
   /* keep the 2 MiB-aligned part, give back the slack on both sides */
   char *a = (char *)(((uintptr_t)p + RT_TREE_HUGE - 1) & ~(uintptr_t)(RT_TREE_HUGE - 1));
   if (a > p) munmap(p, (size_t)(a - p));
@@ -36,6 +46,7 @@ void *rt_tree_big_alloc(size_t bytes) {
 
 void rt_tree_big_free(void *p, size_t bytes) {
   if (!p) return;
+  rt_budget_credit((int64_t)bytes);
   if (bytes < RT_TREE_BIG) free(p);
   else munmap(p, big_len(bytes));
 }

@@ -36,6 +36,8 @@ void rt_treenum_free(rt_treenum *t) {
   t->map = NULL;
   free(t->node_out);
   free(t->pnode_out);
+  rt_tree_big_free(t->table_pnode, t->table_pnode_bytes);
+  t->table_pnode = NULL;
   t->keys = NULL;
   t->hasrow = NULL;
   t->slots = NULL;

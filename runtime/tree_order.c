@@ -175,3 +175,87 @@ uint32_t *rt_tree_order(const int64_t *node, const int64_t *pnode, int64_t n, ui
   }
   return walk(node, pnode, n, nnodes, up, path, err, stage, pos);
 }
+
+/* ---- in place, over a table numbered by row index ------------------------------ */
+
+int rt_tree_table_order(rt_treenum *num, const rt_view *parent, int64_t n, bool up,
+                        uint32_t **perm) {
+  *perm = NULL;
+  if (n <= 0) return RT_TREE_ORDER_KEPT;
+  if ((uint64_t)n > num->limit || (uint64_t)n >= RT_TREE_NONE) {
+    rt_errorf(num->err, num->pos, "%s: internal error: the table is not the one numbered", num->stage);
+    return -1;
+  }
+  size_t bytes = (size_t)n * sizeof(uint32_t);
+  /* Written once, sequentially, before anything reads it: no need for the
+   * zeroing rt_tree_big_alloc's fresh pages give anyway. */
+  uint32_t *pn = rt_tree_big_alloc(bytes);
+  if (!pn) {
+    rt_errorf(num->err, num->pos, "%s: out of memory", num->stage);
+    return -1;
+  }
+  rt_tree_big_free(num->table_pnode, num->table_pnode_bytes);
+  num->table_pnode = pn;
+  num->table_pnode_bytes = bytes;
+  /* A parent above its row breaks parent-first order, one below it
+   * child-first order. A parent outside the table or equal to its row
+   * stops the pass: the numbering reports it below. */
+  uint64_t lim = (uint64_t)n;
+  bool above = false, below = false;
+  int64_t r = 0;
+  if ((parent->type == RT_I64 || parent->type == RT_BOOL) && !parent->sel) {
+    const int64_t *d = parent->data;
+    const uint64_t *valid = parent->valid;
+    for (; r < n; r++) {
+      if (valid && !rt_bit(valid, (uint32_t)r)) {
+        pn[r] = RT_TREE_NONE;
+        continue;
+      }
+      uint64_t p = (uint64_t)d[r];
+      if (p >= lim || p == (uint64_t)r) break;
+      above |= p > (uint64_t)r;
+      below |= p < (uint64_t)r;
+      pn[r] = (uint32_t)p;
+    }
+  } else {
+    for (; r < n; r++) {
+      if (rt_view_is_null(parent, (uint32_t)r)) {
+        pn[r] = RT_TREE_NONE;
+        continue;
+      }
+      uint64_t p = (uint64_t)rt_view_i64(parent, (uint32_t)r);
+      if (p >= lim || p == (uint64_t)r) break;
+      above |= p > (uint64_t)r;
+      below |= p < (uint64_t)r;
+      pn[r] = (uint32_t)p;
+    }
+  }
+  if (r < n) {
+    /* the numbering's message for the row it would have stopped at */
+    uint32_t a, b;
+    num->nrows = (uint32_t)r;
+    if (rt_treenum_row(num, r, false, rt_view_i64(parent, (uint32_t)r), false, &a, &b) < 0) return -1;
+    rt_errorf(num->err, num->pos, "%s: internal error: a bad parent passed", num->stage);
+    return -1;
+  }
+  num->nrows = (uint32_t)n;
+  bool parent_first = !above, child_first = !below;
+  if (up ? child_first : parent_first) return RT_TREE_ORDER_KEPT;
+  if (up ? parent_first : child_first) return RT_TREE_ORDER_REVERSED;
+  /* Neither: the general walk over node r = row r. Rare for tables (a
+   * trace's slices are stored parent-first), so it may copy. */
+  int64_t *nd = malloc(sizeof(int64_t) * (size_t)n), *pd = malloc(sizeof(int64_t) * (size_t)n);
+  int path = -1;
+  if (!nd || !pd) {
+    rt_errorf(num->err, num->pos, "%s: out of memory", num->stage);
+  } else {
+    for (int64_t i = 0; i < n; i++) {
+      nd[i] = i;
+      pd[i] = pn[i];
+    }
+    *perm = rt_tree_order(nd, pd, n, (uint32_t)n, up, &path, num->err, num->stage, num->pos);
+  }
+  free(nd);
+  free(pd);
+  return path;
+}

@@ -3,7 +3,7 @@
 # `apt-get update` runs only when a package is missing; non-root users get
 # a clear message listing what to install instead of a failed sudo prompt.
 set -euo pipefail
-PKGS="cmake make gcc pkg-config llvm-19-dev libsqlite3-dev sqlite3 libcmocka-dev zlib1g-dev libjson-c-dev"
+PKGS="cmake make gcc pkg-config llvm-19-dev libsqlite3-dev sqlite3 libcmocka-dev zlib1g-dev libjson-c-dev libedit-dev python3 bsdutils"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -45,7 +45,7 @@ static void test_stmt_complete(void **state) {
       {"SELECT 1;", "1"},          {"SELECT 1", "0"},
       {"SELECT ';", "0"},          {"SELECT ';';", "1"},
       {"FROM t\n|> WHERE a = 1;\n", "1"}, {"SELECT (1;", "0"},
-      {"SELECT 1; -- c;", "0"},    {"SELECT 1; /* ; */", "0"},
+      {"SELECT 1 -- c;", "0"},    {"SELECT 1; /* ; */", "0"},
       {"  ;  ", "1"},              {"SELECT 1;\nSELECT 2", "0"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
