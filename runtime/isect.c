@@ -19,6 +19,11 @@
  *    operand). The sweep keeps an active list per side, so it stays linear
  *    in input + output even when both sides overlap themselves.
  *
+ * 3. Serve: rt_isect_next resumes where the last slice stopped (inside a
+ *    partition's sweep, or part way through a narrowed partition's
+ *    regions), so a caller can take a batch at a time and the regions of
+ *    all partitions never exist at once; rt_isect_run collects them all.
+ *
  * Bounds are kept doubled (start 2ts; end 2(ts+dur), or 2ts+1 for a
  * point), which makes a point a half-open interval of its own: then "meet"
  * is always max(start) < min(end). Example: point 10 → [20,21) meets

@@ -6,13 +6,29 @@
  */
 #include <stdlib.h>
 
+#include "budget.h"
 #include "tree.h"
+
+/* Bytes per node of the state arrays: what the accumulation charges to
+ * the run's memory budget (budget.h). */
+static int64_t node_bytes(const rt_aggkind *kinds, int naggs) {
+  int64_t n = 0;
+  for (int k = 0; k < naggs; k++) n += 8 + (kinds[k] == RT_AGG_MIN || kinds[k] == RT_AGG_MAX);
+  return n;
+}
+
+static int64_t acc_bytes(const rt_treeacc *a) {
+  int64_t n = 0;
+  for (int k = 0; a->aggs && k < a->naggs; k++) n += 8 + (a->aggs[k].has != NULL);
+  return n * (int64_t)a->cap;
+}
 
 int rt_treeacc_init(rt_treeacc *a, bool up, uint32_t nnodes, int naggs,
                     const rt_aggkind *kinds, const rt_type *in) {
   memset(a, 0, sizeof *a);
   a->up = up;
   a->nnodes = nnodes;
+  if (!rt_budget_charge(node_bytes(kinds, naggs) * (int64_t)(nnodes ? nnodes : 1))) return 0;
   a->aggs = calloc((size_t)(naggs > 0 ? naggs : 1), sizeof *a->aggs);
   if (!a->aggs) return 0;
   a->naggs = naggs;
@@ -34,6 +50,7 @@ int rt_treeacc_init(rt_treeacc *a, bool up, uint32_t nnodes, int naggs,
 }
 
 void rt_treeacc_free(rt_treeacc *a) {
+  rt_budget_credit(acc_bytes(a));
   for (int k = 0; a->aggs && k < a->naggs; k++) {
     free(a->aggs[k].i);
     free(a->aggs[k].f);
@@ -63,6 +80,7 @@ int rt_treeacc_reserve(rt_treeacc *a, uint32_t nnodes) {
   while (cap < nnodes) cap *= 2;
   if (cap > UINT32_MAX) cap = UINT32_MAX;
   size_t old = a->cap, nc = (size_t)cap;
+  if (!rt_budget_charge(acc_bytes(a) / (a->cap ? a->cap : 1) * (int64_t)(nc - old))) return 0;
   for (int k = 0; k < a->naggs; k++) {
     rt_treeagg *g = &a->aggs[k];
     RT_TREE_GROW(g->i, old, nc);

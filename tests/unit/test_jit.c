@@ -288,7 +288,20 @@ static const char *TREE_SETUP =
     "CREATE TABLE big AS WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < 9) "
     "SELECT i AS id, CASE WHEN i = 0 THEN NULL ELSE i - 1 END AS parent_id, 4611686018427387904 AS v FROM r;"
     "CREATE TABLE bad AS SELECT 1 AS id, NULL AS parent_id UNION ALL SELECT 2, 1 UNION ALL SELECT 3, 4 "
-    "UNION ALL SELECT 4, 3 UNION ALL SELECT 5, 1;";
+    "UNION ALL SELECT 4, 3 UNION ALL SELECT 5, 1;"
+    /* Columnar tables numbered by row index, for the in-place tree order:
+     * tmix in neither order (row i has key (i * 7919) % 20000, a key's
+     * parent is key / 3: the walk's permutation over table rows); tcf
+     * child-first (each parent after its children), NULLs in v. */
+    "CREATE TABLE mixk AS WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < 19999) "
+    "  SELECT i, (i * 7919) % 20000 AS k FROM r;"
+    "CREATE INDEX mixk_k ON mixk(k);"
+    "CREATE PERFETTO TABLE tmix AS SELECT a.i AS id, b.i AS parent_id, "
+    "  CASE WHEN a.i % 11 = 4 THEN NULL ELSE a.i % 1000 - 300 END AS v "
+    "  FROM mixk a LEFT JOIN mixk b ON b.k = a.k / 3 AND a.k > 0 ORDER BY a.i;"
+    "CREATE PERFETTO TABLE tcf AS WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < 19999) "
+    "  SELECT i AS id, CASE WHEN i % 53 = 52 OR i = 19999 THEN NULL ELSE i + 1 + (i % 3) * (i + 1 < 19998) END AS parent_id, "
+    "  CASE WHEN i % 9 = 1 THEN NULL ELSE i % 77 END AS v FROM r;";
 
 /* Every segment holding a tree step must run machine code. */
 static void tree_compiled(const char *text) {
@@ -313,6 +326,18 @@ static void tree_compiled(const char *text) {
   }
   assert_true(ntree > 0);
   cg_module_free(code);
+  pj_query_free(q);
+}
+
+/* The query's TREE_ORDER reads its table in place (ir/plan.h tree_table). */
+static void tree_in_place(const char *text) {
+  pj_query *q = NULL;
+  assert_int_equal(pj_query_compile(E, text, &q), PJ_OK);
+  bool in_place = false;
+  for (int i = 0; i < q->plan->nops; i++)
+    in_place |= q->plan->ops[i]->kind == IR_TREE_ORDER && q->plan->ops[i]->tree_table;
+  if (!in_place) fprintf(stderr, "query: %s\nthe tree order is not in place\n", text);
+  assert_true(in_place);
   pj_query_free(q);
 }
 
@@ -356,6 +381,21 @@ static void test_tree_slice(void **state) {
   /* the benchmark query: accumulation and aggregate in one loop */
   tree_both("FROM slice |> TREE ACCUMULATE UP SUM(dur) AS t |> AGGREGATE SUM(t) AS s, MAX(t) AS m");
   tree_both("FROM slice |> TREE ACCUMULATE DOWN SUM(dur) AS t |> AGGREGATE SUM(t) AS s, MAX(t) AS m");
+  /* the table read in place: backwards, forwards (no selection), through
+   * the walk's permutation; compiled for table views, no fallback */
+  tree_in_place("FROM slice |> TREE ACCUMULATE UP SUM(dur) AS t |> AGGREGATE SUM(t) AS s, MAX(t) AS m");
+  tree_in_place("FROM tmix |> TREE ACCUMULATE UP SUM(v) AS s |> SELECT id, s");
+  for (int up = 0; up < 2; up++) {
+    char q[256];
+    const char *dir = up ? "UP" : "DOWN";
+    snprintf(q, sizeof q, "FROM tmix |> TREE ACCUMULATE %s SUM(v) AS s, MIN(v) AS lo, COUNT(v) AS c "
+             "|> SELECT id, s, lo, c", dir);
+    tree_both(q);
+    snprintf(q, sizeof q, "FROM tcf |> TREE ACCUMULATE %s SUM(v) AS s, MAX(v) AS hi |> SELECT id, s, hi", dir);
+    tree_both(q);
+    snprintf(q, sizeof q, "FROM tcf |> TREE ACCUMULATE %s SUM(v) AS s |> AGGREGATE SUM(s) AS t, MAX(s) AS m", dir);
+    tree_both(q);
+  }
   tree_both("FROM slice |> TREE ACCUMULATE UP SUM(dur) AS t, COUNT(*) AS n, MIN(ts) AS lo, MAX(depth) AS d "
             "|> SELECT id, t, n, lo, d");
   tree_both("FROM slice |> TREE ACCUMULATE DOWN SUM(dur) AS t, COUNT(*) AS n, MIN(dur) AS lo, MAX(dur) AS hi "

@@ -255,6 +255,81 @@ static void test_order_paths(void **state) {
   assert_int_equal(path, RT_TREE_ORDER_KEPT);
 }
 
+/* rt_tree_table_order over a parent_id column of n table rows: the path,
+ * the parent nodes it writes, the permutation when it walks. */
+static int table_order(const int64_t *par, const bool *pnull, int n, bool up, uint32_t **perm,
+                       rt_treenum *t, rt_err *err) {
+  col cp;
+  col_set(&cp, n, par, pnull);
+  memset(err, 0, sizeof *err);
+  rt_treenum_init(t, RT_TREE_TIER_TABLE, (uint64_t)n, false, err, "TREE ACCUMULATE", 12, NULL);
+  return rt_tree_table_order(t, &cp.view, n, up, perm);
+}
+
+static void test_order_table_in_place(void **state) {
+  rt_err err = {0};
+  rt_treenum t;
+  uint32_t *perm;
+  /* parents precede children (0 → 1 → 2, 0 → 3, root 4): DOWN reads the
+   * table forwards, UP backwards; no permutation either way */
+  int64_t pf[] = {0, 0, 1, 0, 0};
+  bool pfn[] = {true, false, false, false, true};
+  assert_int_equal(table_order(pf, pfn, 5, false, &perm, &t, &err), RT_TREE_ORDER_KEPT);
+  assert_null(perm);
+  uint32_t want_pn[] = {RT_TREE_NONE, 0, 1, 0, RT_TREE_NONE};
+  for (int i = 0; i < 5; i++) assert_int_equal(t.table_pnode[i], want_pn[i]);
+  assert_int_equal(rt_treenum_finish(&t), 0);
+  assert_int_equal(t.nnodes, 5);
+  rt_treenum_free(&t);
+  assert_int_equal(table_order(pf, pfn, 5, true, &perm, &t, &err), RT_TREE_ORDER_REVERSED);
+  assert_null(perm);
+  rt_treenum_free(&t);
+  /* children precede parents: UP forwards, DOWN backwards */
+  int64_t cf[] = {2, 2, 3, 0};
+  bool cfn[] = {false, false, false, true};
+  assert_int_equal(table_order(cf, cfn, 4, true, &perm, &t, &err), RT_TREE_ORDER_KEPT);
+  rt_treenum_free(&t);
+  assert_int_equal(table_order(cf, cfn, 4, false, &perm, &t, &err), RT_TREE_ORDER_REVERSED);
+  rt_treenum_free(&t);
+  /* neither (row 0's parent is row 1, row 2's is row 0): the walk's
+   * permutation of row indices, root first for DOWN, reversed for UP */
+  int64_t mx[] = {1, 0, 0, 1};
+  bool mxn[] = {false, true, false, false};
+  assert_int_equal(table_order(mx, mxn, 4, false, &perm, &t, &err), RT_TREE_ORDER_WALKED);
+  uint32_t want_down[] = {1, 0, 2, 3};
+  for (int i = 0; i < 4; i++) assert_int_equal(perm[i], want_down[i]);
+  free(perm);
+  rt_treenum_free(&t);
+  assert_int_equal(table_order(mx, mxn, 4, true, &perm, &t, &err), RT_TREE_ORDER_WALKED);
+  for (int i = 0; i < 4; i++) assert_int_equal(perm[i], want_down[3 - i]);
+  free(perm);
+  rt_treenum_free(&t);
+  assert_false(err.set);
+  /* the first bad row in table order gets the numbering's message */
+  int64_t bad[] = {0, 9, 2};
+  bool badn[] = {true, false, false};
+  assert_int_equal(table_order(bad, badn, 3, true, &perm, &t, &err), -1);
+  expect_error(&t, &err, "TREE ACCUMULATE: a row names a parent which is not itself a row in the input");
+  int64_t self[] = {0, 0, 2};
+  assert_int_equal(table_order(self, badn, 3, true, &perm, &t, &err), -1);
+  expect_error(&t, &err, "TREE ACCUMULATE: the row with id 2 is its own parent");
+  /* a cycle among rows 1 and 2 */
+  int64_t cyc[] = {0, 2, 1, 1};
+  bool cycn[] = {true, false, false, false};
+  assert_int_equal(table_order(cyc, cycn, 4, false, &perm, &t, &err), -1);
+  expect_error(&t, &err, "TREE ACCUMULATE: the rows are not a tree, because 2 of them are in a cycle");
+  /* a parent column of another integer kind goes through the view */
+  uint32_t p32[] = {0, 0, 1};
+  uint64_t v32 = 0x6;
+  rt_view pv = {.type = RT_U32, .data = p32, .valid = &v32};
+  memset(&err, 0, sizeof err);
+  rt_treenum_init(&t, RT_TREE_TIER_TABLE, 3, false, &err, "TREE ACCUMULATE", 12, NULL);
+  assert_int_equal(rt_tree_table_order(&t, &pv, 3, true, &perm), RT_TREE_ORDER_REVERSED);
+  assert_int_equal(t.table_pnode[0], RT_TREE_NONE);
+  assert_int_equal(t.table_pnode[2], 1);
+  rt_treenum_free(&t);
+}
+
 static void test_order_cycles(void **state) {
   /* root 0; cycle 1 → 2 → 3 → 1; 4 below 2 and 5 below 4; cycle 6 ↔ 7 */
   int64_t node[] = {0, 1, 2, 3, 4, 5, 6, 7}, par[] = {NONE, 2, 3, 1, 2, 4, 7, 6};
@@ -707,6 +782,7 @@ int main(void) {
       cmocka_unit_test(test_number_strings),
       cmocka_unit_test(test_number_table_tier),
       cmocka_unit_test(test_order_paths),
+      cmocka_unit_test(test_order_table_in_place),
       cmocka_unit_test(test_order_cycles),
       cmocka_unit_test(test_order_deep_chain),
       cmocka_unit_test(test_number_hash_random_ids),

@@ -1,0 +1,309 @@
+/*
+ * pipegen.h — a small random pipeline generator over the sample trace's
+ * `slice` table, shared by test_concurrency.c and test_soak.c (included,
+ * everything static: each test is its own program).
+ *
+ * Every generator has its own random state, so threads generate
+ * independently. Pipelines chain WHERE / EXTEND / SET / SELECT / AGGREGATE /
+ * ORDER BY / LIMIT / TREE ACCUMULATE over the columnar table or a SQLite
+ * subquery of it; with `bad` > 0, that percentage of pipelines carries a
+ * deliberate error (parse, bind, integer overflow, SQLite, tree cycle) so
+ * error paths are exercised as often as the good ones. Results are
+ * compared through pg_digest, a hash of every value in row order: the
+ * stages never leave row order to chance (sorts are stable, groups come
+ * in first-seen order), so every backend must give the same digest.
+ */
+#ifndef PJ_TEST_PIPEGEN_H
+#define PJ_TEST_PIPEGEN_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipejit.h"
+
+typedef struct pg_gen {
+  uint64_t rng;
+  int bad;        /* percent of pipelines with a deliberate error */
+} pg_gen;
+
+static uint64_t pg_u64(pg_gen *g) {
+  uint64_t z = (g->rng += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static int pg_rnd(pg_gen *g, int n) { return (int)(pg_u64(g) % (uint64_t)n); }
+static int pg_chance(pg_gen *g, int percent) { return pg_rnd(g, 100) < percent; }
+
+typedef struct pg_buf {
+  char s[4096];
+  size_t n;
+} pg_buf;
+
+static void pg_put(pg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pg_put(pg_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
+  va_end(ap);
+  if (n > 0) b->n = b->n + (size_t)n < sizeof b->s ? b->n + (size_t)n : sizeof b->s - 1;
+}
+
+/* The current row: integer and string column names. */
+typedef struct pg_row {
+  char ints[16][16];
+  int nint;
+  char strs[8][16];
+  int nstr;
+  int tree;       /* bare id and parent_id still there */
+} pg_row;
+
+static const char *pg_int(pg_gen *g, const pg_row *r) { return r->ints[pg_rnd(g, r->nint)]; }
+
+static void pg_int_expr(pg_gen *g, const pg_row *r, pg_buf *b) {
+  const char *a = pg_int(g, r), *c = pg_int(g, r);
+  switch (pg_rnd(g, 7)) {
+  case 0: pg_put(b, "%s + %d", a, pg_rnd(g, 100) - 50); break;
+  case 1: pg_put(b, "%s * %d", a, pg_rnd(g, 5)); break;
+  case 2: pg_put(b, "%s / %d", a, pg_rnd(g, 9)); break;   /* / 0 is NULL */
+  case 3: pg_put(b, "%s %% %d", a, pg_rnd(g, 7) + 1); break;
+  case 4: pg_put(b, "%s - %s", a, c); break;
+  case 5: pg_put(b, "coalesce(%s, %d)", a, pg_rnd(g, 10)); break;
+  default: pg_put(b, "CASE WHEN %s > %s THEN %s ELSE %d END", a, c, c, pg_rnd(g, 1000)); break;
+  }
+}
+
+static void pg_pred(pg_gen *g, const pg_row *r, pg_buf *b) {
+  switch (pg_rnd(g, 5)) {
+  case 0: pg_put(b, "%s > %d", pg_int(g, r), pg_rnd(g, 2000000)); break;
+  case 1: pg_put(b, "%s %% %d = %d", pg_int(g, r), pg_rnd(g, 5) + 2, pg_rnd(g, 2)); break;
+  case 2: pg_put(b, "%s IS NOT NULL", pg_int(g, r)); break;
+  case 3:
+    if (r->nstr) {
+      pg_put(b, "%s %s 'post%%'", r->strs[pg_rnd(g, r->nstr)], pg_chance(g, 50) ? "LIKE" : "NOT LIKE");
+      break;
+    }
+    /* fallthrough */
+  default:
+    pg_put(b, "%s BETWEEN %d AND %d OR %s < 3", pg_int(g, r), pg_rnd(g, 100), 100 + pg_rnd(g, 5000000),
+           pg_int(g, r));
+    break;
+  }
+}
+
+static void pg_add_int(pg_row *r, const char *name) {
+  if (r->nint < 16) snprintf(r->ints[r->nint++], sizeof r->ints[0], "%s", name);
+}
+
+/* One random pipeline into b. */
+static void pg_pipeline(pg_gen *g, pg_buf *b) {
+  pg_row r = {.tree = 1};
+  static const char *const ints[] = {"id", "ts", "dur", "track_id", "parent_id", "depth"};
+  for (int i = 0; i < 6; i++) pg_add_int(&r, ints[i]);
+  snprintf(r.strs[r.nstr++], sizeof r.strs[0], "name");
+  snprintf(r.strs[r.nstr++], sizeof r.strs[0], "category");
+  b->n = 0;
+  b->s[0] = 0;
+  int bad = g->bad && pg_chance(g, g->bad) ? 1 + pg_rnd(g, 6) : 0;
+  if (bad == 5) {
+    pg_put(b, "FROM (SELECT * FROM no_such_table_%d)", pg_rnd(g, 3));
+    return;
+  }
+  if (pg_chance(g, 20))
+    pg_put(b, "FROM (SELECT * FROM slice WHERE id < %d)", 1000 + pg_rnd(g, 30000));
+  else
+    pg_put(b, "FROM slice");
+  if (bad == 6) {   /* a cycle: every node's parent is the next id */
+    pg_put(b, " |> SET parent_id = (id + 1) %% 50 |> WHERE id < 50 |> TREE ACCUMULATE UP COUNT(*) AS n");
+    return;
+  }
+  int nstages = 1 + pg_rnd(g, 5), ext = 0, bad_at = bad ? pg_rnd(g, nstages) : -1;
+  for (int k = 0; k < nstages; k++) {
+    if (k == bad_at) {
+      switch (bad) {
+      case 1: pg_put(b, " |> WHERE"); return;                                   /* parse */
+      case 2: pg_put(b, " |> EXTEND nope_%d + 1 AS x", pg_rnd(g, 9)); break;     /* bind */
+      case 3: pg_put(b, " |> EXTEND %s + 9223372036854775000 AS big", pg_int(g, &r)); break;
+      default: pg_put(b, " |> SET %s = %s * 4611686018427387904", pg_int(g, &r), pg_int(g, &r)); break;
+      }
+      continue;
+    }
+    int kind = pg_rnd(g, 9);
+    if (kind == 8 && r.tree) {
+      pg_put(b, " |> TREE ACCUMULATE %s COUNT(*) AS tn%d, %s(%s) AS ta%d", pg_chance(g, 50) ? "UP" : "DOWN",
+             ext, pg_chance(g, 50) ? "SUM" : "MAX", pg_chance(g, 50) ? "depth" : "dur", ext);
+      char n1[16], n2[16];
+      snprintf(n1, sizeof n1, "tn%d", ext);
+      snprintf(n2, sizeof n2, "ta%d", ext);
+      pg_add_int(&r, n1);
+      pg_add_int(&r, n2);
+      ext++;
+      continue;
+    }
+    switch (kind) {
+    case 0:
+    case 1:
+      pg_put(b, " |> WHERE ");
+      pg_pred(g, &r, b);
+      break;
+    case 2: {
+      char n[16];
+      snprintf(n, sizeof n, "e%d", ext++);
+      pg_put(b, " |> EXTEND ");
+      pg_int_expr(g, &r, b);
+      pg_put(b, " AS %s", n);
+      pg_add_int(&r, n);
+      break;
+    }
+    case 3: {
+      const char *c = pg_int(g, &r);
+      if (r.tree && (!strcmp(c, "id") || !strcmp(c, "parent_id"))) c = "dur";
+      pg_put(b, " |> SET %s = ", c);
+      pg_int_expr(g, &r, b);
+      break;
+    }
+    case 4: {   /* AGGREGATE: the row becomes the keys and the aggregates */
+      pg_row nr = {0};
+      int nk = pg_rnd(g, 3);
+      char aggs[512] = "";
+      size_t an = 0;
+      const char *fn[] = {"SUM", "MIN", "MAX", "COUNT"};
+      int na = 1 + pg_rnd(g, 3);
+      for (int a = 0; a < na; a++) {
+        char n[16];
+        snprintf(n, sizeof n, "a%d", ext++);
+        an += (size_t)snprintf(aggs + an, sizeof aggs - an, "%s%s(%s) AS %s", a ? ", " : "",
+                               fn[pg_rnd(g, 4)], pg_int(g, &r), n);
+        pg_add_int(&nr, n);
+      }
+      pg_put(b, " |> AGGREGATE COUNT(*) AS n%d, %s", ext, aggs);
+      char cn[16];
+      snprintf(cn, sizeof cn, "n%d", ext++);
+      pg_add_int(&nr, cn);
+      for (int i = 0; i < nk; i++) {
+        int str = r.nstr && pg_chance(g, 50);
+        const char *key = str ? r.strs[pg_rnd(g, r.nstr)] : pg_int(g, &r);
+        char n[16];
+        snprintf(n, sizeof n, "k%d", ext++);
+        /* strings group as they are, integers in 97 buckets */
+        pg_put(b, "%s%s%s AS %s", i ? ", " : " GROUP BY ", key, str ? "" : " % 97", n);
+        if (str) snprintf(nr.strs[nr.nstr++], sizeof nr.strs[0], "%s", n);
+        else pg_add_int(&nr, n);
+      }
+      r = nr;
+      break;
+    }
+    case 5: {
+      const char *c = pg_int(g, &r);
+      pg_put(b, " |> ORDER BY %s%s", c, pg_chance(g, 50) ? " DESC" : "");
+      if (r.nstr && pg_chance(g, 50)) pg_put(b, ", %s", r.strs[pg_rnd(g, r.nstr)]);
+      break;
+    }
+    case 6:
+      pg_put(b, " |> LIMIT %d", pg_rnd(g, 20000));
+      if (pg_chance(g, 30)) pg_put(b, " OFFSET %d", pg_rnd(g, 100));
+      break;
+    default: {   /* SELECT a few columns (keeps the tree columns if there) */
+      pg_row nr = {.tree = r.tree};
+      pg_put(b, " |> SELECT ");
+      int first = 1;
+      if (r.tree) {
+        pg_put(b, "id, parent_id");
+        pg_add_int(&nr, "id");
+        pg_add_int(&nr, "parent_id");
+        first = 0;
+      }
+      for (int i = 0; i < r.nint; i++) {
+        if ((r.tree && (!strcmp(r.ints[i], "id") || !strcmp(r.ints[i], "parent_id"))) ||
+            (!first && !pg_chance(g, 60)))
+          continue;
+        pg_put(b, "%s%s", first ? "" : ", ", r.ints[i]);
+        pg_add_int(&nr, r.ints[i]);
+        first = 0;
+      }
+      for (int i = 0; i < r.nstr; i++)
+        if (pg_chance(g, 50)) {
+          pg_put(b, ", %s", r.strs[i]);
+          snprintf(nr.strs[nr.nstr++], sizeof nr.strs[0], "%s", r.strs[i]);
+        }
+      r = nr;
+      break;
+    }
+    }
+    if (kind == 4) r.tree = 0;
+  }
+}
+
+/* FNV-1a over every value of the result, in row order, and the shape. */
+static uint64_t pg_mix(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static uint64_t pg_digest(const pj_result *r) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  int64_t rows = pj_result_row_count(r);
+  int cols = pj_result_column_count(r);
+  h = pg_mix(h, &rows, sizeof rows);
+  h = pg_mix(h, &cols, sizeof cols);
+  for (int64_t i = 0; i < rows; i++)
+    for (int c = 0; c < cols; c++) {
+      if (pj_result_is_null(r, i, c)) {
+        h = pg_mix(h, "N", 1);
+        continue;
+      }
+      switch (pj_result_column_type(r, c)) {
+      case PJ_TYPE_DOUBLE: {
+        double d = pj_result_double(r, i, c);
+        h = pg_mix(h, &d, sizeof d);
+        break;
+      }
+      case PJ_TYPE_STRING: {
+        size_t len = 0;
+        const char *s = pj_result_text(r, i, c, &len);
+        h = pg_mix(h, s, len);
+        break;
+      }
+      default: {
+        int64_t v = pj_result_int64(r, i, c);
+        h = pg_mix(h, &v, sizeof v);
+      }
+      }
+    }
+  return h;
+}
+
+/* What one pipeline gave: a digest, or the error message. */
+typedef struct pg_outcome {
+  pj_status status;
+  uint64_t digest;
+  int64_t rows;
+  char err[256];
+} pg_outcome;
+
+static int pg_cb(void *ctx, const pj_result *r, const char *t, size_t l, size_t o) {
+  (void)t, (void)l, (void)o;
+  pg_outcome *out = ctx;
+  out->digest = pg_digest(r);
+  out->rows = pj_result_row_count(r);
+  return 0;
+}
+
+static void pg_run(pj_engine *e, const char *text, pg_outcome *out) {
+  memset(out, 0, sizeof *out);
+  out->status = pj_engine_exec(e, text, pg_cb, out);
+  if (out->status != PJ_OK) snprintf(out->err, sizeof out->err, "%s", pj_engine_errmsg(e));
+}
+
+/* Same result, or the same error. */
+static int pg_same(const pg_outcome *a, const pg_outcome *b) {
+  if (a->status != b->status) return 0;
+  if (a->status != PJ_OK) return !strcmp(a->err, b->err);
+  return a->digest == b->digest && a->rows == b->rows;
+}
+
+#endif
