@@ -121,8 +121,18 @@ static char *cg_strdup(const char *s) {
 
 /* ---- the engine's JIT ------------------------------------------------------ */
 
+/* LLVM's target registry is process-wide and filled without locking:
+ * engines opened on several threads at once must not initialize it
+ * concurrently, so it is done once for the process. */
+static pthread_once_t cg_llvm_once = PTHREAD_ONCE_INIT;
+static int cg_llvm_failed;
+static void cg_llvm_init(void) {
+  cg_llvm_failed = LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter();
+}
+
 cg_jit *cg_jit_new(rt_err *err) {
-  if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
+  pthread_once(&cg_llvm_once, cg_llvm_init);
+  if (cg_llvm_failed) {
     rt_errorf(err, -1, "JIT: this machine's target is not available in LLVM");
     return NULL;
   }

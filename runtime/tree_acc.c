@@ -3,6 +3,12 @@
  * aggregates (layout and per-row rule in tree.h). The per-row work itself
  * is a few instructions, so each backend does it inline: interp/vm_tree.c
  * in a tight loop per aggregate, the JIT in its fused row loop.
+ *
+ * The arrays come from rt_tree_big_alloc: zeroed pages straight from the
+ * kernel (no memset; UP needs zeros, since a node's children add into its
+ * slot before its own row reads it), and at a million nodes and more
+ * advised as huge pages, so first touches fault once per 2 MiB instead of
+ * once per 4 KiB.
  */
 #include <stdlib.h>
 
@@ -40,9 +46,9 @@ int rt_treeacc_init(rt_treeacc *a, bool up, uint32_t nnodes, int naggs,
     /* COUNT counts (int) whatever its argument; SUM/MIN/MAX keep doubles */
     g->in = kinds[k] != RT_AGG_COUNT_STAR && kinds[k] != RT_AGG_COUNT && in[k] == RT_F64 ? RT_F64
                                                                                           : RT_I64;
-    if (g->in == RT_F64) g->f = calloc(n, sizeof *g->f);
-    else g->i = calloc(n, sizeof *g->i);
-    if (g->kind == RT_AGG_MIN || g->kind == RT_AGG_MAX) g->has = calloc(n, 1);
+    if (g->in == RT_F64) g->f = rt_tree_big_alloc(n * sizeof *g->f);
+    else g->i = rt_tree_big_alloc(n * sizeof *g->i);
+    if (g->kind == RT_AGG_MIN || g->kind == RT_AGG_MAX) g->has = rt_tree_big_alloc(n);
     if ((!g->f && !g->i) || ((g->kind == RT_AGG_MIN || g->kind == RT_AGG_MAX) && !g->has))
       return 0;
   }
@@ -51,25 +57,25 @@ int rt_treeacc_init(rt_treeacc *a, bool up, uint32_t nnodes, int naggs,
 
 void rt_treeacc_free(rt_treeacc *a) {
   rt_budget_credit(acc_bytes(a));
+  size_t n = a->cap;
   for (int k = 0; a->aggs && k < a->naggs; k++) {
-    free(a->aggs[k].i);
-    free(a->aggs[k].f);
-    free(a->aggs[k].has);
+    rt_tree_big_free(a->aggs[k].i, n * sizeof(int64_t));
+    rt_tree_big_free(a->aggs[k].f, n * sizeof(double));
+    rt_tree_big_free(a->aggs[k].has, n);
   }
   free(a->aggs);
   memset(a, 0, sizeof *a);
 }
 
-/* realloc + zero the new tail; a NULL array (unused by this kind) stays. */
-#define RT_TREE_GROW(p, old, cap)                                        \
-  do {                                                                   \
-    if (p) {                                                             \
-      void *q_ = realloc((p), (cap) * sizeof *(p));                      \
-      if (!q_) return 0;                                                 \
-      (p) = q_;                                                          \
-      memset((p) + (old), 0, ((cap) - (old)) * sizeof *(p));             \
-    }                                                                    \
-  } while (0)
+/* Moves *p (old entries of size sz) into fresh zeroed room for cap
+ * entries; q is that room, allocated beforehand (NULL arrays stay NULL). */
+static void grow_into(void **p, void *q, size_t old, size_t cap, size_t sz) {
+  (void)cap;
+  if (!*p) return;
+  memcpy(q, *p, old * sz);
+  rt_tree_big_free(*p, old * sz);
+  *p = q;
+}
 
 int rt_treeacc_reserve(rt_treeacc *a, uint32_t nnodes) {
   if (nnodes <= a->cap) {
@@ -81,14 +87,34 @@ int rt_treeacc_reserve(rt_treeacc *a, uint32_t nnodes) {
   if (cap > UINT32_MAX) cap = UINT32_MAX;
   size_t old = a->cap, nc = (size_t)cap;
   if (!rt_budget_charge(acc_bytes(a) / (a->cap ? a->cap : 1) * (int64_t)(nc - old))) return 0;
+  /* Allocate every new array first: on failure nothing has moved, so
+   * each array still matches a->cap (the size rt_tree_big_free needs). */
+  int n3 = a->naggs * 3;
+  void **fresh = calloc((size_t)(n3 > 0 ? n3 : 1), sizeof *fresh);
+  bool ok = fresh != NULL;
+  for (int k = 0; ok && k < a->naggs; k++) {
+    rt_treeagg *g = &a->aggs[k];
+    if (g->i) ok &= (fresh[3 * k] = rt_tree_big_alloc(nc * sizeof *g->i)) != NULL;
+    if (g->f) ok &= (fresh[3 * k + 1] = rt_tree_big_alloc(nc * sizeof *g->f)) != NULL;
+    if (g->has) ok &= (fresh[3 * k + 2] = rt_tree_big_alloc(nc)) != NULL;
+  }
+  if (!ok) {
+    for (int k = 0; fresh && k < a->naggs; k++) {
+      rt_tree_big_free(fresh[3 * k], nc * sizeof(int64_t));
+      rt_tree_big_free(fresh[3 * k + 1], nc * sizeof(double));
+      rt_tree_big_free(fresh[3 * k + 2], nc);
+    }
+    free(fresh);
+    return 0;
+  }
   for (int k = 0; k < a->naggs; k++) {
     rt_treeagg *g = &a->aggs[k];
-    RT_TREE_GROW(g->i, old, nc);
-    RT_TREE_GROW(g->f, old, nc);
-    RT_TREE_GROW(g->has, old, nc);
+    grow_into((void **)&g->i, fresh[3 * k], old, nc, sizeof *g->i);
+    grow_into((void **)&g->f, fresh[3 * k + 1], old, nc, sizeof *g->f);
+    grow_into((void **)&g->has, fresh[3 * k + 2], old, nc, 1);
   }
+  free(fresh);
   a->cap = (uint32_t)cap;
   a->nnodes = (uint32_t)cap;
   return 1;
 }
-#undef RT_TREE_GROW

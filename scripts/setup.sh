@@ -2,8 +2,13 @@
 # Installs what pipejit needs on a Debian 12 machine, and nothing more.
 # `apt-get update` runs only when a package is missing; non-root users get
 # a clear message listing what to install instead of a failed sudo prompt.
+# `scripts/setup.sh fuzz` also installs clang and its runtime libraries
+# (libFuzzer, ASan, UBSan) for the fuzz targets in fuzz/ (`make fuzz`).
 set -euo pipefail
 PKGS="cmake make gcc pkg-config llvm-19-dev libsqlite3-dev sqlite3 libcmocka-dev zlib1g-dev libjson-c-dev libedit-dev python3 bsdutils"
+if [ "${1:-}" = fuzz ]; then
+  PKGS="$PKGS clang libclang-rt-14-dev"
+fi
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
