@@ -94,6 +94,16 @@ int ir_bind_stage(ir_binder *b, const fe_stage *st);
 /* Column id holding e's value: e's column when it is a plain column,
  * else a new COMPUTE named `name` at stage position pos. -1 on error. */
 int ir_materialize(ir_binder *b, ir_expr *e, const char *name, int pos);
+/* An aggregate item `f(x) AS name` (or COUNT(*)) of a stage that takes the
+ * aggregates `names` (each function's canonical spelling and kind): checks
+ * the call, binds and materializes its argument into ag->arg_col. Kinds
+ * whose bit is set in numbers_only reject string arguments. *arg gets the
+ * bound argument (NULL for COUNT(*)) so the stage can type its output.
+ * Errors: "<expected>, but got '…'" for anything else, and the shared
+ * DISTINCT / arity / name / string messages. */
+typedef struct ir_aggname { const char *name; rt_aggkind kind; } ir_aggname;
+int ir_bind_agg_call(ir_binder *b, const fe_item *it, const ir_aggname *names, int nnames,
+                     const char *expected, unsigned numbers_only, ir_agg *ag, ir_expr **arg);
 
 /* ---- bind_tree.c ---- */
 /* TREE ACCUMULATE UP/DOWN: TREE_NUMBER, TREE_ORDER, TREE_ACC (plan.h). */

@@ -171,46 +171,17 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
 /* COUNT(*), COUNT(x), SUM, MIN, MAX, AVG of numbers (COUNT of anything). */
 static int bind_flat_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
                          bool *out_null) {
-  static const char *const names[] = {"count", "sum", "min", "max", "avg"};
-  static const rt_aggkind kinds[] = {RT_AGG_COUNT, RT_AGG_SUM, RT_AGG_MIN, RT_AGG_MAX, RT_AGG_AVG};
-  const fe_expr *x = it->expr;
-  int kind = -1;
-  if (it->kind == IT_EXPR && x->kind == AX_CALL)
-    for (int i = 0; i < 5; i++)
-      if (ir_name_eq(x->str, names[i])) kind = i;
-  if (kind < 0)
-    return ir_fail(b, it->kind == IT_EXPR ? x->pos : it->pos,
-                   "expected COUNT, SUM, MIN, MAX or AVG, but got '%s'",
-                   it->kind == IT_EXPR ? ir_expr_text(b, x) : "*");
-  if (x->distinct) return ir_fail(b, x->pos, "DISTINCT is not supported in aggregates");
-  if (x->star) {
-    if (kinds[kind] != RT_AGG_COUNT || x->nargs)
-      return ir_fail(b, x->pos, "expected an argument to %s(), not *", x->str);
-  } else if (x->nargs != 1) {
-    return ir_fail(b, x->pos, "expected 1 argument to %s(), but got %d", x->str, x->nargs);
-  }
-  if (!it->name)
-    return ir_fail(b, x->pos,
-                   "expected every column to have a valid name, but '%s' is not one: give it one "
-                   "with AS",
-                   ir_expr_text(b, x));
-  *ag = (ir_agg){.kind = kinds[kind], .arg_col = -1, .arg_type = RT_I64, .live = true};
+  static const ir_aggname names[] = {{"COUNT", RT_AGG_COUNT}, {"SUM", RT_AGG_SUM},
+                                     {"MIN", RT_AGG_MIN},     {"MAX", RT_AGG_MAX},
+                                     {"AVG", RT_AGG_AVG}};
+  ir_expr *e;
+  if (!ir_bind_agg_call(b, it, names, 5, "expected COUNT, SUM, MIN, MAX or AVG",
+                        1u << RT_AGG_SUM | 1u << RT_AGG_MIN | 1u << RT_AGG_MAX | 1u << RT_AGG_AVG,
+                        ag, &e))
+    return 0;
   *out_type = RT_I64;
   *out_null = false;
-  if (x->star) {
-    ag->kind = RT_AGG_COUNT_STAR;
-    return 1;
-  }
-  b->agg_msg = "an aggregate cannot contain another aggregate";
-  ir_expr *e = ir_bind_expr(b, x->args[0]);
-  b->agg_msg = NULL;
-  if (!e) return 0;
-  if (e->type == RT_STR && ag->kind != RT_AGG_COUNT)
-    return ir_fail(b, x->args[0]->pos, "expected a number in %s(), but '%s' is a string", x->str,
-                   ir_expr_text(b, x->args[0]));
-  e = ir_ex_settle(b, e, RT_I64);
-  ag->arg_col = ir_materialize(b, e, ir_expr_text(b, x->args[0]), x->args[0]->pos);
-  ag->arg_type = e->type;
+  if (!e) return 1;
   if (ag->kind == RT_AGG_AVG || (ag->kind != RT_AGG_COUNT && e->type == RT_F64)) *out_type = RT_F64;
   /* Every segment has a covering row; only NULL inputs make it NULL. */
   *out_null = ag->kind != RT_AGG_COUNT && e->nullable;

@@ -276,50 +276,66 @@ static rt_type widen(rt_type t) {
   return t == RT_F64 || t == RT_STR || t == RT_BOOL ? t : RT_I64;
 }
 
-static int bind_agg(ir_binder *b, const fe_item *it, ir_agg *ag, int ngroup, rt_type *out_type,
-                    bool *out_null) {
+/* Names and kinds of every aggregate function; stages pass the subset
+ * they take. */
+static const ir_aggname k_aggs[] = {
+    {"COUNT", RT_AGG_COUNT}, {"SUM", RT_AGG_SUM}, {"MIN", RT_AGG_MIN},
+    {"MAX", RT_AGG_MAX},     {"AVG", RT_AGG_AVG}, {"ANY_VALUE", RT_AGG_ANY_VALUE},
+};
+
+int ir_bind_agg_call(ir_binder *b, const fe_item *it, const ir_aggname *names, int nnames,
+                     const char *expected, unsigned numbers_only, ir_agg *ag, ir_expr **arg) {
   const fe_expr *x = it->expr;
-  if (it->kind != IT_EXPR || x->kind != AX_CALL || !ir_is_agg_name(x->str, x->nargs))
-    return ir_fail(b, it->kind == IT_EXPR ? x->pos : it->pos,
-                   "expected an aggregate such as COUNT(*) or SUM(x), but got '%s'",
+  const ir_aggname *fn = NULL;
+  /* min/max with two or more arguments are the scalar functions. */
+  if (it->kind == IT_EXPR && x->kind == AX_CALL && ir_is_agg_name(x->str, x->nargs))
+    for (int i = 0; i < nnames; i++)
+      if (ir_name_eq(x->str, names[i].name)) fn = &names[i];
+  if (!fn)
+    return ir_fail(b, it->kind == IT_EXPR ? x->pos : it->pos, "%s, but got '%s'", expected,
                    it->kind == IT_EXPR ? ir_expr_text(b, x) : "*");
   if (x->distinct) return ir_fail(b, x->pos, "DISTINCT is not supported in aggregates");
-  static const struct { const char *name; rt_aggkind kind; } kinds[] = {
-      {"count", RT_AGG_COUNT}, {"sum", RT_AGG_SUM}, {"min", RT_AGG_MIN},
-      {"max", RT_AGG_MAX},     {"avg", RT_AGG_AVG}, {"any_value", RT_AGG_ANY_VALUE},
-  };
-  rt_aggkind kind = RT_AGG_COUNT;
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-    if (ir_name_eq(x->str, kinds[i].name)) kind = kinds[i].kind;
   if (x->star) {
-    if (kind != RT_AGG_COUNT || x->nargs)
+    if (fn->kind != RT_AGG_COUNT || x->nargs)
       return ir_fail(b, x->pos, "expected an argument to %s(), not *", x->str);
-    kind = RT_AGG_COUNT_STAR;
   } else if (x->nargs != 1) {
     return ir_fail(b, x->pos, "expected 1 argument to %s(), but got %d", x->str, x->nargs);
   }
   if (!it->name) return no_name(b, x);
-  *ag = (ir_agg){.kind = kind, .arg_col = -1, .arg_type = RT_I64, .live = true};
-  if (kind == RT_AGG_COUNT_STAR) {
-    *out_type = RT_I64;
-    *out_null = false;
-    return 1;
-  }
+  *ag = (ir_agg){.kind = x->star ? RT_AGG_COUNT_STAR : fn->kind, .arg_col = -1,
+                 .arg_type = RT_I64, .live = true};
+  *arg = NULL;
+  if (x->star) return 1;
   b->agg_msg = "an aggregate cannot contain another aggregate";
   ir_expr *e = ir_bind_expr(b, x->args[0]);
   b->agg_msg = NULL;
   if (!e) return 0;
-  if ((kind == RT_AGG_SUM || kind == RT_AGG_AVG) && e->type == RT_STR)
+  if (e->type == RT_STR && (numbers_only >> fn->kind & 1))
     return ir_fail(b, x->args[0]->pos, "expected a number in %s(), but '%s' is a string",
-                   kind == RT_AGG_SUM ? "SUM" : "AVG", ir_expr_text(b, x->args[0]));
+                   fn->name, ir_expr_text(b, x->args[0]));
   e = ir_ex_settle(b, e, RT_I64);
   ag->arg_col = ir_materialize(b, e, ir_expr_text(b, x->args[0]), x->args[0]->pos);
   ag->arg_type = e->type;
+  *arg = e;
+  return ag->arg_col >= 0;
+}
+
+static int bind_agg(ir_binder *b, const fe_item *it, ir_agg *ag, int ngroup, rt_type *out_type,
+                    bool *out_null) {
+  ir_expr *e;
+  if (!ir_bind_agg_call(b, it, k_aggs, 6, "expected an aggregate such as COUNT(*) or SUM(x)",
+                        1u << RT_AGG_SUM | 1u << RT_AGG_AVG, ag, &e))
+    return 0;
+  if (!e) {
+    *out_type = RT_I64;
+    *out_null = false;
+    return 1;
+  }
   /* Without GROUP BY an empty input still gives one row, where SUM & co.
    * are NULL; with groups every group has a row, so only NULL inputs make
    * them NULL. */
   *out_null = e->nullable || ngroup == 0;
-  switch (kind) {
+  switch (ag->kind) {
   case RT_AGG_COUNT: *out_type = RT_I64; *out_null = false; break;
   case RT_AGG_SUM: *out_type = e->type == RT_F64 ? RT_F64 : RT_I64; break;
   case RT_AGG_AVG: *out_type = RT_F64; break;

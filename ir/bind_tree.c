@@ -18,49 +18,18 @@
  */
 #include "bind.h"
 
-static const char *const k_tree_aggs[] = {"sum", "count", "min", "max"};
-static const rt_aggkind k_tree_kinds[] = {RT_AGG_SUM, RT_AGG_COUNT, RT_AGG_MIN, RT_AGG_MAX};
+static const ir_aggname k_tree_aggs[] = {
+    {"SUM", RT_AGG_SUM}, {"COUNT", RT_AGG_COUNT}, {"MIN", RT_AGG_MIN}, {"MAX", RT_AGG_MAX}};
 
 static int bind_tree_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
                          bool *out_null) {
-  const fe_expr *x = it->expr;
-  int kind = -1;
-  if (it->kind == IT_EXPR && x->kind == AX_CALL)
-    for (int i = 0; i < 4; i++)
-      if (ir_name_eq(x->str, k_tree_aggs[i]) && (i < 2 || x->nargs <= 1)) kind = i;
-  if (kind < 0)
-    return ir_fail(b, it->kind == IT_EXPR ? x->pos : it->pos,
-                   "expected SUM, COUNT, MIN or MAX, but got '%s'",
-                   it->kind == IT_EXPR ? ir_expr_text(b, x) : "*");
-  if (x->distinct) return ir_fail(b, x->pos, "DISTINCT is not supported in aggregates");
-  if (x->star) {
-    if (k_tree_kinds[kind] != RT_AGG_COUNT || x->nargs)
-      return ir_fail(b, x->pos, "expected an argument to %s(), not *", x->str);
-  } else if (x->nargs != 1) {
-    return ir_fail(b, x->pos, "expected 1 argument to %s(), but got %d", x->str, x->nargs);
-  }
-  if (!it->name)
-    return ir_fail(b, x->pos,
-                   "expected every column to have a valid name, but '%s' is not one: give it one "
-                   "with AS",
-                   ir_expr_text(b, x));
-  *ag = (ir_agg){.kind = k_tree_kinds[kind], .arg_col = -1, .arg_type = RT_I64, .live = true};
+  ir_expr *e;
+  if (!ir_bind_agg_call(b, it, k_tree_aggs, 4, "expected SUM, COUNT, MIN or MAX",
+                        1u << RT_AGG_SUM | 1u << RT_AGG_MIN | 1u << RT_AGG_MAX, ag, &e))
+    return 0;
   *out_type = RT_I64;
   *out_null = false;
-  if (x->star) {
-    ag->kind = RT_AGG_COUNT_STAR;
-    return 1;
-  }
-  b->agg_msg = "an aggregate cannot contain another aggregate";
-  ir_expr *e = ir_bind_expr(b, x->args[0]);
-  b->agg_msg = NULL;
-  if (!e) return 0;
-  if (e->type == RT_STR && ag->kind != RT_AGG_COUNT)
-    return ir_fail(b, x->args[0]->pos, "expected a number in %s(), but '%s' is a string", x->str,
-                   ir_expr_text(b, x->args[0]));
-  e = ir_ex_settle(b, e, RT_I64);
-  ag->arg_col = ir_materialize(b, e, ir_expr_text(b, x->args[0]), x->args[0]->pos);
-  ag->arg_type = e->type;
+  if (!e) return 1;
   if (ag->kind != RT_AGG_COUNT && e->type == RT_F64) *out_type = RT_F64;
   /* SUM and COUNT are never NULL (NULL adds 0); MIN/MAX are NULL when no
    * value in the subtree (or on the path) is there. */
