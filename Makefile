@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup build demo test test-asan bench clean
+.PHONY: all setup build demo test test-asan fuzz bench clean
 
 all: build
 
@@ -31,8 +31,30 @@ test-asan: setup
 # writes bench/REPORT.md and bench/report.svg. A fast smoke check of the
 # same path: make bench BENCH_ARGS=--quick (sizes up to 100k, one repeat).
 BENCH_ARGS ?=
+# libFuzzer targets (fuzz/) under ASan + UBSan, built with clang into
+# build-fuzz/, each run for FUZZ_SECONDS from the committed seeds
+# (fuzz/corpus/<target>); new inputs go to build-fuzz/corpus/<target>,
+# findings to build-fuzz/artifacts/ (and make fails).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = fuzz_frontend fuzz_pipeline
+fuzz:
+	@./scripts/setup.sh fuzz
+	@CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPJ_FUZZ=ON >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target $(FUZZ_TARGETS)
+	@mkdir -p build-fuzz/artifacts
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build-fuzz/corpus/$$t; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ./build-fuzz/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=3072 \
+	    -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/$$t- \
+	    build-fuzz/corpus/$$t fuzz/corpus/$$t 2>build-fuzz/$$t.log \
+	  || { tail -n 60 build-fuzz/$$t.log; exit 1; }; \
+	  grep -E '^stat::(number_of_executed_units|peak_rss_mb)' build-fuzz/$$t.log; \
+	done
+
 bench: build
 	@./$(BUILD)/pipejit-bench --report bench/REPORT.md --svg bench/report.svg $(BENCH_ARGS)
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz
