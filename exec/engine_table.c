@@ -185,7 +185,7 @@ pj_status pj__exec_sql(pj_engine *e, const char *script, const char *sql, int sq
     rows r = {.ncols = sqlite3_column_count(q)};
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-      if (e->interrupt) {
+      if (pj__interrupted(e)) {
         rc = SQLITE_INTERRUPT;
         break;
       }

@@ -60,8 +60,14 @@ typedef struct ctx {
   rt_isect_stats *st;
   opnd *ops;
   cands *cur, *nxt;
-  uint32_t *perm;
+  bool ident;              /* cur is in output order as it stands (no perm) */
+  uint32_t *perm;          /* else: the output order of cur */
   size_t permcap;
+  /* Radix sort scratch, kept across partitions (like cur and nxt) so a
+   * later partition touches no fresh pages. */
+  uint64_t *ka, *kb;
+  uint32_t *ib;
+  size_t kacap, kbcap, ibcap;
   uint32_t *act_a, *act_b;
   size_t capa, capb;
 } ctx;
@@ -370,53 +376,116 @@ static bool emit(step *st, size_t ci, size_t x) {
   return true;
 }
 
-static bool push_act(uint32_t **a, size_t *cap, size_t n, uint32_t v) {
-  if (n == *cap && !rt_iv_grow((void **)a, cap, n + 1, sizeof **a)) return false;
-  (*a)[n] = v;
-  return true;
+/* Makes room for `more` regions after nxt's current ones and returns false
+ * when out of memory; the sweep reserves once per event, for every region
+ * the event can yield, so its inner loops store without checks. */
+static inline bool room(step *st, size_t more) {
+  cands *n = st->nxt;
+  return n->n + more <= n->cap || cands_reserve(n, st->c->k, n->n + more);
+}
+
+/* Appends x to the active list act[0..n) and moves it towards the front
+ * past items with a larger key[], at most ACT_ORDER places: an event
+ * then yields its regions in row order (the output order among regions of
+ * one start) as long as the list is short, and canonical_order has little
+ * left to sort; a long list costs at most ACT_ORDER moves per item.
+ * Returns the new length. */
+#define ACT_ORDER 32
+static inline size_t act_insert(uint32_t *act, size_t n, uint32_t x, const uint32_t *key) {
+  size_t p = n, lim = n > ACT_ORDER ? n - ACT_ORDER : 0;
+  uint32_t kx = key[x];
+  for (; p > lim && key[act[p - 1]] > kx; p--) act[p] = act[p - 1];
+  act[p] = x;
+  return n + 1;
 }
 
 /* Merge by start, candidates first on ties. When an item starts at t, it
  * meets exactly the active items of the other side still ending after t,
- * and t is the region's start, so regions come out in start order. Each
+ * and t is the region's start, so regions come out in start order (only
+ * runs of equal starts may need reordering by rows afterwards). Each
  * active item scanned either yields a region or is dropped: linear in
- * candidates + items + regions. */
-static bool narrow_sweep(step *st, size_t nb) {
+ * candidates + items + regions. The order of an active list does not
+ * matter for which regions come out, only for their order: act_insert
+ * keeps it close to row order. Inlined with ninc = 1 for two operands,
+ * so that case copies one row array through pointers held in registers. */
+static inline __attribute__((always_inline)) bool sweep_body(step *st, size_t nb, int ninc) {
   ctx *c = st->c;
   const cands *cu = st->cur;
+  size_t ncu = cu->n;
+  /* An active list never holds more than its side has items. */
+  if (!rt_iv_grow((void **)&c->act_a, &c->capa, ncu + 1, sizeof *c->act_a) ||
+      !rt_iv_grow((void **)&c->act_b, &c->capb, nb + 1, sizeof *c->act_b))
+    return false;
+  uint32_t *restrict act_a = c->act_a, *restrict act_b = c->act_b;
+  const uint64_t *cs = cu->s, *ce = cu->e, *bs = st->bs, *be = st->be;
+  const uint32_t *brow = st->brow;
+  int jb = st->jb;
+  const int *inc = st->inc;
+  const uint32_t *crow0 = cu->r[inc[0]];
+  int amin = inc[0];
+  for (int j = 1; j < ninc; j++) amin = inc[j] < amin ? inc[j] : amin;
+  const uint32_t *akey = cu->r[amin];
   size_t i = 0, b = 0, na = 0, nbact = 0;
-  while (i < cu->n || b < nb) {
-    if (i >= cu->n && na == 0) break;
+  while (i < ncu || b < nb) {
+    if (i >= ncu && na == 0) break;
     if (b >= nb && nbact == 0) break;
-    if (i < cu->n && (b >= nb || cu->s[i] <= st->bs[b])) {
-      uint64_t t = cu->s[i];
-      size_t w = 0;
+    if (i < ncu && (b >= nb || cs[i] <= bs[b])) {
+      uint64_t t = cs[i], ei = ce[i];
+      if (!room(st, nbact)) return false;
+      cands *nx = st->nxt;
+      uint64_t *restrict ns = nx->s, *restrict ne = nx->e;
+      uint32_t *restrict nrb = nx->r[jb], *restrict nr0 = nx->r[inc[0]];
+      uint32_t r0 = crow0[i];
+      size_t o = nx->n, w = 0;
       for (size_t q = 0; q < nbact; q++) {
-        uint32_t x = c->act_b[q];
-        if (st->be[x] > t) {
-          c->act_b[w++] = x;
-          if (!emit(st, i, x)) return false;
+        uint32_t x = act_b[q];
+        uint64_t ex = be[x];
+        if (ex > t) {
+          act_b[w++] = x;
+          ns[o] = t;
+          ne[o] = ei < ex ? ei : ex;
+          nrb[o] = brow[x];
+          nr0[o] = r0;
+          for (int j = 1; j < ninc; j++) nx->r[inc[j]][o] = cu->r[inc[j]][i];
+          o++;
         }
       }
+      nx->n = o;
       nbact = w;
-      if (!push_act(&c->act_a, &c->capa, na++, (uint32_t)i)) return false;
+      na = act_insert(act_a, na, (uint32_t)i, akey);
       i++;
     } else {
-      uint64_t t = st->bs[b];
-      size_t w = 0;
+      uint64_t t = bs[b], eb = be[b];
+      uint32_t rb = brow[b];
+      if (!room(st, na)) return false;
+      cands *nx = st->nxt;
+      uint64_t *restrict ns = nx->s, *restrict ne = nx->e;
+      uint32_t *restrict nrb = nx->r[jb], *restrict nr0 = nx->r[inc[0]];
+      size_t o = nx->n, w = 0;
       for (size_t q = 0; q < na; q++) {
-        uint32_t ci = c->act_a[q];
-        if (cu->e[ci] > t) {
-          c->act_a[w++] = ci;
-          if (!emit(st, ci, b)) return false;
+        uint32_t ci = act_a[q];
+        uint64_t ec = ce[ci];
+        if (ec > t) {
+          act_a[w++] = ci;
+          ns[o] = t;
+          ne[o] = ec < eb ? ec : eb;
+          nrb[o] = rb;
+          nr0[o] = crow0[ci];
+          for (int j = 1; j < ninc; j++) nx->r[inc[j]][o] = cu->r[inc[j]][ci];
+          o++;
         }
       }
+      nx->n = o;
       na = w;
-      if (!push_act(&c->act_b, &c->capb, nbact++, (uint32_t)b)) return false;
+      nbact = act_insert(act_b, nbact, (uint32_t)b, brow);
       b++;
     }
   }
   return true;
+}
+
+static bool narrow_sweep(step *st, size_t nb) {
+  return st->ninc == 1 ? sweep_body(st, nb, 1) : sweep_body(st, nb, st->ninc);
 }
 
 /* The new operand is disjoint, so its ends ascend with its starts: the
@@ -449,33 +518,222 @@ static bool narrow_tree(step *st, size_t nb) {
   return ok;
 }
 
-static int cmp_start(const void *p, uint32_t a, uint32_t b) {
-  const cands *c = p;
-  return c->s[a] < c->s[b] ? -1 : c->s[a] > c->s[b];
-}
+/* ---- ordering regions ------------------------------------------------------------- */
 
-typedef struct canon { const cands *c; int k; } canon;
+#define RADIX_BITS 11
+#define RADIX_SIZE (1u << RADIX_BITS)
+#define RADIX_MAXPASS ((64 + RADIX_BITS - 1) / RADIX_BITS)
 
-static int cmp_canon(const void *p, uint32_t a, uint32_t b) {
-  const canon *x = p;
-  const cands *c = x->c;
-  if (c->s[a] != c->s[b]) return c->s[a] < c->s[b] ? -1 : 1;
-  for (int j = 0; j < x->k; j++)
-    if (c->r[j][a] != c->r[j][b]) return c->r[j][a] < c->r[j][b] ? -1 : 1;
-  return 0;
-}
-
-static bool identity_perm(ctx *c, size_t n) {
+/* c->perm = the indexes 0..n-1 stably sorted by key[]: an LSD radix sort
+ * of (key - min, index) pairs, 11 bits a pass, only over the bits in
+ * which keys differ (timestamps of one partition share their high bits,
+ * so a few passes) and skipping a pass whose digit is the same
+ * everywhere. One counting pass fills every digit's histogram. */
+static bool perm_by_key(ctx *c, const uint64_t *key, size_t n) {
   if (!rt_iv_grow((void **)&c->perm, &c->permcap, n + 1, sizeof *c->perm)) return false;
-  for (size_t i = 0; i < n; i++) c->perm[i] = (uint32_t)i;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t i = 0; i < n; i++) {
+    lo = key[i] < lo ? key[i] : lo;
+    hi = key[i] > hi ? key[i] : hi;
+  }
+  int passes = 0;
+  for (uint64_t r = n ? hi - lo : 0; r; r >>= RADIX_BITS) passes++;
+  uint32_t *ia = c->perm;
+  if (passes == 0) {
+    for (size_t i = 0; i < n; i++) ia[i] = (uint32_t)i;
+    return true;
+  }
+  if (!rt_iv_grow((void **)&c->ka, &c->kacap, n + 1, sizeof *c->ka) ||
+      !rt_iv_grow((void **)&c->kb, &c->kbcap, n + 1, sizeof *c->kb) ||
+      !rt_iv_grow((void **)&c->ib, &c->ibcap, n + 1, sizeof *c->ib))
+    return false;
+  uint32_t(*hist)[RADIX_SIZE] = calloc((size_t)passes, sizeof *hist);
+  if (!hist) return false;
+  uint64_t *ka = c->ka, *kb = c->kb;
+  uint32_t *ib = c->ib;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t v = key[i] - lo;
+    ka[i] = v;
+    ia[i] = (uint32_t)i;
+    for (int d = 0; d < passes; d++) hist[d][(v >> (d * RADIX_BITS)) & (RADIX_SIZE - 1)]++;
+  }
+  for (int d = 0; d < passes; d++) {
+    uint32_t *h = hist[d];
+    uint64_t first = (ka[0] >> (d * RADIX_BITS)) & (RADIX_SIZE - 1);
+    if (h[first] == n) continue;   /* the same digit everywhere */
+    uint32_t sum = 0;
+    for (uint32_t q = 0; q < RADIX_SIZE; q++) {
+      uint32_t x = h[q];
+      h[q] = sum;
+      sum += x;
+    }
+    bool last = d == passes - 1;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t v = ka[i];
+      uint32_t p = h[(v >> (d * RADIX_BITS)) & (RADIX_SIZE - 1)]++;
+      if (!last) kb[p] = v;   /* the last pass's keys are not read again */
+      ib[p] = ia[i];
+    }
+    uint64_t *tk = ka;
+    ka = kb;
+    kb = tk;
+    uint32_t *ti = ia;
+    ia = ib;
+    ib = ti;
+  }
+  free(hist);
+  if (ia != c->perm) memcpy(c->perm, ia, n * sizeof *ia);
+  return true;
+}
+
+/* Region a's rows come after region b's (operand 0 first, then 1, …). */
+static inline bool rows_after(const cands *cu, int k, uint32_t a, uint32_t b) {
+  for (int j = 0; j < k; j++)
+    if (cu->r[j][a] != cu->r[j][b]) return cu->r[j][a] > cu->r[j][b];
+  return false;
+}
+
+/* Sorts p[0..m) by rows: insertion sort for the short runs of equal
+ * starts that are usual (a nest of intervals all meeting one new row),
+ * a merge sort (scratch tmp of m) for long ones. Stable. */
+static void sort_by_rows(const cands *cu, int k, uint32_t *p, size_t m, uint32_t *tmp) {
+  enum { SHORT = 24 };
+  for (size_t lo = 0; lo < m; lo += SHORT) {
+    size_t hi = lo + SHORT < m ? lo + SHORT : m;
+    for (size_t a = lo + 1; a < hi; a++) {
+      uint32_t x = p[a];
+      size_t j = a;
+      for (; j > lo && rows_after(cu, k, p[j - 1], x); j--) p[j] = p[j - 1];
+      p[j] = x;
+    }
+  }
+  uint32_t *src = p, *dst = tmp;
+  for (size_t w = SHORT; w < m; w *= 2) {
+    for (size_t lo = 0; lo < m; lo += 2 * w) {
+      size_t mid = lo + w < m ? lo + w : m, hi = lo + 2 * w < m ? lo + 2 * w : m;
+      size_t a = lo, b = mid, o = lo;
+      while (a < mid && b < hi) dst[o++] = rows_after(cu, k, src[a], src[b]) ? src[b++] : src[a++];
+      while (a < mid) dst[o++] = src[a++];
+      while (b < hi) dst[o++] = src[b++];
+    }
+    uint32_t *x = src;
+    src = dst;
+    dst = x;
+  }
+  if (src != p) memcpy(p, src, m * sizeof *p);
+}
+
+/* Sorts the regions [a, a+m) of cur, which share their start, by rows
+ * in place. Two operands: insertion sort on (row 0, row 1) packed in a
+ * word for the short runs that are usual (the rows of a nest of
+ * intervals all met by one new row); otherwise the run's indexes are
+ * sorted (scratch c->ib, 2m) and the run's ends and rows permuted
+ * through scratch. */
+static bool sort_run(ctx *c, size_t a, size_t m) {
+  cands *cu = c->cur;
+  int k = c->k;
+  if (k == 2 && m <= 32) {
+    uint64_t *e = cu->e + a;
+    uint32_t *r0 = cu->r[0] + a, *r1 = cu->r[1] + a;
+    for (size_t i = 1; i < m; i++) {
+      uint64_t x = (uint64_t)r0[i] << 32 | r1[i], xe = e[i];
+      size_t j = i;
+      for (; j > 0 && ((uint64_t)r0[j - 1] << 32 | r1[j - 1]) > x; j--) {
+        r0[j] = r0[j - 1];
+        r1[j] = r1[j - 1];
+        e[j] = e[j - 1];
+      }
+      r0[j] = (uint32_t)(x >> 32);
+      r1[j] = (uint32_t)x;
+      e[j] = xe;
+    }
+    return true;
+  }
+  if (!rt_iv_grow((void **)&c->ib, &c->ibcap, 2 * m + 1, sizeof *c->ib) ||
+      !rt_iv_grow((void **)&c->ka, &c->kacap, m + 1, sizeof *c->ka))
+    return false;
+  uint32_t *g = c->ib, *tmp = c->ib + m;
+  for (size_t i = 0; i < m; i++) g[i] = (uint32_t)(a + i);
+  sort_by_rows(cu, k, g, m, tmp);
+  for (size_t i = 0; i < m; i++) c->ka[i] = cu->e[g[i]];
+  memcpy(cu->e + a, c->ka, m * sizeof *c->ka);
+  for (int j = 0; j < k; j++) {
+    for (size_t i = 0; i < m; i++) tmp[i] = cu->r[j][g[i]];
+    memcpy(cu->r[j] + a, tmp, m * sizeof *tmp);
+  }
+  return true;
+}
+
+/* Puts cur in the output order: by start, then by the rows of operand 0,
+ * 1, … Regions of a sweep already come by start, and often in full
+ * order: one scan proves it. When they come by start, each run of equal
+ * starts that is out of row order is sorted in place; either way cur is
+ * then served as it stands (c->ident). Otherwise (binary search and tree
+ * steps yield regions per candidate) c->perm holds the order: a radix
+ * sort by start, then each run of equal starts sorted by rows. */
+/* The first i >= from (from >= 1) where regions i-1, i of cur are out of
+ * output order, or n. */
+static size_t out_of_order(const cands *cu, int k, size_t from) {
+  size_t n = cu->n, i = from;
+  const uint64_t *s = cu->s;
+  if (k == 2) {
+    /* (start, row 0, row 1) compared as two words, without branches
+     * until the first pair out of order */
+    const uint32_t *r0 = cu->r[0], *r1 = cu->r[1];
+    for (; i < n; i++) {
+      uint64_t pa = (uint64_t)r0[i - 1] << 32 | r1[i - 1], pb = (uint64_t)r0[i] << 32 | r1[i];
+      if ((s[i - 1] > s[i]) | ((s[i - 1] == s[i]) & (pa > pb))) break;
+    }
+    return i;
+  }
+  for (; i < n; i++) {
+    if (s[i - 1] < s[i]) continue;
+    if (s[i - 1] > s[i] || rows_after(cu, k, (uint32_t)i - 1, (uint32_t)i)) break;
+  }
+  return i;
+}
+
+static bool canonical_order(ctx *c) {
+  const cands *cu = c->cur;
+  int k = c->k;
+  size_t n = cu->n;
+  const uint64_t *s = cu->s;
+  size_t i = out_of_order(cu, k, 1);
+  c->ident = true;
+  if (i >= n) return true;
+  bool by_start = true;
+  for (size_t q = i; q < n && by_start; q++) by_start = s[q - 1] <= s[q];
+  if (by_start) {
+    /* Sort the run of equal starts holding each pair out of order, then
+     * look on after it. */
+    while (i < n) {
+      size_t a = i - 1, b = i + 1;
+      while (a > 0 && s[a - 1] == s[a]) a--;
+      while (b < n && s[b] == s[a]) b++;
+      if (!sort_run(c, a, b - a)) return false;
+      i = b + 1 < n ? out_of_order(cu, k, b + 1) : n;
+    }
+    return true;
+  }
+  c->ident = false;
+  if (!perm_by_key(c, s, n)) return false;
+  if (!rt_iv_grow((void **)&c->ib, &c->ibcap, n + 1, sizeof *c->ib)) return false;
+  uint32_t *p = c->perm;
+  for (size_t a = 0; a < n;) {
+    uint64_t sa = s[p[a]];
+    size_t b = a + 1;
+    bool bad = false;
+    for (; b < n && s[p[b]] == sa; b++) bad |= rows_after(cu, k, p[b - 1], p[b]);
+    if (bad) sort_by_rows(cu, k, p + a, b - a, c->ib);
+    a = b;
+  }
   return true;
 }
 
 /* Reorders cur by start (into nxt, then swapped back into cur). */
 static bool sort_cands_by_start(ctx *c, const int *inc, int ninc) {
   cands *cu = c->cur, *nx = c->nxt;
-  if (!identity_perm(c, cu->n)) return false;
-  if (!rt_iv_sort_perm(c->perm, cu->n, cmp_start, cu)) return false;
+  if (!perm_by_key(c, cu->s, cu->n)) return false;
   if (!cands_reserve(nx, c->k, cu->n)) return false;
   for (size_t i = 0; i < cu->n; i++) {
     uint32_t q = c->perm[i];
@@ -544,15 +802,12 @@ static int narrow(ctx *c, uint32_t l) {
     c->cur = c->nxt;
     c->nxt = x;
   }
-  /* Canonical order; the iterator serves cur through perm. */
-  cu = c->cur;
-  if (!identity_perm(c, cu->n)) return oom(c);
-  canon cn = {cu, k};
-  if (!rt_iv_sort_perm(c->perm, cu->n, cmp_canon, &cn)) return oom(c);
-  return 1;
+  /* The iterator serves cur in place or through perm. */
+  return canonical_order(c) ? 1 : oom(c);
 }
 
-/* Serves narrowed regions cur[perm[pos..]] until out holds `limit`. */
+/* Serves narrowed regions cur[perm[pos..]] (cur[pos..] when c->ident)
+ * until out holds `limit`. */
 static int serve_narrowed(rt_isect *it, size_t limit) {
   ctx *c = &it->c;
   const cands *cu = c->cur;
@@ -560,12 +815,29 @@ static int serve_narrowed(rt_isect *it, size_t limit) {
   size_t room = limit - out->n, left = cu->n - it->pos;
   size_t m = left < room ? left : room;
   if (!out_reserve(out, out->n + m)) return oom(c);
-  for (size_t i = it->pos; i < it->pos + m; i++) {
-    uint32_t q = c->perm[i];
-    put_region(out, cu->s[q], cu->e[q]);
-    for (int j = 0; j < c->k; j++) out->rows[j][out->n] = cu->r[j][q];
-    out->n++;
+  size_t o = out->n, from = it->pos;
+  int64_t *ts = out->ts + o, *dur = out->dur + o;
+  if (c->ident) {
+    const uint64_t *s = cu->s + from, *e = cu->e + from;
+    for (size_t i = 0; i < m; i++) {
+      ts[i] = (int64_t)(s[i] >> 1);
+      dur[i] = (e[i] & 1) ? 0 : (int64_t)((e[i] - s[i]) >> 1);
+    }
+    for (int j = 0; j < c->k; j++) memcpy(out->rows[j] + o, cu->r[j] + from, m * sizeof(uint32_t));
+  } else {
+    const uint32_t *perm = c->perm + from;
+    for (size_t i = 0; i < m; i++) {
+      uint64_t s = cu->s[perm[i]], e = cu->e[perm[i]];
+      ts[i] = (int64_t)(s >> 1);
+      dur[i] = (e & 1) ? 0 : (int64_t)((e - s) >> 1);
+    }
+    for (int j = 0; j < c->k; j++) {
+      uint32_t *dst = out->rows[j] + o;
+      const uint32_t *src = cu->r[j];
+      for (size_t i = 0; i < m; i++) dst[i] = src[perm[i]];
+    }
   }
+  out->n = o + m;
   it->pos += m;
   if (it->pos == cu->n) it->at = AT_NEXT;
   return 1;
@@ -581,6 +853,9 @@ void rt_isect_end(rt_isect *it) {
   cands_free(c->cur, c->k);
   cands_free(c->nxt, c->k);
   free(c->perm);
+  free(c->ka);
+  free(c->kb);
+  free(c->ib);
   free(c->act_a);
   free(c->act_b);
   free(it->p);

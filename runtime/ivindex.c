@@ -10,6 +10,7 @@
  * the query's start, within the prefix of items that start before the
  * query's end. Fan-out 16 keeps it at about 1/15 of an extra end per item.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -28,19 +29,30 @@ void *rt_iv_big(size_t bytes) {
   return p;
 }
 
+/* Asks for transparent huge pages on the 2 MiB-aligned part of [p, p+bytes). */
+static void advise_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+  uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
+  if (hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);   /* advice only */
+#else
+  (void)p, (void)bytes;
+#endif
+}
+
+/* realloc, not malloc + copy: a big block lives in its own mapping, which
+ * glibc grows with mremap, moving page tables instead of copying bytes
+ * into freshly zeroed pages; a capacity that doubles keeps the number of
+ * calls logarithmic. The added memory is left uninitialized (every caller
+ * writes what it reads). */
 bool rt_iv_grow(void **p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return true;
   size_t c = *cap ? *cap : 256;
   while (c < need) c *= 2;
-  void *np;
-  if (c * elem < HUGE_PAGE) {
-    np = realloc(*p, c * elem);
-  } else {
-    np = rt_iv_big(c * elem);
-    if (np && *p) memcpy(np, *p, *cap * elem);
-    if (np) free(*p);
-  }
+  if (c > SIZE_MAX / elem) return false;
+  void *np = realloc(*p, c * elem);
   if (!np) return false;
+  if (c * elem >= HUGE_PAGE) advise_huge(np, c * elem);
   *p = np;
   *cap = c;
   return true;
@@ -98,6 +110,41 @@ static item *merge_sort(item *a, item *tmp, size_t n, bool use_e) {
   return src;
 }
 
+#define RADIX_BITS 11
+#define RADIX_SIZE (1u << RADIX_BITS)
+
+/* Items by start alone, stably: an LSD radix sort (11 bits a pass) over
+ * the bits in which the starts differ, skipping a pass whose digit is the
+ * same everywhere; starts are taken relative to the smallest, so a
+ * partition's timestamps need a few passes. a holds the items (starts
+ * already relative), tmp is scratch; returns the array holding the
+ * result, or NULL when out of memory. */
+static item *radix_by_start(item *a, item *tmp, size_t n, uint64_t range) {
+  int passes = 0;
+  for (uint64_t r = range; r; r >>= RADIX_BITS) passes++;
+  if (!passes) return a;
+  uint32_t(*hist)[RADIX_SIZE] = calloc((size_t)passes, sizeof *hist);
+  if (!hist) return NULL;
+  for (size_t i = 0; i < n; i++)
+    for (int d = 0; d < passes; d++) hist[d][(a[i].s >> (d * RADIX_BITS)) & (RADIX_SIZE - 1)]++;
+  for (int d = 0; d < passes; d++) {
+    uint32_t *h = hist[d];
+    if (h[(a[0].s >> (d * RADIX_BITS)) & (RADIX_SIZE - 1)] == n) continue;
+    uint32_t sum = 0;
+    for (uint32_t q = 0; q < RADIX_SIZE; q++) {
+      uint32_t x = h[q];
+      h[q] = sum;
+      sum += x;
+    }
+    for (size_t i = 0; i < n; i++) tmp[h[(a[i].s >> (d * RADIX_BITS)) & (RADIX_SIZE - 1)]++] = a[i];
+    item *x = a;
+    a = tmp;
+    tmp = x;
+  }
+  free(hist);
+  return a;
+}
+
 bool rt_iv_sort(uint64_t *s, uint64_t *e, uint32_t *row, size_t n) {
   bool use_e = e != NULL;
   size_t i = 1;
@@ -119,8 +166,39 @@ bool rt_iv_sort(uint64_t *s, uint64_t *e, uint32_t *row, size_t n) {
     free(tmp);
     return false;
   }
-  for (size_t k = 0; k < n; k++) a[k] = (item){s[k], use_e ? e[k] : 0, row[k]};
-  item *r = merge_sort(a, tmp, n, use_e);
+  item *r;
+  if (n < 1024) {
+    /* short: the merge sort's few passes beat the radix histograms */
+    for (size_t k = 0; k < n; k++) a[k] = (item){s[k], use_e ? e[k] : 0, row[k]};
+    r = merge_sort(a, tmp, n, use_e);
+  } else {
+    /* By start with a radix sort, then each run of equal starts (usually
+     * short) by (end, row) with the merge sort. */
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t k = 0; k < n; k++) {
+      lo = s[k] < lo ? s[k] : lo;
+      hi = s[k] > hi ? s[k] : hi;
+    }
+    for (size_t k = 0; k < n; k++) a[k] = (item){s[k] - lo, use_e ? e[k] : 0, row[k]};
+    r = radix_by_start(a, tmp, n, hi - lo);
+    if (!r) {
+      free(a);
+      free(tmp);
+      return false;
+    }
+    item *scratch = r == a ? tmp : a;
+    for (size_t x = 0; x < n;) {
+      size_t y = x + 1;
+      bool bad = false;
+      for (; y < n && r[y].s == r[x].s; y++) bad |= item_lt(&r[y], &r[y - 1], use_e);
+      if (bad) {
+        item *got = merge_sort(r + x, scratch + x, y - x, use_e);
+        if (got != r + x) memcpy(r + x, got, (y - x) * sizeof *got);
+      }
+      x = y;
+    }
+    for (size_t k = 0; k < n; k++) r[k].s += lo;
+  }
   for (size_t k = 0; k < n; k++) {
     s[k] = r[k].s;
     if (use_e) e[k] = r[k].e;

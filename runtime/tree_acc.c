@@ -8,33 +8,18 @@
  * kernel (no memset; UP needs zeros, since a node's children add into its
  * slot before its own row reads it), and at a million nodes and more
  * advised as huge pages, so first touches fault once per 2 MiB instead of
- * once per 4 KiB.
+ * once per 4 KiB. rt_tree_big_alloc also charges them to the run's
+ * memory budget (runtime/budget.h).
  */
 #include <stdlib.h>
 
-#include "budget.h"
 #include "tree.h"
-
-/* Bytes per node of the state arrays: what the accumulation charges to
- * the run's memory budget (budget.h). */
-static int64_t node_bytes(const rt_aggkind *kinds, int naggs) {
-  int64_t n = 0;
-  for (int k = 0; k < naggs; k++) n += 8 + (kinds[k] == RT_AGG_MIN || kinds[k] == RT_AGG_MAX);
-  return n;
-}
-
-static int64_t acc_bytes(const rt_treeacc *a) {
-  int64_t n = 0;
-  for (int k = 0; a->aggs && k < a->naggs; k++) n += 8 + (a->aggs[k].has != NULL);
-  return n * (int64_t)a->cap;
-}
 
 int rt_treeacc_init(rt_treeacc *a, bool up, uint32_t nnodes, int naggs,
                     const rt_aggkind *kinds, const rt_type *in) {
   memset(a, 0, sizeof *a);
   a->up = up;
   a->nnodes = nnodes;
-  if (!rt_budget_charge(node_bytes(kinds, naggs) * (int64_t)(nnodes ? nnodes : 1))) return 0;
   a->aggs = calloc((size_t)(naggs > 0 ? naggs : 1), sizeof *a->aggs);
   if (!a->aggs) return 0;
   a->naggs = naggs;
@@ -56,7 +41,6 @@ int rt_treeacc_init(rt_treeacc *a, bool up, uint32_t nnodes, int naggs,
 }
 
 void rt_treeacc_free(rt_treeacc *a) {
-  rt_budget_credit(acc_bytes(a));
   size_t n = a->cap;
   for (int k = 0; a->aggs && k < a->naggs; k++) {
     rt_tree_big_free(a->aggs[k].i, n * sizeof(int64_t));
@@ -86,7 +70,6 @@ int rt_treeacc_reserve(rt_treeacc *a, uint32_t nnodes) {
   while (cap < nnodes) cap *= 2;
   if (cap > UINT32_MAX) cap = UINT32_MAX;
   size_t old = a->cap, nc = (size_t)cap;
-  if (!rt_budget_charge(acc_bytes(a) / (a->cap ? a->cap : 1) * (int64_t)(nc - old))) return 0;
   /* Allocate every new array first: on failure nothing has moved, so
    * each array still matches a->cap (the size rt_tree_big_free needs). */
   int n3 = a->naggs * 3;

@@ -132,6 +132,10 @@ static inline __attribute__((always_inline)) uint32_t lookup(rt_treenum *t, int6
     h = (h + 1) & mask;
   }
   *fresh = true;
+  /* A map whose last growth failed (out of memory, or refused by the run's
+   * memory budget) takes no more keys, so the probe above always finds a
+   * free slot even if the caller keeps going after the error. */
+  if ((uint64_t)t->nnodes * 2 > mask + 1) return fail(t, "out of memory"), UINT32_MAX;
   if (t->nnodes == RT_TREE_NONE - 1) return fail(t, "too many rows"), UINT32_MAX;
   if (t->nnodes == t->cap && grow_nodes(t) < 0) return UINT32_MAX;
   uint32_t node = t->nnodes++;

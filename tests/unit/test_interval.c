@@ -452,6 +452,87 @@ static void test_isect_random_paths(void **state) {
   assert_true(tree > 20);
 }
 
+/* Long runs of regions sharing a start (many rows starting at one instant
+ * on both sides, rows shuffled against start order) must come out by
+ * rows: runs longer than the short-run insertion sort, from the sweep
+ * (sorted in place) and from binary search / tree steps (radix sorted
+ * through a permutation), with two and three operands. Starts spread over
+ * most of the int64 range make the radix sort take several passes. */
+static void test_isect_long_runs_and_wide_starts(void **state) {
+  (void)state;
+  rng_state = 1234;
+  uint64_t sweep = 0, other = 0;
+  for (int iter = 0; iter < 60; iter++) {
+    int k = 2 + (int)rnd(2);
+    bool wide = iter % 2 == 1, few = iter % 3 == 0;
+    trel *ops[MAXK];
+    for (int j = 0; j < k; j++) {
+      uint32_t n = few && j == 0 ? 3 + rnd(3) : 60 + rnd(80);
+      ops[j] = trel_new(n, 0);
+      for (uint32_t i = 0; i < n; i++) {
+        int64_t ts, dur;
+        if (wide) {
+          /* a few shared starts, far apart, plus scattered ones */
+          int64_t base = (int64_t)rnd(4) << 58 | (int64_t)rnd(1u << 30) << 20;
+          ts = rnd(3) ? (int64_t)(rnd(3) + 1) << 58 : base;
+          dur = rnd(5) == 0 ? 0 : 1 + (int64_t)rnd(1u << 30) * (1 + (int64_t)rnd(1u << 20));
+        } else {
+          ts = rnd(3) ? 100 : (int64_t)rnd(400);
+          dur = rnd(5) == 0 ? 0 : 1 + (int64_t)rnd(300);
+        }
+        trel_set(ops[j], i, ts, dur, 0, 0);
+      }
+    }
+    rt_isect_stats st;
+    check_isect_against_ref(k, ops, &st);
+    sweep += st.step_sweep;
+    other += st.step_bsearch + st.step_tree;
+    for (int j = 0; j < k; j++) trel_free(ops[j]);
+  }
+  assert_true(sweep > 10);
+  assert_true(other > 5);
+}
+
+/* rt_iv_sort orders (start, end, row) like a comparison sort, above the
+ * size where it switches to the radix sort: ties of starts and ends,
+ * starts over a narrow and a wide range, with and without ends. */
+static int cmp_sitem(const void *pa, const void *pb) {
+  const uint64_t *a = pa, *b = pb;
+  for (int q = 0; q < 3; q++)
+    if (a[q] != b[q]) return a[q] < b[q] ? -1 : 1;
+  return 0;
+}
+
+static void test_iv_sort_matches_qsort(void **state) {
+  (void)state;
+  rng_state = 555;
+  for (int iter = 0; iter < 24; iter++) {
+    size_t n = iter < 4 ? rnd(1100) : 1024 + rnd(20000);
+    bool use_e = iter % 2 == 0, wide = iter % 3 == 0;
+    uint64_t *s = malloc((n + 1) * 8), *e = malloc((n + 1) * 8), *ref = malloc((n + 1) * 24);
+    uint32_t *row = malloc((n + 1) * 4);
+    for (size_t i = 0; i < n; i++) {
+      s[i] = wide ? (uint64_t)rnd(50) << 50 | rnd(1u << 31) * (uint64_t)rnd(4) : rnd(500);
+      e[i] = s[i] + rnd(8);
+      row[i] = (uint32_t)(n - i) ^ 5;   /* rows not in input order */
+      ref[3 * i] = s[i];
+      ref[3 * i + 1] = use_e ? e[i] : 0;
+      ref[3 * i + 2] = row[i];
+    }
+    if (!use_e)
+      for (size_t i = 0; i < n; i++) e[i] = 7;   /* left alone */
+    qsort(ref, n, 24, cmp_sitem);
+    assert_true(rt_iv_sort(s, use_e ? e : NULL, row, n));
+    for (size_t i = 0; i < n; i++) {
+      assert_int_equal(s[i], ref[3 * i]);
+      assert_int_equal(use_e ? e[i] : 0, ref[3 * i + 1]);
+      assert_int_equal(row[i], ref[3 * i + 2]);
+      if (!use_e) assert_int_equal(e[i], 7);
+    }
+    free(s), free(e), free(ref), free(row);
+  }
+}
+
 /* rt_isect_next served a few regions at a time gives rt_isect_run's
  * regions in its order, whatever the slice size, on random relations
  * (both paths); and a PER key read in place from uint32 / int32 storage
@@ -1385,6 +1466,8 @@ int main(void) {
       cmocka_unit_test(test_isect_random_small),
       cmocka_unit_test(test_isect_random_paths),
       cmocka_unit_test(test_isect_streamed_and_narrow_keys),
+      cmocka_unit_test(test_isect_long_runs_and_wide_starts),
+      cmocka_unit_test(test_iv_sort_matches_qsort),
       cmocka_unit_test(test_flatten_points_and_segments),
       cmocka_unit_test(test_flatten_aggregates),
       cmocka_unit_test(test_flatten_presorted_and_errors),

@@ -68,6 +68,11 @@ static void test_budget(void **state) {
       {"FROM slice |> SELECT id, ts, dur", "the query needs more than 1 MB"},
       {"FROM slice |> TREE ACCUMULATE DOWN SUM(dur) AS s |> AGGREGATE MAX(s) AS m",
        "the query needs more than 1 MB"},
+      /* sparse ids: the numbering's hash map is refused its growth (it
+       * used to keep inserting into a full map and probe forever) */
+      {"FROM slice |> SET id = id * 7, parent_id = parent_id * 7 "
+       "|> TREE ACCUMULATE UP COUNT(*) AS n |> AGGREGATE MAX(n) AS m",
+       "TREE ACCUMULATE: the query needs more than 1 MB"},
   };
   for (size_t m = 0; m < 2; m++) {
     pj_engine *e = open_engine(modes[m], NSLICES);
