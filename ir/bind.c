@@ -146,9 +146,10 @@ static int bind_sql(ir_binder *b, const fe_source *src) {
   if (!b->env->db || !rt_sql_describe(b->env->db, base, &p->arena, &sc, &lerr) || lerr.set) {
     if (src->kind == SRC_NAME && (!lerr.set || missing_table(lerr.msg, src)))
       return ir_fail(b, src->pos, "no such table: '%s'", src->name);
+    /* rt_sql_describe speaks as FROM; the error belongs to this stage
+     * (FROM, or the INTERVAL stage whose operand this is). */
     const char *m = lerr.msg;
-    size_t sl = strlen(b->stage);
-    if (!strncmp(m, b->stage, sl) && !strncmp(m + sl, ": ", 2)) m += sl + 2;
+    if (!strncmp(m, "FROM: ", 6)) m += 6;
     return ir_fail(b, pos, "%s", m);
   }
   if (!check_names(b, sc.ncols, (const char *const *)sc.names, true, pos)) return 0;
