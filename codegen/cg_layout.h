@@ -35,9 +35,14 @@ enum {
   CG_AGGTAB_SLOTS, CG_AGGTAB_MASK, CG_AGGTAB_NULL_GROUP, CG_AGGTAB_HASHES, CG_AGGTAB_KEYS
 };
 
-/* runtime/tree.h. rt_treenum: only the prefix the inlined dense tiers
- * read and write is declared. */
-enum { CG_TREENUM_TIER, CG_TREENUM_NROWS, CG_TREENUM_LIMIT };
+/* runtime/tree.h. rt_treenum: only the prefix generated code reads is
+ * declared (the inlined dense tiers' counters, and node_out / pnode_out,
+ * which the batch-numbered hash tier reads per row). */
+enum {
+  CG_TREENUM_TIER, CG_TREENUM_NROWS, CG_TREENUM_LIMIT, CG_TREENUM_NNODES, CG_TREENUM_AWAITED,
+  CG_TREENUM_STR_IDS, CG_TREENUM_KEYS, CG_TREENUM_HASROW, CG_TREENUM_CAP, CG_TREENUM_SLOTS,
+  CG_TREENUM_MASK, CG_TREENUM_NODE_OUT, CG_TREENUM_PNODE_OUT
+};
 enum { CG_TREEAGG_KIND, CG_TREEAGG_IN, CG_TREEAGG_I, CG_TREEAGG_F, CG_TREEAGG_HAS };
 enum { CG_TREEACC_UP, CG_TREEACC_NNODES, CG_TREEACC_NAGGS, CG_TREEACC_AGGS };
 

@@ -47,11 +47,16 @@ int cg_rt_treenum_row(rt_treenum *t, int64_t id, int32_t idnull, int64_t parent,
   return rt_treenum_row(t, id, idnull != 0, parent, pnull != 0, node, pnode);
 }
 
+int cg_rt_treenum_batch(rt_treenum *t, const rt_batch *b, int32_t idcol, int32_t pcol) {
+  return rt_treenum_batch(t, &b->cols[idcol], &b->cols[pcol], b->active, b->nactive);
+}
+
 #define FN(name, sig) {#name, sig, (void *)&name}
 const cg_rtfn cg_rtfns[] = {
     FN(cg_rt_fail, "i:pi"),
     FN(vm_run_batch, "i:pp"),
     FN(cg_rt_treenum_row, "i:plilipp"),
+    FN(cg_rt_treenum_batch, "i:ppii"),
     FN(rt_rowbuf_reserve, "v:pl"),
     FN(rt_aggtab_insert_i64, "l:pll"),
     FN(rt_aggtab_group_null, "l:p"),

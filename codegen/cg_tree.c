@@ -16,6 +16,20 @@
  *
  * String ids always take the slow path (the runtime hashes them).
  *
+ * The hash tier row by row is slower than the interpreter, whose
+ * rt_treenum_batch prefetches the map a few rows ahead. So when the
+ * state is in the HASH tier at the start of a batch (always, for string
+ * ids), the prologue numbers the whole batch with that same function and
+ * the rows read node / parent node from t->node_out / t->pnode_out (the
+ * state's RT_BATCH scratch arrays). That is only the interpreter's order
+ * of work when TREE_NUMBER is the segment's first live step: its inputs
+ * are then batch columns and every active row reaches it; otherwise the
+ * per-row path stays. A batch that starts in a fast tier keeps the inline
+ * path, and rows after a mid-batch switch to HASH call rt_treenum_row. A
+ * numbering error of the batch call returns at once: no earlier step
+ * exists whose error would win, and rt_treenum_batch stops at the same
+ * row (the first failing active one) with the same message.
+ *
  * TREE_ACC: per live aggregate, on the per-node arrays of
  * run->treeaccs[op] (n = node, p = parent node):
  *
@@ -51,6 +65,9 @@ typedef struct cg_treeop {
   LLVMValueRef tier, nrows;   /* allocas: i32 */
   LLVMValueRef limit;         /* i64 */
   LLVMValueRef node_slot, pnode_slot;  /* allocas: i32, out-params of the call */
+  bool batchable;             /* first live step: may number the batch up front */
+  LLVMValueRef use_batch;     /* i1: this batch was numbered up front */
+  LLVMValueRef node_out, pnode_out;    /* its results, by position */
   /* TREE_ACC */
   LLVMValueRef nnodes;        /* i64 */
   int naggs;
@@ -156,6 +173,55 @@ static void cg_tree_acc_prologue(cg_ctx *cx, cg_treeop *t, LLVMValueRef st,
   }
 }
 
+/* The step index of op in the segment, and whether it is the first live
+ * step. */
+static int cg_step_index(const ir_segment *seg, const ir_op *op, bool *first) {
+  *first = true;
+  for (int k = 0; k < seg->nsteps; k++) {
+    if (seg->steps[k] == op) return k;
+    if (!seg->steps[k]->dead) *first = false;
+  }
+  *first = false;
+  return -1;
+}
+
+/* In the HASH tier, numbers the whole batch with the interpreter's
+ * rt_treenum_batch (see the banner). */
+static void cg_tree_num_batch(cg_ctx *cx, cg_treeop *t) {
+  const ir_op *op = t->op;
+  bool first;
+  int step = cg_step_index(cx->seg, op, &first);
+  if (step < 0 || !first) return;
+  t->batchable = true;
+  LLVMValueRef tier = LLVMBuildLoad2(cx->b, cx->t_i32, t->tier, "");
+  t->use_batch = LLVMBuildICmp(cx->b, LLVMIntEQ, tier, cg_i32(cx, RT_TREE_TIER_HASH), "tree.batch");
+  LLVMBasicBlockRef call = cg_block(cx, "tree.batch.call"), done = cg_block(cx, "tree.batch.done");
+  LLVMBasicBlockRef failbb = cg_block(cx, "tree.batch.fail");
+  LLVMBuildCondBr(cx->b, t->use_batch, call, done);
+  cg_at(cx, call);
+  /* the runtime reads and advances the counters in memory */
+  LLVMBuildStore(cx->b, LLVMBuildLoad2(cx->b, cx->t_i32, t->nrows, ""),
+                 cg_field_ptr(cx, cx->st.treenum, t->state, CG_TREENUM_NROWS, ""));
+  LLVMValueRef args[4] = {t->state, cx->batch, cg_i32(cx, op->tree_id_col), cg_i32(cx, op->tree_parent_col)};
+  LLVMValueRef rc = cg_call(cx, "cg_rt_treenum_batch", args, 4, "tree.batch.rc");
+  LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.treenum, t->state, CG_TREENUM_TIER, cx->t_i32, ""), t->tier);
+  LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.treenum, t->state, CG_TREENUM_NROWS, cx->t_i32, ""), t->nrows);
+  LLVMBasicBlockRef ok = cg_block(cx, "tree.batch.ok");
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, rc, cg_i32(cx, 0), ""), failbb, ok);
+  cg_at(cx, failbb);
+  {
+    LLVMValueRef fa[2] = {cx->s, cg_i32(cx, step * CG_ERR_KINDS + CG_ERR_RUNTIME)};
+    LLVMBuildRet(cx->b, cg_call(cx, "cg_rt_fail", fa, 2, ""));
+  }
+  cg_at(cx, ok);
+  LLVMBuildBr(cx->b, done);
+  cg_at(cx, done);
+  /* fixed for the state's life; loaded either way (never read unless the
+   * batch was numbered here) */
+  t->node_out = cg_load_field(cx, cx->st.treenum, t->state, CG_TREENUM_NODE_OUT, cx->t_ptr, "tree.node.out");
+  t->pnode_out = cg_load_field(cx, cx->st.treenum, t->state, CG_TREENUM_PNODE_OUT, cx->t_ptr, "tree.pnode.out");
+}
+
 cg_treestate *cg_tree_prologue(cg_ctx *cx, LLVMBasicBlockRef fallback) {
   const ir_segment *seg = cx->seg;
   cg_treestate *ts = calloc(1, sizeof *ts);
@@ -180,6 +246,10 @@ cg_treestate *cg_tree_prologue(cg_ctx *cx, LLVMBasicBlockRef fallback) {
     if (num) cg_tree_num_prologue(cx, t, st, fallback);
     else cg_tree_acc_prologue(cx, t, st, fallback);
   }
+  /* After every fallback branch: a batch numbered here must not be
+   * numbered again by the interpreter. */
+  for (int i = 0; i < ts->nops; i++)
+    if (ts->ops[i].op->kind == IR_TREE_NUMBER && ts->ops[i].tier) cg_tree_num_batch(cx, &ts->ops[i]);
   return ts;
 }
 
@@ -202,9 +272,21 @@ static void cg_tree_number(cg_ctx *cx, cg_treeop *t) {
   LLVMValueRef tier = LLVMBuildLoad2(cx->b, cx->t_i32, t->tier, "tree.tier");
   LLVMValueRef nrows = LLVMBuildLoad2(cx->b, cx->t_i32, t->nrows, "tree.nrows");
 
-  LLVMBasicBlockRef from = NULL, fast = NULL;
-  LLVMValueRef fnode = NULL, fpnode = NULL;
+  LLVMBasicBlockRef from = NULL, fast = NULL, bfrom = NULL;
+  LLVMValueRef fnode = NULL, fpnode = NULL, bnode = NULL, bpnode = NULL;
   LLVMBasicBlockRef slow = cg_block(cx, "tree.slow"), join = cg_block(cx, "tree.numbered");
+  if (t->batchable) {
+    /* numbered up front: read this position's results */
+    LLVMBasicBlockRef rd = cg_block(cx, "tree.batched"), rows = cg_block(cx, "tree.rowwise");
+    LLVMBuildCondBr(cx->b, t->use_batch, rd, rows);
+    cg_at(cx, rd);
+    LLVMValueRef i = LLVMBuildZExt(cx->b, cx->pos, cx->t_i64, "");
+    bnode = cg_load_elem(cx, cx->t_i32, t->node_out, i, "");
+    bpnode = cg_load_elem(cx, cx->t_i32, t->pnode_out, i, "");
+    bfrom = cg_here(cx);
+    LLVMBuildBr(cx->b, join);
+    cg_at(cx, rows);
+  }
   if (str) {
     LLVMBuildBr(cx->b, slow);
   } else {
@@ -255,6 +337,10 @@ static void cg_tree_number(cg_ctx *cx, cg_treeop *t) {
   if (from) {
     LLVMAddIncoming(node, &fnode, &from, 1);
     LLVMAddIncoming(pnode, &fpnode, &from, 1);
+  }
+  if (bfrom) {
+    LLVMAddIncoming(node, &bnode, &bfrom, 1);
+    LLVMAddIncoming(pnode, &bpnode, &bfrom, 1);
   }
   cx->row[op->tree_node_col] =
       cg_notnull(LLVMBuildZExt(cx->b, node, cx->t_i64, cg_colname(cx, op->tree_node_col, nm, sizeof nm)), RT_I64);

@@ -52,8 +52,13 @@ void cg_types_init(cg_types *t, LLVMContextRef c) {
   t->aggtab = cg_struct(c, "rt_aggtab",
                         (LLVMTypeRef[]){i32, i32, ptr, i64, i64, ptr, i64, i64, ptr, t->rowbuf},
                         10);
-  /* rt_treenum, the prefix the inlined tiers use: { tier; nrows; limit } */
-  t->treenum = cg_struct(c, "rt_treenum", (LLVMTypeRef[]){i32, i32, i64}, 3);
+  /* rt_treenum, the prefix generated code uses: { tier; nrows; limit;
+   * nnodes; awaited; str_ids (bool); keys; hasrow; cap; slots; mask;
+   * node_out; pnode_out } */
+  LLVMTypeRef i8 = LLVMInt8TypeInContext(c);
+  t->treenum = cg_struct(c, "rt_treenum",
+                         (LLVMTypeRef[]){i32, i32, i64, i32, i32, i8, ptr, ptr, i32, ptr, i64, ptr, ptr},
+                         13);
   /* rt_treeagg { kind; in; i; f; has } */
   t->treeagg = cg_struct(c, "rt_treeagg", (LLVMTypeRef[]){i32, i32, ptr, ptr, ptr}, 5);
   /* rt_treeacc, the prefix generated code reads: { up; nnodes; naggs; aggs } */

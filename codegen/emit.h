@@ -187,6 +187,11 @@ void cg_tree_free(cg_treestate *ts);
  * so the call needs no bool ABI). */
 int cg_rt_treenum_row(rt_treenum *t, int64_t id, int32_t idnull, int64_t parent,
                       int32_t pnull, uint32_t *node, uint32_t *pnode);
+/* The batch numbering of the hash tier (rt_treenum_batch over columns
+ * idcol / pcol of b, at its active positions, exactly as the interpreter
+ * calls it): results in t->node_out / t->pnode_out by position. 0 or -1
+ * (error set). */
+int cg_rt_treenum_batch(rt_treenum *t, const rt_batch *b, int32_t idcol, int32_t pcol);
 
 /* cg_sink.c: OUTPUT / SORT append into s->buf. */
 typedef struct cg_bufstate cg_bufstate;

@@ -426,6 +426,12 @@ static void test_tree_sql_sources(void **state) {
   tree_both("FROM (SELECT * FROM dense) |> TREE ACCUMULATE DOWN SUM(v) AS s |> AGGREGATE SUM(s) AS t");
   tree_both("FROM (SELECT * FROM forest) |> TREE ACCUMULATE UP SUM(v) AS a "
             "|> TREE ACCUMULATE DOWN MIN(a) AS b |> SELECT id, a, b");
+  /* a step before the numbering in its segment: the hash tier row by row
+   * instead of the batch numbered up front */
+  tree_both("FROM (SELECT * FROM forest) |> EXTEND v * 2 AS w |> TREE ACCUMULATE UP SUM(w) AS s "
+            "|> SELECT id, s");
+  tree_both("FROM (SELECT sid AS id, spid AS parent_id, v FROM forest) |> EXTEND v + 1 AS w "
+            "|> TREE ACCUMULATE DOWN MAX(w) AS m |> SELECT id, m");
 }
 
 static void test_tree_errors(void **state) {
@@ -442,6 +448,21 @@ static void test_tree_errors(void **state) {
                 "|> TREE ACCUMULATE UP COUNT(*) AS n |> SELECT id, n", "two rows have the id 7");
   tree_both_err("FROM (SELECT * FROM dense UNION ALL SELECT NULL, 3, 1) "
                 "|> TREE ACCUMULATE DOWN COUNT(*) AS n |> SELECT id, n", "a row has no id");
+  /* batches numbered up front in the hash tier: the first failing row of
+   * the batch reports, with the interpreter's message */
+  tree_both_err("FROM (SELECT id, parent_id, v FROM forest UNION ALL SELECT 30000, 30000, 1 "
+                "UNION ALL SELECT NULL, 3, 1) |> TREE ACCUMULATE UP SUM(v) AS s |> SELECT id, s",
+                "TREE ACCUMULATE: the row with id 30000 is its own parent");
+  tree_both_err("FROM (SELECT id, parent_id, v FROM forest UNION ALL SELECT NULL, 3, 1 "
+                "UNION ALL SELECT 30000, 30000, 1) |> TREE ACCUMULATE UP SUM(v) AS s |> SELECT id, s",
+                "TREE ACCUMULATE: a row has no id");
+  tree_both_err("FROM (SELECT sid AS id, spid AS parent_id, v FROM forest UNION ALL SELECT 'n5', 'n1', 1) "
+                "|> TREE ACCUMULATE DOWN SUM(v) AS s |> SELECT id, s",
+                "TREE ACCUMULATE: two rows have the id 'n5'");
+  /* the same through the row-by-row hash tier (a step before it) */
+  tree_both_err("FROM (SELECT sid AS id, spid AS parent_id, v FROM forest UNION ALL SELECT 'n5', 'n1', 1) "
+                "|> EXTEND v + 1 AS w |> TREE ACCUMULATE DOWN SUM(w) AS s |> SELECT id, s",
+                "TREE ACCUMULATE: two rows have the id 'n5'");
 }
 
 /* --dump llvm of the benchmark query: one loop accumulates and aggregates. */

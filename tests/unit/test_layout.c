@@ -107,6 +107,16 @@ static void test_tree(void **state) {
   AT(CG_S_TREENUM, CG_TREENUM_TIER, rt_treenum, tier);
   AT(CG_S_TREENUM, CG_TREENUM_NROWS, rt_treenum, nrows);
   AT(CG_S_TREENUM, CG_TREENUM_LIMIT, rt_treenum, limit);
+  AT(CG_S_TREENUM, CG_TREENUM_NNODES, rt_treenum, nnodes);
+  AT(CG_S_TREENUM, CG_TREENUM_AWAITED, rt_treenum, awaited);
+  AT(CG_S_TREENUM, CG_TREENUM_STR_IDS, rt_treenum, str_ids);
+  AT(CG_S_TREENUM, CG_TREENUM_KEYS, rt_treenum, keys);
+  AT(CG_S_TREENUM, CG_TREENUM_HASROW, rt_treenum, hasrow);
+  AT(CG_S_TREENUM, CG_TREENUM_CAP, rt_treenum, cap);
+  AT(CG_S_TREENUM, CG_TREENUM_SLOTS, rt_treenum, slots);
+  AT(CG_S_TREENUM, CG_TREENUM_MASK, rt_treenum, mask);
+  AT(CG_S_TREENUM, CG_TREENUM_NODE_OUT, rt_treenum, node_out);
+  AT(CG_S_TREENUM, CG_TREENUM_PNODE_OUT, rt_treenum, pnode_out);
   AT(CG_S_TREEAGG, CG_TREEAGG_KIND, rt_treeagg, kind);
   AT(CG_S_TREEAGG, CG_TREEAGG_IN, rt_treeagg, in);
   AT(CG_S_TREEAGG, CG_TREEAGG_I, rt_treeagg, i);
