@@ -79,6 +79,24 @@ static void put_cols(const ir_plan *p, int n, const int *cols, rt_buf *out) {
   rt_buf_printf(out, "]");
 }
 
+/* The live aggregates of an AGGREGATE, TREE_ACC or FLATTEN op:
+ * `<lead>out = kind(arg), …`. */
+static void put_aggs(const ir_plan *p, const ir_op *op, const char *lead, rt_buf *out) {
+  int n = 0;
+  for (int i = 0; i < op->naggs; i++) {
+    const ir_agg *a = &op->aggs[i];
+    if (!a->live) continue;
+    rt_buf_printf(out, "%s", n++ ? ", " : lead);
+    put_col(p, a->out_col, out);
+    rt_buf_printf(out, " = %s", ir_agg_names[a->kind]);
+    if (a->kind != RT_AGG_COUNT_STAR) {
+      rt_buf_printf(out, "(");
+      put_col(p, a->arg_col, out);
+      rt_buf_printf(out, ")");
+    }
+  }
+}
+
 static bool is_infix(ir_exkind k) {
   switch (k) {
   case IX_ADD: case IX_SUB: case IX_MUL: case IX_DIV: case IX_MOD: case IX_BITAND:
@@ -228,19 +246,7 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
   case IR_FLATTEN: {
     rt_buf_printf(out, "interval flatten ");
     put_rels(p, op, out);
-    int n = 0;
-    for (int i = 0; i < op->naggs; i++) {
-      const ir_agg *a = &op->aggs[i];
-      if (!a->live) continue;
-      rt_buf_printf(out, n++ ? ", " : " aggregate ");
-      put_col(p, a->out_col, out);
-      rt_buf_printf(out, " = %s", ir_agg_names[a->kind]);
-      if (a->kind != RT_AGG_COUNT_STAR) {
-        rt_buf_printf(out, "(");
-        put_col(p, a->arg_col, out);
-        rt_buf_printf(out, ")");
-      }
-    }
+    put_aggs(p, op, " aggregate ", out);
     rt_buf_printf(out, "; sort skipped at run time when already grouped and time-ordered -> ");
     break;
   }
@@ -316,19 +322,7 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     break;
   case IR_AGGREGATE: {
     rt_buf_printf(out, "aggregate");
-    int n = 0;
-    for (int i = 0; i < op->naggs; i++) {
-      const ir_agg *a = &op->aggs[i];
-      if (!a->live) continue;
-      rt_buf_printf(out, n++ ? ", " : " ");
-      put_col(p, a->out_col, out);
-      rt_buf_printf(out, " = %s", ir_agg_names[a->kind]);
-      if (a->kind != RT_AGG_COUNT_STAR) {
-        rt_buf_printf(out, "(");
-        put_col(p, a->arg_col, out);
-        rt_buf_printf(out, ")");
-      }
-    }
+    put_aggs(p, op, " ", out);
     if (op->ngroup) {
       rt_buf_printf(out, " group by ");
       for (int i = 0; i < op->ngroup; i++) {
@@ -371,19 +365,7 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     break;
   case IR_TREE_ACC: {
     rt_buf_printf(out, "tree accumulate %s", op->tree_up ? "UP" : "DOWN");
-    int n = 0;
-    for (int i = 0; i < op->naggs; i++) {
-      const ir_agg *a = &op->aggs[i];
-      if (!a->live) continue;
-      rt_buf_printf(out, n++ ? ", " : " ");
-      put_col(p, a->out_col, out);
-      rt_buf_printf(out, " = %s", ir_agg_names[a->kind]);
-      if (a->kind != RT_AGG_COUNT_STAR) {
-        rt_buf_printf(out, "(");
-        put_col(p, a->arg_col, out);
-        rt_buf_printf(out, ")");
-      }
-    }
+    put_aggs(p, op, " ", out);
     if (op->tree_reuse_order) rt_buf_printf(out, " (reuses the numbering and the ordering above)");
     else if (op->tree_reuse_num) rt_buf_printf(out, " (reuses the numbering above)");
     break;
