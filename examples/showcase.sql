@@ -41,3 +41,19 @@ FROM sched
   |> AGGREGATE COUNT(*) AS slices, SUM(dur_us) AS busy_us, MAX(dur_us) AS longest_us
      GROUP BY cpu
   |> ORDER BY cpu;
+
+-- Trees: the time spent under each span, the heaviest top-level spans.
+-- TREE ACCUMULATE UP sums dur over every slice's subtree (the slice table is
+-- parent-first, so pipejit reads it backwards and buffers nothing).
+FROM slice
+  |> TREE ACCUMULATE UP SUM(dur) AS subtree_dur, COUNT(*) AS subtree_slices
+  |> WHERE depth = 0
+  |> ORDER BY subtree_slices DESC
+  |> LIMIT 5
+  |> SELECT id, name, dur, subtree_slices;
+
+-- Time intervals: how much each CPU ran at each frequency.
+INTERVAL INTERSECTION OF (sched AS s, cpu_frequency AS f) PER cpu
+  |> AGGREGATE SUM(dur) AS running_ns GROUP BY cpu, f.freq AS freq
+  |> ORDER BY running_ns DESC
+  |> LIMIT 8;
