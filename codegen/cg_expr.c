@@ -163,7 +163,11 @@ static cg_val cg_arith(cg_ctx *cx, const ir_expr *e, const char *name) {
       break;
     }
     }
-    return (cg_val){v, null, RT_F64};
+    /* SQLite turns a NaN result (inf - inf, 0 * inf) into NULL, and a NULL
+     * slot holds 0 as in the interpreter. */
+    LLVMValueRef nan = LLVMBuildFCmp(cx->b, LLVMRealUNO, v, v, "");
+    v = LLVMBuildSelect(cx->b, nan, cg_f64(cx, 0), v, "");
+    return (cg_val){v, cg_or(cx, null, nan), RT_F64};
   }
   switch (e->kind) {
   case IX_ADD: return (cg_val){cg_checked(cx, 'a', a.v, b.v, null, name), null, RT_I64};
