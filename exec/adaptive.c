@@ -386,12 +386,83 @@ void ex_adapt_free(ex_adapt *a) {
 
 /* ---- the picker -------------------------------------------------------------- */
 
+/* Judging (pk->judge). Compiled code is not always faster: for some
+ * plans (a tree accumulation over shuffled ids, say) the time goes into
+ * runtime calls both backends make alike, and the compiled loop only adds
+ * its own overheads. So, per segment, the picker times batches and keeps
+ * the faster backend for the rest of the run:
+ *
+ *  - The time between two picks is the cost of the batch picked first
+ *    (plus the driver's reading of the next batch, the same for both
+ *    backends). It is charged to that batch's segment and backend, except
+ *    the interval that ends at a segment's first pick (it holds the end
+ *    of the previous segment: sorting, emitting groups) and the
+ *    segment's first batch and first compiled batch (cold caches, code
+ *    pages touched for the first time).
+ *  - Once the code is ready, a segment runs compiled until it has
+ *    EX_PROBE_BATCHES measured compiled batches, then the interpreter
+ *    until it has as many interpreted ones (usually it has them already:
+ *    the batches run while the compile went on).
+ *  - Then it decides, once: compiled code, unless its mean batch time is
+ *    more than EX_SLOWER_PCT percent above the interpreter's, in which
+ *    case the segment goes back to the interpreter for the rest of the
+ *    run. No re-probe: a segment is a few hundred batches at most
+ *    (8192 rows each) and both backends share the same runtime state, so
+ *    their relative cost does not drift much within one.
+ *
+ * Both backends give the same results batch by batch, so the choice never
+ * changes a result. A segment that ends before it decides simply ran the
+ * mix. Runs that start with code (cached, or the handle's) do not judge:
+ * they have no interpreted baseline and measuring one would cost batches
+ * of the interpreter in the common case where compiled code wins. */
+static int64_t ex_pick_now(ex_picker *pk) {
+  return pk->clock ? pk->clock(pk->clock_ctx) : rt_now_ns();
+}
+
+/* Charges the interval since the previous pick; seg is picked now. */
+static void ex_pick_measure(ex_picker *pk, int seg, int64_t now) {
+  if (pk->batches > 0 && pk->last_seg >= 0 && pk->last_seg < EX_PICK_SEGS) {
+    ex_segcost *c = &pk->cost[pk->last_seg];
+    int b = pk->last_jit;
+    /* the interval ending a segment, and first batches, are not clean */
+    bool clean = seg >= EX_PICK_SEGS || pk->cost[seg].seen;
+    if (clean && c->ran[0] + c->ran[1] > 1 && c->ran[b] > (b ? 1 : 0)) {
+      c->ns[b] += now - pk->last_ns;
+      c->n[b]++;
+    }
+  }
+  pk->last_ns = now;
+}
+
+/* The backend for a judged segment's next batch (1 compiled). */
+static int ex_pick_judged(ex_picker *pk, ex_segcost *c) {
+  if (c->decided) return c->decided == 2;
+  if (c->n[1] < EX_PROBE_BATCHES) return 1;
+  if (c->n[0] < EX_PROBE_BATCHES) return 0;
+  /* compare means without dividing: jit/nj > interp/ni * (1 + pct/100) */
+  double jit = (double)c->ns[1] * c->n[0] * 100.0;
+  double interp = (double)c->ns[0] * c->n[1] * (100.0 + EX_SLOWER_PCT);
+  c->decided = jit > interp ? 1 : 2;
+  if (c->decided == 1) pk->switched_back++;
+  return c->decided == 2;
+}
+
 ex_batch_fn ex_pick(void *ctx, int seg) {
   ex_picker *pk = ctx;
+  bool judge = pk->judge && !pk->force_switch;
+  if (judge) ex_pick_measure(pk, seg, ex_pick_now(pk));
   int64_t n = pk->batches++;
   if (!pk->code && pk->job) pk->code = ex_job_ready(pk->job);
   bool jit = pk->code != NULL;
   if (jit && pk->force_switch) jit = (n % 2) == (pk->force_switch == 2 ? 0 : 1);
+  if (judge && seg >= 0 && seg < EX_PICK_SEGS) {
+    ex_segcost *c = &pk->cost[seg];
+    if (jit) jit = ex_pick_judged(pk, c);
+    c->seen = 1;
+    c->ran[jit]++;
+  }
+  pk->last_seg = seg;
+  pk->last_jit = jit;
   if (!jit) return vm_run_batch;
   pk->jit_batches++;
   return cg_segment_fn(pk->code, seg);

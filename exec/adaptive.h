@@ -85,16 +85,47 @@ void ex_job_release(ex_job *j);
 
 /* ---- picking a backend per batch ---------------------------------------- */
 
+/* Segments of a plan the picker can judge (later ones just run the code
+ * once ready, as without judging). */
+#define EX_PICK_SEGS 32
+/* Measured batches of each backend a judged segment compares, and the
+ * margin (percent) by which compiled code must be slower to be dropped. */
+#define EX_PROBE_BATCHES 3
+#define EX_SLOWER_PCT 5
+
+/* What the picker measured of one segment (judge on). */
+typedef struct ex_segcost {
+  int64_t ns[2];        /* summed batch times: [0] interpreter, [1] compiled */
+  int n[2];             /* … of this many measured batches */
+  int ran[2];           /* batches run by each backend (measured or not) */
+  int8_t seen;          /* picked at least once */
+  int8_t decided;       /* 0 undecided, 1 interpreter, 2 compiled code */
+} ex_segcost;
+
 /* The state of one run's picker (ex_pick_fn context). Exactly one of the
  * following holds: code set (run compiled code), job set (interpret until
  * the job is ready, then run its code), neither (interpret). force_switch
  * alternates backends at every batch: 1 starts with the interpreter, 2
- * with compiled code (needs code). */
+ * with compiled code (needs code); it overrides judging.
+ *
+ * judge = 1 (mode auto, when the run starts interpreted and compiles in
+ * the background) keeps the faster backend per segment, measured as the
+ * run goes: see ex_pick in adaptive.c. clock (NULL: rt_now_ns) lets a
+ * test feed fake timings. A zeroed picker does not judge. */
 typedef struct ex_picker {
   struct cg_module *code;   /* borrowed */
   ex_job *job;              /* borrowed */
   int force_switch;
   int64_t batches, jit_batches;
+  int judge;
+  int64_t (*clock)(void *clock_ctx);
+  void *clock_ctx;
+  /* the previous pick: its time, segment and backend (1 compiled) */
+  int64_t last_ns;
+  int last_seg, last_jit;
+  /* segments judged that went back to the interpreter */
+  int switched_back;
+  ex_segcost cost[EX_PICK_SEGS];
 } ex_picker;
 
 ex_batch_fn ex_pick(void *picker, int seg);

@@ -381,6 +381,9 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
     auto_prepare(q);
     pk.code = q->code;
     pk.job = q->job;
+    /* started interpreted: keep the faster backend per segment once the
+     * code is ready (ex_pick, exec/adaptive.c) */
+    pk.judge = pk.job && !pk.code;
   }
 
   ex_run run;

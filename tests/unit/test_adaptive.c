@@ -9,6 +9,9 @@
  *    strings, doubles.
  *  - A real switch in the middle of a run: the compile thread is held,
  *    then let go at a chosen batch; the batches after it run compiled.
+ *  - Judging (fake timings): compiled code measured slower than the
+ *    interpreter by more than the margin sends the segment back to the
+ *    interpreter; faster code stays; rows identical either way.
  *  - An overflow raised mid-query by either backend gives the same
  *    message and offset.
  *  - Cancellation: a tiny query in auto returns while its compile has not
@@ -196,6 +199,87 @@ static void test_switch_mid_run(void **state) {
   assert_same(ri, rs, "switch at batch 3");
   pj_result_free(rs);
   ex_job_release(job);
+  pj_query_free(q);
+  pj_result_free(ri);
+  pj_engine_close(e);
+}
+
+/* ---- keeping the faster backend (judging) ------------------------------------ */
+
+/* A picker with a fake clock: every batch "takes" a fixed time per
+ * backend, so the judging is deterministic. */
+typedef struct fake_timed {
+  switch_at sw;
+  int64_t now, interp_ns, jit_ns;
+} fake_timed;
+
+static int64_t fake_clock(void *ctx) { return ((fake_timed *)ctx)->now; }
+
+static ex_batch_fn pick_fake_timed(void *ctx, int seg) {
+  fake_timed *f = ctx;
+  ex_batch_fn fn = pick_switch_at(&f->sw, seg);
+  f->now += fn == vm_run_batch ? f->interp_ns : f->jit_ns;
+  return fn;
+}
+
+/* Compiled code slower than the interpreter by more than the margin: the
+ * segment goes back to the interpreter after its probe batches, and stays
+ * there; faster or within the margin: it stays compiled. The code is
+ * ready before batch 0 (no interpreted baseline yet: the segment probes
+ * the interpreter after the code) or before batch 4. Rows identical to
+ * the interpreter's either way. */
+static void test_judge_keeps_faster(void **state) {
+  pj_engine *e = open_engine(PJ_MODE_INTERP);
+  assert_int_equal(pj_engine_load_sample_trace(e, 2 * NSLICES + 5000), PJ_OK);   /* 15+ batches */
+  assert_int_equal(pj__engine_jit(e), PJ_OK);
+  const char *text = queries[0];
+  pj_result *ri = run1(e, text, NULL);
+  pj_query *q = compile_ok(e, text);
+  static const struct { int64_t at, interp_ns, jit_ns; int back; } cases[] = {
+      {4, 100, 200, 1}, {0, 100, 200, 1}, {4, 200, 100, 0}, {0, 200, 100, 0},
+      {4, 100, 104, 0},   /* 4% slower: within the margin */
+      {4, 100, 106, 1},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    ex_adapt_hold(e->adapt, 1);
+    ex_job *job = ex_job_submit(e->adapt, e->jit, q->plan, e->opt_level, NULL);
+    assert_non_null(job);
+    if (cases[k].at == 0) {
+      ex_adapt_hold(e->adapt, 0);
+      ex_adapt_drain(e->adapt);
+    }
+    fake_timed f = {.sw = {.pk = {.job = job, .judge = 1}, .a = e->adapt, .at = cases[k].at},
+                    .now = 1000, .interp_ns = cases[k].interp_ns, .jit_ns = cases[k].jit_ns};
+    f.sw.pk.clock = fake_clock;
+    f.sw.pk.clock_ctx = &f;
+    ex_run run;
+    ex_run_init(&run, q->plan, e->strings, e->db, q->nparams, q->params);
+    assert_int_equal(ex_run_plan(&run, pick_fake_timed, &f), 0);
+    const ex_segcost *c = &f.sw.pk.cost[0];
+    char what[64];
+    snprintf(what, sizeof what, "judge case %zu", k);
+    /* the loser is measured only while probing */
+    assert_int_equal(c->n[cases[k].back ? 1 : 0], EX_PROBE_BATCHES);
+    assert_true(c->n[cases[k].back ? 0 : 1] >= EX_PROBE_BATCHES);
+    assert_int_equal(c->decided, cases[k].back ? 1 : 2);
+    assert_int_equal(f.sw.pk.switched_back, cases[k].back);
+    assert_true(c->ran[0] + c->ran[1] >= 15);   /* every batch of segment 0 */
+    if (cases[k].back) {
+      /* one warm-up and the probes compiled, everything else interpreted */
+      assert_int_equal(c->ran[1], EX_PROBE_BATCHES + 1);
+    } else {
+      /* the interpreter only for the baseline it lacked */
+      assert_int_equal(c->ran[0], cases[k].at == 0 ? EX_PROBE_BATCHES : cases[k].at);
+    }
+    const ir_op *output = q->plan->segs[q->plan->nsegs - 1].sink;
+    rt_table *t = rt_rowbuf_to_table(&run.result, "result", output->out_names);
+    ex_run_free(&run);
+    assert_non_null(t);
+    pj_result *rs = pj__result_new(t, e->strings);
+    assert_same(ri, rs, what);
+    pj_result_free(rs);
+    ex_job_release(job);
+  }
   pj_query_free(q);
   pj_result_free(ri);
   pj_engine_close(e);
@@ -488,6 +572,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_forced_switch_identical),
       cmocka_unit_test(test_switch_mid_run),
+      cmocka_unit_test(test_judge_keeps_faster),
       cmocka_unit_test(test_auto_large),
       cmocka_unit_test(test_error_either_backend),
       cmocka_unit_test(test_tiny_does_not_wait),
