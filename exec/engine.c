@@ -64,7 +64,10 @@ int pj_engine_erroffset(const pj_engine *e) { return e->err.set ? e->err.offset 
 /* On failure *out still receives the engine (when it could be allocated)
  * so the caller can read pj_engine_errmsg; it must be closed, as with
  * sqlite3_open. */
-pj_status pj_engine_open(const char *db_path, pj_engine **out) {
+/* An engine with its defaults, catalog, string pool and adaptive-compile
+ * state, but no SQLite connection yet. *out receives it even on failure
+ * (to be closed by the caller). */
+static pj_status engine_new(pj_engine **out) {
   *out = NULL;
   pj_engine *e = calloc(1, sizeof *e);
   if (!e) return PJ_NOMEM;
@@ -80,7 +83,13 @@ pj_status pj_engine_open(const char *db_path, pj_engine **out) {
   e->strings = rt_strpool_new();
   e->adapt = ex_adapt_new();
   if (!e->catalog || !e->strings || !e->adapt) return PJ_NOMEM;
+  return PJ_OK;
+}
 
+pj_status pj_engine_open(const char *db_path, pj_engine **out) {
+  pj_status st = engine_new(out);
+  if (st != PJ_OK) return st;
+  pj_engine *e = *out;
   sqlite3 *db = NULL;
   const char *path = db_path ? db_path : ":memory:";
   /* NOMUTEX: an engine is used by one thread at a time (pipejit.h), so
@@ -347,22 +356,14 @@ pj_status pj_engine_load_trace(pj_engine *e, const char *path, pj_trace_info *in
 /* ---- an engine over a borrowed connection ------------------------------ */
 
 pj_status pj__engine_attach(void *db, pj_engine **out) {
-  *out = NULL;
-  pj_engine *e = calloc(1, sizeof *e);
-  if (!e) return PJ_NOMEM;
-  pj__clear_error(e);
-  e->mode = PJ_MODE_AUTO;
-  e->opt_level = 2;
-  e->auto_rows = PJ_AUTO_JIT_ROWS;
-  e->db = db;
-  e->db_borrowed = 1;
-  e->catalog = rt_catalog_new();
-  e->strings = rt_strpool_new();
-  e->adapt = ex_adapt_new();
-  if (!e->catalog || !e->strings || !e->adapt) {
-    pj_engine_close(e);
+  pj_engine *e;
+  if (engine_new(&e) != PJ_OK) {
+    if (e) pj_engine_close(e);
+    *out = NULL;
     return PJ_NOMEM;
   }
+  e->db = db;
+  e->db_borrowed = 1;
   *out = e;
   return PJ_OK;
 }
