@@ -298,6 +298,28 @@ static int check_key_types(ir_binder *b, const fe_stage *st, const int *in, cons
   return 1;
 }
 
+/* The op of a two-relation stage (JOIN, FILL GAPS): relation 0 is the
+ * stage's input (bounds ts/dur, PER columns per), relation 1 the operand
+ * (its PER columns opper, NULL when it has none) under the name opname. */
+static ir_op *two_rel_op(ir_binder *b, ir_opkind kind, const fe_stage *st, ir_op *inbuf, int ts,
+                         int dur, int *per, ir_op *opbuf, const iv_operand *o, int *opper,
+                         const char *opname) {
+  ir_op *op = ir_op_add(b, kind, st->pos);
+  rel_arrays(b, op, 2, st->nper);
+  op->iv_bufs[0] = inbuf;
+  op->iv_bufs[1] = opbuf;
+  inbuf->iv_user = opbuf->iv_user = op;
+  op->iv_ts[0] = ts;
+  op->iv_dur[0] = dur;
+  op->iv_per[0] = per;
+  op->iv_ts[1] = o->ts;
+  op->iv_dur[1] = o->dur;
+  op->iv_per[1] = opper;
+  op->iv_names[0] = NULL;
+  op->iv_names[1] = opname;
+  return op;
+}
+
 /* ---- INTERVAL JOIN -------------------------------------------------------- */
 
 int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
@@ -322,19 +344,7 @@ int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
   int nop = row_cols(b, o.row, &op_cols);
   ir_op *opbuf = add_buffer(b, st->src->pos, nop, op_cols);
 
-  ir_op *op = ir_op_add(b, IR_IJOIN, st->pos);
-  rel_arrays(b, op, 2, st->nper);
-  op->iv_bufs[0] = inbuf;
-  op->iv_bufs[1] = opbuf;
-  inbuf->iv_user = opbuf->iv_user = op;
-  op->iv_ts[0] = ts;
-  op->iv_dur[0] = dur;
-  op->iv_per[0] = per;
-  op->iv_ts[1] = o.ts;
-  op->iv_dur[1] = o.dur;
-  op->iv_per[1] = o.per;
-  op->iv_names[0] = NULL;
-  op->iv_names[1] = o.qual;
+  ir_op *op = two_rel_op(b, IR_IJOIN, st, inbuf, ts, dur, per, opbuf, &o, o.per, o.qual);
   static const rt_ijrel rels[] = {
       [JR_OVERLAPPING_BOUNDS] = RT_IJ_OVERLAPPING, [JR_COVERING_BEGIN] = RT_IJ_COVERING_BEGIN,
       [JR_COVERING_END] = RT_IJ_COVERING_END,      [JR_COVERING_BOUNDS] = RT_IJ_COVERING_BOUNDS,
@@ -389,19 +399,8 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
   int nbg = row_cols(b, o.row, &bg_cols);
   ir_op *bgbuf = add_buffer(b, st->src->pos, nbg, bg_cols);
 
-  ir_op *op = ir_op_add(b, IR_FILLGAPS, st->pos);
-  rel_arrays(b, op, 2, st->nper);
-  op->iv_bufs[0] = inbuf;
-  op->iv_bufs[1] = bgbuf;
-  inbuf->iv_user = bgbuf->iv_user = op;
-  op->iv_ts[0] = ts;
-  op->iv_dur[0] = dur;
-  op->iv_per[0] = per;
-  op->iv_ts[1] = o.ts;
-  op->iv_dur[1] = o.dur;
-  op->iv_per[1] = bg_per ? o.per : NULL;
-  op->iv_names[0] = NULL;
-  op->iv_names[1] = o.qual ? o.qual : "background";
+  ir_op *op = two_rel_op(b, IR_FILLGAPS, st, inbuf, ts, dur, per, bgbuf, &o,
+                         bg_per ? o.per : NULL, o.qual ? o.qual : "background");
 
   int max = in_row.n + o.row.n + 1;
   op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
