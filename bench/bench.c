@@ -208,62 +208,54 @@ static double compile_latency(pj_engine *e, const char *text, int repeat) {
   return med;
 }
 
-/* The SQLite row of tree_sql: one run (repeats only while they are
- * quick), capped. */
-static void run_tree_sql(const options *o, pj_engine *e, const bench_tree_ref *ref, int64_t n,
-                         const row *modes, int nmodes, double interp_ns, row *rw) {
-  memset(rw, 0, sizeof *rw);
-  rw->workload = "tree_sql";
-  rw->size = n;
-  rw->mode = "sqlite";
-  double t[64];
-  int runs = 0, capped = 0, same = 1;
-  double total = 0;
-  do {
-    int64_t s = 0, m = 0;
-    int rc = bench_tree_sql(e, o->sql_cap, &s, &m, &t[runs]);
-    if (rc < 0) die(e, "tree_sql");
-    total += t[runs++];
-    if (rc == 0) capped = 1;
-    else same &= s == ref->s_up && m == ref->m_up;
-  } while (!capped && runs < o->repeat && runs < 64 && total < 2000);
-  rw->ns_per_row = (capped ? o->sql_cap * 1e3 : median(t, runs)) * 1e6 / (double)(n ? n : 1);
-  rw->rows_out = capped ? 0 : 1;
-  rw->same = capped ? -1 : same;
-  rw->speedup = interp_ns / rw->ns_per_row;
-  for (int i = 0; i < nmodes; i++)
-    fprintf(stderr, "tree_sql at %lld rows: %s is %s%.0fx faster than SQLite's recursive CTE%s\n",
-            (long long)n, modes[i].mode, capped ? "> " : "", rw->ns_per_row / modes[i].ns_per_row,
-            capped ? " (SQLite hit the cap)" : "");
-}
+/* One run of a plain-SQL workload: its time in *ms; returns 1 when the
+ * answer matched pipejit's, 0 when it did not, 2 when SQLite hit the cap
+ * (no answer), -1 on error. */
+typedef int (*sql_run_fn)(const options *o, pj_engine *e, const void *ctx, double *ms);
 
-/* The SQLite row of intersect_sql, like run_tree_sql's; `same` compares
- * SQLite's per-cpu sums with the interpreter's result. */
-static void run_iv_sql(const options *o, pj_engine *e, const pj_result *res, int64_t n,
-                       int64_t rows_in, const row *modes, int nmodes, double interp_ns, row *rw) {
+/* The SQLite row of a plain-SQL workload: runs repeat only while they are
+ * quick, each capped; ns/row over `rows_in`. */
+static void run_sql_row(const options *o, pj_engine *e, const char *name, const char *what,
+                        sql_run_fn run, const void *ctx, int64_t n, int64_t rows_in,
+                        int64_t rows_out, const row *modes, int nmodes, double interp_ns,
+                        row *rw) {
   memset(rw, 0, sizeof *rw);
-  rw->workload = "intersect_sql";
+  rw->workload = name;
   rw->size = n;
   rw->mode = "sqlite";
   double t[64];
   int runs = 0, capped = 0, same = 1;
   double total = 0;
   do {
-    bench_iv_sums got;
-    int rc = bench_iv_sql(e, o->sql_cap, &got, &t[runs]);
-    if (rc < 0) die(e, "intersect_sql");
+    int rc = run(o, e, ctx, &t[runs]);
+    if (rc < 0) die(e, name);
     total += t[runs++];
-    if (rc == 0) capped = 1;
-    else same &= bench_iv_matches(res, &got);
+    if (rc == 2) capped = 1;
+    else same &= rc == 1;
   } while (!capped && runs < o->repeat && runs < 64 && total < 2000);
   rw->ns_per_row = (capped ? o->sql_cap * 1e3 : median(t, runs)) * 1e6 / (double)(rows_in ? rows_in : 1);
-  rw->rows_out = capped ? 0 : pj_result_row_count(res);
+  rw->rows_out = capped ? 0 : rows_out;
   rw->same = capped ? -1 : same;
   rw->speedup = interp_ns / rw->ns_per_row;
   for (int i = 0; i < nmodes; i++)
-    fprintf(stderr, "intersect_sql at %lld rows: %s is %s%.0fx faster than SQLite's overlap join%s\n",
+    fprintf(stderr, "%s at %lld rows: %s is %s%.0fx faster than SQLite's %s%s\n", name,
             (long long)n, modes[i].mode, capped ? "> " : "", rw->ns_per_row / modes[i].ns_per_row,
-            capped ? " (SQLite hit the cap)" : "");
+            what, capped ? " (SQLite hit the cap)" : "");
+}
+
+/* tree_sql: SQLite's recursive CTE must give the reference sums. */
+static int tree_sql_run(const options *o, pj_engine *e, const void *ctx, double *ms) {
+  const bench_tree_ref *ref = ctx;
+  int64_t s = 0, m = 0;
+  int rc = bench_tree_sql(e, o->sql_cap, &s, &m, ms);
+  return rc < 0 ? -1 : rc == 0 ? 2 : s == ref->s_up && m == ref->m_up;
+}
+
+/* intersect_sql: SQLite's per-cpu sums must equal the interpreter's result. */
+static int iv_sql_run(const options *o, pj_engine *e, const void *ctx, double *ms) {
+  bench_iv_sums got;
+  int rc = bench_iv_sql(e, o->sql_cap, &got, ms);
+  return rc < 0 ? -1 : rc == 0 ? 2 : bench_iv_matches(ctx, &got) != 0;
 }
 
 static int run_workload(const options *o, const workload *w, const bench_data *d, row *out) {
@@ -379,11 +371,13 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     rw->speedup = interp_ns / rw->ns_per_row;
   }
   if (w->tree == TREE_SQL) {
-    run_tree_sql(o, e, &ref, d->n, out, nrows, interp_ns, &out[nrows]);
+    run_sql_row(o, e, "tree_sql", "recursive CTE", tree_sql_run, &ref, d->n, d->n, 1, out, nrows,
+                interp_ns, &out[nrows]);
     nrows++;
   }
   if (w->tree == IV_SQL) {
-    run_iv_sql(o, e, interp_res, d->n, iv_rows_in, out, nrows, interp_ns, &out[nrows]);
+    run_sql_row(o, e, "intersect_sql", "overlap join", iv_sql_run, interp_res, d->n, iv_rows_in,
+                pj_result_row_count(interp_res), out, nrows, interp_ns, &out[nrows]);
     nrows++;
   }
   pj_result_free(interp_res);
