@@ -152,7 +152,23 @@ def _rows(columns):
     return [dict(zip(names, vals)) for vals in zip(*(columns[n] for n in names))]
 
 
-class Engine:
+class _Closing:
+    """`with` support and close-on-collect for objects with a close()."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Engine(_Closing):
     """An engine: one SQLite connection (db: a file path, or None for an
     in-memory database), the columnar tables and the compiled queries."""
 
@@ -180,18 +196,6 @@ class Engine:
                 q.close()
             self._lib.pj_engine_close(self._e)
             self._e = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     # -- errors -----------------------------------------------------------
     def _handle(self):
@@ -299,7 +303,7 @@ class Engine:
         return q
 
 
-class Query:
+class Query(_Closing):
     """A compiled pipeline. run() re-reads the current data each time;
     parameter bindings persist across runs until changed."""
 
@@ -311,18 +315,6 @@ class Query:
         if self._q and self._engine._e:
             self._engine._lib.pj_query_free(self._q)
         self._q = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def _handle(self):
         if not self._q or not self._engine._e:
