@@ -326,11 +326,14 @@ static vm_vec *vm_unary(vm *m, const ir_expr *e, const vm_set *set) {
     } else {
       int64_t *o = r->v;
       const int64_t *x = a->v;
-      /* -INT64_MIN and abs(INT64_MIN) do not fit. */
+      /* -INT64_MIN and abs(INT64_MIN) do not fit (in a non-NULL lane). */
+      const uint8_t *an = a->anynull ? a->nul : NULL;
       if (e->kind == IX_NEG)
-        VM_EACH(set, i, ovf |= x[i] == INT64_MIN; o[i] = x[i] == INT64_MIN ? 0 : -x[i];);
+        VM_EACH(set, i, uint8_t big = x[i] == INT64_MIN; ovf |= big & !(an && an[i]);
+                o[i] = big ? 0 : -x[i];);
       else
-        VM_EACH(set, i, ovf |= x[i] == INT64_MIN; o[i] = x[i] == INT64_MIN ? 0 : x[i] < 0 ? -x[i] : x[i];);
+        VM_EACH(set, i, uint8_t big = x[i] == INT64_MIN; ovf |= big & !(an && an[i]);
+                o[i] = big ? 0 : x[i] < 0 ? -x[i] : x[i];);
     }
     vm_merge_nulls(r, a, NULL, set);
     vm_zero_nulls(r, set);   /* -0.0 back to 0.0 */
@@ -387,10 +390,20 @@ static vm_vec *vm_arith(vm *m, const ir_expr *e, const vm_set *set) {
   if (vt == VT_I64) {
     const int64_t *x = a->v, *y = b->v;
     int64_t *o = r->v;
+    /* A NULL lane's slot holds whatever its operands' slots made (0 + the
+     * other side), so it may overflow: only non-NULL lanes count, as in
+     * the JIT, which tests overflow under the row's NULL flag. */
+    const uint8_t *rn = r->anynull ? r->nul : NULL;
+#define VM_CHECKED(op)                                                          \
+  do {                                                                          \
+    if (rn) VM_EACH(set, i, ovf |= op(x[i], y[i], &o[i]) & (rn[i] ^ 1););       \
+    else VM_EACH(set, i, ovf |= op(x[i], y[i], &o[i]););                        \
+  } while (0)
     switch (e->kind) {
-    case IX_ADD: VM_EACH(set, i, ovf |= __builtin_add_overflow(x[i], y[i], &o[i]);); break;
-    case IX_SUB: VM_EACH(set, i, ovf |= __builtin_sub_overflow(x[i], y[i], &o[i]);); break;
-    case IX_MUL: VM_EACH(set, i, ovf |= __builtin_mul_overflow(x[i], y[i], &o[i]);); break;
+    case IX_ADD: VM_CHECKED(__builtin_add_overflow); break;
+    case IX_SUB: VM_CHECKED(__builtin_sub_overflow); break;
+    case IX_MUL: VM_CHECKED(__builtin_mul_overflow); break;
+#undef VM_CHECKED
     case IX_DIV:
     case IX_MOD: {
       /* NULL slots are 0, so a NULL divisor lands in the by-zero case. */
@@ -398,7 +411,7 @@ static vm_vec *vm_arith(vm *m, const ir_expr *e, const vm_set *set) {
       uint8_t any = 0;
       if (e->kind == IX_DIV)
         VM_EACH(set, i, int64_t d = y[i]; uint8_t zero = d == 0; any |= zero; z[i] |= zero;
-                uint8_t bad = d == -1 && x[i] == INT64_MIN; ovf |= bad;
+                uint8_t bad = d == -1 && x[i] == INT64_MIN && !(rn && rn[i]); ovf |= bad;
                 o[i] = zero || bad ? 0 : d == -1 ? -x[i] : x[i] / d;);
       else
         /* INT64_MIN % -1 is 0 (and UB in C), as in SQLite. */
@@ -410,9 +423,10 @@ static vm_vec *vm_arith(vm *m, const ir_expr *e, const vm_set *set) {
     case IX_BITAND: VM_EACH(set, i, o[i] = x[i] & y[i];); break;
     case IX_BITOR: VM_EACH(set, i, o[i] = x[i] | y[i];); break;
     case IX_SHL: VM_EACH(set, i, o[i] = rt_fn_shl(x[i], y[i]);); vm_zero_nulls(r, set); break;
-    case IX_SHR: VM_EACH(set, i, o[i] = rt_fn_shr(x[i], y[i]);); vm_zero_nulls(r, set); break;
+    case IX_SHR: VM_EACH(set, i, o[i] = rt_fn_shr(x[i], y[i]);); break;
     default: break;
     }
+    vm_zero_nulls(r, set);   /* NULL slots hold 0 for the next operator */
   } else {
     const double *x = a->v, *y = b->v;
     double *o = r->v;
