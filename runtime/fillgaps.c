@@ -11,8 +11,8 @@
  * sorts and linear after. Example: background [0,100), input [10,20) and
  * [15,40) → union [10,40) → fillers [0,10) and [40,100).
  *
- * Input dur < 0 covers to the end of time (and ts + dur past INT64_MAX is
- * clamped there: background ends never exceed INT64_MAX, so that is exact).
+ * Input dur < 0 covers to the end of time; a finite ts + dur past INT64_MAX
+ * is `integer overflow`, as in every interval operator.
  * An input point (dur = 0) holds an instant but no width, so it never
  * splits a filler: fillers are maximal gaps of positive width.
  */
@@ -168,8 +168,12 @@ int rt_fillgaps_run(const rt_ivrel *in, const rt_ivrel *bg, bool bg_has_per, con
       continue;
     }
     int64_t ts = in->ts[i], dur = in->dur[i];
+    if (dur > 0 && ts > INT64_MAX - dur) {
+      ok = rt_errorf(err, -1, "%s: integer overflow", stage);
+      break;
+    }
     is[i] = rt_iv_u(ts);
-    ie[i] = dur < 0 || (ts > 0 && dur > INT64_MAX - ts) ? U_INF : rt_iv_u(ts + dur);
+    ie[i] = dur < 0 ? U_INF : rt_iv_u(ts + dur);
   }
   /* Background rows: one lane each (PER) or a single shared list (lane 0
    * of their own numbering). */

@@ -326,8 +326,9 @@ typedef struct rt_fill_out {
  * nothing, dur < 0 covers to the end of time, dur = 0 covers no width.
  * Background rows: NULL bounds are skipped. Errors: negative background
  * bound ("background ts or dur is below zero"), two background rows
- * meeting within a lane ("background rows overlap within a lane"),
- * overflow, out of memory. Returns 1 / 0. */
+ * meeting within a lane ("background rows overlap within a lane"), a
+ * finite ts + dur of either beyond int64 ("integer overflow"), out of
+ * memory. Returns 1 / 0. */
 int rt_fillgaps_run(const rt_ivrel *in, const rt_ivrel *bg, bool bg_has_per, const char *stage,
                     rt_fill_out *out, rt_err *err);
 void rt_fillgaps_free(rt_fill_out *out);
