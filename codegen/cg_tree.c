@@ -374,7 +374,13 @@ static cg_val cg_tree_sum(cg_ctx *cx, const cg_treeagg *g, bool up, LLVMValueRef
     total = LLVMBuildSelect(cx->b, root, v, sum, nm);
     LLVMBuildStore(cx->b, total, np);
   }
-  return cg_notnull(total, f ? RT_F64 : RT_I64);
+  if (f) {
+    /* +inf and -inf make NaN, which is NULL (the stored running value
+     * keeps the NaN for the nodes it reaches). */
+    LLVMValueRef nan = LLVMBuildFCmp(cx->b, LLVMRealUNO, total, total, "");
+    return (cg_val){LLVMBuildSelect(cx->b, nan, cg_f64(cx, 0), total, ""), nan, RT_F64};
+  }
+  return cg_notnull(total, RT_I64);
 }
 
 static LLVMValueRef cg_better(cg_ctx *cx, bool f, bool min, LLVMValueRef a, LLVMValueRef b) {

@@ -190,8 +190,15 @@ int vm_tree_acc(vm *m, const ir_op *op, rt_batch *b) {
       break;
     case RT_AGG_SUM:
       /* NULL slots hold 0 (vm.h's invariant): NULL adds nothing. */
-      if (f) acc_sum_f64(a, g, &set, nd, pd, x->v, out->v);
-      else if (acc_sum_i64(a, g, &set, nd, pd, x->v, out->v) < 0) rc = -1;
+      if (f) {
+        acc_sum_f64(a, g, &set, nd, pd, x->v, out->v);
+        /* +inf and -inf below (or above) make NaN, which is NULL; the
+         * node's running value keeps the NaN for its parent. */
+        double *o = out->v;
+        uint8_t *z = out->nul, any = 0;
+        VM_EACH(&set, i, uint8_t nan = o[i] != o[i]; z[i] = nan; any |= nan; if (nan) o[i] = 0.0;);
+        out->anynull = any != 0;
+      } else if (acc_sum_i64(a, g, &set, nd, pd, x->v, out->v) < 0) rc = -1;
       break;
     default:
       out->anynull = acc_minmax(a, g, &set, nd, pd, x->v, x->anynull ? x->nul : NULL, out->v, out->nul);

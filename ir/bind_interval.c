@@ -183,8 +183,10 @@ static int bind_flat_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *o
   *out_null = false;
   if (!e) return 1;
   if (ag->kind == RT_AGG_AVG || (ag->kind != RT_AGG_COUNT && e->type == RT_F64)) *out_type = RT_F64;
-  /* Every segment has a covering row; only NULL inputs make it NULL. */
-  *out_null = ag->kind != RT_AGG_COUNT && e->nullable;
+  /* Every segment has a covering row; only NULL inputs make it NULL, or a
+   * double SUM/AVG of +inf and -inf (NaN is NULL). */
+  *out_null = (ag->kind != RT_AGG_COUNT && e->nullable) ||
+              ((ag->kind == RT_AGG_SUM || ag->kind == RT_AGG_AVG) && e->type == RT_F64);
   return 1;
 }
 

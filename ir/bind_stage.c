@@ -341,6 +341,8 @@ static int bind_agg(ir_binder *b, const fe_item *it, ir_agg *ag, int ngroup, rt_
   case RT_AGG_AVG: *out_type = RT_F64; break;
   default: *out_type = widen(e->type); break;
   }
+  /* A double sum of +inf and -inf is NaN, which is NULL. */
+  if ((ag->kind == RT_AGG_SUM || ag->kind == RT_AGG_AVG) && e->type == RT_F64) *out_null = true;
   return 1;
 }
 

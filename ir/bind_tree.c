@@ -31,9 +31,11 @@ static int bind_tree_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *o
   *out_null = false;
   if (!e) return 1;
   if (ag->kind != RT_AGG_COUNT && e->type == RT_F64) *out_type = RT_F64;
-  /* SUM and COUNT are never NULL (NULL adds 0); MIN/MAX are NULL when no
-   * value in the subtree (or on the path) is there. */
-  *out_null = (ag->kind == RT_AGG_MIN || ag->kind == RT_AGG_MAX) && e->nullable;
+  /* SUM and COUNT are never NULL (NULL adds 0), but a double SUM of +inf
+   * and -inf is NaN, which is NULL; MIN/MAX are NULL when no value in the
+   * subtree (or on the path) is there. */
+  *out_null = ((ag->kind == RT_AGG_MIN || ag->kind == RT_AGG_MAX) && e->nullable) ||
+              (ag->kind == RT_AGG_SUM && e->type == RT_F64);
   return 1;
 }
 

@@ -16,6 +16,7 @@
  * Out of memory: the table stops growing and the group functions return
  * -1; callers treat that as an error of the run.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "budget.h"
@@ -351,13 +352,17 @@ void rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
         put_i(out, c, r, ag->i[g]);
         break;
       case RT_AGG_AVG:
-        /* n counts the non-NULL inputs, so it alone decides NULL. */
-        if (ag->n[g] > 0) put_f(out, c, r, ag->f[g] / (double)ag->n[g]);
+        /* n counts the non-NULL inputs, so it decides NULL, and so does a
+         * NaN sum (inf + -inf), as everywhere a NaN is made (SQLite). */
+        if (ag->n[g] > 0 && !isnan(ag->f[g])) put_f(out, c, r, ag->f[g] / (double)ag->n[g]);
         break;
       default:
         if (!ag->has[g]) break;   /* stays NULL */
-        if (ag->in == RT_F64) put_f(out, c, r, ag->f[g]);
-        else put_i(out, c, r, ag->i[g]);
+        if (ag->in == RT_F64) {
+          if (!isnan(ag->f[g])) put_f(out, c, r, ag->f[g]);
+        } else {
+          put_i(out, c, r, ag->i[g]);
+        }
         break;
       }
     }

@@ -14,13 +14,21 @@
  * and MAX use lazy-deletion heaps (an ended row is marked dead and popped
  * when it reaches the top), O(log n) amortized per change.
  *
- * Points (dur = 0) never split positive segments nor count toward them.
- * All points of one instant t make one zero-length segment aggregating
- * them and the positive intervals live at t (started at or before t,
- * ending after t), emitted before the positive segment starting at t.
- * Example: [0,10) and points 0, 5, 10 → point 0 (2 rows), [0,10) (1),
- * point 5 (2), point 10 (1).
+ * Points (dur = 0) never count toward positive segments, but a point's
+ * instant is a boundary like any start or end: a positive segment that
+ * contains it is split there. All points of one instant t make one
+ * zero-length segment aggregating them and the positive intervals live at
+ * t (started at or before t, ending after t), emitted before the positive
+ * segment starting at t. Example: [0,10) and points 0, 5, 10 → point 0
+ * (2 rows), [0,5) (1), point 5 (2), [5,10) (1), point 10 (1).
+ *
+ * Double SUM and AVG keep the live set's finite values in a long double
+ * (on x86 its 15-bit exponent means no sum of doubles overflows, and its
+ * 64-bit mantissa halves the drift of adding and subtracting) and count
+ * the infinities apart, so an infinity that leaves the set leaves no NaN
+ * behind; +inf with -inf live is NaN, which is NULL as everywhere.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "interval.h"
@@ -81,7 +89,8 @@ static void heap_free(heap *h) {
 typedef struct astate {
   int64_t nn;              /* live non-NULL inputs */
   __int128 isum;
-  double fsum;
+  long double fsum;        /* the finite doubles */
+  int64_t pinf, ninf;      /* live +inf and -inf inputs */
   heap ext;                /* MIN: key; MAX: ~key */
 } astate;
 
@@ -106,6 +115,23 @@ static inline bool agg_valid(const rt_flat_agg *a, uint32_t r) {
 }
 static inline int64_t agg_i(const rt_flat_agg *a, uint32_t r) { return ((const int64_t *)a->v)[r]; }
 static inline double agg_f(const rt_flat_agg *a, uint32_t r) { return ((const double *)a->v)[r]; }
+
+/* Adds (sign 1) or removes (-1) a double of the live set. */
+static inline void fsum_add(astate *s, double d, int sign) {
+  if (isinf(d)) {
+    if (d > 0) s->pinf += sign;
+    else s->ninf += sign;
+  } else {
+    s->fsum += sign > 0 ? (long double)d : -(long double)d;
+  }
+}
+
+/* The sum as a double; false when it is NaN (+inf and -inf both live). */
+static inline bool fsum_value(long double fsum, int64_t pinf, int64_t ninf, double *out) {
+  if (pinf && ninf) return false;
+  *out = pinf ? INFINITY : ninf ? -INFINITY : (double)fsum;
+  return true;
+}
 
 static uint64_t order_key(const rt_flat_agg *a, uint32_t r) {
   if (a->in == RT_F64) {
@@ -170,7 +196,8 @@ static int emit(fctx *c, uint64_t ts, uint64_t dur, uint32_t rep, const uint32_t
     astate *s = &c->as[a];
     int64_t nn = s->nn;
     __int128 isum = s->isum;
-    double fsum = s->fsum;
+    long double fsum = s->fsum;
+    int64_t pinf = s->pinf, ninf = s->ninf;
     bool has_ext = false;
     uint64_t ext = 0;
     uint32_t ext_row = 0;
@@ -186,8 +213,13 @@ static int emit(fctx *c, uint64_t ts, uint64_t dur, uint32_t rep, const uint32_t
       uint32_t r = points[q];
       if (ag->kind == RT_AGG_COUNT_STAR || !agg_valid(ag, r)) continue;
       nn++;
-      if (ag->in == RT_F64) fsum += agg_f(ag, r);
-      else isum += agg_i(ag, r);
+      if (ag->in == RT_F64) {
+        double d = agg_f(ag, r);
+        if (isinf(d)) pinf += d > 0, ninf += d < 0;
+        else fsum += d;
+      } else {
+        isum += agg_i(ag, r);
+      }
       if (ag->kind == RT_AGG_MIN || ag->kind == RT_AGG_MAX) {
         uint64_t k = order_key(ag, r);
         if (ag->kind == RT_AGG_MAX) k = ~k;
@@ -201,19 +233,22 @@ static int emit(fctx *c, uint64_t ts, uint64_t dur, uint32_t rep, const uint32_t
     int64_t *vi = o->val[a];
     double *vf = o->val[a];
     bool isnull = false;
+    double f = 0;
     switch (ag->kind) {
     case RT_AGG_COUNT_STAR: vi[at] = c->live + (int64_t)np; break;
     case RT_AGG_COUNT: vi[at] = nn; break;
     case RT_AGG_SUM:
       if (nn == 0) isnull = true;
-      else if (ag->in == RT_F64) vf[at] = fsum;
+      else if (ag->in == RT_F64) isnull = !fsum_value(fsum, pinf, ninf, &vf[at]);
       else if (isum > INT64_MAX || isum < INT64_MIN)
         return rt_errorf(c->err, -1, "%s: integer overflow", c->stage);
       else vi[at] = (int64_t)isum;
       break;
     case RT_AGG_AVG:
       if (nn == 0) isnull = true;
-      else vf[at] = (ag->in == RT_F64 ? fsum : (double)isum) / (double)nn;
+      else if (ag->in != RT_F64) vf[at] = (double)isum / (double)nn;
+      else if (!fsum_value(fsum, pinf, ninf, &f)) isnull = true;
+      else vf[at] = f / (double)nn;
       break;
     default:   /* MIN, MAX */
       if (!has_ext) isnull = true;
@@ -237,7 +272,7 @@ static int join_live(fctx *c, uint32_t r, uint64_t end) {
     astate *s = &c->as[a];
     if (ag->kind == RT_AGG_COUNT_STAR || !agg_valid(ag, r)) continue;
     s->nn++;
-    if (ag->in == RT_F64) s->fsum += agg_f(ag, r);
+    if (ag->in == RT_F64) fsum_add(s, agg_f(ag, r), 1);
     else s->isum += agg_i(ag, r);
     if (ag->kind == RT_AGG_MIN || ag->kind == RT_AGG_MAX) {
       uint64_t k = order_key(ag, r);
@@ -258,8 +293,9 @@ static void leave_live(fctx *c, uint32_t r) {
       /* Exact zero once nothing is live: no drift carried forward. */
       s->isum = 0;
       s->fsum = 0;
+      s->pinf = s->ninf = 0;
     } else if (ag->in == RT_F64) {
-      s->fsum -= agg_f(ag, r);
+      fsum_add(s, agg_f(ag, r), -1);
     } else {
       s->isum -= agg_i(ag, r);
     }
@@ -275,6 +311,7 @@ static int sweep_group(fctx *c, const uint64_t *s, const uint32_t *row, size_t m
     c->as[a].nn = 0;
     c->as[a].isum = 0;
     c->as[a].fsum = 0;
+    c->as[a].pinf = c->as[a].ninf = 0;
     c->as[a].ext.n = 0;
   }
   size_t ip = 0, jp = 0;   /* next positive interval, next point */
@@ -287,7 +324,7 @@ static int sweep_group(fctx *c, const uint64_t *s, const uint32_t *row, size_t m
     uint64_t t = ns < np ? ns : np;
     if (ne < t) t = ne;
     if (t == INF) return 1;
-    bool boundary = t == ns || t == ne;
+    bool boundary = t == ns || t == ne || t == np;   /* a point's instant splits too */
     while (c->ends.n && c->ends.k[0] <= t) {
       leave_live(c, c->ends.r[0]);
       heap_pop(&c->ends);
@@ -328,8 +365,10 @@ static int sweep_group(fctx *c, const uint64_t *s, const uint32_t *row, size_t m
       if (!ok) return 0;
     }
     if (boundary && c->live > 0) {
+      /* Up to the next start, end or point instant (jp is past t now). */
       uint64_t nxt = ip < m ? s[ip] : INF;
       if (c->ends.k[0] < nxt) nxt = c->ends.k[0];
+      if (jp < m && s[jp] < nxt) nxt = s[jp];
       if (!emit(c, t, nxt - t, rep, NULL, 0)) return 0;
     }
   }

@@ -243,8 +243,10 @@ typedef struct rt_flat_stats {
  * integer SUM beyond int64 ("integer overflow"), a string input, out of
  * memory. Returns 1 on success, 0 on error. stats may be NULL. Double SUM
  * and AVG keep a running sum over the live set (added when an interval
- * starts, subtracted when it ends, reset when the set empties), so they
- * can differ from a fresh sum in the last bits for non-integral values. */
+ * starts, subtracted when it ends, reset when the set empties; finite
+ * values in a long double, infinities counted), so they can differ from a
+ * fresh sum in the last bits for non-integral values; +inf and -inf
+ * together give NULL (NaN is NULL). */
 int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, const char *stage,
                    rt_flat_out *out, rt_flat_stats *stats, rt_err *err);
 void rt_flatten_free(rt_flat_out *out);

@@ -6,6 +6,7 @@
  * reference written here from the rules, not from the implementation; a
  * 1M-row case checks that the fast paths scale (not timed).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -667,8 +668,8 @@ static void flat_expect(const rt_flat_out *o, size_t n, const fseg *want) {
 
 static void test_flatten_points_and_segments(void **state) {
   (void)state;
-  /* The example of flatten.c: [0,10) and points 0, 5, 10; plus [10,15)
-   * touching (not merged) and a gap before [20,25). */
+  /* The example of flatten.c: [0,10) and points 0, 5, 10 (point 5 splits
+   * [0,10)); plus [10,15) touching (not merged) and a gap before [20,25). */
   const int64_t r[][4] = {{0, 10, 0, 0}, {5, 0, 0, 0}, {0, 0, 0, 0}, {10, 0, 0, 0},
                           {10, 5, 0, 0}, {20, 5, 0, 0}, {5, 0, 0, 0}};
   trel *t = mk(0, 7, r);
@@ -677,9 +678,9 @@ static void test_flatten_points_and_segments(void **state) {
   rt_flat_stats st;
   rt_err err = {0};
   assert_int_equal(rt_flatten_run(&t->r, 1, aggs, "INTERVAL FLATTEN", &o, &st, &err), 1);
-  const fseg want[] = {{0, 0, 0, {2}},  {0, 10, 0, {1}}, {5, 0, 0, {3}},
+  const fseg want[] = {{0, 0, 0, {2}},  {0, 5, 0, {1}},  {5, 0, 0, {3}}, {5, 5, 0, {1}},
                        {10, 0, 0, {2}}, {10, 5, 0, {1}}, {20, 5, 0, {1}}};
-  flat_expect(&o, 6, want);
+  flat_expect(&o, 7, want);
   assert_false(st.presorted);
   assert_int_equal(st.point_segments, 3);
   rt_flatten_free(&o);
@@ -764,12 +765,17 @@ static void test_flatten_presorted_and_errors(void **state) {
 }
 
 /* Brute force: per group (first-seen over all rows), split at every
- * positive bound; point segments at each point instant. */
+ * positive bound and every point instant; point segments at each point
+ * instant. */
 typedef struct rseg {
   int64_t grp, ts, dur, pt;
   uint32_t rep;
   int64_t cnt, cntv, sum, mn, mx;
   bool hasv;
+  /* the column with infinities: finite quarters summed as integers,
+   * infinities counted; gmx the largest finite value ×4 (INT64_MIN when
+   * only -inf) */
+  int64_t gsum, pinf, ninf, gmx;
 } rseg;
 
 static int cmp_rseg(const void *pa, const void *pb) {
@@ -779,9 +785,19 @@ static int cmp_rseg(const void *pa, const void *pb) {
   return (int)b->pt - (int)a->pt;   /* point first */
 }
 
-static void ref_agg(rseg *s, const trel *t, const int64_t *v, const uint64_t *vv, uint32_t i) {
+static void ref_agg(rseg *s, const trel *t, const int64_t *v, const uint64_t *vv, const double *g,
+                    uint32_t i) {
+  (void)t;
   s->cnt++;
   if (!rt_bit(vv, i)) return;
+  if (isinf(g[i])) {
+    if (g[i] > 0) s->pinf++;
+    else s->ninf++;
+    if (!s->hasv) s->gmx = INT64_MIN;
+  } else {
+    s->gsum += v[i];
+    if (!s->hasv || s->gmx == INT64_MIN || v[i] > s->gmx) s->gmx = v[i];
+  }
   s->cntv++;
   s->sum += v[i];
   if (!s->hasv || v[i] < s->mn) s->mn = v[i];
@@ -789,7 +805,8 @@ static void ref_agg(rseg *s, const trel *t, const int64_t *v, const uint64_t *vv
   s->hasv = true;
 }
 
-static size_t ref_flatten(const trel *t, const int64_t *v, const uint64_t *vv, rseg **outp) {
+static size_t ref_flatten(const trel *t, const int64_t *v, const uint64_t *vv, const double *gv,
+                          rseg **outp) {
   uint32_t n = t->r.n;
   size_t cap = 64, m = 0;
   rseg *out = malloc(cap * sizeof *out);
@@ -804,10 +821,8 @@ static size_t ref_flatten(const trel *t, const int64_t *v, const uint64_t *vv, r
     for (uint32_t i = 0; i < n; i++) {
       if (!rvalid(t, i) || !same_key(t, i, t, g)) continue;
       if (rep == UINT32_MAX) rep = i;
-      if (t->dur[i] > 0) {
-        bounds[nb++] = t->ts[i];
-        bounds[nb++] = t->ts[i] + t->dur[i];
-      }
+      bounds[nb++] = t->ts[i];
+      if (t->dur[i] > 0) bounds[nb++] = t->ts[i] + t->dur[i];
     }
     for (int a = 0; a < nb; a++)
       for (int b = a + 1; b < nb; b++)
@@ -820,7 +835,7 @@ static size_t ref_flatten(const trel *t, const int64_t *v, const uint64_t *vv, r
       for (uint32_t i = 0; i < n; i++)
         if (rvalid(t, i) && same_key(t, i, t, g) && t->dur[i] > 0 && t->ts[i] <= bounds[a] &&
             t->ts[i] + t->dur[i] >= bounds[a + 1])
-          ref_agg(&s, t, v, vv, i);
+          ref_agg(&s, t, v, vv, gv, i);
       if (s.cnt == 0) continue;
       if (m == cap) out = realloc(out, (cap *= 2) * sizeof *out);
       out[m++] = s;
@@ -836,7 +851,7 @@ static size_t ref_flatten(const trel *t, const int64_t *v, const uint64_t *vv, r
       for (uint32_t i = 0; i < n; i++) {
         if (!rvalid(t, i) || !same_key(t, i, t, g)) continue;
         bool cov = t->dur[i] == 0 ? t->ts[i] == at : (t->ts[i] <= at && at < t->ts[i] + t->dur[i]);
-        if (cov) ref_agg(&s, t, v, vv, i);
+        if (cov) ref_agg(&s, t, v, vv, gv, i);
       }
       if (m == cap) out = realloc(out, (cap *= 2) * sizeof *out);
       out[m++] = s;
@@ -856,24 +871,27 @@ static void test_flatten_random(void **state) {
     uint32_t n = rnd(16);
     trel *t = random_rel(n, (int)rnd(3), 30, 1 + rnd(10), 3, rnd(4) == 0);
     int64_t *v = calloc(n + 1, 8);
-    double *f = calloc(n + 1, 8);
+    double *f = calloc(n + 1, 8), *g = calloc(n + 1, 8);
     uint64_t vv[1] = {0};
     for (uint32_t i = 0; i < n; i++) {
       v[i] = (int64_t)rnd(21) - 10;
       f[i] = (double)v[i] / 4;
+      /* g: f with some infinities (SUM of +inf and -inf is NaN: NULL) */
+      g[i] = rnd(6) ? f[i] : rnd(2) ? INFINITY : -INFINITY;
       if (rnd(5)) vv[0] |= 1ull << i;
     }
-    rt_flat_agg aggs[7] = {{RT_AGG_COUNT_STAR, RT_I64, NULL, NULL}, {RT_AGG_COUNT, RT_I64, v, vv},
-                           {RT_AGG_SUM, RT_I64, v, vv},            {RT_AGG_MIN, RT_I64, v, vv},
-                           {RT_AGG_MAX, RT_I64, v, vv},            {RT_AGG_SUM, RT_F64, f, vv},
-                           {RT_AGG_MIN, RT_F64, f, vv}};
+    rt_flat_agg aggs[10] = {{RT_AGG_COUNT_STAR, RT_I64, NULL, NULL}, {RT_AGG_COUNT, RT_I64, v, vv},
+                            {RT_AGG_SUM, RT_I64, v, vv},            {RT_AGG_MIN, RT_I64, v, vv},
+                            {RT_AGG_MAX, RT_I64, v, vv},            {RT_AGG_SUM, RT_F64, f, vv},
+                            {RT_AGG_MIN, RT_F64, f, vv},            {RT_AGG_SUM, RT_F64, g, vv},
+                            {RT_AGG_AVG, RT_F64, g, vv},            {RT_AGG_MAX, RT_F64, g, vv}};
     rt_flat_out o;
     rt_flat_stats st;
     rt_err err = {0};
-    assert_int_equal(rt_flatten_run(&t->r, 7, aggs, "INTERVAL FLATTEN", &o, &st, &err), 1);
+    assert_int_equal(rt_flatten_run(&t->r, 10, aggs, "INTERVAL FLATTEN", &o, &st, &err), 1);
     presorted += st.presorted;
     rseg *ref;
-    size_t m = ref_flatten(t, v, vv, &ref);
+    size_t m = ref_flatten(t, v, vv, g, &ref);
     assert_int_equal(o.n, m);
     for (size_t i = 0; i < m; i++) {
       assert_int_equal(o.ts[i], ref[i].ts);
@@ -888,11 +906,24 @@ static void test_flatten_random(void **state) {
       assert_int_equal(((int64_t *)o.val[4])[i], ref[i].mx);
       assert_true(((double *)o.val[5])[i] == (double)ref[i].sum / 4);   /* quarters: exact */
       assert_true(((double *)o.val[6])[i] == (double)ref[i].mn / 4);
+      /* g: +inf with -inf is NULL; one kind of infinity wins; else exact */
+      bool nan = ref[i].pinf && ref[i].ninf;
+      assert_int_equal(rt_bit(o.valid[7], (uint32_t)i), !nan);
+      assert_int_equal(rt_bit(o.valid[8], (uint32_t)i), !nan);
+      assert_true(rt_bit(o.valid[9], (uint32_t)i));
+      double gs = ref[i].pinf ? INFINITY : ref[i].ninf ? -INFINITY : (double)ref[i].gsum / 4;
+      double gmx = ref[i].pinf ? INFINITY : ref[i].gmx == INT64_MIN ? -INFINITY : (double)ref[i].gmx / 4;
+      if (!nan) {
+        assert_true(((double *)o.val[7])[i] == gs);
+        assert_true(((double *)o.val[8])[i] == gs / (double)ref[i].cntv);
+      }
+      assert_true(((double *)o.val[9])[i] == gmx);
     }
     free(ref);
     rt_flatten_free(&o);
     free(v);
     free(f);
+    free(g);
     trel_free(t);
   }
   assert_true(presorted > 100);

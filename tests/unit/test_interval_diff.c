@@ -18,9 +18,9 @@
  * SQL formulations. Let s = max(starts), e = min(ends). Operands meet iff
  * s < e (all positive), or s = e and every positive operand still holds s
  * (s < its end): that is how a point meets an interval and another point.
- * FLATTEN: the distinct starts and ends of positive rows cut each group
- * into segments (lead() over the sorted cuts), each counted when a row
- * covers it; plus one zero-length segment per distinct point instant,
+ * FLATTEN: the distinct starts and ends of positive rows and the point
+ * instants cut each group into segments (lead() over the sorted cuts),
+ * each counted when a row covers it; plus one zero-length segment per distinct point instant,
  * aggregating the points there and the positive rows with ts <= t < end.
  * JOIN: the relationship table of runtime/ijoin.c as a CASE.
  */
@@ -261,7 +261,7 @@ static void test_flatten(void **state) {
   (void)state;
   diff("FROM a |> INTERVAL FLATTEN PER k AGGREGATE COUNT(*) AS n, SUM(v) AS sv, MAX(v) AS mx |> WHERE n > 0",
        "WITH r AS (SELECT * FROM sa WHERE " VALID("sa") "), "
-       "cut AS (SELECT k, ts AS t FROM r WHERE dur > 0 UNION SELECT k, ts + dur FROM r WHERE dur > 0), "
+       "cut AS (SELECT k, ts AS t FROM r UNION SELECT k, ts + dur FROM r WHERE dur > 0), "
        "seg AS (SELECT k, t AS s, lead(t) OVER (PARTITION BY k ORDER BY t) AS e FROM cut) "
        "SELECT seg.s, seg.e - seg.s, seg.k, count(*), sum(r.v), max(r.v) FROM seg JOIN r ON r.k IS seg.k AND r.dur > 0 "
        "  AND r.ts <= seg.s AND r.ts + r.dur >= seg.e WHERE seg.e IS NOT NULL GROUP BY seg.k, seg.s, seg.e "
