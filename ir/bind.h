@@ -76,6 +76,12 @@ void ir_alias_set_one(ir_binder *b, const char *name, ir_row row);
  * defining spelling. Errors: no such column, table alias, ambiguity. */
 int ir_resolve(ir_binder *b, const char *qual, const char *name, int pos, int namepos,
                int *col, const char **entry_name);
+/* Looks `name` up in `row` (bare entries only when bare_only; `qual` is
+ * the alias it came through, for messages): 1 found (*col, *entry_name),
+ * 0 none (no error set), -1 ambiguous (error set: "column 'x'[ of
+ * <where>] is ambiguous: it could be …", at pos). */
+int ir_lookup(ir_binder *b, ir_row row, bool bare_only, const char *qual, const char *name,
+              const char *where, int pos, int *col, const char **entry_name);
 /* Unique column ids of the row and every alias snapshot, in row order. */
 int ir_row_all_cols(ir_binder *b, int **out);
 bool ir_name_eq(const char *a, const char *b);
@@ -85,6 +91,8 @@ ir_expr *ir_bind_expr(ir_binder *b, const fe_expr *e);
 /* A condition: BOOL, or a number compared with 0 (SQLite truthiness). */
 ir_expr *ir_bind_cond(ir_binder *b, const fe_expr *e);
 ir_expr *ir_ex_const_null(ir_binder *b, rt_type t, int pos);
+/* A reference to column `col`. */
+ir_expr *ir_ex_col(ir_binder *b, int col, int pos);
 /* Retypes a bare NULL to `t` so no RT_NULLT reaches a column or operator. */
 ir_expr *ir_ex_settle(ir_binder *b, ir_expr *e, rt_type t);
 bool ir_is_agg_name(const char *name, int nargs);
@@ -104,6 +112,10 @@ int ir_materialize(ir_binder *b, ir_expr *e, const char *name, int pos);
 typedef struct ir_aggname { const char *name; rt_aggkind kind; } ir_aggname;
 int ir_bind_agg_call(ir_binder *b, const fe_item *it, const ir_aggname *names, int nnames,
                      const char *expected, unsigned numbers_only, ir_agg *ag, ir_expr **arg);
+
+/* "expected each output name to be listed only once, but 'x' is listed
+ * twice" at pos[i] of the second of two equal names; 1 when distinct. */
+int ir_check_output_names(ir_binder *b, int n, const char *const *names, const int *pos);
 
 /* ---- bind_tree.c ---- */
 /* TREE ACCUMULATE UP/DOWN: TREE_NUMBER, TREE_ORDER, TREE_ACC (plan.h). */

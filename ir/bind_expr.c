@@ -67,6 +67,12 @@ static ir_expr *const_f64(ir_binder *b, double v, int pos) {
   return e;
 }
 
+ir_expr *ir_ex_col(ir_binder *b, int col, int pos) {
+  ir_expr *e = mk(b, IX_COL, b->p->cols[col].type, b->p->cols[col].nullable, pos, 0);
+  e->col = col;
+  return e;
+}
+
 ir_expr *ir_ex_settle(ir_binder *b, ir_expr *e, rt_type t) {
   if (e->type != RT_NULLT) return e;
   return ir_ex_const_null(b, t == RT_NULLT ? RT_I64 : t, e->pos);
@@ -609,9 +615,7 @@ ir_expr *ir_bind_expr(ir_binder *b, const fe_expr *x) {
     int col;
     const char *nm;
     if (!ir_resolve(b, x->qual, x->name, x->pos, x->namepos, &col, &nm)) return NULL;
-    ir_expr *e = mk(b, IX_COL, b->p->cols[col].type, b->p->cols[col].nullable, x->pos, 0);
-    e->col = col;
-    return e;
+    return ir_ex_col(b, col, x->pos);
   }
   case AX_UNARY: return bind_unary(b, x);
   case AX_BINARY: return bind_binary(b, x);

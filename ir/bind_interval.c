@@ -17,24 +17,21 @@
 #include "../runtime/interval.h"
 #include "bind.h"
 
-/* The bare entry `name` of row, or -1; several distinct columns → -2. */
-static int find_bare(ir_row row, const char *name, const char **spelling) {
-  int col = -1;
-  for (int i = 0; i < row.n; i++) {
-    if (row.e[i].qonly || !ir_name_eq(row.e[i].name, name)) continue;
-    if (col >= 0 && col != row.e[i].col) return -2;
-    col = row.e[i].col;
-    if (spelling) *spelling = row.e[i].name;
-  }
-  return col;
+/* The bare entry `name` of `row` (the relation `rel`'s, for messages), or
+ * -1 when there is none; -2 with the error set when several entries have
+ * that name (§6: even two copies of one column). */
+static int find_bare(ir_binder *b, ir_row row, const char *name, const char *rel, int pos) {
+  int col;
+  const char *nm;
+  int r = ir_lookup(b, row, true, NULL, name, rel, pos, &col, &nm);
+  return r > 0 ? col : r == 0 ? -1 : -2;
 }
 
 /* A relation's bound or PER column `name` in row: "expected x to have a
  * ts column" when missing. */
 static int rel_col(ir_binder *b, ir_row row, const char *rel, const char *name, int pos) {
-  int c = find_bare(row, name, NULL);
+  int c = find_bare(b, row, name, rel, pos);
   if (c == -1) return ir_fail(b, pos, "expected %s to have a %s column", rel, name), -1;
-  if (c == -2) return ir_fail(b, pos, "column '%s' of %s is ambiguous", name, rel), -1;
   return c;
 }
 
@@ -219,6 +216,16 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   bool *nulls = rt_arena_alloc(&p->arena, (size_t)na + 1);
   for (int i = 0; i < na; i++)
     if (!bind_flat_agg(b, &st->items[i], &aggs[i], &types[i], &nulls[i])) return 0;
+  /* The output row is ts, dur, the PER columns and the aggregates: one
+   * name each, as AGGREGATE's. */
+  int nout = 2 + st->nper + na;
+  const char **onames = rt_arena_alloc(&p->arena, sizeof(char *) * (size_t)nout);
+  int *opos = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)nout);
+  onames[0] = "ts", onames[1] = "dur", opos[0] = opos[1] = st->pos;
+  for (int q = 0; q < st->nper; q++) onames[2 + q] = pnames[q], opos[2 + q] = st->per[q].pos;
+  for (int i = 0; i < na; i++)
+    onames[2 + st->nper + i] = st->items[i].name, opos[2 + st->nper + i] = st->items[i].namepos;
+  if (!ir_check_output_names(b, nout, onames, opos)) return 0;
   /* The buffer holds what the sweep reads; nothing else survives. */
   int *cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)(2 + st->nper + na) + 1));
   int n = 0;
@@ -282,8 +289,8 @@ static int bind_operand(ir_binder *b, const fe_stage *st, const char *what, iv_o
   o->per = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)st->nper + 1));
   o->nper_found = 0;
   for (int q = 0; q < st->nper; q++) {
-    o->per[q] = find_bare(o->row, st->per[q].name, NULL);
-    if (o->per[q] == -2) return ir_fail(b, pos, "column '%s' of %s is ambiguous", st->per[q].name, rel);
+    o->per[q] = find_bare(b, o->row, st->per[q].name, rel, pos);
+    if (o->per[q] == -2) return 0;
     if (o->per[q] >= 0) o->nper_found++;
   }
   return 1;
@@ -377,6 +384,12 @@ int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
 
 /* ---- INTERVAL FILL GAPS ---------------------------------------------------- */
 
+static bool has_name(ir_row row, const char *name) {
+  for (int i = 0; i < row.n; i++)
+    if (!row.e[i].qonly && ir_name_eq(row.e[i].name, name)) return true;
+  return false;
+}
+
 int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
   ir_plan *p = b->p;
   int ts, dur, *per;
@@ -421,8 +434,8 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
     int from_bg = -1;
     bool nullable = ic->nullable;
     if (kind == 0) {
-      from_bg = find_bare(o.row, e->name, NULL);
-      if (from_bg == -2) return ir_fail(b, st->src->pos, "column '%s' of the background is ambiguous", e->name);
+      from_bg = find_bare(b, o.row, e->name, "the background", st->src->pos);
+      if (from_bg == -2) return 0;
       if (from_bg >= 0 && key_kind(p->cols[from_bg].type) != key_kind(ic->type))
         return ir_fail(b, st->src->pos,
                        "expected the background's %s to have the type of the input's, but it is %s and %s",
@@ -443,7 +456,7 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
   /* The background's other columns, NULL on input rows. */
   for (int i = 0; i < o.row.n; i++) {
     const ir_entry *e = &o.row.e[i];
-    bool other = e->col != o.ts && e->col != o.dur && find_bare(in_row, e->name, NULL) == -1;
+    bool other = e->col != o.ts && e->col != o.dur && !has_name(in_row, e->name);
     for (int q = 0; q < st->nper && other; q++) other = !ir_name_eq(e->name, st->per[q].name);
     for (int k = 0; k < i && other; k++) other = !ir_name_eq(o.row.e[k].name, e->name);
     if (!other || e->qonly) continue;

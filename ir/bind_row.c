@@ -4,8 +4,8 @@
  *
  * A bare name looks only at bare entries of the current row; `q.name`
  * looks in alias q's snapshot (bare and qualified-only entries alike).
- * Several entries of one name are ambiguous only when they hold different
- * columns: `SELECT x, x` then `WHERE x > 0` is fine.
+ * Several entries of one name are ambiguous, even two copies of one
+ * column (`SELECT x, x` then `WHERE x > 0` fails: §6).
  */
 #include "bind.h"
 
@@ -54,45 +54,63 @@ static const char *qualifier_of(const ir_binder *b, const char *name, int col) {
   return NULL;
 }
 
-/* Finds `name` among the entries of `row` (bare ones only when bare_only);
- * reports ambiguity between distinct columns. Returns 1 found, 0 not
+static const char *cand_qual(const ir_binder *b, ir_row row, const char *qual, int i) {
+  return qual ? qual : qualifier_of(b, row.e[i].name, row.e[i].col);
+}
+
+/* How candidate m of an ambiguous name is shown: `q.x` when an alias
+ * reaches it, else `x`; when two candidates would read the same (two
+ * copies of one column after `EXTEND x`, or two unqualified `x`), each
+ * says its position in the row as `*` lists it: `x (column 1)`, or in
+ * the alias's snapshot for `q.x`: `q.x (column 1 of q)`. */
+static void describe(const ir_binder *b, ir_row row, const char *qual, const int *cands,
+                     int ncand, int m, rt_buf *msg) {
+  const ir_entry *c = &row.e[cands[m]];
+  const char *mine = cand_qual(b, row, qual, cands[m]);
+  bool clash = false;
+  for (int k = 0; k < ncand && !clash; k++) {
+    const char *theirs = k == m ? NULL : cand_qual(b, row, qual, cands[k]);
+    clash = k != m && (mine == NULL) == (theirs == NULL) && (!mine || ir_name_eq(mine, theirs));
+  }
+  if (clash && qual) rt_buf_printf(msg, "%s.%s (column %d of %s)", qual, c->name, cands[m] + 1, qual);
+  else if (clash) rt_buf_printf(msg, "%s (column %d)", c->name, cands[m] + 1);
+  else if (mine) rt_buf_printf(msg, "%s.%s", mine, c->name);
+  else rt_buf_printf(msg, "%s", c->name);
+}
+
+/* Finds `name` among the entries of `row` (bare ones only when bare_only).
+ * Two entries of one name are ambiguous even when they hold the same
+ * column (LANGUAGE.md §6: after `EXTEND x`, a bare `x` is never silently
+ * the first or the last). `where` (may be NULL) says whose row it is in
+ * the message: "column 'ts' of b is ambiguous". Returns 1 found, 0 not
  * found, -1 error. */
-static int lookup(ir_binder *b, ir_row row, bool bare_only, const char *qual, const char *name,
-                  int pos, int *col, const char **entry_name) {
-  int found = -1;
+int ir_lookup(ir_binder *b, ir_row row, bool bare_only, const char *qual, const char *name,
+              const char *where, int pos, int *col, const char **entry_name) {
+  enum { MAXC = 16 };
+  int cands[MAXC], ncand = 0, total = 0;
   for (int i = 0; i < row.n; i++) {
     const ir_entry *en = &row.e[i];
     if ((bare_only && en->qonly) || !ir_name_eq(en->name, name)) continue;
-    if (found < 0) {
-      found = i;
-    } else if (row.e[found].col != en->col) {
-      /* List every distinct candidate: "a.x or b.x", "a.x, b.x or c.x". */
-      rt_buf msg = {0};
-      int ncand = 0;
-      int cands[64];
-      for (int k = 0; k < row.n && ncand < 64; k++) {
-        const ir_entry *c = &row.e[k];
-        if ((bare_only && c->qonly) || !ir_name_eq(c->name, name)) continue;
-        bool dup = false;
-        for (int m = 0; m < ncand; m++) dup |= row.e[cands[m]].col == c->col;
-        if (!dup) cands[ncand++] = k;
-      }
-      for (int m = 0; m < ncand; m++) {
-        const ir_entry *c = &row.e[cands[m]];
-        const char *q = qual ? qual : qualifier_of(b, c->name, c->col);
-        if (m) rt_buf_printf(&msg, "%s", m == ncand - 1 ? " or " : ", ");
-        if (q) rt_buf_printf(&msg, "%s.%s", q, c->name);
-        else rt_buf_printf(&msg, "%s", c->name);
-      }
-      ir_fail(b, pos, "column '%s' is ambiguous: it could be %s", name, msg.data);
-      rt_buf_free(&msg);
-      return -1;
-    }
+    if (ncand < MAXC) cands[ncand++] = i;
+    total++;
   }
-  if (found < 0) return 0;
-  *col = row.e[found].col;
-  *entry_name = row.e[found].name;
-  return 1;
+  if (total == 0) return 0;
+  if (total == 1) {
+    *col = row.e[cands[0]].col;
+    *entry_name = row.e[cands[0]].name;
+    return 1;
+  }
+  /* List the candidates: "a.x or b.x", "a.x, b.x or c.x". */
+  rt_buf msg = {0};
+  for (int m = 0; m < ncand; m++) {
+    if (m) rt_buf_printf(&msg, "%s", m == total - 1 ? " or " : ", ");
+    describe(b, row, qual, cands, ncand, m, &msg);
+  }
+  if (total > ncand) rt_buf_printf(&msg, " or %d more", total - ncand);
+  ir_fail(b, pos, "column '%s'%s%s is ambiguous: it could be %s", name, where ? " of " : "",
+          where ? where : "", msg.data);
+  rt_buf_free(&msg);
+  return -1;
 }
 
 int ir_resolve(ir_binder *b, const char *qual, const char *name, int pos, int namepos,
@@ -100,12 +118,12 @@ int ir_resolve(ir_binder *b, const char *qual, const char *name, int pos, int na
   if (qual) {
     const ir_alias *a = ir_alias_find(b, qual);
     if (!a) return ir_fail(b, pos, "no such table alias: '%s'", qual);
-    int r = lookup(b, a->row, false, qual, name, namepos, col, entry_name);
+    int r = ir_lookup(b, a->row, false, qual, name, NULL, namepos, col, entry_name);
     if (r < 0) return 0;
     if (r == 0) return ir_fail(b, namepos, "no such column: '%s.%s'", qual, name);
     return 1;
   }
-  int r = lookup(b, b->row, true, NULL, name, pos, col, entry_name);
+  int r = ir_lookup(b, b->row, true, NULL, name, NULL, pos, col, entry_name);
   if (r < 0) return 0;
   if (r == 0) {
     if (ir_alias_find(b, name))

@@ -217,11 +217,26 @@ static int bind_where(ir_binder *b, const fe_stage *st) {
   return 1;
 }
 
+/* `ORDER BY k`, k an integer literal: the k-th column of the row, 1-based,
+ * as in SQLite. The row's columns are its bare entries, the ones the
+ * pipeline would show if it ended here. */
+static ir_expr *order_position(ir_binder *b, const fe_expr *x) {
+  int nbare = 0;
+  for (int i = 0; i < b->row.n; i++) {
+    if (b->row.e[i].qonly) continue;
+    if (++nbare == x->ival) {
+      return ir_ex_col(b, b->row.e[i].col, x->pos);
+    }
+  }
+  ir_fail(b, x->pos, "there is no column %lld: the row has %d", (long long)x->ival, nbare);
+  return NULL;
+}
+
 static int bind_order(ir_binder *b, const fe_stage *st) {
   ir_sortkey *keys = rt_arena_alloc(&b->p->arena, sizeof(ir_sortkey) * ((size_t)st->norder + 1));
   for (int i = 0; i < st->norder; i++) {
     const fe_order *o = &st->order[i];
-    ir_expr *e = ir_bind_expr(b, o->expr);
+    ir_expr *e = o->expr->kind == AX_INT ? order_position(b, o->expr) : ir_bind_expr(b, o->expr);
     if (!e) return 0;
     int col = ir_materialize(b, e, ir_expr_text(b, o->expr), o->expr->pos);
     /* NULLs sort first ascending and last descending unless told. */
@@ -346,6 +361,40 @@ static int bind_agg(ir_binder *b, const fe_item *it, ir_agg *ag, int ngroup, rt_
   return 1;
 }
 
+/* Position of the name an item gives its column: its AS name, else the
+ * expression (a column reference). */
+static int item_name_pos(const fe_item *it) {
+  return it->name && it->namepos ? it->namepos : it->expr ? it->expr->pos : it->pos;
+}
+
+int ir_check_output_names(ir_binder *b, int n, const char *const *names, const int *pos) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++)
+      if (ir_name_eq(names[i], names[j]))
+        return ir_fail(b, pos[i],
+                       "expected each output name to be listed only once, but '%s' is listed "
+                       "twice",
+                       names[i]);
+  return 1;
+}
+
+/* Every output name of AGGREGATE (keys, then aggregates) is distinct
+ * (LANGUAGE.md §4). */
+static int aggregate_names(ir_binder *b, const fe_stage *st, const char **gnames) {
+  int n = st->ngroup + st->nitems;
+  const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * ((size_t)n + 1));
+  int *pos = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)n + 1));
+  for (int i = 0; i < st->ngroup; i++) {
+    names[i] = gnames[i];
+    pos[i] = item_name_pos(&st->group[i]);
+  }
+  for (int i = 0; i < st->nitems; i++) {
+    names[st->ngroup + i] = st->items[i].name;
+    pos[st->ngroup + i] = item_name_pos(&st->items[i]);
+  }
+  return ir_check_output_names(b, n, names, pos);
+}
+
 static int bind_aggregate(ir_binder *b, const fe_stage *st) {
   ir_plan *p = b->p;
   int ng = st->ngroup, na = st->nitems;
@@ -365,6 +414,7 @@ static int bind_aggregate(ir_binder *b, const fe_stage *st) {
   bool *nulls = rt_arena_alloc(&p->arena, (size_t)na + 1);
   for (int i = 0; i < na; i++)
     if (!bind_agg(b, &st->items[i], &aggs[i], ng, &types[i], &nulls[i])) return 0;
+  if (!aggregate_names(b, st, gnames)) return 0;
   ir_op *op = ir_op_add(b, IR_AGGREGATE, st->pos);
   op->ngroup = ng;
   op->group_cols = gcols;
