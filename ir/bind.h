@@ -106,13 +106,17 @@ int ir_materialize(ir_binder *b, ir_expr *e, const char *name, int pos);
  * aggregates `names` (each function's canonical spelling and kind): checks
  * the call, binds and materializes its argument into ag->arg_col. Kinds
  * whose bit is set in numbers_only reject string arguments. *arg gets the
- * bound argument (NULL for COUNT(*)) so the stage can type its output.
+ * bound argument (NULL for COUNT(*); RT_NULLT for a bare NULL) so the
+ * stage can type its output.
  * Errors: "<expected>, but got '…'" for anything else, and the shared
  * DISTINCT / arity / name / string messages. */
 typedef struct ir_aggname { const char *name; rt_aggkind kind; } ir_aggname;
 int ir_bind_agg_call(ir_binder *b, const fe_item *it, const ir_aggname *names, int nnames,
                      const char *expected, unsigned numbers_only, ir_agg *ag, ir_expr **arg);
 
+/* An aggregate whose argument is a bare NULL (arg as ir_bind_agg_call
+ * returns it) gives an untyped NULL, except COUNT (0). */
+bool ir_agg_untyped(const ir_agg *ag, const ir_expr *arg);
 /* "expected each output name to be listed only once, but 'x' is listed
  * twice" at pos[i] of the second of two equal names; 1 when distinct. */
 int ir_check_output_names(ir_binder *b, int n, const char *const *names, const int *pos);

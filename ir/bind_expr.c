@@ -6,8 +6,12 @@
  * double operation is wrapped in TOF64; `||` casts numbers with TOSTR;
  * predicates are RT_BOOL. A bare NULL (RT_NULLT) never reaches an operator:
  * it is retyped to the type the other operands settle on, or the whole node
- * folds to a typed NULL constant when SQL says the result is NULL anyway
- * (`x + NULL`, `x = NULL`, `'a' || NULL`).
+ * folds to a bare NULL when SQL says the result is NULL anyway (`x + NULL`,
+ * `x = NULL`, `'a' || NULL`, `ifnull(NULL, NULL)`, a CASE whose every
+ * result is NULL). A bare NULL keeps RT_NULLT up to where a type is needed,
+ * so it unifies with any type, as in SQLite: `coalesce(s, ifnull(NULL,
+ * NULL))` is a string. A column holding one (ir_col.untyped) binds back to
+ * a bare NULL.
  *
  * Sugar is lowered here: BETWEEN → `x >= a AND x <= b`; `CASE x WHEN v` →
  * `CASE WHEN x = v`; iif → CASE; ifnull → COALESCE; NOT IN / NOT LIKE →
@@ -55,6 +59,9 @@ ir_expr *ir_ex_const_null(ir_binder *b, rt_type t, int pos) {
   return e;
 }
 
+/* A bare (untyped) NULL. */
+static ir_expr *bare_null(ir_binder *b, int pos) { return ir_ex_const_null(b, RT_NULLT, pos); }
+
 static ir_expr *const_int(ir_binder *b, int64_t v, rt_type t, int pos) {
   ir_expr *e = mk(b, IX_CONST, t, false, pos, 0);
   e->ival = v;
@@ -89,7 +96,7 @@ static ir_expr *to_f64(ir_binder *b, ir_expr *e) {
 }
 
 /* Common type of a list of values: strings, doubles (ints widen), BOOL
- * when all are booleans, else I64; all NULL gives I64. Returns 0 when
+ * when all are booleans, else I64; all NULL gives RT_NULLT. Returns 0 when
  * strings mix with numbers. */
 static int common_type(ir_expr **v, int n, rt_type *out) {
   bool any = false, str = false, num = false, dbl = false, allbool = true;
@@ -106,7 +113,7 @@ static int common_type(ir_expr **v, int n, rt_type *out) {
     allbool &= v[i]->type == RT_BOOL;
   }
   if (str && num) return 0;
-  *out = !any ? RT_I64 : str ? RT_STR : dbl ? RT_F64 : allbool ? RT_BOOL : RT_I64;
+  *out = !any ? RT_NULLT : str ? RT_STR : dbl ? RT_F64 : allbool ? RT_BOOL : RT_I64;
   return 1;
 }
 
@@ -168,7 +175,7 @@ static ir_expr *bind_cmp(ir_binder *b, ir_exkind k, ir_expr *a, ir_expr *c, int 
   adopt_param_type(b, a, c);
   adopt_param_type(b, c, a);
   if (a->type == RT_NULLT || c->type == RT_NULLT) {
-    if (!is) return ir_ex_const_null(b, RT_BOOL, pos); /* x = NULL is NULL */
+    if (!is) return bare_null(b, pos); /* x = NULL is NULL */
     if (a->type == RT_NULLT && c->type == RT_NULLT)
       return const_int(b, k == IX_IS, RT_BOOL, pos);
     ir_expr *x = a->type == RT_NULLT ? c : a;
@@ -199,7 +206,7 @@ static ir_expr *bind_arith(ir_binder *b, ir_exkind k, const char *op, ir_expr *a
   }
   bool dbl = a->type == RT_F64 || c->type == RT_F64;
   rt_type t = dbl ? RT_F64 : RT_I64;
-  if (a->type == RT_NULLT || c->type == RT_NULLT) return ir_ex_const_null(b, t, pos);
+  if (a->type == RT_NULLT || c->type == RT_NULLT) return bare_null(b, pos);
   ir_expr *e;
   if (k == IX_MOD && dbl) {
     /* SQLite's % works on integers and gives a real when an operand was
@@ -216,7 +223,7 @@ static ir_expr *bind_arith(ir_binder *b, ir_exkind k, const char *op, ir_expr *a
 
 static ir_expr *bind_bits(ir_binder *b, ir_exkind k, const char *op, ir_expr *a, ir_expr *c,
                           int pos) {
-  if (a->type == RT_NULLT || c->type == RT_NULLT) return ir_ex_const_null(b, RT_I64, pos);
+  if (a->type == RT_NULLT || c->type == RT_NULLT) return bare_null(b, pos);
   a = to_int(b, a, op);
   c = a ? to_int(b, c, op) : NULL;
   if (!c) return NULL;
@@ -224,7 +231,7 @@ static ir_expr *bind_bits(ir_binder *b, ir_exkind k, const char *op, ir_expr *a,
 }
 
 static ir_expr *bind_concat(ir_binder *b, ir_expr *a, ir_expr *c, int pos) {
-  if (a->type == RT_NULLT || c->type == RT_NULLT) return ir_ex_const_null(b, RT_STR, pos);
+  if (a->type == RT_NULLT || c->type == RT_NULLT) return bare_null(b, pos);
   return mk2(b, IX_CONCAT, RT_STR, to_str(b, a), to_str(b, c), pos);
 }
 
@@ -267,7 +274,7 @@ static ir_expr *bind_binary(ir_binder *b, const fe_expr *x) {
   const char *base = neg ? op + 4 : op;
   if (!strcmp(base, "LIKE") || !strcmp(base, "GLOB")) {
     ir_expr *e;
-    if (a->type == RT_NULLT || c->type == RT_NULLT) e = ir_ex_const_null(b, RT_BOOL, pos);
+    if (a->type == RT_NULLT || c->type == RT_NULLT) return bare_null(b, pos);
     else e = mk2(b, base[0] == 'L' ? IX_LIKE : IX_GLOB, RT_BOOL, to_str(b, a), to_str(b, c), pos);
     return neg ? negate(b, e, pos) : e;
   }
@@ -292,7 +299,7 @@ static ir_expr *bind_unary(ir_binder *b, const fe_expr *x) {
   }
   if (!strcmp(op, "-")) {
     switch (classof(a->type)) {
-    case CL_NULL: return ir_ex_const_null(b, RT_I64, x->pos);
+    case CL_NULL: return bare_null(b, x->pos);
     case CL_STR: ir_fail(b, x->oppos, "expected a number after '-', but got a string"); return NULL;
     case CL_F64:
       if (a->kind == IX_CONST && !a->is_null) return const_f64(b, -a->fval, x->pos);
@@ -306,7 +313,7 @@ static ir_expr *bind_unary(ir_binder *b, const fe_expr *x) {
     }
   }
   if (!strcmp(op, "~")) {
-    if (a->type == RT_NULLT) return ir_ex_const_null(b, RT_I64, x->pos);
+    if (a->type == RT_NULLT) return bare_null(b, x->pos);
     a = to_int(b, a, "~");
     return a ? mk1(b, IX_BITNOT, RT_I64, a, x->pos) : NULL;
   }
@@ -332,7 +339,7 @@ static ir_expr *bind_in(ir_binder *b, const fe_expr *x) {
     return NULL;
   ir_expr *e;
   if (v[0]->kind == IX_CONST && v[0]->is_null) {
-    e = ir_ex_const_null(b, RT_BOOL, x->pos);
+    e = bare_null(b, x->pos);
   } else {
     e = mk(b, IX_IN, RT_BOOL, false, x->pos, n);
     for (int i = 0; i < n; i++) {
@@ -379,6 +386,9 @@ static ir_expr *bind_case(ir_binder *b, const fe_expr *x) {
                        "strings and some numbers");
     return NULL;
   }
+  /* Every result NULL: the CASE is a bare NULL (its conditions cannot
+   * change that). */
+  if (t == RT_NULLT) return bare_null(b, x->pos);
   coerce_all(b, vals, nv, t);
   ir_expr *e = mk(b, IX_CASE, t, !x->els, x->pos, 2 * n + 1);
   for (int i = 0; i < n; i++) {
@@ -453,6 +463,7 @@ static ir_expr *bind_varargs(ir_binder *b, const fe_expr *x, ir_exkind k, const 
   ir_expr *e = mk(b, k, RT_I64, false, x->pos, n);
   rt_type t;
   if (!bind_values(b, x->args, n, e->args, &t, x->pos, mixmsg)) return NULL;
+  if (t == RT_NULLT) return bare_null(b, x->pos); /* every argument is NULL */
   e->type = t;
   for (int i = 0; i < n; i++) {
     /* COALESCE is NULL only when every argument can be; MIN/MAX when any. */
@@ -476,7 +487,7 @@ static ir_expr *bind_strfn(ir_binder *b, const fe_expr *x, ir_exkind k, rt_type 
     e->nullable |= a->nullable;
   }
   /* Every string function gives NULL for a NULL argument. */
-  return null_arg ? ir_ex_const_null(b, t, x->pos) : e;
+  return null_arg ? bare_null(b, x->pos) : e;
 }
 
 static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
@@ -499,7 +510,7 @@ static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
     ir_expr *a = ir_bind_expr(b, x->args[0]);
     if (!a) return NULL;
     switch (classof(a->type)) {
-    case CL_NULL: return ir_ex_const_null(b, RT_I64, x->pos);
+    case CL_NULL: return bare_null(b, x->pos);
     case CL_STR: ir_fail(b, x->args[0]->pos, "expected a number for abs(), but got a string"); return NULL;
     case CL_F64: return mk1(b, IX_ABS, RT_F64, a, x->pos);
     default: return mk1(b, IX_ABS, RT_I64, a, x->pos);
@@ -532,6 +543,7 @@ static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
                      "expected both results of iif() to have the same type, but one is a "
                      "string and the other a number"))
       return NULL;
+    if (t == RT_NULLT) return bare_null(b, x->pos);
     ir_expr *e = mk(b, IX_CASE, t, v[0]->nullable || v[1]->nullable, x->pos, 3);
     e->args[0] = c;
     e->args[1] = v[0];
@@ -615,6 +627,7 @@ ir_expr *ir_bind_expr(ir_binder *b, const fe_expr *x) {
     int col;
     const char *nm;
     if (!ir_resolve(b, x->qual, x->name, x->pos, x->namepos, &col, &nm)) return NULL;
+    if (b->p->cols[col].untyped) return bare_null(b, x->pos);
     return ir_ex_col(b, col, x->pos);
   }
   case AX_UNARY: return bind_unary(b, x);

@@ -167,7 +167,7 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
 
 /* COUNT(*), COUNT(x), SUM, MIN, MAX, AVG of numbers (COUNT of anything). */
 static int bind_flat_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
-                         bool *out_null) {
+                         bool *out_null, bool *untyped) {
   static const ir_aggname names[] = {{"COUNT", RT_AGG_COUNT}, {"SUM", RT_AGG_SUM},
                                      {"MIN", RT_AGG_MIN},     {"MAX", RT_AGG_MAX},
                                      {"AVG", RT_AGG_AVG}};
@@ -176,6 +176,7 @@ static int bind_flat_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *o
                         1u << RT_AGG_SUM | 1u << RT_AGG_MIN | 1u << RT_AGG_MAX | 1u << RT_AGG_AVG,
                         ag, &e))
     return 0;
+  *untyped = ir_agg_untyped(ag, e);
   *out_type = RT_I64;
   *out_null = false;
   if (!e) return 1;
@@ -214,8 +215,9 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   ir_agg *aggs = rt_arena_alloc(&p->arena, sizeof(ir_agg) * ((size_t)na + 1));
   rt_type *types = rt_arena_alloc(&p->arena, sizeof(rt_type) * ((size_t)na + 1));
   bool *nulls = rt_arena_alloc(&p->arena, (size_t)na + 1);
+  bool *untyped = rt_arena_alloc(&p->arena, (size_t)na + 1);
   for (int i = 0; i < na; i++)
-    if (!bind_flat_agg(b, &st->items[i], &aggs[i], &types[i], &nulls[i])) return 0;
+    if (!bind_flat_agg(b, &st->items[i], &aggs[i], &types[i], &nulls[i], &untyped[i])) return 0;
   /* The output row is ts, dur, the PER columns and the aggregates: one
    * name each, as AGGREGATE's. */
   int nout = 2 + st->nper + na;
@@ -255,6 +257,7 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   for (int q = 0; q < st->nper; q++) ir_rowb_add(b, &rb, pnames[q], per[q], false);
   for (int i = 0; i < na; i++) {
     aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
+    p->cols[aggs[i].out_col].untyped = untyped[i];
     ir_rowb_add(b, &rb, st->items[i].name, aggs[i].out_col, false);
   }
   b->row = ir_rowb_done(&rb);

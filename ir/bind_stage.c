@@ -14,8 +14,10 @@
 
 int ir_materialize(ir_binder *b, ir_expr *e, const char *name, int pos) {
   if (e->kind == IX_COL) return e->col;
+  bool untyped = e->type == RT_NULLT;
   e = ir_ex_settle(b, e, RT_I64);
   int col = ir_col_new(b->p, name, e->type, e->nullable);
+  b->p->cols[col].untyped = untyped;
   ir_op *op = ir_op_add(b, IR_COMPUTE, pos);
   op->out_col = col;
   op->expr = e;
@@ -328,19 +330,26 @@ int ir_bind_agg_call(ir_binder *b, const fe_item *it, const ir_aggname *names, i
   if (e->type == RT_STR && (numbers_only >> fn->kind & 1))
     return ir_fail(b, x->args[0]->pos, "expected a number in %s(), but '%s' is a string",
                    fn->name, ir_expr_text(b, x->args[0]));
+  /* *arg keeps RT_NULLT for a bare NULL argument: the stage's output is
+   * then an untyped NULL too (ir_agg_untyped). */
+  *arg = e;
   e = ir_ex_settle(b, e, RT_I64);
   ag->arg_col = ir_materialize(b, e, ir_expr_text(b, x->args[0]), x->args[0]->pos);
   ag->arg_type = e->type;
-  *arg = e;
   return ag->arg_col >= 0;
 }
 
+bool ir_agg_untyped(const ir_agg *ag, const ir_expr *arg) {
+  return arg && arg->type == RT_NULLT && ag->kind != RT_AGG_COUNT;
+}
+
 static int bind_agg(ir_binder *b, const fe_item *it, ir_agg *ag, int ngroup, rt_type *out_type,
-                    bool *out_null) {
+                    bool *out_null, bool *untyped) {
   ir_expr *e;
   if (!ir_bind_agg_call(b, it, k_aggs, 6, "expected an aggregate such as COUNT(*) or SUM(x)",
                         1u << RT_AGG_SUM | 1u << RT_AGG_AVG, ag, &e))
     return 0;
+  *untyped = ir_agg_untyped(ag, e);
   if (!e) {
     *out_type = RT_I64;
     *out_null = false;
@@ -412,8 +421,9 @@ static int bind_aggregate(ir_binder *b, const fe_stage *st) {
   ir_agg *aggs = rt_arena_alloc(&p->arena, sizeof(ir_agg) * ((size_t)na + 1));
   rt_type *types = rt_arena_alloc(&p->arena, sizeof(rt_type) * ((size_t)na + 1));
   bool *nulls = rt_arena_alloc(&p->arena, (size_t)na + 1);
+  bool *untyped = rt_arena_alloc(&p->arena, (size_t)na + 1);
   for (int i = 0; i < na; i++)
-    if (!bind_agg(b, &st->items[i], &aggs[i], ng, &types[i], &nulls[i])) return 0;
+    if (!bind_agg(b, &st->items[i], &aggs[i], ng, &types[i], &nulls[i], &untyped[i])) return 0;
   if (!aggregate_names(b, st, gnames)) return 0;
   ir_op *op = ir_op_add(b, IR_AGGREGATE, st->pos);
   op->ngroup = ng;
@@ -425,10 +435,12 @@ static int bind_aggregate(ir_binder *b, const fe_stage *st) {
   for (int i = 0; i < ng; i++) {
     const ir_col *in = &p->cols[gcols[i]];
     op->group_out[i] = ir_col_new(p, gnames[i], widen(in->type), in->nullable);
+    p->cols[op->group_out[i]].untyped = p->cols[gcols[i]].untyped;
     ir_rowb_add(b, &rb, gnames[i], op->group_out[i], false);
   }
   for (int i = 0; i < na; i++) {
     aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
+    p->cols[aggs[i].out_col].untyped = untyped[i];
     ir_rowb_add(b, &rb, st->items[i].name, aggs[i].out_col, false);
   }
   b->row = ir_rowb_done(&rb);

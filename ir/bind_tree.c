@@ -22,11 +22,13 @@ static const ir_aggname k_tree_aggs[] = {
     {"SUM", RT_AGG_SUM}, {"COUNT", RT_AGG_COUNT}, {"MIN", RT_AGG_MIN}, {"MAX", RT_AGG_MAX}};
 
 static int bind_tree_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
-                         bool *out_null) {
+                         bool *out_null, bool *untyped) {
   ir_expr *e;
   if (!ir_bind_agg_call(b, it, k_tree_aggs, 4, "expected SUM, COUNT, MIN or MAX",
                         1u << RT_AGG_SUM | 1u << RT_AGG_MIN | 1u << RT_AGG_MAX, ag, &e))
     return 0;
+  /* SUM of NULLs is 0 here (NULL adds 0), so only MIN and MAX stay NULL. */
+  *untyped = ir_agg_untyped(ag, e) && ag->kind != RT_AGG_SUM;
   *out_type = RT_I64;
   *out_null = false;
   if (!e) return 1;
@@ -69,8 +71,9 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
   ir_agg *aggs = rt_arena_alloc(&p->arena, sizeof(ir_agg) * ((size_t)na + 1));
   rt_type *types = rt_arena_alloc(&p->arena, sizeof(rt_type) * ((size_t)na + 1));
   bool *nulls = rt_arena_alloc(&p->arena, (size_t)na + 1);
+  bool *untyped = rt_arena_alloc(&p->arena, (size_t)na + 1);
   for (int i = 0; i < na; i++)
-    if (!bind_tree_agg(b, &st->items[i], &aggs[i], &types[i], &nulls[i])) return 0;
+    if (!bind_tree_agg(b, &st->items[i], &aggs[i], &types[i], &nulls[i], &untyped[i])) return 0;
 
   ir_op *prev = prev_tree_acc(b);
   ir_op *num = NULL, *order = NULL;
@@ -94,12 +97,18 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
     order->tree_node_col = num->tree_node_col;
     order->tree_pnode_col = num->tree_pnode_col;
     order->out_col = -1;
-    /* Carry everything still reachable plus the node numbers; live.c
-     * trims this to what is read after the ordering. */
+    /* Carry everything still reachable, the aggregates' arguments (a
+     * computed one, `SUM(v + 1)`, is in no row) and the node numbers;
+     * live.c trims this to what is read after the ordering. */
     int *all;
     int n = ir_row_all_cols(b, &all);
-    order->carry = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)n + 3));
+    order->carry = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)n + (size_t)na + 3));
     memcpy(order->carry, all, sizeof(int) * (size_t)n);
+    for (int i = 0; i < na; i++) {
+      bool have = aggs[i].arg_col < 0;
+      for (int j = 0; j < n && !have; j++) have = order->carry[j] == aggs[i].arg_col;
+      if (!have) order->carry[n++] = aggs[i].arg_col;
+    }
     order->carry[n++] = num->tree_node_col;
     order->carry[n++] = num->tree_pnode_col;
     order->ncarry = n;
@@ -121,6 +130,7 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
     ir_rowb_add(b, &rb, b->row.e[i].name, b->row.e[i].col, b->row.e[i].qonly);
   for (int i = 0; i < na; i++) {
     aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
+    p->cols[aggs[i].out_col].untyped = untyped[i];
     ir_rowb_add(b, &rb, st->items[i].name, aggs[i].out_col, false);
   }
   b->row = ir_rowb_done(&rb);   /* aliases are kept and do not gain the outputs */

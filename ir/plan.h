@@ -51,6 +51,9 @@ typedef struct ir_col {
   rt_type type;
   bool nullable;
   bool live;            /* set by live.c */
+  bool untyped;         /* every value is an untyped NULL (`EXTEND NULL AS n`,
+                           `MAX(NULL)`): stored as `type`, but a reference
+                           binds as a bare NULL, which takes any type */
 } ir_col;
 
 typedef struct ir_expr ir_expr;
