@@ -6,6 +6,8 @@
 # (libFuzzer, ASan, UBSan) for the fuzz targets in fuzz/ (`make fuzz`).
 set -euo pipefail
 PKGS="cmake make gcc pkg-config llvm-19-dev libsqlite3-dev sqlite3 libcmocka-dev zlib1g-dev libjson-c-dev libedit-dev python3 bsdutils"
+# test-only: protoc --decode_raw cross-checks the protobuf test traces
+PKGS="$PKGS protobuf-compiler"
 if [ "${1:-}" = fuzz ]; then
   PKGS="$PKGS clang libclang-rt-14-dev"
 fi
