@@ -104,6 +104,11 @@ struct pj_query {
   char *key;
   int key_opt;
   uint64_t miss_gen;
+  /* What the plan read of SQLite when it was bound (rt_sql_*_cookie,
+   * taken just before binding): a plan that reads SQLite is bound again
+   * when the schema cookie moved, one whose SQLite column types were
+   * sampled from the values also when the data cookie moved. */
+  uint64_t schema_cookie, data_cookie;
 };
 
 /* A result is a finalized table plus the pool its strings live in. */
@@ -129,6 +134,14 @@ pj_status pj__failf(pj_engine *e, const char *fmt, ...) __attribute__((format(pr
  * that does not own text: used by the script runner. */
 pj_status pj__query_from_ast(pj_engine *e, const char *text, fe_pipeline *ast,
                              pj_query **out);
+
+/* Binds the handle again when its plan is stale (query.c's banner: new
+ * parameter types, a replaced columnar table, a changed SQLite schema),
+ * as the next run would; PJ_OK when the plan is current, else the bind
+ * error (the handle then has no plan until a later refresh or run binds
+ * it). For callers that read the plan's shape before running (the
+ * extension's output columns). */
+pj_status pj__query_refresh(pj_query *q);
 
 /* Runs a query; on success *out is a table named `name` owned by the
  * caller. */

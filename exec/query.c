@@ -11,8 +11,16 @@
  *  - a columnar table the plan scans is no longer the one the catalog
  *    names (CREATE OR REPLACE PERFETTO TABLE replaced it): every run reads
  *    the current data. The handle holds a reference to each scanned table,
- *    so comparing pointers is safe. Tables and views read through SQLite
- *    are prepared again by every run anyway.
+ *    so comparing pointers is safe;
+ *  - the plan reads SQLite and the connection's schema changed since it
+ *    was bound (DROP/CREATE/ALTER of a table it reads, a new view, a new
+ *    catalog table that now shadows a SQLite one: any DDL, on this
+ *    connection or another). A plan reads SQLite columns by position and
+ *    with the types they had, so running it over the new schema would
+ *    answer from the old one. A plan whose SQLite column types were
+ *    sampled from the values also binds again when the data changed.
+ *    When the query no longer binds, the run fails with the bind error
+ *    (and tries again the next time).
  *
  * Backends: interp runs every segment with vm_run_batch; jit compiles the
  * plan once (the engine's LLJIT is created on first use) and runs the
@@ -55,6 +63,7 @@ static void drop_plan(pj_query *q) {
   q->tables = NULL;
   q->ntables = 0;
   q->plan_text.len = 0;
+  if (q->plan_text.data) q->plan_text.data[0] = 0;   /* no plan: pj_query_plan says "" */
 }
 
 /* Keeps a reference to every columnar table the plan scans. */
@@ -89,6 +98,10 @@ static pj_status build_plan(pj_query *q) {
   rt_err err = {.offset = -1};
   int64_t t0 = rt_now_ns();
   q->plan = ir_build(q->ast, q->src, &env, &err);
+  /* Taken only for plans that read SQLite (the engine's thread is the
+   * only one that changes its connection between bind and here). */
+  if (q->plan && q->plan->reads_sql) q->schema_cookie = rt_sql_schema_cookie(e->db);
+  if (q->plan && q->plan->sql_sampled) q->data_cookie = rt_sql_data_cookie(e->db);
   e->timing.bind_ns += rt_now_ns() - t0;
   if (!q->plan) {
     free(types);
@@ -124,6 +137,8 @@ static int plan_stale(pj_query *q) {
   }
   for (int i = 0; i < q->ntables; i++)
     if (rt_catalog_get(q->e->catalog, q->tables[i]->name) != q->tables[i]) return 1;
+  if (q->plan->reads_sql && rt_sql_schema_cookie(q->e->db) != q->schema_cookie) return 1;
+  if (q->plan->sql_sampled && rt_sql_data_cookie(q->e->db) != q->data_cookie) return 1;
   return 0;
 }
 
@@ -362,6 +377,11 @@ static void auto_prepare(pj_query *q) {
 }
 
 /* ---- running ---------------------------------------------------------- */
+
+pj_status pj__query_refresh(pj_query *q) {
+  pj__clear_error(q->e);
+  return plan_stale(q) ? build_plan(q) : PJ_OK;
+}
 
 pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
   pj_engine *e = q->e;

@@ -115,26 +115,19 @@ static int out_columns(const pj_query *q, const char *const **names) {
 
 /* The compiled pipeline for text, from the cache or compiled now. On error
  * returns NULL with *err set (sqlite3_malloc'd). */
-static pj_query *conn_query(px_conn *c, const char *text, char **err) {
-  int victim = 0;
-  for (int i = 0; i < PX_CACHE; i++) {
-    if (c->cache[i].text && !strcmp(c->cache[i].text, text)) {
-      c->cache[i].used = ++c->tick;
-      return c->cache[i].q;
-    }
-    if (c->cache[i].used < c->cache[victim].used) victim = i;
-  }
-  pj_query *q = NULL;
-  pj_status s = pj_query_compile(c->e, text, &q);
-  if (s != PJ_OK) {
-    if (s == PJ_NOMEM) *err = sqlite3_mprintf("pipeline(): out of memory");
-    else if (pj_engine_errline(c->e) > 0)
-      *err = sqlite3_mprintf("%s (line %d, column %d)", pj_engine_errmsg(c->e),
-                             pj_engine_errline(c->e), pj_engine_errcol(c->e));
-    else *err = sqlite3_mprintf("%s", pj_engine_errmsg(c->e));
-    return NULL;
-  }
-  /* SQLite needs distinct column names, and the hidden ones are ours. */
+/* The engine's last error as a message for SQLite (sqlite3_malloc'd). */
+static char *engine_error(px_conn *c, pj_status s) {
+  if (s == PJ_NOMEM) return sqlite3_mprintf("pipeline(): out of memory");
+  if (pj_engine_errline(c->e) > 0)
+    return sqlite3_mprintf("%s (line %d, column %d)", pj_engine_errmsg(c->e),
+                           pj_engine_errline(c->e), pj_engine_errcol(c->e));
+  return sqlite3_mprintf("%s", pj_engine_errmsg(c->e));
+}
+
+static void conn_forget(px_conn *c, pj_query *q);
+
+/* SQLite needs distinct column names, and the hidden ones are ours. */
+static int names_usable(const pj_query *q, char **err) {
   const char *const *names;
   int n = out_columns(q, &names);
   for (int i = 0; i < n; i++) {
@@ -143,9 +136,40 @@ static pj_query *conn_query(px_conn *c, const char *text, char **err) {
     if (clash) {
       *err = sqlite3_mprintf("pipeline(): the output has two columns named '%s' (rename one with "
                              "AS)", names[i]);
-      pj_query_free(q);
-      return NULL;
+      return 0;
     }
+  }
+  return 1;
+}
+
+/* A cached pipeline is bound again when what it read changed (a table of
+ * the connection was dropped and created again with other columns, say),
+ * so its output columns are the ones a run would give. */
+static pj_query *conn_query(px_conn *c, const char *text, char **err) {
+  int victim = 0;
+  for (int i = 0; i < PX_CACHE; i++) {
+    if (c->cache[i].text && !strcmp(c->cache[i].text, text)) {
+      pj_query *q = c->cache[i].q;
+      pj_status s = pj__query_refresh(q);
+      if (s != PJ_OK || !names_usable(q, err)) {
+        if (s != PJ_OK) *err = engine_error(c, s);
+        conn_forget(c, q);
+        return NULL;
+      }
+      c->cache[i].used = ++c->tick;
+      return q;
+    }
+    if (c->cache[i].used < c->cache[victim].used) victim = i;
+  }
+  pj_query *q = NULL;
+  pj_status s = pj_query_compile(c->e, text, &q);
+  if (s != PJ_OK) {
+    *err = engine_error(c, s);
+    return NULL;
+  }
+  if (!names_usable(q, err)) {
+    pj_query_free(q);
+    return NULL;
   }
   char *key = strdup(text);
   if (!key) {

@@ -154,6 +154,8 @@ static int bind_sql(ir_binder *b, const fe_source *src) {
   }
   if (!check_names(b, sc.ncols, (const char *const *)sc.names, true, pos)) return 0;
   ir_op *op = ir_op_add(b, IR_SCAN_SQL, src->pos);
+  p->reads_sql = true;
+  if (sc.sampled) p->sql_sampled = true;
   op->sql_base = base;
   op->sql = (char *)base;
   op->nsrc = sc.ncols;

@@ -276,6 +276,11 @@ typedef struct ir_plan {
   /* Added by ir/: the pool string constants were interned in (the
    * engine's, not owned), so the printer can show them. */
   const rt_strpool *strings;
+  /* Set by the binder: some op reads SQLite (a plan that must be bound
+   * again when the schema changes), and some SQLite column's type was
+   * sampled from the values (bound again when the data changes too). */
+  bool reads_sql;
+  bool sql_sampled;
 } ir_plan;
 
 /* ---- building ----------------------------------------------------------- */

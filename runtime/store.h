@@ -141,8 +141,21 @@ typedef struct rt_sqlcols {
   int ncols;
   char **names;
   rt_type *types;
+  int sampled;          /* 1 when some type came from the values */
 } rt_sqlcols;
 int rt_sql_describe(void *db, const char *sql, rt_arena *a, rt_sqlcols *out, rt_err *err);
+
+/* What a plan bound against SQLite depends on, as numbers to compare
+ * before a run. rt_sql_schema_cookie changes whenever the schema of any
+ * database of the connection changes (a hash of every attached database's
+ * name and `PRAGMA schema_version`, so DDL through this connection or
+ * another one, ATTACH and DETACH all show); rt_sql_data_cookie whenever
+ * data changes (sqlite3_total_changes64 of this connection plus each
+ * database's data_version, which moves on other connections' commits).
+ * Both return 0 when the connection cannot say, which never equals a
+ * cookie taken before (they are never 0 otherwise). */
+uint64_t rt_sql_schema_cookie(void *db);
+uint64_t rt_sql_data_cookie(void *db);
 
 /* Steps a prepared query and copies its values into batches of up to
  * RT_BATCH rows: views[c] gets contiguous values of types[c] (ints as

@@ -87,6 +87,74 @@ class ExtensionTest(unittest.TestCase):
             (2000000000,))
 
 
+class StalePlanTest(unittest.TestCase):
+    """Issue 12 item 1: the connection's plan cache and named tables bind
+    again when a table they read changed schema."""
+
+    def setUp(self):
+        self.db = sqlite3.connect(":memory:")
+        self.db.enable_load_extension(True)
+        self.db.load_extension(os.path.abspath(EXT))
+        self.db.enable_load_extension(False)
+        self.db.executescript("CREATE TABLE t(a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 2);")
+
+    def tearDown(self):
+        self.db.close()
+
+    def run_all(self, text, *args):
+        got = {}
+        for mode in ("interp", "jit", "auto"):
+            self.db.execute("SELECT pipeline_mode(?)", (mode,)).fetchone()
+            got[mode] = self.db.execute("SELECT * FROM pipeline(?%s)" % (", ?" * len(args)),
+                                        (text,) + args).fetchall()
+        self.assertEqual(got["interp"], got["jit"])
+        self.assertEqual(got["interp"], got["auto"])
+        return got["interp"]
+
+    def test_columns_swapped(self):
+        q = "FROM t |> SELECT a, b |> WHERE a = 1"
+        self.assertEqual(self.run_all(q), [(1, 2)])
+        self.db.executescript("DROP TABLE t; CREATE TABLE t(b INTEGER, a INTEGER);"
+                              "INSERT INTO t VALUES (2, 1);")
+        self.assertEqual(self.run_all(q), [(1, 2)])
+
+    def test_column_became_text(self):
+        q = "FROM t |> SELECT a, b"
+        self.assertEqual(self.run_all(q), [(1, 2)])
+        self.db.executescript("DROP TABLE t; CREATE TABLE t(a TEXT, b INTEGER);"
+                              "INSERT INTO t VALUES ('x', 2);")
+        self.assertEqual(self.run_all(q), [("x", 2)])
+
+    def test_add_column(self):
+        self.assertEqual(self.run_all("FROM t |> SELECT b"), [(2,)])
+        self.assertEqual(self.run_all("FROM t"), [(1, 2)])
+        self.db.execute("ALTER TABLE t ADD COLUMN c TEXT DEFAULT 'z'")
+        self.assertEqual(self.run_all("FROM t |> SELECT b"), [(2,)])
+        cur = self.db.execute("SELECT * FROM pipeline('FROM t')")
+        self.assertEqual(cur.fetchall(), [(1, 2, "z")])
+        self.assertEqual([d[0] for d in cur.description], ["a", "b", "c"])
+
+    def test_no_longer_binds(self):
+        q = "FROM t |> SELECT a, b"
+        self.assertEqual(self.run_all(q), [(1, 2)])
+        self.db.executescript("DROP TABLE t; CREATE TABLE t(a INTEGER, c INTEGER);")
+        with self.assertRaisesRegex(sqlite3.OperationalError, r"SELECT: no such column: 'b'"):
+            self.db.execute("SELECT * FROM pipeline(?)", (q,)).fetchall()
+        self.db.executescript("DROP TABLE t; CREATE TABLE t(b INTEGER, a INTEGER);"
+                              "INSERT INTO t VALUES (7, 8);")
+        self.assertEqual(self.run_all(q), [(8, 7)])
+
+    def test_named_table(self):
+        self.db.execute("CREATE VIRTUAL TABLE temp.pv USING "
+                        "pipeline('FROM t |> WHERE a >= $min |> SELECT a, b')")
+        self.assertEqual(self.db.execute("SELECT a, b FROM pv(0)").fetchall(), [(1, 2)])
+        self.db.executescript("DROP TABLE t; CREATE TABLE t(b TEXT, a INTEGER);"
+                              "INSERT INTO t VALUES ('two', 1);")
+        self.assertEqual(self.db.execute("SELECT a, b FROM pv(0)").fetchall(), [(1, "two")])
+        self.db.execute("ALTER TABLE t ADD COLUMN c INTEGER")
+        self.assertEqual(self.db.execute("SELECT a, b FROM pv(1)").fetchall(), [(1, "two")])
+
+
 if __name__ == "__main__":
     if not hasattr(sqlite3.Connection, "enable_load_extension"):
         print("this python3's sqlite3 module cannot load extensions", file=sys.stderr)

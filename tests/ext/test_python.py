@@ -76,6 +76,24 @@ class EngineTest(unittest.TestCase):
         cols = self.e.columns("FROM slice |> WHERE depth = 0 |> AGGREGATE COUNT(*) AS roots")
         self.assertGreater(cols["roots"][0], 0)
 
+    def test_compiled_handle_after_schema_change(self):
+        # issue 12 item 1: a handle bound before DROP/CREATE read a and b
+        # by position, so it returned them swapped
+        self.e.execute("CREATE TABLE s(a INTEGER, b INTEGER); INSERT INTO s VALUES (1, 2)")
+        for mode in ("interp", "jit", "auto"):
+            self.e.mode = mode
+            q = self.e.compile("FROM s |> WHERE a = 1 |> SELECT a, b")
+            self.assertEqual(q.run(), [{"a": 1, "b": 2}])
+            self.e.execute("DROP TABLE s; CREATE TABLE s(b INTEGER, a INTEGER);"
+                           "INSERT INTO s VALUES (2, 1)")
+            self.assertEqual(q.run(), [{"a": 1, "b": 2}])
+            self.e.execute("DROP TABLE s; CREATE TABLE s(a INTEGER, c INTEGER)")
+            with self.assertRaisesRegex(pipejit.Error, "no such column: 'b'"):
+                q.run()
+            self.e.execute("DROP TABLE s; CREATE TABLE s(a INTEGER, b INTEGER);"
+                           "INSERT INTO s VALUES (1, 2)")
+            q.close()
+
     def test_closed_engine(self):
         q = self.e.compile("FROM t |> SELECT id")
         self.e.close()
