@@ -12,9 +12,15 @@
 
 typedef enum cli_format { CLI_TABLE, CLI_CSV, CLI_JSON } cli_format;
 
+#include <signal.h>
+
 /* Prints one result set in the given format (no separating blank line:
- * the caller prints those between result sets). */
-void cli_print_result(FILE *out, const pj_result *r, cli_format fmt);
+ * the caller prints those between result sets). Time is linear in the
+ * cells. `stop` (may be NULL) is polled every row and every 256 cells: once
+ * it is set, printing ends where it is (Ctrl-C and --timeout stop the
+ * printing of a huge result too) and 1 is returned; else 0. */
+int cli_print_result(FILE *out, const pj_result *r, cli_format fmt,
+                     const volatile sig_atomic_t *stop);
 
 /* The tool's settings and output state. */
 struct cli {

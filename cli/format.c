@@ -47,18 +47,33 @@ static void pad(FILE *out, size_t n) {
   while (n--) fputc(' ', out);
 }
 
+/* True when printing must end: polled once per 256 cells. */
+typedef struct poll {
+  const volatile sig_atomic_t *stop;
+  unsigned cells;
+} poll;
+
+static int stopped(poll *p) {
+  if ((p->cells++ & 255) != 0) return 0;
+  return p->stop && *p->stop;
+}
+
 /* ---- table -------------------------------------------------------------- */
 
-static void print_table(FILE *out, const pj_result *r) {
+static int print_table(FILE *out, const pj_result *r, poll *pl) {
   int nc = pj_result_column_count(r);
   int64_t nr = pj_result_row_count(r);
   size_t *w = calloc((size_t)nc + 1, sizeof *w);
   char buf[64];
-  if (!w) return;
+  if (!w) return 0;
   for (int c = 0; c < nc; c++) {
     const char *name = pj_result_column_name(r, c);
     w[c] = width(name, strlen(name));
     for (int64_t i = 0; i < nr; i++) {
+      if (stopped(pl)) {
+        free(w);
+        return 1;
+      }
       size_t len = 0;
       const char *s = cell_text(r, i, c, buf, sizeof buf, &len);
       size_t cw = s ? width(s, len) : 4;
@@ -84,6 +99,10 @@ static void print_table(FILE *out, const pj_result *r) {
   fputc('\n', out);
   for (int64_t i = 0; i < nr; i++) {
     for (int c = 0; c < nc; c++) {
+      if (stopped(pl)) {
+        free(w);
+        return 1;
+      }
       size_t len = 0;
       const char *s = cell_text(r, i, c, buf, sizeof buf, &len);
       if (!s) s = "NULL", len = 4;
@@ -97,6 +116,7 @@ static void print_table(FILE *out, const pj_result *r) {
     fputc('\n', out);
   }
   free(w);
+  return 0;
 }
 
 /* ---- CSV ---------------------------------------------------------------- */
@@ -121,7 +141,7 @@ static void csv_field(FILE *out, const char *s, size_t len) {
   fputc('"', out);
 }
 
-static void print_csv(FILE *out, const pj_result *r) {
+static int print_csv(FILE *out, const pj_result *r, poll *pl) {
   int nc = pj_result_column_count(r);
   int64_t nr = pj_result_row_count(r);
   char buf[64];
@@ -133,6 +153,7 @@ static void print_csv(FILE *out, const pj_result *r) {
   fputc('\n', out);
   for (int64_t i = 0; i < nr; i++) {
     for (int c = 0; c < nc; c++) {
+      if (stopped(pl)) return 1;
       if (c) fputc(',', out);
       size_t len = 0;
       const char *s = cell_text(r, i, c, buf, sizeof buf, &len);
@@ -140,6 +161,7 @@ static void print_csv(FILE *out, const pj_result *r) {
     }
     fputc('\n', out);
   }
+  return 0;
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -180,13 +202,14 @@ static void json_double(FILE *out, double d) {
   if (!strpbrk(buf, ".eE")) fputs(".0", out);
 }
 
-static void print_json(FILE *out, const pj_result *r) {
+static int print_json(FILE *out, const pj_result *r, poll *pl) {
   int nc = pj_result_column_count(r);
   int64_t nr = pj_result_row_count(r);
   fputc('[', out);
   for (int64_t i = 0; i < nr; i++) {
     fputs(i ? ",\n  {" : "\n  {", out);
     for (int c = 0; c < nc; c++) {
+      if (stopped(pl)) return 1;
       if (c) fputs(", ", out);
       const char *name = pj_result_column_name(r, c);
       json_string(out, name, strlen(name));
@@ -203,12 +226,15 @@ static void print_json(FILE *out, const pj_result *r) {
     fputc('}', out);
   }
   fputs(nr ? "\n]\n" : "]\n", out);
+  return 0;
 }
 
-void cli_print_result(FILE *out, const pj_result *r, cli_format fmt) {
+int cli_print_result(FILE *out, const pj_result *r, cli_format fmt,
+                     const volatile sig_atomic_t *stop) {
+  poll pl = {stop, 0};
   switch (fmt) {
-  case CLI_CSV: print_csv(out, r); break;
-  case CLI_JSON: print_json(out, r); break;
-  default: print_table(out, r); break;
+  case CLI_CSV: return print_csv(out, r, &pl);
+  case CLI_JSON: return print_json(out, r, &pl);
+  default: return print_table(out, r, &pl);
   }
 }

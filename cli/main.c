@@ -25,6 +25,7 @@
  * at once (the default action) and is left to the line editor in the
  * shell.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,10 +235,13 @@ static pj_engine *g_engine;
 static volatile sig_atomic_t g_running;      /* a script is in pj_engine_exec */
 static volatile sig_atomic_t g_interactive;  /* the shell owns Ctrl-C at its prompt */
 static volatile sig_atomic_t g_timed_out;
+static volatile sig_atomic_t g_cancel;       /* the running script must stop,
+                                                printing included */
 static double g_timeout;                     /* seconds, 0 = none */
 
 static void on_sigint(int sig) {
   if (g_running) {
+    g_cancel = 1;
     pj_engine_interrupt(g_engine);
   } else if (!g_interactive) {
     signal(sig, SIG_DFL);
@@ -249,6 +253,7 @@ static void on_sigalrm(int sig) {
   (void)sig;
   if (!g_running) return;
   g_timed_out = 1;
+  g_cancel = 1;
   pj_engine_interrupt(g_engine);
 }
 
@@ -296,22 +301,32 @@ static int on_result(void *ctx, const pj_result *res, const char *text, size_t l
                      size_t off) {
   struct cli *c = ctx;
   separate(c);
-  cli_print_result(stdout, res, c->fmt);
+  /* A result of millions of cells takes a while to print: the timeout
+   * and Ctrl-C stop it there, and the script with it. */
+  if (cli_print_result(stdout, res, c->fmt, &g_cancel)) {
+    fputc('\n', stdout);
+    return 1;
+  }
   return 0;
 }
 
 int cli_run_script(struct cli *c, const char *script) {
   c->reported = 0;
   g_timed_out = 0;
+  g_cancel = 0;
   g_running = 1;
   if (g_timeout > 0) set_timer(g_timeout);
   pj_status s = pj_engine_exec(c->e, script, on_result, c);
   if (g_timeout > 0) set_timer(0);
   g_running = 0;
   fflush(stdout);
+  /* stopped while printing: the script ended through the callback */
+  if (s == PJ_OK && g_cancel) s = PJ_INTERRUPTED;
   if (s == PJ_OK) return 0;
   if (s == PJ_INTERRUPTED && g_timed_out && !c->reported)
     fprintf(stderr, "error: interrupted (timeout after %g s)\n", g_timeout);
+  else if (s == PJ_INTERRUPTED && !c->reported)
+    fprintf(stderr, "error: interrupted\n");
   else if (!c->reported)
     print_error(c, script);
   return 1;
@@ -499,8 +514,11 @@ int main(int argc, char **argv) {
       sample = 1000000;
     } else if (!strncmp(a, "--sample-trace=", 15)) {
       char *end;
+      errno = 0;
       sample = strtoll(a + 15, &end, 10);
-      if (*end || end == a + 15 || sample < 0) bad_value("--sample-trace", a + 15);
+      /* out of range is refused, not clamped to LLONG_MAX */
+      if (*end || end == a + 15 || sample < 0 || errno == ERANGE)
+        bad_value("--sample-trace", a + 15);
     } else if ((v = opt_value(argc, argv, &i, "--trace"))) {
       trace = v;
     } else if ((v = opt_value(argc, argv, &i, "--load"))) {

@@ -264,21 +264,26 @@ pj_status pj_engine_exec(pj_engine *e, const char *script, pj_result_cb cb, void
   pj__clear_error(e);
   pj__begin_run(e);
   e->exec_depth++;
+  /* One statement at a time, each parsed into an arena freed once it has
+   * run (its plan goes with its handle): a script of a million
+   * statements runs in the memory of its largest one. */
   rt_arena a;
   rt_arena_init(&a);
-  fe_span *spans = NULL;
-  int n = fe_split(&a, script, strlen(script), &spans);
+  size_t len = strlen(script), at = 0;
+  fe_span span;
   pj_status s = PJ_OK;
   int stop = 0;
-  for (int i = 0; i < n && s == PJ_OK && !stop; i++) {
+  while (s == PJ_OK && !stop && fe_split_next(script, len, &at, &span)) {
     memset(&e->timing, 0, sizeof e->timing);
     if (pj__interrupted(e)) {   /* between statements */
       s = PJ_INTERRUPTED;
       break;
     }
+    rt_arena_free(&a);   /* the previous statement's parse */
+    rt_arena_init(&a);
     rt_err err = {.offset = -1};
     int64_t t0 = rt_now_ns();
-    fe_stmt *st = fe_parse_stmt(&a, script, spans[i].pos, spans[i].len, &err);
+    fe_stmt *st = fe_parse_stmt(&a, script, span.pos, span.len, &err);
     int64_t parse_ns = rt_now_ns() - t0;
     if (!st) {
       s = pj__fail(e, &err, script);

@@ -235,6 +235,10 @@ typedef struct fe_stmt {
  * `text`. Returns the count; spans go to an arena array in *out. */
 typedef struct fe_span { int pos, len; } fe_span;
 int fe_split(rt_arena *a, const char *text, size_t len, fe_span **out);
+/* The same one statement at a time, for scripts of any length in constant
+ * memory: finds the next non-empty statement at or after *at, stores it in
+ * *out, moves *at past its ';' and returns 1; 0 when none is left. */
+int fe_split_next(const char *text, size_t len, size_t *at, fe_span *out);
 
 /* Parses one statement text[pos..pos+len) (offsets stay relative to
  * text). On error returns NULL and fills err with "<STAGE>: syntax error

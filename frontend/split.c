@@ -56,24 +56,18 @@ static size_t skip_quoted(const char *t, size_t len, size_t i) {
   return len;
 }
 
-/* Records text[start..end) trimmed of whitespace, when it has content. */
-static void emit(rt_arena *a, const char *t, size_t start, size_t end, bool content,
-                 fe_span **out, int *n, int *cap) {
-  if (!content) return;
+/* text[start..end) trimmed of whitespace. */
+static fe_span trimmed(const char *t, size_t start, size_t end) {
   while (start < end && is_space((unsigned char)t[start])) start++;
   while (end > start && is_space((unsigned char)t[end - 1])) end--;
-  fe_span *sp = fe_push(a, out, n, cap, sizeof *sp);
-  sp->pos = (int)start;
-  sp->len = (int)(end - start);
+  return (fe_span){(int)start, (int)(end - start)};
 }
 
-int fe_split(rt_arena *a, const char *text, size_t len, fe_span **out) {
-  int n = 0, cap = 0;
-  *out = NULL;
+int fe_split_next(const char *text, size_t len, size_t *at, fe_span *out) {
   splitter s = {0};
   int parens = 0;
   bool content = false; /* anything but whitespace and comments */
-  size_t start = 0, i = 0;
+  size_t start = *at, i = *at;
   while (i < len) {
     unsigned char c = (unsigned char)text[i];
     if (c == '-' && i + 1 < len && text[i + 1] == '-') {
@@ -92,9 +86,12 @@ int fe_split(rt_arena *a, const char *text, size_t len, fe_span **out) {
       i = j;
       content = true;
     } else if (c == ';' && parens == 0 && s.block == 0) {
-      emit(a, text, start, i, content, out, &n, &cap);
-      start = ++i;
-      content = false;
+      if (content) {
+        *out = trimmed(text, start, i);
+        *at = i + 1;
+        return 1;
+      }
+      start = ++i;   /* an empty statement: skipped */
       s = (splitter){0};
     } else {
       /* Unbalanced ')' must not hide later ';'s. */
@@ -104,6 +101,17 @@ int fe_split(rt_arena *a, const char *text, size_t len, fe_span **out) {
       i++;
     }
   }
-  emit(a, text, start, len, content, out, &n, &cap);
+  *at = len;
+  if (!content) return 0;
+  *out = trimmed(text, start, len);
+  return 1;
+}
+
+int fe_split(rt_arena *a, const char *text, size_t len, fe_span **out) {
+  int n = 0, cap = 0;
+  *out = NULL;
+  size_t at = 0;
+  fe_span sp;
+  while (fe_split_next(text, len, &at, &sp)) *(fe_span *)fe_push(a, out, &n, &cap, sizeof sp) = sp;
   return n;
 }

@@ -60,6 +60,7 @@ ir_plan *ir_build(const struct fe_pipeline *ast, const char *text, ir_env *env, 
   if (!p) return NULL;
   ir_live(p);
   ir_segment_plan(p);
+  ir_mark_names(p);
   if (!ir_verify(p, err)) {
     ir_plan_free(p);
     return NULL;

@@ -54,6 +54,8 @@ typedef struct ir_col {
   bool untyped;         /* every value is an untyped NULL (`EXTEND NULL AS n`,
                            `MAX(NULL)`): stored as `type`, but a reference
                            binds as a bare NULL, which takes any type */
+  bool shared_name;     /* another column has the same name (set by
+                           ir_mark_names when p->names_marked) */
 } ir_col;
 
 typedef struct ir_expr ir_expr;
@@ -281,6 +283,10 @@ typedef struct ir_plan {
    * sampled from the values (bound again when the data changes too). */
   bool reads_sql;
   bool sql_sampled;
+  /* ir_mark_names ran: cols[].shared_name is valid (the printer then
+   * needs no search per column: a 20,000-column plan printed in
+   * quadratic time). */
+  bool names_marked;
 } ir_plan;
 
 /* ---- building ----------------------------------------------------------- */
@@ -316,6 +322,9 @@ void ir_sql_quote(rt_buf *out, const char *name);
 
 /* Appends a human-readable plan (segments, steps, live columns) to out. */
 void ir_print(const ir_plan *p, rt_buf *out);
+/* Marks the columns whose name another column shares (the printer shows
+ * them with their id); ir_build does it last. */
+void ir_mark_names(ir_plan *p);
 void ir_print_expr(const ir_plan *p, const ir_expr *e, rt_buf *out);
 
 /* Checks structural invariants (every column used is defined before, types

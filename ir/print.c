@@ -56,8 +56,9 @@ static void put_col(const ir_plan *p, int c, rt_buf *out) {
     return;
   }
   const char *name = p->cols[c].name;
-  bool shared = false;
-  for (int i = 0; i < p->ncols && !shared; i++) shared = i != c && !strcmp(p->cols[i].name, name);
+  bool shared = p->cols[c].shared_name;
+  for (int i = 0; !p->names_marked && i < p->ncols && !shared; i++)
+    shared = i != c && !strcmp(p->cols[i].name, name);
   /* Internal columns are named after their expression (`dur * 2` for an
    * ORDER BY key, `1` for COUNT(1)): quote names that are not plain
    * identifiers. */
@@ -68,6 +69,27 @@ static void put_col(const ir_plan *p, int c, rt_buf *out) {
   if (word) rt_buf_printf(out, "%s", name);
   else ir_sql_quote(out, name);
   if (shared) rt_buf_printf(out, "#%d", c);
+}
+
+typedef struct named_col { const char *name; int id; } named_col;
+
+static int by_name(const void *a, const void *b) {
+  const named_col *x = a, *y = b;
+  int d = strcmp(x->name, y->name);
+  return d ? d : (x->id > y->id) - (x->id < y->id);
+}
+
+void ir_mark_names(ir_plan *p) {
+  named_col *v = malloc(sizeof *v * (size_t)(p->ncols ? p->ncols : 1));
+  if (!v) return;   /* the printer searches instead */
+  for (int i = 0; i < p->ncols; i++) v[i] = (named_col){p->cols[i].name, i};
+  qsort(v, (size_t)p->ncols, sizeof *v, by_name);
+  for (int i = 0; i + 1 < p->ncols; i++) {
+    if (strcmp(v[i].name, v[i + 1].name)) continue;
+    p->cols[v[i].id].shared_name = p->cols[v[i + 1].id].shared_name = true;
+  }
+  p->names_marked = true;
+  free(v);
 }
 
 static void put_cols(const ir_plan *p, int n, const int *cols, rt_buf *out) {
