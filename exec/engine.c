@@ -20,8 +20,8 @@
 
 #include "../codegen/cg.h"
 #include "../runtime/load.h"
-#include "../runtime/sample.h"
-#include "../runtime/trace_json.h"
+#include "../import/sample.h"
+#include "../import/trace_json_old.h"
 #include "../runtime/vtab.h"
 #include "adaptive.h"
 #include "engine.h"

@@ -168,6 +168,7 @@ typedef struct rt_column {
   uint64_t *valid;   /* NULL when no value is NULL */
   bool sorted;       /* non-decreasing (NULLs first) */
   bool nullable;     /* valid != NULL */
+  bool borrowed;     /* data/valid belong to the table's `base` (not freed) */
 } rt_column;
 
 typedef struct rt_table {
@@ -176,6 +177,7 @@ typedef struct rt_table {
   int ncols;
   rt_column *cols;
   int refs;          /* catalog + running queries; freed at 0 */
+  struct rt_table *base;  /* owner of the borrowed columns (one reference) */
 } rt_table;
 
 /* Builds a table column by column. Values are appended as int64 / double /
@@ -205,6 +207,15 @@ void rt_tb_abort(rt_table_builder *b);
 int rt_column_finish(rt_column *c, int64_t n, rt_type declared);
 /* Allocates an empty table shell with ncols zeroed columns, refs = 1. */
 rt_table *rt_table_alloc(const char *name, int ncols);
+
+/* A table named `name` whose n columns are columns cols[i] of src, shared
+ * rather than copied (src stays alive as long as the new table), named
+ * names[i] (NULL or a NULL entry: src's name), followed by `extra` empty
+ * columns for the caller to fill (name, type, data, valid, nrows already
+ * set to src's). Views of trace tables (slices, sched_slice, slice.cat)
+ * cost no memory this way. NULL when out of memory. */
+rt_table *rt_table_share(rt_table *src, const char *name, int n, const int *cols,
+                         const char *const *names, int extra);
 
 rt_table *rt_table_ref(rt_table *t);
 void rt_table_unref(rt_table *t);

@@ -146,12 +146,34 @@ rt_table *rt_table_alloc(const char *name, int ncols) {
 static void table_free(rt_table *t) {
   for (int c = 0; c < t->ncols; c++) {
     free(t->cols[c].name);
+    if (t->cols[c].borrowed) continue;
     free(t->cols[c].data);
     free(t->cols[c].valid);
   }
   free(t->cols);
   free(t->name);
+  rt_table *base = t->base;
   free(t);
+  rt_table_unref(base);
+}
+
+rt_table *rt_table_share(rt_table *src, const char *name, int n, const int *cols,
+                         const char *const *names, int extra) {
+  rt_table *t = rt_table_alloc(name, n + extra);
+  if (!t) return NULL;
+  t->nrows = src->nrows;
+  t->base = rt_table_ref(src);
+  for (int i = 0; i < n; i++) {
+    rt_column *c = &t->cols[i];
+    *c = src->cols[cols[i]];
+    c->borrowed = true;
+    c->name = dupstr(names && names[i] ? names[i] : src->cols[cols[i]].name);
+    if (!c->name) {
+      rt_table_unref(t);
+      return NULL;
+    }
+  }
+  return t;
 }
 
 rt_table *rt_table_ref(rt_table *t) {

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "runtime/sample.h"
+#include "import/sample.h"
 #include "runtime/store.h"
 #include "runtime/vtab.h"
 

@@ -37,7 +37,7 @@
 #ifndef PJ_TRACE_JSON_H
 #define PJ_TRACE_JSON_H
 
-#include "rt.h"
+#include "../runtime/rt.h"
 
 typedef struct rt_trace_stats {
   int64_t events;         /* elements of the event arrays */

@@ -5,7 +5,7 @@
 #ifndef PJ_SAMPLE_H
 #define PJ_SAMPLE_H
 
-#include "rt.h"
+#include "../runtime/rt.h"
 
 /* Generates the tables below (finalized, put into cat, replacing tables of
  * the same names), interning strings into sp. The same seed always gives

@@ -28,7 +28,7 @@
 #include <json-c/json.h>
 #include <zlib.h>
 
-#include "trace_json.h"
+#include "trace_json_old.h"
 
 #define CHUNK (1u << 20)
 #define NO_STR UINT32_MAX   /* a NULL string column value */

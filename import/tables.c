@@ -1,0 +1,236 @@
+/*
+ * tables.c — the builder's growable columnar tables (one per entry of
+ * schema.def) and their conversion into finalized rt_tables.
+ *
+ * A column grows by doubling; a new row starts NULL in every column. Data
+ * is kept in the final stored type (int64, double, uint32 for strings and
+ * RT_U32 columns), so finishing moves the arrays into the table instead of
+ * copying them (the import's peak memory is the tables, not twice them):
+ * each array is trimmed to its row count, validity bits are dropped when
+ * no value is NULL, and sortedness is computed for the SQL index planner.
+ */
+#include <stdlib.h>
+
+#include "trace.h"
+
+/* Each IM_TABLE closes the previous table's column array and opens its
+ * own; the first closes a dummy. */
+#define IM_TABLE(T, name) }; static const im_colschema cols_##T[] = {
+#define IM_COL(T, C, name, type) {name, type},
+static const im_colschema cols__dummy[] __attribute__((unused)) = {{NULL, RT_ID},
+#include "schema.def"
+};
+#undef IM_TABLE
+#undef IM_COL
+
+const im_schema im_schemas[IM_NTABLES] = {
+#define IM_TABLE(T, name) [IM_T_##T] = {name, (int)(sizeof cols_##T / sizeof *cols_##T), cols_##T},
+#define IM_COL(T, C, name, type)
+#include "schema.def"
+#undef IM_TABLE
+#undef IM_COL
+};
+
+/* ---- growth -------------------------------------------------------------- */
+
+int im_grow(void **p, int64_t *cap, int64_t need, size_t sz) {
+  if (need <= *cap) return 1;
+  int64_t c = *cap ? *cap : 16;
+  while (c < need) c *= 2;
+  void *np = realloc(*p, (size_t)c * sz);
+  if (!np) return 0;
+  *p = np;
+  *cap = c;
+  return 1;
+}
+
+static size_t col_size(rt_type t) { return t == RT_ID ? 0 : rt_type_size(t); }
+
+int64_t im_append(im_trace *t, im_table_id id) {
+  if (t->failed) return IM_NONE;
+  im_tab *tab = &t->tabs[id];
+  const im_schema *s = tab->s;
+  if (tab->n == tab->cap) {
+    int64_t cap = tab->cap ? tab->cap * 2 : 256;
+    for (int c = 0; c < s->ncols; c++) {
+      size_t sz = col_size(s->cols[c].type);
+      if (!sz) continue;
+      void *d = realloc(tab->data[c], (size_t)cap * sz);
+      if (!d) return im_oom(t), IM_NONE;
+      tab->data[c] = d;
+      uint64_t *v = realloc(tab->valid[c], RT_BITWORDS(cap) * 8);
+      if (!v) return im_oom(t), IM_NONE;
+      memset(v + RT_BITWORDS(tab->cap), 0, (RT_BITWORDS(cap) - RT_BITWORDS(tab->cap)) * 8);
+      tab->valid[c] = v;
+    }
+    tab->cap = cap;
+  }
+  int64_t row = tab->n++;
+  /* Data of a NULL is zero, so every reader sees the same bytes. */
+  for (int c = 0; c < s->ncols; c++) {
+    size_t sz = col_size(s->cols[c].type);
+    if (sz) memset((char *)tab->data[c] + (size_t)row * sz, 0, sz);
+  }
+  return row;
+}
+
+int64_t im_rows(const im_trace *t, im_table_id id) { return t->tabs[id].n; }
+
+static int cell_ok(const im_trace *t, im_table_id id, int col, int64_t row) {
+  const im_tab *tab = &t->tabs[id];
+  return !t->failed && row >= 0 && row < tab->n && tab->data[col];
+}
+
+void im_set_i64(im_trace *t, im_table_id id, int col, int64_t row, int64_t v) {
+  if (!cell_ok(t, id, col, row)) return;
+  im_tab *tab = &t->tabs[id];
+  switch (tab->s->cols[col].type) {
+  case RT_F64: ((double *)tab->data[col])[row] = (double)v; break;
+  case RT_U32: case RT_STR: ((uint32_t *)tab->data[col])[row] = (uint32_t)v; break;
+  case RT_I32: ((int32_t *)tab->data[col])[row] = (int32_t)v; break;
+  default: ((int64_t *)tab->data[col])[row] = v; break;
+  }
+  rt_bit_set(tab->valid[col], (uint32_t)row);
+}
+
+void im_set_f64(im_trace *t, im_table_id id, int col, int64_t row, double v) {
+  if (!cell_ok(t, id, col, row)) return;
+  im_tab *tab = &t->tabs[id];
+  if (tab->s->cols[col].type != RT_F64) {
+    im_set_i64(t, id, col, row, (int64_t)v);
+    return;
+  }
+  ((double *)tab->data[col])[row] = v;
+  rt_bit_set(tab->valid[col], (uint32_t)row);
+}
+
+void im_set_str(im_trace *t, im_table_id id, int col, int64_t row, uint32_t s) {
+  if (s == IM_NULL_STR) {
+    im_set_null(t, id, col, row);
+    return;
+  }
+  im_set_i64(t, id, col, row, s);
+}
+
+void im_set_null(im_trace *t, im_table_id id, int col, int64_t row) {
+  if (!cell_ok(t, id, col, row)) return;
+  im_tab *tab = &t->tabs[id];
+  size_t sz = col_size(tab->s->cols[col].type);
+  memset((char *)tab->data[col] + (size_t)row * sz, 0, sz);
+  rt_bit_clear(tab->valid[col], (uint32_t)row);
+}
+
+int im_is_null(const im_trace *t, im_table_id id, int col, int64_t row) {
+  const im_tab *tab = &t->tabs[id];
+  if (row < 0 || row >= tab->n) return 1;
+  if (!tab->data[col]) return 0;   /* an id column */
+  return !rt_bit(tab->valid[col], (uint32_t)row);
+}
+
+int64_t im_get_i64(const im_trace *t, im_table_id id, int col, int64_t row) {
+  const im_tab *tab = &t->tabs[id];
+  if (row < 0 || row >= tab->n) return IM_NONE;
+  if (!tab->data[col]) return row;
+  if (!rt_bit(tab->valid[col], (uint32_t)row)) return IM_NONE;
+  switch (tab->s->cols[col].type) {
+  case RT_F64: return (int64_t)((const double *)tab->data[col])[row];
+  case RT_U32: case RT_STR: return ((const uint32_t *)tab->data[col])[row];
+  case RT_I32: return ((const int32_t *)tab->data[col])[row];
+  default: return ((const int64_t *)tab->data[col])[row];
+  }
+}
+
+uint32_t im_get_str(const im_trace *t, im_table_id id, int col, int64_t row) {
+  const im_tab *tab = &t->tabs[id];
+  if (row < 0 || row >= tab->n || !rt_bit(tab->valid[col], (uint32_t)row)) return IM_NULL_STR;
+  return ((const uint32_t *)tab->data[col])[row];
+}
+
+/* ---- finishing ------------------------------------------------------------ */
+
+static int any_null(const uint64_t *valid, int64_t n) {
+  int64_t full = n / 64;
+  for (int64_t w = 0; w < full; w++)
+    if (valid[w] != ~0ull) return 1;
+  if (n % 64) {
+    uint64_t m = (1ull << (n % 64)) - 1;
+    if ((valid[full] & m) != m) return 1;
+  }
+  return 0;
+}
+
+/* Non-decreasing with the NULLs first (rt_column.sorted). */
+static int col_sorted(const rt_column *c, int64_t n) {
+  int seen = 0;
+  double pf = 0;
+  int64_t pi = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (c->valid && !rt_bit(c->valid, (uint32_t)i)) {
+      if (seen) return 0;
+      continue;
+    }
+    if (c->type == RT_F64) {
+      double v = ((const double *)c->data)[i];
+      if (seen && !(v >= pf)) return 0;
+      pf = v;
+    } else {
+      int64_t v = c->type == RT_U32 ? ((const uint32_t *)c->data)[i]
+                                    : ((const int64_t *)c->data)[i];
+      if (seen && v < pi) return 0;
+      pi = v;
+    }
+    seen = 1;
+  }
+  return 1;
+}
+
+rt_table *im_tab_finish(im_tab *tab, const char *name) {
+  const im_schema *s = tab->s;
+  rt_table *out = rt_table_alloc(name, s->ncols);
+  if (!out) return NULL;
+  int64_t n = tab->n;
+  out->nrows = n;
+  for (int c = 0; c < s->ncols; c++) {
+    rt_column *col = &out->cols[c];
+    size_t len = strlen(s->cols[c].name);
+    col->name = malloc(len + 1);
+    if (!col->name) goto oom;
+    memcpy(col->name, s->cols[c].name, len + 1);
+    col->type = s->cols[c].type;
+    if (col->type == RT_ID) {
+      col->sorted = true;
+      continue;
+    }
+    size_t sz = col_size(col->type);
+    /* Trim to the rows: large blocks shrink in place (mremap). */
+    void *d = tab->data[c] ? realloc(tab->data[c], n ? (size_t)n * sz : sz) : malloc(sz);
+    if (!d) goto oom;
+    tab->data[c] = NULL;
+    col->data = d;
+    uint64_t *v = tab->valid[c];
+    tab->valid[c] = NULL;
+    if (v && any_null(v, n)) {
+      uint64_t *tv = realloc(v, RT_BITWORDS(n ? n : 1) * 8);
+      col->valid = tv ? tv : v;
+      col->nullable = true;
+    } else {
+      free(v);
+    }
+    col->sorted = col->type != RT_STR && col_sorted(col, n);
+  }
+  im_tab_free(tab);
+  return out;
+oom:
+  rt_table_unref(out);
+  return NULL;
+}
+
+void im_tab_free(im_tab *tab) {
+  for (int c = 0; c < IM_MAXCOLS; c++) {
+    free(tab->data[c]);
+    free(tab->valid[c]);
+    tab->data[c] = NULL;
+    tab->valid[c] = NULL;
+  }
+  tab->n = tab->cap = 0;
+}
