@@ -97,8 +97,47 @@ static LLVMValueRef cg_bool64(cg_ctx *cx, LLVMValueRef i1, const char *name) {
   return LLVMBuildZExt(cx->b, i1, cx->t_i64, name);
 }
 
-/* Comparison of two non-NULL values of the same kind; i1. */
+/* An integer against a double (exactly one of a, b is RT_F64, neither a
+ * string): they compare by value, never through a double. */
+static bool cg_mixed(cg_val a, cg_val b) {
+  return (a.type == RT_F64) != (b.type == RT_F64) && a.type != RT_STR && b.type != RT_STR &&
+         a.type != RT_NULLT && b.type != RT_NULLT;
+}
+
+/* sign(i - r) by value as i32 -1/0/1: rt_cmp_i64_f64's steps, branch-free.
+ * r outside [-2^63, 2^63) decides alone; else the truncated r against i;
+ * when those are equal, (double)i against r is exact. */
+static LLVMValueRef cg_cmp_i64_f64(cg_ctx *cx, LLVMValueRef i, LLVMValueRef r) {
+  LLVMTypeRef tys[2] = {cx->t_i64, cx->t_f64};
+  LLVMValueRef y = cg_intrinsic(cx, "llvm.fptosi.sat", tys, 2, &r, 1, "");
+  LLVMValueRef di = LLVMBuildSIToFP(cx->b, i, cx->t_f64, "");
+  LLVMValueRef one = cg_i32(cx, 1), m1 = cg_i32(cx, -1), zero = cg_i32(cx, 0);
+  LLVMValueRef c = LLVMBuildSelect(cx->b, LLVMBuildFCmp(cx->b, LLVMRealOLT, di, r, ""), m1,
+                                   LLVMBuildSelect(cx->b, LLVMBuildFCmp(cx->b, LLVMRealOGT, di, r, ""),
+                                                   one, zero, ""), "");
+  c = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, i, y, ""), one, c, "");
+  c = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, i, y, ""), m1, c, "");
+  c = LLVMBuildSelect(cx->b, LLVMBuildFCmp(cx->b, LLVMRealOGE, r, cg_f64(cx, 9223372036854775808.0), ""),
+                      m1, c, "");
+  /* ULT: a NaN (never here: it is NULL) ranks below every integer. */
+  c = LLVMBuildSelect(cx->b, LLVMBuildFCmp(cx->b, LLVMRealULT, r, cg_f64(cx, -9223372036854775808.0), ""),
+                      one, c, "intcmpf");
+  return c;
+}
+
+/* Comparison of two non-NULL values of the same kind, or an integer
+ * against a double; i1. */
 static LLVMValueRef cg_compare(cg_ctx *cx, ir_exkind k, cg_val a, cg_val b) {
+  if (cg_mixed(a, b)) {
+    bool swap = a.type == RT_F64;   /* sign(r - i) = -sign(i - r) */
+    LLVMValueRef c = swap ? cg_cmp_i64_f64(cx, b.v, a.v) : cg_cmp_i64_f64(cx, a.v, b.v);
+    LLVMIntPredicate p = k == IX_EQ ? LLVMIntEQ : k == IX_NE ? LLVMIntNE
+                       : k == IX_LT ? (swap ? LLVMIntSGT : LLVMIntSLT)
+                       : k == IX_LE ? (swap ? LLVMIntSGE : LLVMIntSLE)
+                       : k == IX_GT ? (swap ? LLVMIntSLT : LLVMIntSGT)
+                       : (swap ? LLVMIntSLE : LLVMIntSGE);
+    return LLVMBuildICmp(cx->b, p, c, cg_i32(cx, 0), "");
+  }
   if (a.type == RT_F64) {
     LLVMRealPredicate p = k == IX_EQ ? LLVMRealOEQ : k == IX_NE ? LLVMRealUNE
                         : k == IX_LT ? LLVMRealOLT : k == IX_LE ? LLVMRealOLE
@@ -197,9 +236,11 @@ static cg_val cg_arith(cg_ctx *cx, const ir_expr *e, const char *name) {
 
 static cg_val cg_cmp(cg_ctx *cx, const ir_expr *e, const char *name) {
   cg_val a = cg_sub(cx, e, 0), b = cg_sub(cx, e, 1);
-  rt_type t = a.type == RT_NULLT ? b.type : a.type;
-  a = cg_coerce(cx, a, t);
-  b = cg_coerce(cx, b, t);
+  if (!cg_mixed(a, b)) {
+    rt_type t = a.type == RT_NULLT ? b.type : a.type;
+    a = cg_coerce(cx, a, t);
+    b = cg_coerce(cx, b, t);
+  }
   if (e->kind == IX_IS || e->kind == IX_ISNOT) {
     /* Null-safe: equal when both are NULL, or neither is and the values are. */
     LLVMValueRef eq = cg_compare(cx, IX_EQ, a, b);
@@ -253,7 +294,8 @@ static cg_val cg_in(cg_ctx *cx, const ir_expr *e, const char *name) {
   cg_val x = cg_sub(cx, e, 0);
   LLVMValueRef any = cg_i1(cx, 0), anynull = x.null;
   for (int i = 1; i < e->nargs; i++) {
-    cg_val y = cg_coerce(cx, cg_sub(cx, e, i), x.type);
+    cg_val y = cg_sub(cx, e, i);
+    if (!cg_mixed(x, y)) y = cg_coerce(cx, y, x.type);
     LLVMValueRef eq = cg_compare(cx, IX_EQ, x, y);
     if (!cg_is_false(y.null)) eq = LLVMBuildAnd(cx->b, eq, cg_not(cx, y.null), "");
     any = cg_or(cx, any, eq);

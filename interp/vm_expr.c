@@ -461,14 +461,18 @@ static vm_vec *vm_arith(vm *m, const ir_expr *e, const vm_set *set) {
 
 /* ---- comparisons ----------------------------------------------------------- */
 
-/* Unifies comparison operands; a string against a number is an error. */
+/* Unifies comparison operands; a string against a number is an error. An
+ * integer against a double stays as it is (VT_MIXED): it is compared by
+ * value, never through a double. */
+enum { VT_MIXED = -2 };
 static int vm_unify_cmp(vm *m, vm_vec **a, vm_vec **b, const vm_set *set) {
+  (void)set;
   if ((*a)->vt == (*b)->vt) return (*a)->vt;
   if ((*a)->vt == VT_STR || (*b)->vt == VT_STR) {
     vm_fail(m, "cannot compare a string with a number");
     return -1;
   }
-  return vm_unify_numeric(m, a, b, false, set);
+  return VT_MIXED;
 }
 
 #define VM_CMP_LOOPS(x, y, set, o, kind)                                       \
@@ -508,7 +512,7 @@ static vm_vec *vm_compare(vm *m, const ir_expr *e, const vm_set *set) {
   } else {
     vt = vm_unify_cmp(m, &a, &b, set);
   }
-  if (vt < 0) {
+  if (vt < 0 && vt != VT_MIXED) {
     vm_vec_put(m, a);
     vm_vec_put(m, b);
     return NULL;
@@ -522,7 +526,24 @@ static vm_vec *vm_compare(vm *m, const ir_expr *e, const vm_set *set) {
     vm_vec_put(m, r);
     return vm_nullvec(m, VT_I64, set);
   }
-  if (vt == VT_I64) {
+  if (vt == VT_MIXED) {
+    /* c[i] = sign of (a - b) by value; zero (the comparison's own
+     * constant) stands in for the other side. */
+    const int64_t *x = a->vt == VT_I64 ? a->v : b->v;
+    const double *y = a->vt == VT_F64 ? a->v : b->v;
+    int64_t flip = a->vt == VT_I64 ? 1 : -1;
+    VM_EACH(set, i, o[i] = flip * rt_cmp_i64_f64(x[i], y[i]););
+    const int64_t zero = 0;
+    switch (kind) {
+    case IX_EQ: VM_EACH(set, i, o[i] = o[i] == zero;); break;
+    case IX_NE: VM_EACH(set, i, o[i] = o[i] != zero;); break;
+    case IX_LT: VM_EACH(set, i, o[i] = o[i] < zero;); break;
+    case IX_LE: VM_EACH(set, i, o[i] = o[i] <= zero;); break;
+    case IX_GT: VM_EACH(set, i, o[i] = o[i] > zero;); break;
+    case IX_GE: VM_EACH(set, i, o[i] = o[i] >= zero;); break;
+    default: break;
+    }
+  } else if (vt == VT_I64) {
     const int64_t *x = a->v, *y = b->v;
     VM_CMP_LOOPS(x, y, set, o, kind);
   } else if (vt == VT_F64) {
@@ -582,9 +603,10 @@ static void vm_equal_into(uint8_t *match, const vm_vec *a, const vm_vec *b, cons
     const double *x = a->v, *y = b->v;
     VM_EACH(set, i, match[i] = x[i] == y[i];);
   } else {
+    /* by value, not through a double (rt_cmp_i64_f64) */
     const int64_t *x = a->vt == VT_I64 ? a->v : b->v;
     const double *y = a->vt == VT_F64 ? a->v : b->v;
-    VM_EACH(set, i, match[i] = (double)x[i] == y[i];);
+    VM_EACH(set, i, match[i] = rt_cmp_i64_f64(x[i], y[i]) == 0;);
   }
 }
 

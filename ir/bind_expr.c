@@ -1,9 +1,11 @@
 /*
  * bind_expr.c — AST expressions → typed ir_expr (LANGUAGE.md §5).
  *
- * Every node leaves here with uniform operands (exprs.def): arithmetic and
- * comparisons see two ints, two doubles or two strings; an int operand of a
- * double operation is wrapped in TOF64; `||` casts numbers with TOSTR;
+ * Every node leaves here with uniform operands (exprs.def): arithmetic sees
+ * two ints, two doubles or two strings; an int operand of a double
+ * operation is wrapped in TOF64; comparisons (and IN) may also see an
+ * integer against a double, which the backends compare exactly, as SQLite
+ * does (cmp_operands below); `||` casts numbers with TOSTR;
  * predicates are RT_BOOL. A bare NULL (RT_NULLT) never reaches an operator:
  * it is retyped to the type the other operands settle on, or the whole node
  * folds to a bare NULL when SQL says the result is NULL anyway (`x + NULL`,
@@ -93,6 +95,43 @@ static ir_expr *to_f64(ir_binder *b, ir_expr *e) {
     return c;
   }
   return mk1(b, IX_TOF64, RT_F64, e, e->pos);
+}
+
+/* An integer every value of which a double holds exactly: narrow storage
+ * (ids, 32-bit ints, booleans) or a constant within ±2^53. Comparing it
+ * as a double is exact, and cheaper than the mixed comparison. */
+static bool exact_in_f64(const ir_expr *e) {
+  if (classof(e->type) != CL_INT) return false;
+  if (e->kind == IX_CONST) return e->is_null || (e->ival >= -(INT64_C(1) << 53) && e->ival <= (INT64_C(1) << 53));
+  return e->type == RT_U32 || e->type == RT_I32 || e->type == RT_ID || e->type == RT_BOOL;
+}
+
+/* Makes `*e` comparable with `other` (numbers of which at least one is a
+ * double) without losing exactness: an exact integer becomes a double, a
+ * double constant with an integral value in int64 range becomes that
+ * integer; otherwise the integer stays an integer and the backends compare
+ * the mixed pair by value (9007199254740993 > 9007199254740992.0, which a
+ * comparison through doubles gets wrong). */
+static ir_expr *cmp_operand(ir_binder *b, ir_expr *e, const ir_expr *other) {
+  cls c = classof(e->type), o = classof(other->type);
+  if (c == o) return e;
+  if (c == CL_INT) return exact_in_f64(e) ? to_f64(b, e) : e;
+  if (c == CL_F64 && o == CL_INT && e->kind == IX_CONST && !e->is_null &&
+      e->fval >= -9223372036854775808.0 && e->fval < 9223372036854775808.0 &&
+      e->fval == (double)(int64_t)e->fval)
+    return const_int(b, (int64_t)e->fval, RT_I64, e->pos);
+  return e;
+}
+
+/* Both operands of a comparison of numbers with a double among them: an
+ * integral double constant becomes an integer first (an integer
+ * comparison), else an exact integer becomes a double. */
+static void cmp_operands(ir_binder *b, ir_expr **x, ir_expr **y) {
+  if (classof((*x)->type) == classof((*y)->type)) return;
+  ir_expr **ip = classof((*x)->type) == CL_INT ? x : y, **fp = ip == x ? y : x;
+  ir_expr *f = cmp_operand(b, *fp, *ip);
+  if (f != *fp) *fp = f;
+  else *ip = cmp_operand(b, *ip, *fp);
 }
 
 /* Common type of a list of values: strings, doubles (ints widen), BOOL
@@ -189,7 +228,8 @@ static ir_expr *bind_cmp(ir_binder *b, ir_exkind k, ir_expr *a, ir_expr *c, int 
     ir_fail(b, oppos, "cannot compare a string with a number");
     return NULL;
   }
-  coerce_all(b, v, 2, t);
+  if (t == RT_F64) cmp_operands(b, &v[0], &v[1]);
+  else coerce_all(b, v, 2, t);
   ir_expr *e = mk2(b, k, RT_BOOL, v[0], v[1], pos);
   if (is) e->nullable = false;
   return e;
@@ -335,8 +375,22 @@ static ir_expr *bind_in(ir_binder *b, const fe_expr *x) {
   int n = x->nargs;
   ir_expr **v = rt_arena_alloc(&b->p->arena, sizeof(ir_expr *) * (size_t)n);
   rt_type t;
-  if (!bind_values(b, x->args, n, v, &t, x->pos, "cannot compare a string with a number"))
+  for (int i = 0; i < n; i++)
+    if (!(v[i] = ir_bind_expr(b, x->args[i]))) return NULL;
+  if (!common_type(v, n, &t)) {
+    ir_fail(b, x->pos, "cannot compare a string with a number");
     return NULL;
+  }
+  if (t == RT_F64) {
+    /* Each item meets the left side exactly, as in bind_cmp; the left side
+     * settles first so that an integer list against an integer stays
+     * integral. */
+    for (int i = 0; i < n; i++) v[i] = ir_ex_settle(b, v[i], RT_F64);
+    if (exact_in_f64(v[0])) v[0] = to_f64(b, v[0]);
+    for (int i = 1; i < n; i++) v[i] = cmp_operand(b, v[i], v[0]);
+  } else {
+    coerce_all(b, v, n, t);
+  }
   ir_expr *e;
   if (v[0]->kind == IX_CONST && v[0]->is_null) {
     e = bare_null(b, x->pos);
@@ -528,9 +582,39 @@ static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
                         "cannot compare a string with a number");
   if (ir_name_eq(f, "nullif")) {
     if (!arity(b, x, 2, 2)) return NULL;
-    ir_expr *e = bind_varargs(b, x, IX_NULLIF, "cannot compare a string with a number");
-    if (!e) return NULL;
-    e->nullable = true;
+    ir_expr *v[2];
+    rt_type t;
+    for (int i = 0; i < 2; i++)
+      if (!(v[i] = ir_bind_expr(b, x->args[i]))) return NULL;
+    if (!common_type(v, 2, &t)) {
+      ir_fail(b, x->pos, "cannot compare a string with a number");
+      return NULL;
+    }
+    ir_expr *p = v[0], *q = v[1];
+    if (t == RT_F64 && p->type != RT_NULLT && q->type != RT_NULLT &&
+        classof(p->type) != classof(q->type)) {
+      /* An integer against a double compares by value (cmp_operands). */
+      cmp_operands(b, &p, &q);
+      if (classof(p->type) != classof(q->type)) {
+        /* Still mixed: nullif(a, b) is CASE WHEN a = b THEN NULL ELSE a
+         * END, with a as a double (the node's type). */
+        ir_expr *e = mk(b, IX_CASE, RT_F64, true, x->pos, 3);
+        e->args[0] = mk2(b, IX_EQ, RT_BOOL, p, q, x->pos);
+        e->args[1] = ir_ex_const_null(b, RT_F64, x->pos);
+        e->args[2] = to_f64(b, v[0]);
+        return e;
+      }
+      /* Now of one kind, p holding a's value exactly: the result is p's,
+       * as a double. */
+      ir_expr *e = mk(b, IX_NULLIF, classof(p->type) == CL_INT ? RT_I64 : RT_F64, true, x->pos, 2);
+      e->args[0] = p;
+      e->args[1] = q;
+      return to_f64(b, e);
+    }
+    coerce_all(b, v, 2, t);
+    ir_expr *e = mk(b, IX_NULLIF, t, true, x->pos, 2);
+    e->args[0] = v[0];
+    e->args[1] = v[1];
     return e;
   }
   if (ir_name_eq(f, "iif")) {

@@ -38,6 +38,10 @@ static int bad(vctx *v, const ir_expr *e, const char *what) {
                    what, node);
 }
 
+static bool numeric_pair(vcls a, vcls b) {
+  return (a == V_INT && b == V_F64) || (a == V_F64 && b == V_INT);
+}
+
 static int check_expr(vctx *v, const ir_expr *e) {
   if (!e) return bad(v, NULL, "missing expression");
   if (e->type == RT_NULLT) return bad(v, e, "untyped NULL");
@@ -67,14 +71,17 @@ static int check_expr(vctx *v, const ir_expr *e) {
   case IX_CONCAT: return a0 == V_STR && a1 == V_STR && r == V_STR ? 1 : bad(v, e, "strings expected");
   case IX_EQ: case IX_NE: case IX_LT: case IX_LE: case IX_GT: case IX_GE: case IX_IS:
   case IX_ISNOT:
-    return a0 == a1 && e->type == RT_BOOL ? 1 : bad(v, e, "comparison operands differ");
+    /* an integer against a double is compared exactly by the backends */
+    return (a0 == a1 || numeric_pair(a0, a1)) && e->type == RT_BOOL
+               ? 1 : bad(v, e, "comparison operands differ");
   case IX_AND: case IX_OR:
     return e->args[0]->type == RT_BOOL && e->args[1]->type == RT_BOOL && e->type == RT_BOOL
                ? 1 : bad(v, e, "boolean operands expected");
   case IX_ISNULL: case IX_NOTNULL: return e->type == RT_BOOL ? 1 : bad(v, e, "boolean result expected");
   case IX_IN:
     for (int i = 1; i < e->nargs; i++)
-      if (vclass(e->args[i]->type) != a0) return bad(v, e, "IN operands differ");
+      if (vclass(e->args[i]->type) != a0 && !numeric_pair(vclass(e->args[i]->type), a0))
+        return bad(v, e, "IN operands differ");
     return e->type == RT_BOOL && e->nargs >= 2 ? 1 : bad(v, e, "IN shape");
   case IX_LIKE: case IX_GLOB:
     return a0 == V_STR && a1 == V_STR && e->type == RT_BOOL ? 1 : bad(v, e, "strings expected");

@@ -70,6 +70,23 @@ double rt_fn_str_to_f64(const rt_strpool *p, uint32_t s);
  * limits (NaN gives 0). */
 int64_t rt_fn_f64_to_i64(double v);
 
+/* An integer against a double, compared by value as SQLite does
+ * (sqlite3IntFloatCompare), not through a double: returns -1, 0 or 1 as
+ * i <, =, > r. 9007199254740993 > 9007199254740992.0, and
+ * 9223372036854775807 < 9223372036854775808.0. A NaN never gets here (it
+ * is NULL); SQLite ranks it below every integer, and so does this. When
+ * the truncated double equals i, r lies within 1 of i, where i is exactly
+ * a double (|r| < 2^52) or r is integral and equal to i, so the last test
+ * in doubles is exact. codegen/cg_expr.c emits the same steps inline. */
+static inline int rt_cmp_i64_f64(int64_t i, double r) {
+  if (!(r >= -9223372036854775808.0)) return 1;   /* also NaN */
+  if (r >= 9223372036854775808.0) return -1;
+  int64_t y = (int64_t)r;
+  if (i != y) return i < y ? -1 : 1;
+  double di = (double)i;
+  return di < r ? -1 : di > r;
+}
+
 /* SQLite's << and >>: a negative count shifts the other way; counts >= 64
  * give 0 (or -1 for >> of a negative value). */
 int64_t rt_fn_shl(int64_t a, int64_t b);

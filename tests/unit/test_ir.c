@@ -253,6 +253,17 @@ static void test_typing(void **state) {
   assert_int_equal(flt->pred->args[0]->args[0]->type, RT_U32);
   ir_plan_free(p);
 
+  /* an int64 against a double compares by value (no TOF64: mixed
+   * operands); an integral double constant becomes an integer */
+  p = compile(f, "FROM slice |> WHERE dur > 2.5 AND dur = 3.0", 0, &err);
+  flt = find_op(p, IR_FILTER, 0);
+  assert_int_equal(flt->pred->args[0]->args[0]->kind, IX_COL);
+  assert_int_equal(flt->pred->args[0]->args[1]->type, RT_F64);
+  assert_int_equal(flt->pred->args[1]->args[1]->kind, IX_CONST);
+  assert_int_equal(flt->pred->args[1]->args[1]->type, RT_I64);
+  assert_int_equal(flt->pred->args[1]->args[1]->ival, 3);
+  ir_plan_free(p);
+
   /* integer division stays integer and may be NULL (by zero) */
   p = compile(f, "FROM slice |> EXTEND dur / 2 AS h", 0, &err);
   e = compute_expr(p, 0);
@@ -356,7 +367,8 @@ static void test_params(void **state) {
   f->env.param_types = types;
   p = compile(f, "FROM slice |> WHERE dur > ? AND name = ?", 0, &err);
   const ir_op *flt = find_op(p, IR_FILTER, 0);
-  assert_int_equal(flt->pred->args[0]->args[0]->kind, IX_TOF64);
+  /* an int64 column against a double compares by value: no TOF64 */
+  assert_int_equal(flt->pred->args[0]->args[0]->kind, IX_COL);
   assert_int_equal(flt->pred->args[0]->args[1]->type, RT_F64);
   assert_int_equal(flt->pred->args[1]->args[1]->type, RT_STR);
   ir_plan_free(p);
