@@ -10,7 +10,9 @@
  * Typing is static: a column's type is fixed before the first row is read,
  * and a later value that does not fit it stops the query with an error
  * naming the column and the (1-based) row, rather than silently changing
- * types mid-stream.
+ * types mid-stream. For a column typed from its first rows the error is
+ * Perfetto's: `column 'value' was inferred to be integer from its first
+ * rows, but row 9000 is string`.
  */
 #include <math.h>
 #include <sqlite3.h>
@@ -289,8 +291,31 @@ rt_sqlsrc *rt_sqlsrc_open(void *dbv, const char *sql, int ncols, const rt_type *
   return s;
 }
 
+/* The type name of a value, as the inferred-type error says it. */
+static const char *value_type_word(int sqlite_type) {
+  switch (sqlite_type) {
+  case SQLITE_INTEGER: return "integer";
+  case SQLITE_FLOAT: return "double";
+  case SQLITE_TEXT: return "string";
+  default: return "blob";
+  }
+}
+
 static int value_error(rt_sqlsrc *s, int c, int sqlite_type, int64_t row, rt_err *err) {
   s->failed = 1;
+  /* A column without a declared type was typed from the values of its
+   * first rows (rt_sql_describe, the same affinity rule): say so, in
+   * Perfetto's words. */
+  if (type_from_decl(sqlite3_column_decltype(s->st, c)) == RT_NULLT) {
+    const char *why = "";
+    if (sqlite_type == SQLITE_FLOAT && s->cols[c].store == RT_I64) {
+      double d = sqlite3_column_double(s->st, c);
+      why = d == floor(d) ? " (a real out of the integer range)" : " (a real with a fraction)";
+    }
+    return rt_errorf(err, -1, "%s: column '%s' was inferred to be %s from its first rows, but "
+                     "row %lld is %s%s", s->stage, s->cols[c].name, type_word(s->cols[c].store),
+                     (long long)row, value_type_word(sqlite_type), why);
+  }
   if (sqlite_type == SQLITE_FLOAT && s->cols[c].store == RT_I64) {
     double d = sqlite3_column_double(s->st, c);
     int whole = d == floor(d);

@@ -267,19 +267,19 @@ static void test_source_type_errors(void **state) {
   } cases[] = {
     {"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 20) "
      "SELECT CASE WHEN n = 17 THEN 'oops' ELSE n END FROM r",
-     RT_I64, "FROM", "FROM: column 'x' has a text value in row 17, but its type is integer"},
+     RT_I64, "FROM", "FROM: column 'x' was inferred to be integer from its first rows, but row 17 is string"},
     {"SELECT column1 FROM (VALUES (1), (2.5))", RT_I64, "FROM",
-     "FROM: column 'x' has a real value with a fraction in row 2, but its type is integer"},
+     "FROM: column 'x' was inferred to be integer from its first rows, but row 2 is double (a real with a fraction)"},
     {"SELECT 1e300", RT_I64, "FROM",
-     "FROM: column 'x' has a real value out of the integer range in row 1, but its type is integer"},
+     "FROM: column 'x' was inferred to be integer from its first rows, but row 1 is double (a real out of the integer range)"},
     {"SELECT 9223372036854775807 + 1", RT_I64, "FROM",
-     "FROM: column 'x' has a real value out of the integer range in row 1, but its type is integer"},
+     "FROM: column 'x' was inferred to be integer from its first rows, but row 1 is double (a real out of the integer range)"},
     {"SELECT column1 FROM (VALUES (1.5), ('a'))", RT_F64, "INTERVAL INTERSECTION OF",
-     "INTERVAL INTERSECTION OF: column 'x' has a text value in row 2, but its type is double"},
+     "INTERVAL INTERSECTION OF: column 'x' was inferred to be double from its first rows, but row 2 is string"},
     {"SELECT column1 FROM (VALUES ('a'), (5))", RT_STR, "FROM",
-     "FROM: column 'x' has an integer value in row 2, but its type is string"},
+     "FROM: column 'x' was inferred to be string from its first rows, but row 2 is integer"},
     {"SELECT x'0102'", RT_STR, "FROM",
-     "FROM: column 'x' has a blob value in row 1, but its type is string"},
+     "FROM: column 'x' was inferred to be string from its first rows, but row 1 is blob"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
     rt_err err = {0};
@@ -293,7 +293,14 @@ static void test_source_type_errors(void **state) {
                             "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r "
                             "WHERE n < 10000) SELECT CASE WHEN n = 9000 THEN 'z' ELSE n END FROM r",
                             RT_I64, "FROM", &err, NULL, NULL, 0), -1);
-  assert_string_equal(err.msg, "FROM: column 'x' has a text value in row 9000, but its type is integer");
+  assert_string_equal(err.msg, "FROM: column 'x' was inferred to be integer from its first rows, but row 9000 is string");
+
+  /* A declared type was not inferred: the message says the type it has. */
+  rt_err derr = {0};
+  assert_int_equal(sqlite3_exec(f->db, "CREATE TABLE decl(x INTEGER); INSERT INTO decl VALUES (1), ('no')",
+                                NULL, NULL, NULL), SQLITE_OK);
+  assert_int_equal(read_one(f, "SELECT x FROM decl", RT_I64, "FROM", &derr, NULL, NULL, 0), -1);
+  assert_string_equal(derr.msg, "FROM: column 'x' has a text value in row 2, but its type is integer");
 }
 
 static void test_source_open_errors(void **state) {
