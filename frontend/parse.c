@@ -3,12 +3,15 @@
  *
  * fe_parse_stmt classifies one statement of a script (split.c cuts them):
  * a pipeline (starts with FROM or INTERVAL INTERSECTION), CREATE [OR
- * REPLACE] PERFETTO TABLE, PERFETTO PRAGMA, or plain SQL passed to SQLite
+ * REPLACE] PERFETTO TABLE, PERFETTO PRAGMA, a PerfettoSQL statement not
+ * built yet (CREATE PERFETTO VIEW, …: an error saying so), or plain SQL
+ * passed to SQLite
  * unchanged — except that a `|>` inside SQL is reported here, since SQLite
  * would only say "unrecognized token". Sources and stages are parsed in
  * parse_stage.c, expressions in parse_expr.c. Validation of meaning (names,
  * types, pragma values) is left to the binder and the engine.
  */
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "parse.h"
@@ -80,6 +83,15 @@ int fe_syntax_error(fe_parser *p, const fe_token *t, const char *what) {
   int n = t->len > 40 ? 40 : t->len;
   return rt_errorf(p->err, t->pos, "%s%ssyntax error near '%.*s%s': expected %s", stage, sep,
                    n, p->text + t->pos, t->len > n ? "..." : "", what);
+}
+
+int fe_fail(fe_parser *p, int pos, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return rt_errorf(p->err, pos, "%s%s%s", p->stage ? p->stage : "", p->stage ? ": " : "", msg);
 }
 
 /* SQLite's reserved words that can begin or end clauses: they are never a
@@ -246,6 +258,39 @@ static bool parse_pragma(fe_parser *p, fe_stmt *st) {
   return true;
 }
 
+/* PerfettoSQL statements not built yet (LANGUAGE.md §7) answer plainly
+ * instead of with a syntax error about TABLE or SQLite's "near INCLUDE".
+ * Returns the word the statement is named by (VIEW, …, MODULE), or NULL. */
+static const fe_token *unsupported_stmt(fe_parser *p, const char **what, const char **hint) {
+  static const char *const created[] = {"VIEW", "FUNCTION", "MACRO", "INDEX"};
+  int k = 1;
+  *hint = "";
+  if (fe_at_kw(p, "CREATE")) {
+    if (fe_tok_is_kw(fe_peek(p, 1), "OR") && fe_tok_is_kw(fe_peek(p, 2), "REPLACE")) k = 3;
+    if (!fe_tok_is_kw(fe_peek(p, k), "PERFETTO")) return NULL;
+    const fe_token *w = fe_peek(p, k + 1);
+    for (size_t i = 0; i < sizeof created / sizeof created[0]; i++) {
+      if (!fe_tok_is_kw(w, created[i])) continue;
+      *what = i == 0 ? "CREATE PERFETTO VIEW" : i == 1 ? "CREATE PERFETTO FUNCTION"
+              : i == 2 ? "CREATE PERFETTO MACRO" : "CREATE PERFETTO INDEX";
+      if (i == 0) *hint = ": use CREATE VIEW, or CREATE PERFETTO TABLE to materialize it";
+      return w;
+    }
+    return NULL;
+  }
+  if (fe_at_kw(p, "DROP") && fe_tok_is_kw(fe_peek(p, 1), "PERFETTO") &&
+      fe_tok_is_kw(fe_peek(p, 2), "INDEX")) {
+    *what = "DROP PERFETTO INDEX";
+    return fe_peek(p, 2);
+  }
+  if (fe_at_kw(p, "INCLUDE") && fe_tok_is_kw(fe_peek(p, 1), "PERFETTO") &&
+      fe_tok_is_kw(fe_peek(p, 2), "MODULE")) {
+    *what = "INCLUDE PERFETTO MODULE";
+    return fe_peek(p, 2);
+  }
+  return NULL;
+}
+
 fe_stmt *fe_parse_stmt(rt_arena *a, const char *text, int pos, int len, rt_err *err) {
   fe_parser p;
   parser_init(&p, a, text, pos, pos + len, err);
@@ -254,6 +299,12 @@ fe_stmt *fe_parse_stmt(rt_arena *a, const char *text, int pos, int len, rt_err *
   st->len = len;
   st->ncoldefs = -1;
   bool ok;
+  const char *what, *hint;
+  const fe_token *w = unsupported_stmt(&p, &what, &hint);
+  if (w) {
+    fe_fail(&p, w->pos, "%s is not supported yet%s", what, hint);
+    return NULL;
+  }
   if (fe_at_pipeline_start(&p)) {
     st->kind = STMT_PIPELINE;
     st->pipe = parse_whole_pipeline(&p);

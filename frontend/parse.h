@@ -52,6 +52,9 @@ int fe_prev_end(fe_parser *p);
 /* "<stage>: syntax error near 'TOKEN': expected <what>" at token t. Returns
  * 0 (false / NULL) for `return fe_syntax_error(...)`. */
 int fe_syntax_error(fe_parser *p, const fe_token *t, const char *what);
+/* "<stage>: <message>" at byte offset pos (a meaning-level error found
+ * while parsing, not a syntax error). Returns 0. */
+int fe_fail(fe_parser *p, int pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Words that cannot be bare column names or implicit aliases. */
 bool fe_is_reserved(const fe_token *t);
 /* Enters one level of nesting; false (with the error set) when too deep. */

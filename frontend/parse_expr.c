@@ -245,6 +245,13 @@ static fe_expr *parse_call(fe_parser *p) {
     } while (fe_accept_punct(p, ","));
   }
   if (!fe_expect_punct(p, ")", "',' or ')'")) return NULL;
+  if (fe_at_kw(p, "OVER")) {
+    fe_fail(p, fe_cur(p)->pos,
+            "window functions are not supported yet: compute %s() OVER (…) in SQL, as in "
+            "FROM (SELECT *, %s() OVER (…) AS w FROM t)",
+            t->text, t->text);
+    return NULL;
+  }
   return finish(p, e);
 }
 

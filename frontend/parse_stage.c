@@ -116,7 +116,9 @@ static bool require_alias(fe_parser *p, fe_source *s, const char *const *stop) {
     s->alias.pos = s->pos;
     return true;
   }
-  return fe_syntax_error(p, fe_cur(p), "an alias for the subquery (AS name)");
+  /* Perfetto's text, then how to give one. */
+  return fe_fail(p, s->pos, "expected an alias for the relation: name the subquery with AS, as in "
+                            "(SELECT …) AS a");
 }
 
 static fe_source *parse_from(fe_parser *p) {
@@ -333,10 +335,27 @@ static bool begin(fe_parser *p, fe_stage *st, fe_stagekind kind, int nwords) {
   return true;
 }
 
+/* `|> [INNER | LEFT [OUTER] | RIGHT [OUTER] | FULL [OUTER] | CROSS |
+ * NATURAL] JOIN`: LANGUAGE.md §8's JOIN stage, not built yet. True when
+ * the tokens at the cursor start one. */
+static bool at_join(fe_parser *p) {
+  static const char *const kinds[] = {"INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL"};
+  int k = 0;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && k == 0; i++)
+    if (fe_at_kw(p, kinds[i])) k = 1;
+  if (k && fe_tok_is_kw(fe_peek(p, k), "OUTER")) k++;
+  return fe_tok_is_kw(fe_peek(p, k), "JOIN");
+}
+
 /* One stage; the cursor is just after `|>`. */
 static bool parse_stage(fe_parser *p, fe_stage *st) {
   fe_token *t = fe_cur(p);
   st->pos = t->pos;
+  if (at_join(p)) {
+    p->stage = "PIPELINE";
+    return fe_fail(p, t->pos, "JOIN is not supported in pipelines yet: use FROM (SELECT … JOIN …) "
+                              "or INTERVAL JOIN");
+  }
   if (fe_tok_is_kw(t, "WHERE") && begin(p, st, ST_WHERE, 1))
     return (st->expr = fe_parse_expr(p)) != NULL;
   if (fe_tok_is_kw(t, "SELECT") && begin(p, st, ST_SELECT, 1))

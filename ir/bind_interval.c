@@ -120,10 +120,12 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
     for (int q = 0; q < np; q++) {
       if ((per[j][q] = rel_col(b, rows[j], quals[j], src->per[q].name, o->pos)) < 0) return 0;
       if (j && key_kind(p->cols[per[j][q]].type) != key_kind(p->cols[per[0][q]].type))
+        /* Perfetto's text, then which columns differ. */
         return ir_fail(b, src->per[q].pos,
-                       "expected %s.%s to have the type of %s.%s, but it is %s and %s", quals[j],
-                       src->per[q].name, quals[0], src->per[q].name,
-                       rt_type_name(p->cols[per[j][q]].type), rt_type_name(p->cols[per[0][q]].type));
+                       "expected the PER columns to be the same in every operand, but %s.%s is "
+                       "%s and %s.%s is %s",
+                       quals[j], src->per[q].name, rt_type_name(p->cols[per[j][q]].type),
+                       quals[0], src->per[q].name, rt_type_name(p->cols[per[0][q]].type));
     }
     int *cols;
     int n = row_cols(b, rows[j], &cols);
@@ -441,7 +443,8 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
       if (from_bg == -2) return 0;
       if (from_bg >= 0 && key_kind(p->cols[from_bg].type) != key_kind(ic->type))
         return ir_fail(b, st->src->pos,
-                       "expected the background's %s to have the type of the input's, but it is %s and %s",
+                       "expected the background's %s to have the same type as the input's, but "
+                       "it is %s and the input's is %s",
                        e->name, rt_type_name(p->cols[from_bg].type), rt_type_name(ic->type));
       nullable |= from_bg < 0 || p->cols[from_bg].nullable;
     } else if (kind == 3 && bg_per) {

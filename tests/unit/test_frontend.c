@@ -611,17 +611,17 @@ static void test_errors(void **state) {
               "BEGIN, COVERING END, COVERING BOUNDS or WITHIN BOUNDS",
               40);
   check_error("FROM t |> INTERVAL JOIN (SELECT 1) OVERLAPPING BOUNDS",
-              "INTERVAL JOIN: syntax error near 'OVERLAPPING': expected an alias for the subquery "
-              "(AS name)",
-              35);
+              "INTERVAL JOIN: expected an alias for the relation: name the subquery with AS, as "
+              "in (SELECT …) AS a",
+              24);
   check_error("FROM t |> INTERVAL FILL GAPS bg",
               "INTERVAL FILL GAPS: syntax error near 'bg': expected WITH", 29);
   check_error("INTERVAL INTERSECTION (a, b)",
               "INTERVAL INTERSECTION OF: syntax error near '(': expected OF", 22);
   check_error("INTERVAL INTERSECTION OF (a, (SELECT 1))",
-              "INTERVAL INTERSECTION OF: syntax error near ')': expected an alias for the "
-              "subquery (AS name)",
-              39);
+              "INTERVAL INTERSECTION OF: expected an alias for the relation: name the subquery "
+              "with AS, as in (SELECT …) AS a",
+              29);
   check_error("FROM (SELECT 1", "FROM: syntax error near end of input: expected ')'", 14);
   check_error("FROM ()", "FROM: syntax error near ')': expected a SELECT or a pipeline", 6);
   check_error("FROM (SELECT 1 |> WHERE x)",
@@ -642,7 +642,11 @@ static void test_errors(void **state) {
               26);
   check_error("FROM t |> LIMIT", "LIMIT: syntax error near end of input: expected an expression", 15);
   check_error("CREATE PERFETTO VIEW v AS SELECT 1",
-              "CREATE PERFETTO TABLE: syntax error near 'VIEW': expected TABLE", 16);
+              "CREATE PERFETTO VIEW is not supported yet: use CREATE VIEW, or CREATE PERFETTO "
+              "TABLE to materialize it",
+              16);
+  check_error("CREATE PERFETTO THING v AS SELECT 1",
+              "CREATE PERFETTO TABLE: syntax error near 'THING': expected TABLE", 16);
   check_error("CREATE PERFETTO TABLE t (a INT,) AS SELECT 1",
               "CREATE PERFETTO TABLE: syntax error near ')': expected a column name", 31);
   check_error("CREATE PERFETTO TABLE t AS",
