@@ -33,9 +33,14 @@ struct cli {
   int reported;       /* the current error was printed already */
 };
 
-/* Runs one script (its text is kept for error carets); prints results and
- * errors. Returns 0 on success, 1 after an error. Defined in main.c. */
-int cli_run_script(struct cli *c, const char *script);
+/* Runs one script of len bytes (NUL bytes inside are the engine's to
+ * report; the text is kept for error carets); prints results and errors.
+ * Returns 0 on success, 1 after an error. Defined in main.c. */
+int cli_run_script(struct cli *c, const char *script, size_t len);
+
+/* 1 when Ctrl-C was pressed at the shell's prompt since the last call
+ * (and forgets it). Defined in main.c, whose SIGINT handler records it. */
+int cli_take_interrupt(void);
 
 /* The interactive shell on a terminal: reads statements until each ends
  * with a top-level ';', runs them, keeps going after errors. Returns the

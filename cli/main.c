@@ -237,6 +237,7 @@ static volatile sig_atomic_t g_interactive;  /* the shell owns Ctrl-C at its pro
 static volatile sig_atomic_t g_timed_out;
 static volatile sig_atomic_t g_cancel;       /* the running script must stop,
                                                 printing included */
+static volatile sig_atomic_t g_prompt_sigint;  /* Ctrl-C at the shell's prompt */
 static double g_timeout;                     /* seconds, 0 = none */
 
 static void on_sigint(int sig) {
@@ -246,7 +247,15 @@ static void on_sigint(int sig) {
   } else if (!g_interactive) {
     signal(sig, SIG_DFL);
     raise(sig);
+  } else {
+    g_prompt_sigint = 1;   /* the shell discards its pending input */
   }
+}
+
+int cli_take_interrupt(void) {
+  int hit = g_prompt_sigint;
+  g_prompt_sigint = 0;
+  return hit;
 }
 
 static void on_sigalrm(int sig) {
@@ -310,13 +319,13 @@ static int on_result(void *ctx, const pj_result *res, const char *text, size_t l
   return 0;
 }
 
-int cli_run_script(struct cli *c, const char *script) {
+int cli_run_script(struct cli *c, const char *script, size_t len) {
   c->reported = 0;
   g_timed_out = 0;
   g_cancel = 0;
   g_running = 1;
   if (g_timeout > 0) set_timer(g_timeout);
-  pj_status s = pj_engine_exec(c->e, script, on_result, c);
+  pj_status s = pj_engine_exec_len(c->e, script, len, on_result, c);
   if (g_timeout > 0) set_timer(0);
   g_running = 0;
   fflush(stdout);
@@ -332,7 +341,9 @@ int cli_run_script(struct cli *c, const char *script) {
   return 1;
 }
 
-static char *read_stream(FILE *f) {
+/* The whole stream, NUL-terminated, its length (which counts any NUL
+ * bytes inside) in *len. */
+static char *read_stream(FILE *f, size_t *len) {
   size_t n = 0, cap = 1 << 16;
   char *buf = malloc(cap);
   if (!buf) return NULL;
@@ -350,7 +361,25 @@ static char *read_stream(FILE *f) {
     }
   }
   buf[n] = 0;
+  *len = n;
   return buf;
+}
+
+/* A file that is not a script (a trace, a database): says what to do with
+ * it instead of letting SQLite complain about its bytes. 1 when it is one. */
+static int not_a_script(const char *path, const char *text, size_t len) {
+  pj_format f = pj_detect_format(text, len < 4096 ? len : 4096);
+  if (f == PJ_FORMAT_TEXT) return 0;
+  const char *name = strcmp(path, "-") ? path : "standard input";
+  const char *arg = strcmp(path, "-") ? path : "FILE";
+  fprintf(stderr, "error: %s is %s, not a script: ", name, pj_format_name(f));
+  if (f == PJ_FORMAT_SQLITE)
+    fprintf(stderr, "open it with --db %s\n", arg);
+  else if (f == PJ_FORMAT_PROTO)
+    fprintf(stderr, "load traces with --trace (it reads Chrome JSON traces, .json or .json.gz)\n");
+  else
+    fprintf(stderr, "load it with --trace %s\n", arg);
+  return 1;
 }
 
 static int run_file(struct cli *c, const char *path) {
@@ -359,13 +388,14 @@ static int run_file(struct cli *c, const char *path) {
     fprintf(stderr, "error: cannot open '%s'\n", path);
     return 1;
   }
-  char *text = read_stream(f);
+  size_t len = 0;
+  char *text = read_stream(f, &len);
   if (f != stdin) fclose(f);
   if (!text) {
     fprintf(stderr, "error: cannot read '%s'\n", path);
     return 1;
   }
-  int rc = cli_run_script(c, text);
+  int rc = not_a_script(path, text, len) ? 1 : cli_run_script(c, text, len);
   free(text);
   return rc;
 }
@@ -570,7 +600,8 @@ int main(int argc, char **argv) {
   if (trace && !rc) rc = load_trace(&c, trace);
   if (load && !rc) rc = load_tables(&c, load);
   for (int i = 0; i < ninputs && !rc; i++)
-    rc = inputs[i].is_text ? cli_run_script(&c, inputs[i].s) : run_file(&c, inputs[i].s);
+    rc = inputs[i].is_text ? cli_run_script(&c, inputs[i].s, strlen(inputs[i].s))
+                           : run_file(&c, inputs[i].s);
   if (!ninputs && !rc && isatty(0)) {
     g_interactive = 1;   /* Ctrl-C at the prompt belongs to the line editor */
     rc = cli_shell(&c);

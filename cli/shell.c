@@ -9,6 +9,7 @@
  * statement splitter decides); then the statements run. A line starting
  * with '.' at the start of a statement is a dot-command (dot.c). Errors
  * are printed and the shell goes on; .quit, .exit or end-of-file leave.
+ * Ctrl-C at a prompt discards the pending input and prompts again.
  * A statement that runs longer than a second shows a progress line
  * (elapsed time) on standard error, when that is a terminal, drawn by a
  * timer thread. While it may draw, stdout and stderr are streams of ours
@@ -165,7 +166,7 @@ static void run(struct cli *c, const char *text) {
       stderr = err;
     }
   }
-  cli_run_script(c, text);
+  cli_run_script(c, text, strlen(text));
   fflush(stdout);
   stdout = saved_out;
   stderr = saved_err;
@@ -228,7 +229,19 @@ int cli_shell(struct cli *c) {
         stdout);
   int quit = 0;
   while (!quit) {
+    cli_take_interrupt();   /* a Ctrl-C while a statement ran is not this line's */
     char *line = readline(len ? "   ...> " : "pipejit> ");
+    if (cli_take_interrupt()) {
+      /* Ctrl-C while editing: libedit's readline gives up (NULL, or what
+       * was typed). Drop the line and the pending statement and prompt
+       * afresh, as sqlite3's shell does; only end of input leaves. */
+      free(line);
+      len = 0;
+      buf[0] = 0;
+      fputc('\n', stdout);
+      fflush(stdout);
+      continue;
+    }
     if (!line) break;
     if (!is_blank(line)) add_history(line);
     const char *p = line;
@@ -261,7 +274,7 @@ int cli_shell(struct cli *c) {
     }
   }
   if (!quit) fputc('\n', stdout);
-  /* End of input in the middle of a statement: run what there is. */
+  /* End of input (Ctrl-D) in the middle of a statement: run what there is. */
   if (len && !is_blank(buf)) run(c, buf);
   if (hist) write_history(hist);
   free(hist);

@@ -261,6 +261,11 @@ static pj_status run_stmt(pj_engine *e, const char *script, fe_stmt *st, pj_resu
 }
 
 pj_status pj_engine_exec(pj_engine *e, const char *script, pj_result_cb cb, void *ctx) {
+  return pj_engine_exec_len(e, script, strlen(script), cb, ctx);
+}
+
+pj_status pj_engine_exec_len(pj_engine *e, const char *script, size_t len, pj_result_cb cb,
+                             void *ctx) {
   pj__clear_error(e);
   pj__begin_run(e);
   e->exec_depth++;
@@ -269,7 +274,7 @@ pj_status pj_engine_exec(pj_engine *e, const char *script, pj_result_cb cb, void
    * statements runs in the memory of its largest one. */
   rt_arena a;
   rt_arena_init(&a);
-  size_t len = strlen(script), at = 0;
+  size_t at = 0;
   fe_span span;
   pj_status s = PJ_OK;
   int stop = 0;

@@ -246,7 +246,10 @@ static int lex_one(lexer *L, int i) {
       return i + (int)n;
     }
   }
-  if (c >= 0x20 && c < 0x7f)
+  if (c == 0)
+    rt_errorf(L->err, i, "syntax error: unexpected NUL byte (a script is text; a NUL belongs "
+                         "only inside a string literal)");
+  else if (c >= 0x20 && c < 0x7f)
     rt_errorf(L->err, i, "syntax error: unrecognized token '%c'", c);
   else
     rt_errorf(L->err, i, "syntax error: unrecognized character 0x%02x", c);

@@ -165,6 +165,7 @@ static void parser_init(fe_parser *p, rt_arena *a, const char *text, int start, 
   p->a = a;
   p->text = text;
   p->err = err;
+  p->end = end;
   p->toks = fe_lex_range(a, text, start, end, &p->ntok, &p->lexerr);
 }
 
@@ -217,6 +218,16 @@ static bool parse_coldefs(fe_parser *p, fe_stmt *st) {
   return fe_expect_punct(p, ")", "',' or ')'");
 }
 
+/* SQL text for SQLite, text[from, to): SQLite stops reading at a NUL
+ * byte, so one anywhere in it (even in a string literal) is an error here
+ * rather than the silent end of the statement. */
+static bool check_sql_nul(fe_parser *p, int from, int to) {
+  const char *nul = to > from ? memchr(p->text + from, 0, (size_t)(to - from)) : NULL;
+  if (!nul) return true;
+  return fe_fail(p, (int)(nul - p->text),
+                 "syntax error: unexpected NUL byte in SQL (SQLite would stop reading there)");
+}
+
 static bool parse_create(fe_parser *p, fe_stmt *st) {
   p->stage = "CREATE PERFETTO TABLE";
   st->kind = STMT_CREATE_TABLE;
@@ -236,7 +247,8 @@ static bool parse_create(fe_parser *p, fe_stmt *st) {
     return st->pipe != NULL;
   }
   if (fe_cur(p)->kind == TK_EOF) return fe_syntax_error(p, fe_cur(p), "a pipeline or a SELECT");
-  if (!fe_check_no_pipe(p, p->i, eof_index(p))) return false;
+  if (!fe_check_no_pipe(p, p->i, eof_index(p)) || !check_sql_nul(p, fe_cur(p)->pos, p->end))
+    return false;
   if (p->lexerr.set) return fe_syntax_error(p, &p->toks[eof_index(p)], "");
   st->sql = token_text(p, p->i, eof_index(p), &st->sqlpos);
   return true;
@@ -323,7 +335,7 @@ fe_stmt *fe_parse_stmt(rt_arena *a, const char *text, int pos, int len, rt_err *
     st->kind = STMT_SQL;
     st->sql = rt_arena_strndup(a, text + pos, (size_t)len);
     st->sqlpos = pos;
-    ok = fe_check_no_pipe(&p, 0, eof_index(&p));
+    ok = fe_check_no_pipe(&p, 0, eof_index(&p)) && check_sql_nul(&p, pos, pos + len);
   }
   return ok ? st : NULL;
 }

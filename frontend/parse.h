@@ -30,6 +30,7 @@ typedef struct fe_parser {
   fe_token *toks;
   int ntok;
   int i;               /* current token */
+  int end;             /* offset just past the text parsed */
   rt_err *err;
   rt_err lexerr;       /* lexical error at the EOF token, if any */
   const char *stage;   /* stage name prefixed to error messages */

@@ -118,6 +118,13 @@ pj_status pj_engine_load_sample_trace(pj_engine *e, int64_t nslices);
 typedef int (*pj_result_cb)(void *ctx, const pj_result *res, const char *stmt_text,
                             size_t stmt_len, size_t stmt_offset);
 pj_status pj_engine_exec(pj_engine *e, const char *script, pj_result_cb cb, void *ctx);
+/* The same over script[0..len), which may hold NUL bytes: a NUL inside a
+ * pipeline's string literal is part of the string; anywhere else (and in
+ * plain SQL, which SQLite would stop reading at) it is an error at its
+ * line and column. pj_engine_exec(e, s, …) is pj_engine_exec_len(e, s,
+ * strlen(s), …). */
+pj_status pj_engine_exec_len(pj_engine *e, const char *script, size_t len, pj_result_cb cb,
+                             void *ctx);
 
 /* Per-statement timings of the last statement run by pj_engine_exec or
  * pj_query_run, in nanoseconds. */
@@ -241,6 +248,22 @@ typedef struct pj_trace_info {
  * info (may be NULL) receives the counts above. A file that cannot be read
  * or is not JSON fails ("TRACE: …") and leaves the catalog as it was. */
 pj_status pj_engine_load_trace(pj_engine *e, const char *path, pj_trace_info *info);
+
+/* ---- what a file holds ------------------------------------------------ */
+
+/* What the first bytes of a file look like, so a tool handed a trace where
+ * it expects a script (or the reverse) can say so. Judged by content, not
+ * by name; `head` is the file's first `len` bytes (4 KiB is plenty). */
+typedef enum pj_format {
+  PJ_FORMAT_TEXT = 0,  /* anything else: a script */
+  PJ_FORMAT_GZIP,      /* gzip magic: a .json.gz trace, say */
+  PJ_FORMAT_JSON,      /* a JSON object or array: a Chrome JSON trace */
+  PJ_FORMAT_PROTO,     /* binary shaped like a protobuf: a Perfetto trace */
+  PJ_FORMAT_SQLITE,    /* a SQLite database file */
+} pj_format;
+pj_format pj_detect_format(const void *head, size_t len);
+/* "gzip-compressed data", "a JSON trace", …: for messages. */
+const char *pj_format_name(pj_format f);
 
 #ifdef __cplusplus
 }

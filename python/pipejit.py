@@ -82,6 +82,7 @@ def _load():
         "pj_engine_load_sample_trace": (I, [P, I64]),
         "pj_engine_load_table": (I, [P, S]),
         "pj_engine_exec": (I, [P, S, _RESULT_CB, P]),
+        "pj_engine_exec_len": (I, [P, S, SZ, _RESULT_CB, P]),
         "pj_query_compile": (I, [P, S, ctypes.POINTER(P)]),
         "pj_query_param_count": (I, [P]),
         "pj_query_param_index": (I, [P, S]),
@@ -255,7 +256,8 @@ class Engine(_Closing):
                 return 1
 
         cb = _RESULT_CB(on_result)
-        st = self._lib.pj_engine_exec(self._handle(), script.encode(), cb, None)
+        data = script.encode()   # by length: a NUL inside is reported, not a silent end
+        st = self._lib.pj_engine_exec_len(self._handle(), data, len(data), cb, None)
         if failure:
             raise failure[0]
         self._check(st)
@@ -287,7 +289,8 @@ class Engine(_Closing):
                 return 1
 
         cb = _RESULT_CB(on_result)
-        st = self._lib.pj_engine_exec(self._handle(), text.encode(), cb, None)
+        data = text.encode()
+        st = self._lib.pj_engine_exec_len(self._handle(), data, len(data), cb, None)
         if holder and isinstance(holder[0], BaseException):
             raise holder[0]
         self._check(st)

@@ -30,3 +30,25 @@ grep -q '^cpu_frequency' "$tmp/out" || fail ".tables"
 grep -q 'CREATE TABLE thread(' "$tmp/out" || fail ".schema"
 grep -q 'answer;' "$tmp/.pipejit_history" || fail "history file"
 echo "ok: shell on a terminal"
+
+# Ctrl-C (byte 0x03 through the terminal: SIGINT) at a `...>` prompt
+# discards the half-typed statement and at the first prompt discards the
+# line: neither is run and neither leaves; only end of input (Ctrl-D) does.
+{
+  sleep 0.5
+  printf 'SELECT 111\n'; sleep 0.3
+  printf '\003'; sleep 0.3
+  printf 'SELECT 222;\n'; sleep 0.3
+  printf 'SELECT 333'; sleep 0.3
+  printf '\003'; sleep 0.3
+  printf 'SELECT 444;\n'; sleep 0.3
+  printf '\004'; sleep 0.3
+} | HOME=$tmp TERM=dumb script -qec "$PIPEJIT" /dev/null >"$tmp/out" 2>&1 ||
+  fail "exit status $? after Ctrl-C"
+
+grep -q '^222' "$tmp/out" || fail "the shell did not go on after Ctrl-C at '...>'"
+grep -q '^444' "$tmp/out" || fail "the shell did not go on after Ctrl-C at the prompt"
+grep -q '^111' "$tmp/out" && fail "Ctrl-C ran the half-typed statement"
+grep -q '^333' "$tmp/out" && fail "Ctrl-C ran the half-typed line"
+grep -q 'syntax error' "$tmp/out" && fail "Ctrl-C kept the pending text"
+echo "ok: Ctrl-C in the shell"

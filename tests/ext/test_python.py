@@ -60,6 +60,13 @@ class EngineTest(unittest.TestCase):
         with self.assertRaises(pipejit.Error):
             self.e.compile("FROM")
 
+    def test_nul_byte_is_an_error(self):
+        # A NUL reaches the engine (by length) and is reported, not a silent end.
+        with self.assertRaises(pipejit.Error) as cm:
+            self.e.execute("SELECT 1;\0SELECT 2;")
+        self.assertIn("unexpected NUL byte", cm.exception.message)
+        self.assertEqual((cm.exception.line, cm.exception.column), (1, 10))
+
     def test_modes_agree(self):
         text = "FROM t |> TREE ACCUMULATE UP SUM(v) AS s |> ORDER BY id"
         self.e.mode = "interp"

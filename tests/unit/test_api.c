@@ -463,6 +463,57 @@ static void test_sample_trace(void **state) {
   pj_result_free(r);
 }
 
+/* Keeps the first value of each result set a script prints. */
+static int last_int(void *ctx, const pj_result *res, const char *t, size_t n, size_t off) {
+  *(int64_t *)ctx = pj_result_int64(res, 0, 0);
+  return 0;
+}
+
+/* pj_engine_exec_len reads NUL bytes: inside a pipeline's string literal
+ * they are part of the string; elsewhere an error at their position, and
+ * the statements before them have run. */
+static void test_exec_len_nul(void **state) {
+  pj_engine *e = *state;
+  int64_t v = -1;
+  static const char lit[] = "FROM (SELECT 1 AS k) |> SELECT instr('a\0b', 'b') AS n";
+  assert_int_equal(pj_engine_exec_len(e, lit, sizeof lit - 1, last_int, &v), PJ_OK);
+  assert_int_equal(v, 3);
+  static const char two[] = "SELECT 5;\0SELECT 6;";
+  v = -1;
+  assert_int_equal(pj_engine_exec_len(e, two, sizeof two - 1, last_int, &v), PJ_ERROR);
+  assert_int_equal(v, 5);
+  assert_non_null(strstr(pj_engine_errmsg(e), "unexpected NUL byte"));
+  assert_int_equal(pj_engine_errline(e), 1);
+  assert_int_equal(pj_engine_errcol(e), 10);
+  static const char pipe[] = "FROM (SELECT 1 AS k)\n|> WHERE k\0 = 1";
+  assert_int_equal(pj_engine_exec_len(e, pipe, sizeof pipe - 1, NULL, NULL), PJ_ERROR);
+  assert_non_null(strstr(pj_engine_errmsg(e), "WHERE: syntax error: unexpected NUL byte"));
+  assert_int_equal(pj_engine_errline(e), 2);
+  assert_int_equal(pj_engine_errcol(e), 11);
+  /* pj_engine_exec is the same over strlen. */
+  assert_int_equal(pj_engine_exec(e, two, last_int, &v), PJ_OK);
+}
+
+static void test_detect_format(void **state) {
+  (void)state;
+  static const unsigned char gz[] = {0x1f, 0x8b, 0x08, 0x00};
+  assert_int_equal(pj_detect_format(gz, sizeof gz), PJ_FORMAT_GZIP);
+  assert_int_equal(pj_detect_format("[{\"ph\":\"X\"}]", 12), PJ_FORMAT_JSON);
+  assert_int_equal(pj_detect_format("\xef\xbb\xbf \n{\"traceEvents\":[]}", 21), PJ_FORMAT_JSON);
+  assert_int_equal(pj_detect_format("[]", 2), PJ_FORMAT_JSON);
+  assert_int_equal(pj_detect_format("{}", 2), PJ_FORMAT_JSON);
+  assert_int_equal(pj_detect_format("\n\x12\x08\x01\x10\x02\x00", 7), PJ_FORMAT_PROTO);
+  assert_int_equal(pj_detect_format("SQLite format 3\0\x10\x00", 18), PJ_FORMAT_SQLITE);
+  /* Scripts, including ones starting with a newline or a bracket word. */
+  assert_int_equal(pj_detect_format("\n\nSELECT 1;", 11), PJ_FORMAT_TEXT);
+  assert_int_equal(pj_detect_format("\nFROM t", 7), PJ_FORMAT_TEXT);
+  assert_int_equal(pj_detect_format("[x] is not a statement", 22), PJ_FORMAT_TEXT);
+  assert_int_equal(pj_detect_format("{ not json", 10), PJ_FORMAT_TEXT);
+  assert_int_equal(pj_detect_format("", 0), PJ_FORMAT_TEXT);
+  assert_int_equal(pj_detect_format(NULL, 0), PJ_FORMAT_TEXT);
+  assert_non_null(strstr(pj_format_name(PJ_FORMAT_GZIP), "gzip"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_open_close_file),
@@ -482,6 +533,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_failed_create_keeps_old_table, setup_engine,
                                       teardown_engine),
       cmocka_unit_test_setup_teardown(test_sample_trace, setup_engine, teardown_engine),
+      cmocka_unit_test_setup_teardown(test_exec_len_nul, setup_engine, teardown_engine),
+      cmocka_unit_test(test_detect_format),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,77 @@
+#!/bin/sh
+# What the CLI does with inputs that are not plain scripts (ctest:
+# cli_inputs, issue 11): a NUL byte is an error with its line and column
+# and nothing after it is dropped unnoticed; a trace or database given
+# where a script is expected says to use --trace / --db, whatever its name.
+# Usage: test_inputs.sh PIPEJIT
+set -u
+PIPEJIT=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; echo "--- stdout:" >&2; cat "$tmp/out" >&2; echo "--- stderr:" >&2; cat "$tmp/err" >&2; exit 1; }
+run() { "$PIPEJIT" "$@" >"$tmp/out" 2>"$tmp/err"; echo $?; }
+
+# A NUL between statements: the first runs, then the NUL is an error.
+rc=$(printf 'SELECT 1;\0SELECT 2;' | run)
+[ "$rc" = 1 ] || fail "NUL between statements: exit status $rc"
+grep -q 'unexpected NUL byte' "$tmp/err" || fail "no NUL error"
+grep -q 'at line 1, column 10' "$tmp/err" || fail "NUL error without its position"
+grep -q '^2' "$tmp/out" && fail "the statement after the NUL ran"
+
+# In a pipeline, on line 2.
+rc=$(printf 'FROM (SELECT 1 AS x)\n|> WHERE x\0 > 0;' | run)
+[ "$rc" = 1 ] || fail "NUL in a pipeline: exit status $rc"
+grep -q 'WHERE: syntax error: unexpected NUL byte' "$tmp/err" || fail "no NUL error in WHERE"
+grep -q 'at line 2, column 11' "$tmp/err" || fail "NUL error in WHERE without its position"
+
+# In a SQL string literal: SQLite would stop reading there.
+rc=$(printf "SELECT 'a\0b';" | run)
+[ "$rc" = 1 ] || fail "NUL in a SQL literal: exit status $rc"
+grep -q 'unexpected NUL byte in SQL' "$tmp/err" || fail "no NUL error in SQL"
+
+# In a file too.
+printf 'SELECT 1;\n\0' >"$tmp/nul.sql"
+rc=$(run "$tmp/nul.sql")
+[ "$rc" = 1 ] || fail "NUL in a file: exit status $rc"
+grep -q 'at line 2, column 1' "$tmp/err" || fail "NUL in a file without its position"
+
+# A gzip trace named like a script.
+printf '[{"ph":"X","ts":1,"dur":2,"pid":1,"tid":1,"name":"a"}]' >"$tmp/t.json"
+gzip -c "$tmp/t.json" >"$tmp/trace.sql"
+rc=$(run "$tmp/trace.sql")
+[ "$rc" = 1 ] || fail "gzip: exit status $rc"
+grep -q "is gzip-compressed data.*not a script: load it with --trace $tmp/trace.sql" "$tmp/err" ||
+  fail "gzip not detected"
+grep -q 'SQLite\|unrecognized' "$tmp/err" && fail "gzip reached SQLite"
+# ... and it does load with --trace.
+rc=$(run --trace "$tmp/trace.sql" -c "FROM slice |> AGGREGATE COUNT(*) AS n")
+[ "$rc" = 0 ] || fail "--trace of the gzip file: exit status $rc"
+
+# A JSON trace, from a file and from standard input.
+rc=$(run "$tmp/t.json")
+[ "$rc" = 1 ] || fail "JSON: exit status $rc"
+grep -q 'is a JSON trace, not a script: load it with --trace' "$tmp/err" || fail "JSON not detected"
+rc=$(printf '\n  {"traceEvents": []}' | run)
+[ "$rc" = 1 ] || fail "JSON on stdin: exit status $rc"
+grep -q 'standard input is a JSON trace' "$tmp/err" || fail "JSON on stdin not detected"
+
+# A Perfetto protobuf trace: field 1 (packet), a length, binary bytes.
+printf '\n\022\010\001\020\002\030\003\000\000abcdefgh' >"$tmp/trace.pb"
+rc=$(run "$tmp/trace.pb")
+[ "$rc" = 1 ] || fail "protobuf: exit status $rc"
+grep -q 'is a protobuf (Perfetto) trace, not a script' "$tmp/err" || fail "protobuf not detected"
+
+# A SQLite database.
+"$PIPEJIT" --db "$tmp/x.db" -c "CREATE TABLE t(a); INSERT INTO t VALUES (1)" || fail "making a db"
+rc=$(run "$tmp/x.db")
+[ "$rc" = 1 ] || fail "database: exit status $rc"
+grep -q "is a SQLite database, not a script: open it with --db $tmp/x.db" "$tmp/err" ||
+  fail "database not detected"
+
+# A script that starts with a newline, a bracket in a string, or a comment
+# is still a script.
+printf '\n\nSELECT 7 AS "[x]";' >"$tmp/ok.sql"
+rc=$(run "$tmp/ok.sql")
+[ "$rc" = 0 ] || fail "a script starting with newlines: exit status $rc"
+grep -q "^ *7" "$tmp/out" || fail "a script starting with newlines did not run"
+echo "ok: CLI inputs"
