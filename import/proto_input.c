@@ -98,7 +98,9 @@ static int inflate_all(pb_input *in, const uint8_t *src, size_t n, rt_err *err) 
 
 static int finish_open(pb_input *in, const uint8_t *p, size_t n, rt_err *err) {
   in->file_size = (int64_t)n;
-  in->head_fnv = fnv1a(p, n < 4096 ? n : 4096);
+  in->headlen = n < sizeof in->head ? n : sizeof in->head;
+  memcpy(in->head, p, in->headlen);
+  in->head_fnv = fnv1a(p, in->headlen);
   in->compressed = compressed_kind(p, n);
   if (!in->compressed) return 1;
   return inflate_all(in, p, n, err);

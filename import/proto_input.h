@@ -29,6 +29,8 @@ typedef struct pb_input {
   size_t released;      /* bytes [0, released) handed back */
   int64_t file_size;    /* bytes of the file as given */
   uint64_t head_fnv;    /* FNV-1a-64 of its first min(4096, size) bytes */
+  uint8_t head[4096];   /* those bytes (for trace_uuid, §1.11) */
+  size_t headlen;
   int compressed;       /* 1 gzip, 2 zlib, 0 plain */
   int anon;             /* data is anonymous memory (else a file mapping) */
   char damage[160];     /* non-empty: the compressed stream broke there */

@@ -1,0 +1,346 @@
+/*
+ * proto_import.h — the inside of the Perfetto protobuf importer, shared by
+ * its files (the public entry is proto.h):
+ *
+ *   proto_wire.h      zero-copy wire reader
+ *   proto_input.c     the file in one buffer (mmap or inflated gzip)
+ *   proto_read.c      read pass: splits packets, per-sequence flags and
+ *                     defaults, read-time payloads, pushes sort items
+ *   proto_seq.c       sequences, generations, interned data
+ *   proto_clock.c     clock snapshots and conversion to trace time
+ *   proto_sort.c      streams, sorting, the k-way merge
+ *   proto_te_read.c   TrackEvent timestamps / counter values at read time
+ *   proto_ftrace_read.c  ftrace bundles and compact_sched into streams
+ *   proto_parse.c     the sorted pass: dispatch per packet kind
+ *   proto_track_event.c, proto_descriptor.c, proto_system.c (process_tree,
+ *   process_stats, sys_stats), proto_ftrace.c, proto_atrace.c: the parsers
+ *
+ * Two passes, as trace_processor does (TRACES.md §3.5): the read pass
+ * walks the file once in file order and resolves everything that depends
+ * on that order (sequence state, interning generations, clocks, delta
+ * timestamps, incremental counters); it pushes 16-byte sort items that
+ * point back into the buffer. The parse pass merges the streams in
+ * (ts, stream, arrival) order and decodes each packet again, in place,
+ * feeding the trace builder (builder.h).
+ *
+ * Positions: every packet is addressed by a *logical offset* in the order
+ * the read pass met it. The file is one segment; a compressed_packets
+ * payload is inflated into its own buffer, spliced into the logical space
+ * right where it was met (the rest of the file continues after it). Per
+ * sequence generations, aux records and ftrace bundle marks are kept in
+ * logical order, so the parse pass finds them by binary search.
+ */
+#ifndef PJ_PROTO_IMPORT_H
+#define PJ_PROTO_IMPORT_H
+
+#include "import/builder.h"
+#include "import/trace.h"   /* im_map, im_hash: the builder's hash map */
+#include "import/proto_input.h"
+#include "import/proto_wire.h"
+
+#define PB_VEC(type) struct { type *v; size_t n, cap; }
+/* Grows a PB_VEC to hold one more; 0 when out of memory. */
+int pb_grow(void **v, size_t *cap, size_t need, size_t sz);
+#define PB_PUSH(vec, val)                                                                       \
+  (pb_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1, sizeof *(vec).v)                        \
+       ? ((vec).v[(vec).n++] = (val), 1)                                                        \
+       : 0)
+
+/* ---- logical segments --------------------------------------------------- */
+
+typedef struct pb_seg {
+  uint64_t lstart;       /* logical offset of base[0] */
+  const uint8_t *base;
+  size_t len;
+  uint8_t *owned;        /* malloc'd inflated buffer, or NULL (the file) */
+  size_t file_off;       /* for file segments: offset of base in the file */
+} pb_seg;
+
+/* ---- sort items --------------------------------------------------------- */
+
+/* ref: bits 0–47 the logical offset of a length varint (a packet's, or an
+ * FtraceEvent's inside a bundle); bits 48–63 flags. */
+#define PB_REF_OFF(r) ((r) & 0xffffffffffffull)
+#define PB_REF_FLAGS(r) ((uint32_t)((r) >> 48))
+#define PB_REF(off, flags) ((uint64_t)(off) | ((uint64_t)(flags) << 48))
+enum {
+  PB_IF_AUX = 1,         /* a track event with an aux record */
+};
+
+typedef struct pb_item {
+  int64_t ts;
+  uint64_t ref;
+} pb_item;
+
+/* compact_sched records, decoded at read time (32 bytes). */
+enum { PB_CS_SWITCH = 1, PB_CS_WAKING = 2 };
+typedef struct pb_csched {
+  int64_t ts;
+  int64_t a;             /* switch: prev_state; waking: target_cpu */
+  int32_t pid;           /* switch: next_pid; waking: pid */
+  int32_t prio;
+  uint32_t comm;         /* string id (IM_NULL_STR when bad) */
+  uint16_t kind;
+  uint16_t flags;        /* waking: common_flags */
+} pb_csched;
+
+enum { PB_STREAM_GENERIC, PB_STREAM_TRACK_EVENT, PB_STREAM_FTRACE, PB_STREAM_COMPACT };
+
+typedef struct pb_stream {
+  int kind;
+  uint32_t cpu;
+  size_t esz;            /* sizeof(pb_item) or sizeof(pb_csched) */
+  uint8_t *v;
+  size_t n, cap;
+  int64_t last_ts;
+  int unsorted;
+  size_t pos;            /* merge cursor */
+} pb_stream;
+
+/* ---- sequences ---------------------------------------------------------- */
+
+/* What a packet sees of its sequence: interned data epoch, defaults and
+ * the thread descriptor. A new generation starts when one changes. */
+typedef struct pb_gen {
+  uint64_t lstart;
+  uint32_t epoch;
+  pb_span defaults;      /* TracePacketDefaults copy (arena), n = 0 none */
+  int has_td;
+  int32_t td_pid, td_tid;
+} pb_gen;
+
+typedef struct pb_seq {
+  uint32_t id;           /* trusted_packet_sequence_id */
+  int valid;             /* incremental state valid */
+  int ever_cleared;
+  uint32_t epoch;        /* bumps at each clear */
+  PB_VEC(pb_gen) gens;
+  /* read-time view of the current defaults */
+  uint32_t def_clock;    /* 0 = none */
+  int has_def_track;
+  uint64_t def_track_uuid;
+  uint64_t def_extra[8];
+  int n_def_extra;
+  uint64_t def_extra_d[8];
+  int n_def_extra_d;
+  /* TrackEvent delta state (§3.3) */
+  int ts_valid;
+  int64_t ref_ts, ref_tt, ref_ti;
+  /* the sequence's thread descriptor */
+  int has_td;
+  int32_t td_pid, td_tid;
+} pb_seq;
+
+/* An interned message, copied out of the buffer (so the buffer can be
+ * released before the packets that refer to it are parsed). */
+typedef struct pb_interned {
+  uint64_t iid;
+  uint32_t seq, epoch;
+  uint32_t field;
+  uint32_t len;
+  const uint8_t *p;
+  uint32_t str;          /* cached string id of field 2 (name / str), or ~0 */
+} pb_interned;
+
+/* A track event's values resolved at read time. */
+enum { PB_AUX_TT = 1, PB_AUX_TI = 2, PB_AUX_VALUE = 4 };
+typedef struct pb_aux {
+  uint64_t lpos;
+  int64_t tt, ti;
+  double value;
+  uint32_t flags;
+  uint32_t extra_first, nextra;   /* into imp->extra */
+} pb_aux;
+typedef struct pb_extra {
+  uint64_t uuid;
+  double value;
+} pb_extra;
+
+/* ---- clocks ------------------------------------------------------------- */
+
+enum {
+  PB_CLK_REALTIME = 1, PB_CLK_MONOTONIC = 3, PB_CLK_MONOTONIC_RAW = 5, PB_CLK_BOOTTIME = 6,
+  PB_CLK_TRACE_FILE = 11,
+};
+
+typedef struct pb_clock {
+  uint64_t key;          /* clock id, sequence-scoped ids: (seq << 32) | id */
+  int64_t unit;          /* unit_multiplier_ns */
+  int incremental;
+  int64_t last;          /* incremental: last absolute value */
+} pb_clock;
+
+/* Snapshot values of one (a, b) clock pair, ordered by a. */
+typedef struct pb_clock_pair {
+  uint64_t a, b;
+  PB_VEC(int64_t) va;
+  PB_VEC(int64_t) vb;
+  int unsorted;
+} pb_clock_pair;
+
+typedef struct pb_clocks {
+  uint64_t trace_clock;
+  int trace_clock_set, converted_any;
+  PB_VEC(pb_clock) clocks;
+  PB_VEC(pb_clock_pair) pairs;
+  int nsnapshots;
+  /* one-entry path cache */
+  uint64_t cache_src;
+  int cache_hops;
+  uint64_t cache_path[4];   /* pair index per hop */
+} pb_clocks;
+
+/* ---- track descriptor reservations ---------------------------------------- */
+
+typedef struct pb_reservation {
+  uint64_t uuid, parent;
+  int kind;              /* 0 plain, 1 process, 2 thread, 3 counter */
+  int32_t pid, tid;
+  int is_counter, incremental;
+  int64_t unit_mult;
+  uint32_t seq;          /* sequence of an incremental counter */
+  double latest;
+  /* parse-time state */
+  int64_t track;         /* slice/counter track once created, IM_NONE */
+  int64_t upid, utid;    /* resolved process / thread, IM_NONE */
+  int described;         /* its descriptor packet was parsed */
+  uint64_t desc_lpos;    /* logical offset of the last descriptor packet */
+} pb_reservation;
+
+/* A packet whose clock did not convert yet: retried at end of file. */
+typedef struct pb_deferred {
+  uint64_t lpos;
+  int64_t raw_ts;
+  uint32_t clock_id, seq;
+  int32_t stream;
+  uint32_t flags;
+} pb_deferred;
+
+/* ---- the importer ----------------------------------------------------------- */
+
+typedef struct pb_imp {
+  im_trace *t;
+  rt_strpool *sp;
+  pb_input in;
+  rt_arena arena;        /* interned copies, defaults */
+  PB_VEC(pb_seg) segs;
+  uint64_t lpos_end;     /* logical size so far */
+
+  PB_VEC(pb_seq) seqs;
+  im_map seq_by_id;      /* sequence id → index */
+  PB_VEC(pb_interned) interned;
+  im_map interned_by_key;/* hash of (seq, epoch, field, iid) → chain head */
+  PB_VEC(int64_t) interned_next;
+
+  pb_clocks clk;
+
+  PB_VEC(pb_stream) streams;
+  int32_t *heap;         /* merge heap of stream indexes */
+  size_t heap_n;
+  int32_t stream_ftrace[1024], stream_compact[1024];   /* cpu → stream, -1 */
+  PB_VEC(pb_aux) aux;
+  PB_VEC(pb_extra) extra;
+  size_t aux_cursor;
+  /* ftrace bundle marks: logical offset of each bundle → its sequence and
+   * read-time context */
+  PB_VEC(uint64_t) bundle_lpos;
+  PB_VEC(uint32_t) bundle_seq;
+  PB_VEC(uint32_t) comm_tmp;   /* a compact_sched intern table as string ids */
+
+  PB_VEC(pb_reservation) res;
+  im_map res_by_uuid;
+
+  PB_VEC(pb_deferred) deferred;   /* clock not convertible yet */
+
+  int64_t max_ts;        /* largest timestamp pushed, for packets without one */
+  int64_t npackets;      /* packets read (1-based number of the last one) */
+  int64_t tracing_started_ns;
+  int preserve_ftrace;
+  int64_t ftrace_data_start;   /* ftrace_latest_data_start_ns */
+  int32_t ftrace_cpu_seen_start[1024];   /* 1 once a bundle set the data start */
+
+  int64_t stats[IM_NSTATS];    /* counted while reading, added at the end */
+  char damage[256];      /* first damage, for the load message */
+  int kernel_major, kernel_minor;
+} pb_imp;
+
+/* ---- proto_seq.c ------------------------------------------------------------- */
+
+pb_seq *pb_seq_get(pb_imp *m, uint32_t id);        /* created on first use */
+uint32_t pb_seq_index(const pb_imp *m, const pb_seq *s);
+/* Starts a new generation of s at logical offset lpos from its current
+ * epoch, defaults and thread descriptor. */
+int pb_seq_new_gen(pb_imp *m, pb_seq *s, uint64_t lpos, pb_span defaults);
+/* The generation a packet of s at lpos belongs to. */
+const pb_gen *pb_seq_gen_at(const pb_seq *s, uint64_t lpos);
+/* Records an interned message (field f of InternedData, payload msg). */
+int pb_intern_put(pb_imp *m, uint32_t seq, uint32_t epoch, uint32_t field, pb_span msg);
+/* The interned message (field, iid) of that generation, or NULL. */
+pb_interned *pb_intern_get(pb_imp *m, uint32_t seq, uint32_t epoch, uint32_t field,
+                           uint64_t iid);
+/* The string field `strfield` of an interned message as a string id (cached),
+ * IM_NULL_STR when absent. */
+uint32_t pb_intern_str(pb_imp *m, pb_interned *e, uint32_t strfield);
+
+/* ---- proto_clock.c ------------------------------------------------------------ */
+
+void pb_clock_snapshot(pb_imp *m, pb_span snap, uint32_t seq);
+/* Converts ts of clock id (sequence seq for ids 64–127) to trace time.
+ * Returns 1, or 0 when no path exists yet. */
+int pb_clock_convert(pb_imp *m, uint32_t clock_id, uint32_t seq, int64_t ts, int64_t *out);
+void pb_clocks_free(pb_clocks *c);
+
+/* ---- proto_sort.c ---------------------------------------------------------------- */
+
+pb_stream *pb_stream_generic(pb_imp *m);
+pb_stream *pb_stream_track_event(pb_imp *m);
+pb_stream *pb_stream_ftrace(pb_imp *m, uint32_t cpu);
+pb_stream *pb_stream_compact(pb_imp *m, uint32_t cpu);
+int pb_stream_push(pb_stream *s, const void *elem);
+/* Sorts every stream; then pb_merge_next yields items in (ts, stream,
+ * arrival) order: *stream the stream index, *elem the element. */
+int pb_sort_streams(pb_imp *m);
+void pb_merge_begin(pb_imp *m);
+int pb_merge_next(pb_imp *m, int *stream, const void **elem);
+void pb_merge_end(pb_imp *m);
+void pb_streams_free(pb_imp *m);
+/* Stable sort of n elements of size esz by their leading int64 ts. */
+int pb_sort_by_ts(void *v, size_t n, size_t esz);
+
+/* ---- proto_read.c --------------------------------------------------------------- */
+
+/* Reads the whole buffer (the read pass). Returns 1, or 0 on out of memory. */
+int pb_read_all(pb_imp *m);
+/* The bytes at logical offset lpos (to the end of its segment): *n. */
+const uint8_t *pb_at(const pb_imp *m, uint64_t lpos, size_t *n);
+/* The length-delimited record whose length varint is at lpos. */
+int pb_record_at(const pb_imp *m, uint64_t lpos, pb_span *out);
+void pb_damage(pb_imp *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void pb_stat(pb_imp *m, im_stat s) { m->stats[s]++; }
+
+/* Pushes a packet to a stream after converting its timestamp; defers it
+ * when the clock does not convert yet (at_eof: drop instead). */
+int pb_push_packet(pb_imp *m, pb_stream *s, uint64_t lpos, uint32_t clock_id, uint32_t seq,
+                   int64_t ts, uint32_t flags, int at_eof);
+
+/* ---- proto_te_read.c / proto_ftrace_read.c ------------------------------------------- */
+
+/* A TrackEvent packet at read time: resolves its times and counter values
+ * and pushes it. pkt_ts < 0: the packet has no timestamp. */
+int pb_te_read(pb_imp *m, pb_seq *s, uint64_t lpos, pb_span te, int has_ts, int64_t pkt_ts,
+               uint32_t clock_id, int at_eof);
+/* Track descriptor reservation (read time, §3.7.1). */
+void pb_td_reserve(pb_imp *m, pb_seq *s, pb_span td);
+/* An ftrace bundle: events into the per-CPU streams. */
+int pb_ftrace_read(pb_imp *m, pb_seq *s, uint64_t lpos, pb_span bundle);
+/* The aux record of a track event at lpos (NULL if none). */
+const pb_aux *pb_aux_at(pb_imp *m, uint64_t lpos);
+/* The sequence index of the ftrace bundle holding logical offset lpos. */
+uint32_t pb_bundle_seq_at(const pb_imp *m, uint64_t lpos);
+pb_reservation *pb_res_get(pb_imp *m, uint64_t uuid);
+
+/* ---- the sorted pass -------------------------------------------------------------------- */
+
+int pb_parse_all(pb_imp *m);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * proto_sort.c — the sorter of the protobuf importer (TRACES.md §3.5).
+ *
+ * Items go into streams in arrival order: one for generic packets, one
+ * for track events, then per CPU one for ftrace events and one for
+ * compact_sched records, each created at first use. At end of file each
+ * stream that received an item older than its last is sorted stably by
+ * ts (a natural merge sort: it finds the ascending runs the producers
+ * wrote, so a mostly ordered stream costs one pass per doubling of runs);
+ * then a heap merges the streams by (ts, stream number), which with the
+ * stable per-stream order gives trace_processor's (ts, stream, arrival)
+ * order. The whole trace is sorted (TP's --full-sort; §3.5.3 [S]).
+ */
+#include <stdlib.h>
+
+#include "import/proto_import.h"
+
+static pb_stream *stream_new(pb_imp *m, int kind, uint32_t cpu, size_t esz) {
+  pb_stream s = {.kind = kind, .cpu = cpu, .esz = esz, .last_ts = INT64_MIN};
+  if (!PB_PUSH(m->streams, s)) {
+    im_oom(m->t);
+    return NULL;
+  }
+  return &m->streams.v[m->streams.n - 1];
+}
+
+/* Stream 0 and 1 always exist (made by the importer's init, in this
+ * order), so the generic packets stream sorts before the track events. */
+pb_stream *pb_stream_generic(pb_imp *m) { return &m->streams.v[0]; }
+pb_stream *pb_stream_track_event(pb_imp *m) { return &m->streams.v[1]; }
+
+pb_stream *pb_stream_ftrace(pb_imp *m, uint32_t cpu) {
+  if (m->stream_ftrace[cpu] < 0) {
+    if (!stream_new(m, PB_STREAM_FTRACE, cpu, sizeof(pb_item))) return NULL;
+    m->stream_ftrace[cpu] = (int32_t)m->streams.n - 1;
+  }
+  return &m->streams.v[m->stream_ftrace[cpu]];
+}
+
+pb_stream *pb_stream_compact(pb_imp *m, uint32_t cpu) {
+  if (m->stream_compact[cpu] < 0) {
+    if (!stream_new(m, PB_STREAM_COMPACT, cpu, sizeof(pb_csched))) return NULL;
+    m->stream_compact[cpu] = (int32_t)m->streams.n - 1;
+  }
+  return &m->streams.v[m->stream_compact[cpu]];
+}
+
+int pb_stream_push(pb_stream *s, const void *elem) {
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap + s->cap / 2 : 1024;
+    void *v = realloc(s->v, cap * s->esz);
+    if (!v) return 0;
+    s->v = v;
+    s->cap = cap;
+  }
+  int64_t ts;
+  memcpy(&ts, elem, 8);
+  if (ts < s->last_ts) s->unsorted = 1;
+  else s->last_ts = ts;
+  memcpy(s->v + s->n * s->esz, elem, s->esz);
+  s->n++;
+  return 1;
+}
+
+/* ---- stable natural merge sort ------------------------------------------- */
+
+static inline int64_t ts_at(const uint8_t *v, size_t i, size_t esz) {
+  int64_t ts;
+  memcpy(&ts, v + i * esz, 8);
+  return ts;
+}
+
+/* Merges a[lo, mid) and a[mid, hi) into b (ties from the left run first). */
+static void merge(const uint8_t *a, uint8_t *b, size_t lo, size_t mid, size_t hi, size_t esz) {
+  size_t i = lo, j = mid, k = lo;
+  while (i < mid && j < hi) {
+    if (ts_at(a, j, esz) < ts_at(a, i, esz)) memcpy(b + k++ * esz, a + j++ * esz, esz);
+    else memcpy(b + k++ * esz, a + i++ * esz, esz);
+  }
+  memcpy(b + k * esz, a + i * esz, (mid - i) * esz);
+  k += mid - i;
+  memcpy(b + k * esz, a + j * esz, (hi - j) * esz);
+}
+
+int pb_sort_by_ts(void *v, size_t n, size_t esz) {
+  if (n < 2) return 1;
+  /* run boundaries: starts of the maximal non-decreasing runs, then n */
+  size_t nruns = 1;
+  for (size_t i = 1; i < n; i++) nruns += ts_at(v, i, esz) < ts_at(v, i - 1, esz);
+  if (nruns == 1) return 1;
+  size_t *runs = malloc((nruns + 1) * sizeof *runs);
+  uint8_t *tmp = malloc(n * esz);
+  if (!runs || !tmp) {
+    free(runs);
+    free(tmp);
+    return 0;
+  }
+  size_t r = 0;
+  runs[r++] = 0;
+  for (size_t i = 1; i < n; i++)
+    if (ts_at(v, i, esz) < ts_at(v, i - 1, esz)) runs[r++] = i;
+  runs[r] = n;
+  uint8_t *a = v, *b = tmp;
+  while (nruns > 1) {
+    size_t w = 0;
+    for (size_t i = 0; i < nruns; i += 2) {
+      if (i + 1 < nruns) merge(a, b, runs[i], runs[i + 1], runs[i + 2], esz);
+      else memcpy(b + runs[i] * esz, a + runs[i] * esz, (runs[i + 1] - runs[i]) * esz);
+      runs[w++] = runs[i];
+    }
+    runs[w] = n;
+    nruns = w;
+    uint8_t *t = a;
+    a = b;
+    b = t;
+  }
+  if (a != v) memcpy(v, a, n * esz);
+  free(runs);
+  free(tmp);
+  return 1;
+}
+
+int pb_sort_streams(pb_imp *m) {
+  for (size_t i = 0; i < m->streams.n; i++) {
+    pb_stream *s = &m->streams.v[i];
+    if (s->unsorted && !pb_sort_by_ts(s->v, s->n, s->esz)) return im_oom(m->t);
+    s->unsorted = 0;
+  }
+  return 1;
+}
+
+/* ---- k-way merge ---------------------------------------------------------------- */
+
+/* The heap (m->heap) holds stream indexes; the key is (ts of the
+ * stream's next element, stream index). */
+
+static inline int64_t head_ts(const pb_imp *m, int32_t s) {
+  const pb_stream *st = &m->streams.v[s];
+  return ts_at(st->v, st->pos, st->esz);
+}
+
+static inline int less(const pb_imp *m, int32_t a, int32_t b) {
+  int64_t ta = head_ts(m, a), tb = head_ts(m, b);
+  return ta < tb || (ta == tb && a < b);
+}
+
+static void sift_down(pb_imp *m, size_t i) {
+  int32_t *heap = m->heap;
+  size_t heap_n = m->heap_n;
+  for (;;) {
+    size_t l = 2 * i + 1, best = i;
+    if (l < heap_n && less(m, heap[l], heap[best])) best = l;
+    if (l + 1 < heap_n && less(m, heap[l + 1], heap[best])) best = l + 1;
+    if (best == i) return;
+    int32_t t = heap[i];
+    heap[i] = heap[best];
+    heap[best] = t;
+    i = best;
+  }
+}
+
+void pb_merge_begin(pb_imp *m) {
+  free(m->heap);
+  m->heap = malloc((m->streams.n + 1) * sizeof *m->heap);
+  m->heap_n = 0;
+  if (!m->heap) {
+    im_oom(m->t);
+    return;
+  }
+  for (size_t i = 0; i < m->streams.n; i++) {
+    m->streams.v[i].pos = 0;
+    if (m->streams.v[i].n) m->heap[m->heap_n++] = (int32_t)i;
+  }
+  for (size_t i = m->heap_n; i-- > 0;) sift_down(m, i);
+}
+
+int pb_merge_next(pb_imp *m, int *stream, const void **elem) {
+  if (!m->heap_n) return 0;
+  int32_t s = m->heap[0];
+  pb_stream *st = &m->streams.v[s];
+  *stream = s;
+  *elem = st->v + st->pos * st->esz;
+  if (++st->pos == st->n) m->heap[0] = m->heap[--m->heap_n];
+  if (m->heap_n > 1) sift_down(m, 0);
+  return 1;
+}
+
+void pb_merge_end(pb_imp *m) {
+  free(m->heap);
+  m->heap = NULL;
+  m->heap_n = 0;
+}
+
+void pb_streams_free(pb_imp *m) {
+  for (size_t i = 0; i < m->streams.n; i++) free(m->streams.v[i].v);
+  free(m->streams.v);
+  m->streams.v = NULL;
+  m->streams.n = m->streams.cap = 0;
+}
