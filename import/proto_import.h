@@ -200,11 +200,26 @@ typedef struct pb_reservation {
   int64_t unit_mult;
   uint32_t seq;          /* sequence of an incremental counter */
   double latest;
-  /* parse-time state */
-  int64_t track;         /* slice/counter track once created, IM_NONE */
-  int64_t upid, utid;    /* resolved process / thread, IM_NONE */
-  int described;         /* its descriptor packet was parsed */
-  uint64_t desc_lpos;    /* logical offset of the last descriptor packet */
+  /* parse time: what the descriptor said (§3.7) */
+  int described;
+  uint32_t name;         /* name / static_name / atrace_name, IM_NULL_STR */
+  int disallow_merging;
+  int merge;             /* sibling_merge_behavior: 0/1 name, 2 none, 3 key */
+  uint32_t merge_key;    /* sibling_merge_key, IM_NULL_STR */
+  int has_merge_key_int;
+  int64_t merge_key_int;
+  int child_ordering;    /* 0 none, 1 lexicographic, 2 chronological, 3 explicit */
+  int has_rank;
+  int64_t rank;
+  uint32_t description;
+  int first_on_seq;
+  int ctype, cunit;      /* CounterDescriptor type / unit */
+  uint32_t unit_name, y_axis, categories;
+  int is_state;
+  /* parse time: what it resolved to */
+  int64_t track;         /* slice or counter track once created, IM_NONE */
+  int64_t upid, utid;    /* own process / thread, IM_NONE */
+  int resolved;          /* utid/upid looked up */
 } pb_reservation;
 
 /* A packet whose clock did not convert yet: retried at end of file. */
@@ -262,6 +277,12 @@ typedef struct pb_imp {
   int64_t stats[IM_NSTATS];    /* counted while reading, added at the end */
   char damage[256];      /* first damage, for the load message */
   int kernel_major, kernel_minor;
+  /* parse pass */
+  im_map flow_live;      /* TrackEvent flow ids begun and not terminated */
+  im_map uuid_by_utid, uuid_by_upid;   /* §3.7.3: one descriptor per thread/process */
+  int64_t default_track; /* the "Default Track" (uuid 0), IM_NONE until used */
+  int64_t compact_last[1024];   /* compact_sched: utid last switched in per cpu, -1 */
+  im_args *scratch;
 } pb_imp;
 
 /* ---- proto_seq.c ------------------------------------------------------------- */
@@ -341,6 +362,46 @@ pb_reservation *pb_res_get(pb_imp *m, uint64_t uuid);
 
 /* ---- the sorted pass -------------------------------------------------------------------- */
 
+/* What a parser knows of the packet it is handed. */
+typedef struct pb_pctx {
+  int64_t ts;
+  uint64_t lpos;
+  pb_span pkt;           /* the TracePacket */
+  uint32_t seq_id, seq_idx;
+  const pb_seq *seq;
+  const pb_gen *gen;
+  int first_on_seq;
+} pb_pctx;
+
 int pb_parse_all(pb_imp *m);
+/* proto_system.c */
+void pb_parse_process_tree(pb_imp *m, const pb_pctx *c, pb_span pt);
+void pb_parse_process_stats(pb_imp *m, const pb_pctx *c, pb_span ps);
+void pb_parse_sys_stats(pb_imp *m, const pb_pctx *c, pb_span ss);
+/* proto_descriptor.c */
+void pb_parse_track_descriptor(pb_imp *m, const pb_pctx *c, pb_span td);
+void pb_parse_legacy_process(pb_imp *m, const pb_pctx *c, pb_span pd);
+void pb_parse_legacy_thread(pb_imp *m, const pb_pctx *c, pb_span td);
+/* How an event's uuid resolved (§3.7.3). */
+typedef struct pb_resolved {
+  int ok;
+  int scope;             /* PB_SCOPE_* */
+  int is_root;
+  int64_t utid, upid;
+  pb_reservation *r;     /* NULL: never described */
+} pb_resolved;
+enum { PB_SCOPE_GLOBAL, PB_SCOPE_PROCESS, PB_SCOPE_THREAD };
+pb_resolved pb_resolve_uuid(pb_imp *m, uint64_t uuid);
+/* The slice track of a resolved uuid for an event named `name`; delta as
+ * im_async_track (+1 begin, -1 end, 0 instant/look up). */
+int64_t pb_slice_track(pb_imp *m, uint64_t uuid, const pb_resolved *rs, uint32_t name, int delta);
+/* The counter track of a uuid, IM_NONE (stat counted) if not a counter. */
+int64_t pb_counter_track(pb_imp *m, uint64_t uuid);
+/* proto_track_event.c */
+void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux *aux);
+/* proto_ftrace.c */
+void pb_parse_ftrace_event(pb_imp *m, uint32_t cpu, int64_t ts, pb_span ev, uint32_t seq_idx,
+                           uint64_t lpos);
+void pb_parse_compact(pb_imp *m, uint32_t cpu, const pb_csched *r);
 
 #endif

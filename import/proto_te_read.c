@@ -28,7 +28,9 @@ pb_reservation *pb_res_get(pb_imp *m, uint64_t uuid) {
 
 void pb_td_reserve(pb_imp *m, pb_seq *s, pb_span td) {
   pb_reservation r = {.kind = 0, .track = IM_NONE, .upid = IM_NONE, .utid = IM_NONE,
-                      .unit_mult = 0};
+                      .unit_mult = 0, .name = IM_NULL_STR, .merge_key = IM_NULL_STR,
+                      .description = IM_NULL_STR, .unit_name = IM_NULL_STR,
+                      .y_axis = IM_NULL_STR, .categories = IM_NULL_STR};
   int has_uuid = 0, has_pid = 0, has_tid = 0;
   pb_reader rd;
   pb_field f;
@@ -136,7 +138,6 @@ int pb_te_read(pb_imp *m, pb_seq *s, uint64_t lpos, pb_span te, int has_ts, int6
     case 44: has_dv = 1, dv = pb_double(&f); break;
     case 31: case 45: case 12: case 46:
       pb_rep_init(&it, &f, f.id == 46 ? PB_FIXED64 : PB_VARINT);
-      if (f.id == 46 && f.wt != PB_LEN) it.elem = f.wt;
       while (pb_rep_next(&it, &v)) {
         if (f.id == 31 && nxu < 8) xu[nxu++] = v;
         if (f.id == 45 && nxdu < 8) xdu[nxdu++] = v;

@@ -80,6 +80,8 @@ static inline bool pb_varint(const uint8_t **pp, const uint8_t *end, uint64_t *o
 static inline bool pb_next(pb_reader *r, pb_field *f) {
   if (r->p >= r->end) return false;
   const uint8_t *p = r->p;
+  f->s.p = NULL;
+  f->s.n = 0;
   uint64_t tag;
   if (!pb_varint(&p, r->end, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1fffffff) goto bad;
   f->id = (uint32_t)(tag >> 3);

@@ -1,0 +1,103 @@
+/*
+ * proto_parse.c — the sorted pass of the protobuf importer: sorts the
+ * streams, merges them in (ts, stream, arrival) order and hands each item
+ * to its parser with what it needs of its packet (sequence, generation).
+ *
+ * Items point back into the buffer (logical offsets, proto_import.h), so
+ * each packet is decoded a second time here, in place. The buffer pages
+ * behind everything already parsed are handed back as the merge moves
+ * on (see release_consumed), which keeps the file from adding to the
+ * tables' memory at the peak.
+ */
+#include <stdlib.h>
+
+#include "import/proto_import.h"
+
+enum { TP_PROCESS_TREE = 2, TP_SYS_STATS = 7, TP_PROCESS_STATS = 9, TP_TRACK_EVENT = 11,
+       TP_PROCESS_DESC = 43, TP_THREAD_DESC = 44, TP_TRACK_DESC = 60 };
+
+/* The packet at an item's logical offset, with its sequence context. */
+static int packet_ctx(pb_imp *m, const pb_item *it, pb_pctx *c, uint32_t *kind, pb_span *payload) {
+  memset(c, 0, sizeof *c);
+  c->ts = it->ts;
+  c->lpos = PB_REF_OFF(it->ref);
+  if (!pb_record_at(m, c->lpos, &c->pkt)) return 0;
+  pb_reader r;
+  pb_field f;
+  *kind = 0;
+  pb_init_span(&r, c->pkt);
+  while (pb_next(&r, &f)) {
+    switch (f.id) {
+    case 10: c->seq_id = pb_u32(&f); break;
+    case 87: c->first_on_seq = pb_bool(&f); break;
+    case TP_PROCESS_TREE: case TP_SYS_STATS: case TP_PROCESS_STATS: case TP_TRACK_EVENT:
+    case TP_PROCESS_DESC: case TP_THREAD_DESC: case TP_TRACK_DESC:
+      if (f.wt == PB_LEN && !*kind) *kind = f.id, *payload = f.s;
+      break;
+    }
+  }
+  pb_seq *s = pb_seq_get(m, c->seq_id);
+  if (!s) return 0;
+  c->seq = s;
+  c->seq_idx = pb_seq_index(m, s);
+  c->gen = pb_seq_gen_at(s, c->lpos);
+  return 1;
+}
+
+static void parse_generic(pb_imp *m, const pb_item *it) {
+  pb_pctx c;
+  uint32_t kind;
+  pb_span p = {0};
+  if (!packet_ctx(m, it, &c, &kind, &p)) return;
+  switch (kind) {
+  case TP_PROCESS_TREE: pb_parse_process_tree(m, &c, p); break;
+  case TP_PROCESS_STATS: pb_parse_process_stats(m, &c, p); break;
+  case TP_SYS_STATS: pb_parse_sys_stats(m, &c, p); break;
+  case TP_TRACK_DESC: pb_parse_track_descriptor(m, &c, p); break;
+  case TP_PROCESS_DESC: pb_parse_legacy_process(m, &c, p); break;
+  case TP_THREAD_DESC: pb_parse_legacy_thread(m, &c, p); break;
+  }
+}
+
+static void parse_track_event(pb_imp *m, const pb_item *it) {
+  pb_pctx c;
+  uint32_t kind;
+  pb_span p = {0};
+  if (!packet_ctx(m, it, &c, &kind, &p) || kind != TP_TRACK_EVENT) return;
+  const pb_aux *aux = PB_REF_FLAGS(it->ref) & PB_IF_AUX ? pb_aux_at(m, c.lpos) : NULL;
+  pb_parse_track_event(m, &c, p, aux);
+}
+
+static void parse_ftrace(pb_imp *m, const pb_stream *s, const pb_item *it) {
+  pb_span ev;
+  uint64_t lpos = PB_REF_OFF(it->ref);
+  if (!pb_record_at(m, lpos, &ev)) return;
+  pb_parse_ftrace_event(m, s->cpu, it->ts, ev, pb_bundle_seq_at(m, lpos), lpos);
+}
+
+int pb_parse_all(pb_imp *m) {
+  m->default_track = IM_NONE;
+  m->scratch = im_args_new(m->t);
+  if (!m->scratch || !pb_sort_streams(m)) return im_oom(m->t);
+  pb_merge_begin(m);
+  int si;
+  const void *e;
+  uint64_t n = 0;
+  while (pb_merge_next(m, &si, &e)) {
+    const pb_stream *s = &m->streams.v[si];
+    switch (s->kind) {
+    case PB_STREAM_GENERIC: parse_generic(m, e); break;
+    case PB_STREAM_TRACK_EVENT: parse_track_event(m, e); break;
+    case PB_STREAM_FTRACE: parse_ftrace(m, s, e); break;
+    case PB_STREAM_COMPACT: pb_parse_compact(m, s->cpu, e); break;
+    }
+    if ((++n & 0xffff) == 0 && im_failed(m->t)) break;
+  }
+  pb_merge_end(m);
+  im_args_free(m->scratch);
+  m->scratch = NULL;
+  im_map_free(&m->flow_live);
+  im_map_free(&m->uuid_by_utid);
+  im_map_free(&m->uuid_by_upid);
+  return !im_failed(m->t);
+}
