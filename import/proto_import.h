@@ -13,7 +13,7 @@
  *   proto_ftrace_read.c  ftrace bundles and compact_sched into streams
  *   proto_parse.c     the sorted pass: dispatch per packet kind
  *   proto_track_event.c, proto_descriptor.c, proto_system.c (process_tree,
- *   process_stats, sys_stats), proto_ftrace.c, proto_atrace.c: the parsers
+ *   process_stats, sys_stats), proto_ftrace.c: the parsers
  *
  * Two passes, as trace_processor does (TRACES.md §3.5): the read pass
  * walks the file once in file order and resolves everything that depends

@@ -4,10 +4,7 @@
  * to its parser with what it needs of its packet (sequence, generation).
  *
  * Items point back into the buffer (logical offsets, proto_import.h), so
- * each packet is decoded a second time here, in place. The buffer pages
- * behind everything already parsed are handed back as the merge moves
- * on (see release_consumed), which keeps the file from adding to the
- * tables' memory at the peak.
+ * each packet is decoded a second time here, in place.
  */
 #include <stdlib.h>
 
