@@ -318,7 +318,10 @@ static void test_stats_metadata(void **state) {
   im_meta_int_multi(f.t, "m", 2);
   im_trace_file(f.t, "t.json.gz", 100, "json", 1, 1000, "ab", 2);
   install(&f);
-  assert_rows(f.e, "SELECT count(*) FROM stats WHERE idx IS NULL AND value = 0", "43\n");
+  /* every non-indexed stat of stats.def has a row (the indexed one is set) */
+  char want[16];
+  snprintf(want, sizeof want, "%d\n", IM_NSTATS - 1);
+  assert_rows(f.e, "SELECT count(*) FROM stats WHERE idx IS NULL AND value = 0", want);
   assert_rows(f.e, "SELECT name, idx, value, severity, source FROM stats WHERE idx IS NOT NULL",
               "ftrace_cpu_has_data_loss|3|2|data_loss|trace\n");
   assert_rows(f.e, "SELECT name, key_type, int_value, str_value FROM metadata ORDER BY id",
