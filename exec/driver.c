@@ -83,20 +83,64 @@ static int ex_fail_interrupted(ex_run *run) {
   return -1;
 }
 
+/* "19 MB", "1.5 MB", "12 KB", "100 bytes". */
+static void ex_amount(char *buf, size_t n, int64_t bytes) {
+  if (bytes >= (10 << 20)) snprintf(buf, n, "%lld MB", (long long)((bytes + (1 << 19)) >> 20));
+  else if (bytes >= (1 << 20)) snprintf(buf, n, "%.1f MB", (double)bytes / (1 << 20));
+  else if (bytes >= 1024) snprintf(buf, n, "%lld KB", (long long)((bytes + 512) >> 10));
+  else snprintf(buf, n, "%lld bytes", (long long)bytes);
+}
+
+/* The budget error: named after the stage that holds the most memory
+ * (counting the growth that was refused as its asker's), then what each
+ * stage holding any holds, largest first, and what the refused growth
+ * asked for:
+ *   TREE ACCUMULATE: the query needs more than 20 MB of memory (limit set
+ *   with --max-memory): TREE ACCUMULATE holds 19 MB, AGGREGATE holds
+ *   12 KB; AGGREGATE asked for 1.0 MB more */
+static void ex_budget_error(ex_run *run) {
+  const rt_budget *b = &run->budget;
+  const rt_budget_holder *h = b->at_refusal;
+  int order[RT_BUDGET_HOLDERS], n = 0;
+  for (int i = 0; i < b->nholders; i++)
+    if (h[i].bytes > 0) order[n++] = i;
+  for (int i = 1; i < n; i++)   /* largest first (few holders: insertion) */
+    for (int j = i; j > 0 && h[order[j]].bytes > h[order[j - 1]].bytes; j--) {
+      int t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  int top = b->nholders ? b->refused_by : -1;
+  int64_t topb = top >= 0 ? h[top].bytes + b->refused : 0;
+  for (int i = 0; i < n; i++)
+    if (h[order[i]].bytes > topb) top = order[i], topb = h[top].bytes;
+  const char *stage = top >= 0 ? h[top].stage : "RUN";
+  char amount[48];
+  /* the limit as it was given: whole MB (or bytes below one) */
+  if (b->limit >= ((int64_t)1 << 20)) snprintf(amount, sizeof amount, "%lld MB", (long long)(b->limit >> 20));
+  else snprintf(amount, sizeof amount, "%lld bytes", (long long)b->limit);
+  rt_buf m = {0};
+  rt_buf_printf(&m, "%s: the query needs more than %s of memory (limit set with --max-memory)",
+                stage, amount);
+  for (int i = 0; i < n; i++) {
+    ex_amount(amount, sizeof amount, h[order[i]].bytes);
+    rt_buf_printf(&m, "%s%s holds %s", i ? ", " : ": ", h[order[i]].stage, amount);
+  }
+  if (b->refused > 0 && b->nholders) {
+    ex_amount(amount, sizeof amount, b->refused);
+    rt_buf_printf(&m, "; %s asked for %s more", h[b->refused_by].stage, amount);
+  }
+  memset(&run->err, 0, sizeof run->err);
+  rt_errorf(&run->err, -1, "%s", m.data ? m.data : "RUN: the query needs more memory");
+  rt_buf_free(&m);
+}
+
 /* After an error in segment s: a refused growth (runtime/budget.h) or an
  * interrupt is the real cause of whatever "out of memory" or SQLite
  * error the runtime reported, so it replaces that message. Returns -1. */
 static int ex_budget_fail(ex_run *run, const ex_seg *s) {
   if (run->budget.exceeded) {
-    const char *stage = s && s->seg->sink && s->seg->sink->stage ? s->seg->sink->stage : "RUN";
-    int64_t lim = run->budget.limit;
-    char amount[48];
-    if (lim >= ((int64_t)1 << 20)) snprintf(amount, sizeof amount, "%lld MB", (long long)(lim >> 20));
-    else snprintf(amount, sizeof amount, "%lld bytes", (long long)lim);
-    memset(&run->err, 0, sizeof run->err);
-    rt_errorf(&run->err, -1,
-              "%s: the query needs more than %s of memory (limit set with --max-memory)", stage,
-              amount);
+    ex_budget_error(run);
     return -1;
   }
   if (ex_interrupted(run)) return ex_fail_interrupted(run);
@@ -454,7 +498,12 @@ static int ex_batch(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn 
  * ex_down the segment streams into, or NULL. */
 int ex_feed(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick, void *ctx,
             void *down) {
-  return ex_batch(run, s, b, n, pick, ctx, down);
+  /* the interval source holds its own work; what the batch grows is the
+   * sink's */
+  const char *prev = rt_budget_owner(s->seg->sink->stage);
+  int rc = ex_batch(run, s, b, n, pick, ctx, down);
+  rt_budget_owner(prev);
+  return rc;
 }
 
 static int ex_scan_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx,
@@ -673,10 +722,12 @@ static void ex_release_source(ex_run *run, ex_seg *s) {
   if (src->kind != IR_SCAN_BUF) return;
   int idx = ex_op_index(run->plan, src->buf_op);
   if (idx < 0) return;
+  const char *prev = rt_budget_owner(src->buf_op->stage);   /* the buffer was its */
   if (run->bufs[idx]) rt_rowbuf_free(run->bufs[idx]);
   run->bufs[idx] = NULL;
-  free(run->perms[idx]);
+  rt_mem_free(run->perms[idx]);
   run->perms[idx] = NULL;
+  rt_budget_owner(prev);
 }
 
 /* Sets up the streaming DOWN order of segment s, whose output goes into
@@ -722,7 +773,7 @@ static int ex_down_open(ex_run *run, ex_seg *s, ex_seg *nx, ex_down *dn) {
 /* Runs segment si; returns how many segments it ran (2 when its sink is a
  * streaming DOWN order: the next segment runs batch by batch with it), or
  * -1 on error. */
-static int ex_seg_run(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, void *ctx) {
+static int ex_seg_run_body(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, void *ctx) {
   ex_seg *s = &run->segs[si];
   const ir_segment *seg = s->seg;
   if (!seg->source || !seg->sink) return ex_fail(run, -1, "RUN", "a segment has no source or sink");
@@ -776,6 +827,15 @@ static int ex_seg_run(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, void *c
   return 2;
 }
 
+/* Runs segment si (ex_seg_run_body) with its sink as the holder of the
+ * memory it grows (runtime/budget.h). */
+static int ex_seg_run(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, void *ctx) {
+  const char *prev = rt_budget_owner(run->segs[si].seg->sink ? run->segs[si].seg->sink->stage : NULL);
+  int rc = ex_seg_run_body(run, si, b, pick, ctx);
+  rt_budget_owner(prev);
+  return rc;
+}
+
 int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
   const ir_plan *p = run->plan;
   run->nsegs = p->nsegs;
@@ -823,7 +883,7 @@ void ex_run_free(ex_run *run) {
   if (run->plan && run->bufs) {
     for (int i = 0; i < run->plan->nops; i++) {
       if (run->bufs[i]) rt_rowbuf_free(run->bufs[i]);
-      free(run->perms[i]);
+      rt_mem_free(run->perms[i]);
       if (run->treenums && run->treenums[i]) {
         rt_treenum_free(run->treenums[i]);
         free(run->treenums[i]);

@@ -146,7 +146,7 @@ typedef struct iv_rel {
 } iv_rel;
 
 static void iv_rel_free(iv_rel *r) {
-  for (int k = 0; k < RT_LANES_MAXKEYS + 2; k++) free(r->own[k]);
+  for (int k = 0; k < RT_LANES_MAXKEYS + 2; k++) rt_mem_free(r->own[k]);
   free(r->tcol);
   free(r->gather);
   free(r->gv);
@@ -159,7 +159,7 @@ static void iv_rel_free(iv_rel *r) {
 static const int64_t *iv_i64_col(const rt_rowbuf *buf, int c, int64_t **own) {
   *own = NULL;
   if (buf->types[c] == RT_I64 || buf->nrows == 0) return buf->data[c];
-  int64_t *v = malloc(sizeof(int64_t) * (size_t)buf->nrows);
+  int64_t *v = rt_mem_alloc(sizeof(int64_t) * (size_t)buf->nrows);
   if (!v) return NULL;
   if (buf->types[c] == RT_F64) {
     memcpy(v, buf->data[c], sizeof(int64_t) * (size_t)buf->nrows);
@@ -178,7 +178,7 @@ static const int64_t *iv_tab_i64(const rt_table *t, int c, int64_t **own) {
   *own = NULL;
   if ((col->type == RT_I64 || col->type == RT_F64 || col->type == RT_BOOL) && col->data)
     return col->data;
-  int64_t *v = malloc(sizeof(int64_t) * ((size_t)t->nrows + 1));
+  int64_t *v = rt_mem_alloc(sizeof(int64_t) * ((size_t)t->nrows + 1));
   if (!v) return NULL;
   rt_view w;
   rt_table_view(t, c, 0, &w);
@@ -280,7 +280,9 @@ static void iv_release(ex_run *run, const ir_op *op) {
   for (int j = 0; j < op->iv_nrel; j++) {
     int idx = iv_op_index(run->plan, op->iv_bufs[j]);
     if (idx < 0 || !run->bufs[idx]) continue;
+    const char *prev = rt_budget_owner(op->iv_bufs[j]->stage);   /* the buffer was its */
     rt_rowbuf_free(run->bufs[idx]);
+    rt_budget_owner(prev);
     run->bufs[idx] = NULL;
   }
 }
@@ -441,7 +443,7 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
     rc = ex_feed(run, s, b, n, pick, ctx, dn);
   }
   iv_rel_free(&rel);
-  for (int a = 0; own && a < na; a++) free(own[a]);
+  for (int a = 0; own && a < na; a++) rt_mem_free(own[a]);
   free(own);
   free(aggs);
   free(outc);
@@ -581,7 +583,7 @@ bool ex_iv_is_source(int kind) {
   return kind == IR_ISECT || kind == IR_FLATTEN || kind == IR_IJOIN || kind == IR_FILLGAPS;
 }
 
-int ex_iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
+static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
   switch (s->seg->source->kind) {
   case IR_ISECT: return iv_isect(run, s, b, pick, ctx, dn);
   case IR_FLATTEN: return iv_flatten(run, s, b, pick, ctx, dn);
@@ -589,4 +591,13 @@ int ex_iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, 
   case IR_FILLGAPS: return iv_fillgaps(run, s, b, pick, ctx, dn);
   default: return iv_fail(run, s->seg->source, "not an interval source");
   }
+}
+
+/* The operator holds its working arrays (indexes, scratch, outputs) in
+ * the memory budget; ex_feed hands the batches' growth to the sink. */
+int ex_iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
+  const char *prev = rt_budget_owner(s->seg->source->stage);
+  int rc = iv_scan(run, s, b, pick, ctx, dn);
+  rt_budget_owner(prev);
+  return rc;
 }

@@ -19,14 +19,15 @@
 #include <stdlib.h>
 
 #include "interval.h"
+#include "budget.h"
 
 static const uint64_t U_INF = UINT64_MAX;
 
 void rt_fillgaps_free(rt_fill_out *o) {
-  free(o->ts);
-  free(o->dur);
-  free(o->bg);
-  free(o->rep);
+  rt_mem_free(o->ts);
+  rt_mem_free(o->dur);
+  rt_mem_free(o->bg);
+  rt_mem_free(o->rep);
   memset(o, 0, sizeof *o);
 }
 
@@ -59,10 +60,10 @@ typedef struct spans {
 } spans;
 
 static void spans_free(spans *x) {
-  free(x->off);
-  free(x->s);
-  free(x->e);
-  free(x->row);
+  rt_mem_free(x->off);
+  rt_mem_free(x->s);
+  rt_mem_free(x->e);
+  rt_mem_free(x->row);
 }
 
 /* Counting sort of the rows with lane[i] != RT_NO_LANE into nl lanes, each
@@ -70,7 +71,7 @@ static void spans_free(spans *x) {
 static bool spans_build(spans *x, uint32_t nl, uint32_t n, const uint32_t *lane,
                         const uint64_t *s_of, const uint64_t *e_of) {
   memset(x, 0, sizeof *x);
-  x->off = calloc((size_t)nl + 2, sizeof *x->off);
+  x->off = rt_mem_calloc((size_t)nl + 2, sizeof *x->off);
   if (!x->off) return false;
   size_t m = 0;
   for (uint32_t i = 0; i < n; i++)
@@ -82,9 +83,9 @@ static bool spans_build(spans *x, uint32_t nl, uint32_t n, const uint32_t *lane,
   x->s = rt_iv_big((m + 1) * 8);
   x->e = rt_iv_big((m + 1) * 8);
   x->row = rt_iv_big((m + 1) * 4);
-  uint32_t *next = malloc(((size_t)nl + 1) * sizeof *next);
+  uint32_t *next = rt_mem_alloc(((size_t)nl + 1) * sizeof *next);
   if (!x->s || !x->e || !x->row || !next) {
-    free(next);
+    rt_mem_free(next);
     return false;
   }
   memcpy(next, x->off, (size_t)nl * sizeof *next);
@@ -95,7 +96,7 @@ static bool spans_build(spans *x, uint32_t nl, uint32_t n, const uint32_t *lane,
     x->e[p] = e_of[i];
     x->row[p] = i;
   }
-  free(next);
+  rt_mem_free(next);
   for (uint32_t l = 0; l < nl; l++)
     if (!rt_iv_sort(x->s + x->off[l], x->e + x->off[l], x->row + x->off[l],
                     x->off[l + 1] - x->off[l]))
@@ -157,7 +158,7 @@ int rt_fillgaps_run(const rt_ivrel *in, const rt_ivrel *bg, bool bg_has_per, con
     ok = rt_errorf(err, -1, "%s: out of memory", stage);   /* the one lane always exists */
   if (ok && bg_has_per) ok = rt_lanes_assign(&lanes, bg, true, true, blane, stage, err);
   uint32_t nl = lanes.n;
-  if (ok && !(rep = malloc(((size_t)nl + 1) * 4))) ok = rt_errorf(err, -1, "%s: out of memory", stage);
+  if (ok && !(rep = rt_mem_alloc(((size_t)nl + 1) * 4))) ok = rt_errorf(err, -1, "%s: out of memory", stage);
   for (uint32_t l = 0; ok && l < nl; l++) rep[l] = RT_NO_ROW;
 
   /* Input coverage: positive-width rows with valid bounds. */
@@ -220,12 +221,12 @@ int rt_fillgaps_run(const rt_ivrel *in, const rt_ivrel *bg, bool bg_has_per, con
   rt_lanes_free(&lanes);
   spans_free(&cov);
   spans_free(&back);
-  free(ilane);
-  free(blane);
-  free(is);
-  free(ie);
-  free(bs);
-  free(be);
-  free(rep);
+  rt_mem_free(ilane);
+  rt_mem_free(blane);
+  rt_mem_free(is);
+  rt_mem_free(ie);
+  rt_mem_free(bs);
+  rt_mem_free(be);
+  rt_mem_free(rep);
   return ok;
 }

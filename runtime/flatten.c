@@ -32,6 +32,7 @@
 #include <stdlib.h>
 
 #include "interval.h"
+#include "budget.h"
 
 #define INF UINT64_MAX
 
@@ -81,8 +82,8 @@ static void heap_pop(heap *h) {
 }
 
 static void heap_free(heap *h) {
-  free(h->k);
-  free(h->r);
+  rt_mem_free(h->k);
+  rt_mem_free(h->r);
 }
 
 /* Running state of one aggregate over the live set. */
@@ -158,7 +159,7 @@ static bool out_reserve(rt_flat_out *o, size_t need) {
   for (int a = 0; a < o->naggs; a++) {
     c2 = cap;
     if (!rt_iv_grow(&o->val[a], &c2, need, 8)) return false;
-    uint64_t *v = realloc(o->valid[a], RT_BITWORDS(c2) * 8);
+    uint64_t *v = rt_mem_realloc(o->valid[a], RT_BITWORDS(c2) * 8);
     if (!v) return false;
     memset(v + RT_BITWORDS(cap), 0, (RT_BITWORDS(c2) - RT_BITWORDS(cap)) * 8);
     o->valid[a] = v;
@@ -168,16 +169,16 @@ static bool out_reserve(rt_flat_out *o, size_t need) {
 }
 
 void rt_flatten_free(rt_flat_out *o) {
-  free(o->ts);
-  free(o->dur);
-  free(o->rep);
+  rt_mem_free(o->ts);
+  rt_mem_free(o->dur);
+  rt_mem_free(o->rep);
   for (int a = 0; a < o->naggs; a++) {
-    if (o->val) free(o->val[a]);
-    if (o->valid) free(o->valid[a]);
+    if (o->val) rt_mem_free(o->val[a]);
+    if (o->valid) rt_mem_free(o->valid[a]);
   }
-  free(o->val);
-  free(o->valid);
-  free(o->type);
+  rt_mem_free(o->val);
+  rt_mem_free(o->valid);
+  rt_mem_free(o->type);
   memset(o, 0, sizeof *o);
 }
 
@@ -345,10 +346,10 @@ static int sweep_group(fctx *c, const uint64_t *s, const uint32_t *row, size_t m
       while (jp < m && s[jp] == t) {
         if (dur[row[jp]] == 0) {
           if (nb == cap) {
-            uint32_t *np2 = pts == buf ? malloc(cap * 2 * sizeof *np2)
-                                       : realloc(pts, cap * 2 * sizeof *np2);
+            uint32_t *np2 = pts == buf ? rt_mem_alloc(cap * 2 * sizeof *np2)
+                                       : rt_mem_realloc(pts, cap * 2 * sizeof *np2);
             if (!np2) {
-              if (pts != buf) free(pts);
+              if (pts != buf) rt_mem_free(pts);
               return oom(c);
             }
             if (pts == buf) memcpy(np2, buf, sizeof buf);
@@ -361,7 +362,7 @@ static int sweep_group(fctx *c, const uint64_t *s, const uint32_t *row, size_t m
       }
       while (jp < m && dur[row[jp]] != 0) jp++;
       int ok = emit(c, t, 0, rep, pts, nb);
-      if (pts != buf) free(pts);
+      if (pts != buf) rt_mem_free(pts);
       if (!ok) return 0;
     }
     if (boundary && c->live > 0) {
@@ -386,9 +387,9 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, const
     if (aggs[a].kind != RT_AGG_COUNT_STAR && aggs[a].in != RT_I64 && aggs[a].in != RT_F64)
       return rt_errorf(err, -1, "%s: expected a number to aggregate", stage);
   out->naggs = naggs;
-  out->type = calloc((size_t)naggs + 1, sizeof *out->type);
-  out->val = calloc((size_t)naggs + 1, sizeof *out->val);
-  out->valid = calloc((size_t)naggs + 1, sizeof *out->valid);
+  out->type = rt_mem_calloc((size_t)naggs + 1, sizeof *out->type);
+  out->val = rt_mem_calloc((size_t)naggs + 1, sizeof *out->val);
+  out->valid = rt_mem_calloc((size_t)naggs + 1, sizeof *out->valid);
   if (!out->type || !out->val || !out->valid) return oom(&c);
   for (int a = 0; a < naggs; a++) {
     switch (aggs[a].kind) {
@@ -408,15 +409,15 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, const
   uint64_t *s = rt_iv_big(((size_t)n + 1) * sizeof *s);
   uint32_t *row = rt_iv_big(((size_t)n + 1) * sizeof *row);
   uint32_t *off = NULL, *rep = NULL;
-  c.as = calloc((size_t)naggs + 1, sizeof *c.as);
-  c.dead = calloc(RT_BITWORDS(n) + 1, 8);
+  c.as = rt_mem_calloc((size_t)naggs + 1, sizeof *c.as);
+  c.dead = rt_mem_calloc(RT_BITWORDS(n) + 1, 8);
   int ok = lane && s && row && c.as && c.dead ? 1 : oom(&c);
   if (ok) ok = rt_lanes_assign(&lanes, in, true, true, lane, stage, err);
   uint32_t nl = lanes.n;
   rt_lanes_free(&lanes);
   if (ok) {
-    off = calloc((size_t)nl + 2, sizeof *off);
-    rep = malloc(((size_t)nl + 1) * sizeof *rep);
+    off = rt_mem_calloc((size_t)nl + 2, sizeof *off);
+    rep = rt_mem_alloc(((size_t)nl + 1) * sizeof *rep);
     if (!off || !rep) ok = oom(&c);
   }
   /* Validate, count per lane, and check for grouped + time-ordered. */
@@ -452,7 +453,7 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, const
           row[p++] = i;
         }
     } else {
-      uint32_t *next = malloc(((size_t)nl + 1) * sizeof *next);
+      uint32_t *next = rt_mem_alloc(((size_t)nl + 1) * sizeof *next);
       if (!next) {
         ok = oom(&c);
       } else {
@@ -463,7 +464,7 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, const
           s[p] = (uint64_t)in->ts[i];
           row[p] = i;
         }
-        free(next);
+        rt_mem_free(next);
         for (uint32_t l = 0; ok && l < nl; l++)
           if (!rt_iv_sort(s + off[l], NULL, row + off[l], off[l + 1] - off[l])) ok = oom(&c);
       }
@@ -477,14 +478,14 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, const
     stats->groups++;
     ok = sweep_group(&c, s + off[l], row + off[l], off[l + 1] - off[l], rep[l]);
   }
-  free(lane);
-  free(s);
-  free(row);
-  free(off);
-  free(rep);
-  free(c.dead);
+  rt_mem_free(lane);
+  rt_mem_free(s);
+  rt_mem_free(row);
+  rt_mem_free(off);
+  rt_mem_free(rep);
+  rt_mem_free(c.dead);
   heap_free(&c.ends);
   for (int a = 0; c.as && a < naggs; a++) heap_free(&c.as[a].ext);
-  free(c.as);
+  rt_mem_free(c.as);
   return ok;
 }

@@ -37,25 +37,26 @@
 #include <stdlib.h>
 
 #include "interval.h"
+#include "budget.h"
 
 static const uint64_t U_INF = UINT64_MAX;   /* rt_iv_u(INT64_MAX) */
 
 void rt_ijpairs_free(rt_ijpairs *p) {
-  free(p->in);
-  free(p->op);
+  rt_mem_free(p->in);
+  rt_mem_free(p->op);
   memset(p, 0, sizeof *p);
 }
 
 void rt_ijoin_free(rt_ijoin *j) {
   if (j->trees)
     for (uint32_t l = 0; l < j->nlanes; l++) rt_ivtree_free(&j->trees[l]);
-  free(j->trees);
-  free(j->off);
-  free(j->s);
-  free(j->e);
-  free(j->pt);
-  free(j->row);
-  free(j->overlaps);
+  rt_mem_free(j->trees);
+  rt_mem_free(j->off);
+  rt_mem_free(j->s);
+  rt_mem_free(j->e);
+  rt_mem_free(j->pt);
+  rt_mem_free(j->row);
+  rt_mem_free(j->overlaps);
   rt_lanes_free(&j->lanes);
   memset(j, 0, sizeof *j);
 }
@@ -83,13 +84,13 @@ int rt_ijoin_build(rt_ijoin *j, const rt_ivrel *op, rt_ijrel rel, const char *st
   uint32_t *lane = rt_iv_big(((size_t)n + 1) * sizeof *lane);
   if (!lane) goto oom;
   if (!rt_lanes_assign(&j->lanes, op, true, false, lane, stage, err)) {
-    free(lane);
+    rt_mem_free(lane);
     return 0;
   }
   uint32_t nl = j->nlanes = j->lanes.n;
-  j->off = calloc((size_t)nl + 2, sizeof *j->off);
-  j->overlaps = calloc((size_t)nl + 1, 1);
-  j->trees = calloc((size_t)nl + 1, sizeof *j->trees);
+  j->off = rt_mem_calloc((size_t)nl + 2, sizeof *j->off);
+  j->overlaps = rt_mem_calloc((size_t)nl + 1, 1);
+  j->trees = rt_mem_calloc((size_t)nl + 1, sizeof *j->trees);
   if (!j->off || !j->overlaps || !j->trees) goto oom_lane;
   size_t m = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -99,7 +100,7 @@ int rt_ijoin_build(rt_ijoin *j, const rt_ivrel *op, rt_ijrel rel, const char *st
       continue;
     }
     if (!end_of(op->ts[i], op->dur[i], &e)) {
-      free(lane);
+      rt_mem_free(lane);
       rt_ijoin_free(j);
       return rt_errorf(err, -1, "%s: integer overflow", stage);
     }
@@ -111,9 +112,9 @@ int rt_ijoin_build(rt_ijoin *j, const rt_ivrel *op, rt_ijrel rel, const char *st
   j->e = rt_iv_big((m + 1) * sizeof *j->e);
   j->pt = rt_iv_big(m + 1);
   j->row = rt_iv_big((m + 1) * sizeof *j->row);
-  uint32_t *next = malloc(((size_t)nl + 1) * sizeof *next);
+  uint32_t *next = rt_mem_alloc(((size_t)nl + 1) * sizeof *next);
   if (!j->s || !j->e || !j->pt || !j->row || !next) {
-    free(next);
+    rt_mem_free(next);
     goto oom_lane;
   }
   memcpy(next, j->off, (size_t)nl * sizeof *next);
@@ -123,8 +124,8 @@ int rt_ijoin_build(rt_ijoin *j, const rt_ivrel *op, rt_ijrel rel, const char *st
     j->s[p] = rt_iv_u(op->ts[i]);
     j->row[p] = i;
   }
-  free(next);
-  free(lane);
+  rt_mem_free(next);
+  rt_mem_free(lane);
   lane = NULL;
   for (uint32_t l = 0; l < nl; l++) {
     size_t lo = j->off[l], cnt = j->off[l + 1] - lo;
@@ -149,7 +150,7 @@ int rt_ijoin_build(rt_ijoin *j, const rt_ivrel *op, rt_ijrel rel, const char *st
   }
   return 1;
 oom_lane:
-  free(lane);
+  rt_mem_free(lane);
 oom:
   rt_ijoin_free(j);
   return rt_errorf(err, -1, "%s: out of memory", stage);

@@ -109,9 +109,12 @@ int64_t rt_lanes_find_row(const rt_lanes *l, const rt_ivrel *r, uint32_t i, bool
  * capacity doubles. Returns false when out of memory (*p unchanged). */
 bool rt_iv_grow(void **p, size_t *cap, size_t need, size_t elem);
 
-/* malloc for arrays sized by the row count: from 2 MiB up, aligned to and
- * advised for transparent huge pages, because first-touch page faults
- * otherwise cost more than the sweeps themselves. Freed with free(). */
+/* Every working array of the interval operators comes from runtime/
+ * budget.h's rt_mem_* (charged to the run's memory budget; freed with
+ * rt_mem_free). rt_iv_big is rt_mem_big, for arrays sized by the row
+ * count: from 2 MiB up, aligned to and advised for transparent huge
+ * pages, because first-touch page faults otherwise cost more than the
+ * sweeps themselves. */
 void *rt_iv_big(size_t bytes);
 
 /* Order-preserving maps of signed values onto unsigned ones. */

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 
 #include "interval.h"
+#include "budget.h"
 
 typedef struct opnd {
   uint32_t nl;             /* lanes known when this operand was read */
@@ -97,26 +98,26 @@ static inline void put_region(rt_isect_out *o, uint64_t s, uint64_t e) {
 }
 
 void rt_isect_free(rt_isect_out *o) {
-  free(o->ts);
-  free(o->dur);
+  rt_mem_free(o->ts);
+  rt_mem_free(o->dur);
   if (o->rows)
-    for (int j = 0; j < o->k; j++) free(o->rows[j]);
-  free(o->rows);
+    for (int j = 0; j < o->k; j++) rt_mem_free(o->rows[j]);
+  rt_mem_free(o->rows);
   memset(o, 0, sizeof *o);
 }
 
 /* ---- candidates ---------------------------------------------------------------- */
 
 static cands *cands_new(int k) {
-  return calloc(1, sizeof(cands) + (size_t)k * sizeof(uint32_t *));
+  return rt_mem_calloc(1, sizeof(cands) + (size_t)k * sizeof(uint32_t *));
 }
 
 static void cands_free(cands *c, int k) {
   if (!c) return;
-  free(c->s);
-  free(c->e);
-  for (int j = 0; j < k; j++) free(c->r[j]);
-  free(c);
+  rt_mem_free(c->s);
+  rt_mem_free(c->e);
+  for (int j = 0; j < k; j++) rt_mem_free(c->r[j]);
+  rt_mem_free(c);
 }
 
 static bool cands_reserve(cands *c, int k, size_t need) {
@@ -178,9 +179,9 @@ static int read_operand(ctx *c, rt_lanes *lanes, const rt_ivrel *r, opnd *o, uin
   uint32_t n = r->n;
   if (!rt_lanes_assign(lanes, r, true, true, lane, c->stage, c->err)) return 0;
   o->nl = lanes->n;
-  o->off = calloc((size_t)o->nl + 2, sizeof *o->off);
-  o->overlaps = calloc((size_t)o->nl + 1, 1);
-  o->parts = malloc(((size_t)o->nl + 1) * sizeof *o->parts);
+  o->off = rt_mem_calloc((size_t)o->nl + 2, sizeof *o->off);
+  o->overlaps = rt_mem_calloc((size_t)o->nl + 1, 1);
+  o->parts = rt_mem_alloc(((size_t)o->nl + 1) * sizeof *o->parts);
   if (!o->off || !o->overlaps || !o->parts) return oom(c);
   /* off[l + 1] counts lane l for the prefix sum. */
   int64_t valid = count_lanes(c, r, o, lane);
@@ -191,10 +192,10 @@ static int read_operand(ctx *c, rt_lanes *lanes, const rt_ivrel *r, opnd *o, uin
   o->row = rt_iv_big(((size_t)valid + 1) * sizeof *o->row);
   /* Per lane: the next slot; whether the lane needs sorting. */
   size_t nl1 = (size_t)o->nl + 1;
-  uint32_t *next = malloc(nl1 * sizeof *next);
-  uint8_t *unsorted = calloc(nl1, 1);
+  uint32_t *next = rt_mem_alloc(nl1 * sizeof *next);
+  uint8_t *unsorted = rt_mem_calloc(nl1, 1);
   if (!o->s || !o->e || !o->row || !next || !unsorted) {
-    free(next), free(unsorted);
+    rt_mem_free(next), rt_mem_free(unsorted);
     return oom(c);
   }
   memcpy(next, o->off, (size_t)o->nl * sizeof *next);
@@ -228,7 +229,7 @@ static int read_operand(ctx *c, rt_lanes *lanes, const rt_ivrel *r, opnd *o, uin
     unsorted[l] = (uint8_t)bad;
     o->overlaps[l] = (uint8_t)ovl;
   }
-  free(next);
+  rt_mem_free(next);
   /* A lane that was not in order is sorted, and its overlap found again. */
   for (uint32_t q = 0; q < o->nparts; q++) {
     uint32_t l = o->parts[q];
@@ -237,24 +238,24 @@ static int read_operand(ctx *c, rt_lanes *lanes, const rt_ivrel *r, opnd *o, uin
     uint64_t *s = o->s + lo, *e = o->e + lo;
     c->st->lanes_sorted++;
     if (!rt_iv_sort(s, e, o->row + lo, m)) {
-      free(unsorted);
+      rt_mem_free(unsorted);
       return oom(c);
     }
     uint8_t ov = 0;
     for (size_t i = 1; i < m && !ov; i++) ov = e[i - 1] > s[i];
     o->overlaps[l] = ov;
   }
-  free(unsorted);
+  rt_mem_free(unsorted);
   return 1;
 }
 
 static void opnd_free(opnd *o) {
-  free(o->off);
-  free(o->s);
-  free(o->e);
-  free(o->row);
-  free(o->overlaps);
-  free(o->parts);
+  rt_mem_free(o->off);
+  rt_mem_free(o->s);
+  rt_mem_free(o->e);
+  rt_mem_free(o->row);
+  rt_mem_free(o->overlaps);
+  rt_mem_free(o->parts);
 }
 
 static inline size_t lane_lo(const opnd *o, uint32_t l) { return o->off[l]; }
@@ -547,7 +548,7 @@ static bool perm_by_key(ctx *c, const uint64_t *key, size_t n) {
       !rt_iv_grow((void **)&c->kb, &c->kbcap, n + 1, sizeof *c->kb) ||
       !rt_iv_grow((void **)&c->ib, &c->ibcap, n + 1, sizeof *c->ib))
     return false;
-  uint32_t(*hist)[RADIX_SIZE] = calloc((size_t)passes, sizeof *hist);
+  uint32_t(*hist)[RADIX_SIZE] = rt_mem_calloc((size_t)passes, sizeof *hist);
   if (!hist) return false;
   uint64_t *ka = c->ka, *kb = c->kb;
   uint32_t *ib = c->ib;
@@ -581,7 +582,7 @@ static bool perm_by_key(ctx *c, const uint64_t *key, size_t n) {
     ia = ib;
     ib = ti;
   }
-  free(hist);
+  rt_mem_free(hist);
   if (ia != c->perm) memcpy(c->perm, ia, n * sizeof *ia);
   return true;
 }
@@ -849,18 +850,18 @@ void rt_isect_end(rt_isect *it) {
   if (!it) return;
   ctx *c = &it->c;
   for (int j = 0; c->ops && j < c->k; j++) opnd_free(&c->ops[j]);
-  free(c->ops);
+  rt_mem_free(c->ops);
   cands_free(c->cur, c->k);
   cands_free(c->nxt, c->k);
-  free(c->perm);
-  free(c->ka);
-  free(c->kb);
-  free(c->ib);
-  free(c->act_a);
-  free(c->act_b);
-  free(it->p);
-  free(it->hi);
-  free(it);
+  rt_mem_free(c->perm);
+  rt_mem_free(c->ka);
+  rt_mem_free(c->kb);
+  rt_mem_free(c->ib);
+  rt_mem_free(c->act_a);
+  rt_mem_free(c->act_b);
+  rt_mem_free(it->p);
+  rt_mem_free(it->hi);
+  rt_mem_free(it);
 }
 
 rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect_stats *stats,
@@ -869,7 +870,7 @@ rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect
     rt_errorf(err, -1, "%s: expected at least two relations to intersect", stage);
     return NULL;
   }
-  rt_isect *it = calloc(1, sizeof *it);
+  rt_isect *it = rt_mem_calloc(1, sizeof *it);
   if (!it) {
     rt_errorf(err, -1, "%s: out of memory", stage);
     return NULL;
@@ -878,11 +879,11 @@ rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect
   memset(stats, 0, sizeof *stats);
   ctx *c = &it->c;
   *c = (ctx){.k = k, .stage = stage, .err = err, .st = stats};
-  c->ops = calloc((size_t)k, sizeof *c->ops);
+  c->ops = rt_mem_calloc((size_t)k, sizeof *c->ops);
   c->cur = cands_new(k);
   c->nxt = cands_new(k);
-  it->p = calloc((size_t)k, sizeof *it->p);
-  it->hi = calloc((size_t)k, sizeof *it->hi);
+  it->p = rt_mem_calloc((size_t)k, sizeof *it->p);
+  it->hi = rt_mem_calloc((size_t)k, sizeof *it->hi);
   rt_type types[RT_LANES_MAXKEYS];
   int nkeys = ops[0].nkeys;
   for (int q = 0; q < nkeys && q < RT_LANES_MAXKEYS; q++) types[q] = ops[0].keys[q].type;
@@ -894,7 +895,7 @@ rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect
   uint32_t *lane = ok ? rt_iv_big(((size_t)maxn + 1) * sizeof *lane) : NULL;
   if (ok && !lane) ok = oom(c);
   for (int j = 0; ok && j < k; j++) ok = read_operand(c, &it->lanes, &ops[j], &c->ops[j], lane);
-  free(lane);
+  rt_mem_free(lane);
   rt_lanes_free(&it->lanes);
   if (!ok) {
     rt_isect_end(it);
@@ -945,7 +946,7 @@ int64_t rt_isect_next(rt_isect *it, rt_isect_out *out, size_t max) {
   ctx *c = &it->c;
   if (!out->rows) {
     out->k = c->k;
-    out->rows = calloc((size_t)c->k, sizeof *out->rows);
+    out->rows = rt_mem_calloc((size_t)c->k, sizeof *out->rows);
     if (!out->rows) return oom(c), -1;
   }
   c->out = out;
@@ -974,7 +975,7 @@ int rt_isect_run(int k, const rt_ivrel *ops, const char *stage, rt_isect_out *ou
    * usually final; untouched pages cost nothing. */
   size_t rows = 0;
   for (int j = 0; j < k; j++) rows += it->c.ops[j].off[it->c.ops[j].nl];
-  out->rows = calloc((size_t)k, sizeof *out->rows);
+  out->rows = rt_mem_calloc((size_t)k, sizeof *out->rows);
   int ok = out->rows && out_reserve(out, rows + 1) ? 1 : oom(&it->c);
   int64_t got = 1;
   while (ok && got > 0) {

@@ -15,19 +15,11 @@
 #include <sys/mman.h>
 
 #include "interval.h"
+#include "budget.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
 
-void *rt_iv_big(size_t bytes) {
-  if (bytes < HUGE_PAGE) return malloc(bytes ? bytes : 1);
-  void *p = NULL;
-  size_t rounded = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-  if (posix_memalign(&p, HUGE_PAGE, rounded)) return NULL;
-#ifdef MADV_HUGEPAGE
-  madvise(p, rounded, MADV_HUGEPAGE);   /* advice only: failure is harmless */
-#endif
-  return p;
-}
+void *rt_iv_big(size_t bytes) { return rt_mem_big(bytes); }
 
 /* Asks for transparent huge pages on the 2 MiB-aligned part of [p, p+bytes). */
 static void advise_huge(void *p, size_t bytes) {
@@ -50,7 +42,7 @@ bool rt_iv_grow(void **p, size_t *cap, size_t need, size_t elem) {
   size_t c = *cap ? *cap : 256;
   while (c < need) c *= 2;
   if (c > SIZE_MAX / elem) return false;
-  void *np = realloc(*p, c * elem);
+  void *np = rt_mem_realloc(*p, c * elem);
   if (!np) return false;
   if (c * elem >= HUGE_PAGE) advise_huge(np, c * elem);
   *p = np;
@@ -123,7 +115,7 @@ static item *radix_by_start(item *a, item *tmp, size_t n, uint64_t range) {
   int passes = 0;
   for (uint64_t r = range; r; r >>= RADIX_BITS) passes++;
   if (!passes) return a;
-  uint32_t(*hist)[RADIX_SIZE] = calloc((size_t)passes, sizeof *hist);
+  uint32_t(*hist)[RADIX_SIZE] = rt_mem_calloc((size_t)passes, sizeof *hist);
   if (!hist) return NULL;
   for (size_t i = 0; i < n; i++)
     for (int d = 0; d < passes; d++) hist[d][(a[i].s >> (d * RADIX_BITS)) & (RADIX_SIZE - 1)]++;
@@ -141,7 +133,7 @@ static item *radix_by_start(item *a, item *tmp, size_t n, uint64_t range) {
     a = tmp;
     tmp = x;
   }
-  free(hist);
+  rt_mem_free(hist);
   return a;
 }
 
@@ -160,10 +152,10 @@ bool rt_iv_sort(uint64_t *s, uint64_t *e, uint32_t *row, size_t n) {
     if (row[i - 1] > row[i]) break;
   }
   if (i >= n) return true;
-  item *a = malloc(n * sizeof *a), *tmp = malloc(n * sizeof *tmp);
+  item *a = rt_mem_alloc(n * sizeof *a), *tmp = rt_mem_alloc(n * sizeof *tmp);
   if (!a || !tmp) {
-    free(a);
-    free(tmp);
+    rt_mem_free(a);
+    rt_mem_free(tmp);
     return false;
   }
   item *r;
@@ -182,8 +174,8 @@ bool rt_iv_sort(uint64_t *s, uint64_t *e, uint32_t *row, size_t n) {
     for (size_t k = 0; k < n; k++) a[k] = (item){s[k] - lo, use_e ? e[k] : 0, row[k]};
     r = radix_by_start(a, tmp, n, hi - lo);
     if (!r) {
-      free(a);
-      free(tmp);
+      rt_mem_free(a);
+      rt_mem_free(tmp);
       return false;
     }
     item *scratch = r == a ? tmp : a;
@@ -204,8 +196,8 @@ bool rt_iv_sort(uint64_t *s, uint64_t *e, uint32_t *row, size_t n) {
     if (use_e) e[k] = r[k].e;
     row[k] = r[k].row;
   }
-  free(a);
-  free(tmp);
+  rt_mem_free(a);
+  rt_mem_free(tmp);
   return true;
 }
 
@@ -213,7 +205,7 @@ bool rt_iv_sort_perm(uint32_t *perm, size_t n, rt_iv_cmp cmp, const void *ctx) {
   size_t i = 1;
   while (i < n && cmp(ctx, perm[i - 1], perm[i]) <= 0) i++;
   if (i >= n) return true;
-  uint32_t *tmp = malloc(n * sizeof *tmp);
+  uint32_t *tmp = rt_mem_alloc(n * sizeof *tmp);
   if (!tmp) return false;
   for (size_t lo = 0; lo < n; lo += RUN) {
     size_t hi = lo + RUN < n ? lo + RUN : n;
@@ -237,7 +229,7 @@ bool rt_iv_sort_perm(uint32_t *perm, size_t n, rt_iv_cmp cmp, const void *ctx) {
     uint32_t *x = src; src = dst; dst = x;
   }
   if (src != perm) memcpy(perm, src, n * sizeof *perm);
-  free(tmp);
+  rt_mem_free(tmp);
   return true;
 }
 
@@ -251,7 +243,7 @@ bool rt_ivtree_build(rt_ivtree *t, const uint64_t *end, size_t n) {
   size_t nbelow = n;
   while (nbelow > 1 && t->nlevels < RT_IVTREE_MAXLEVELS) {
     size_t len = (nbelow + RT_IVTREE_FAN - 1) / RT_IVTREE_FAN;
-    uint64_t *lv = malloc(len * sizeof *lv);
+    uint64_t *lv = rt_mem_alloc(len * sizeof *lv);
     if (!lv) {
       rt_ivtree_free(t);
       return false;
@@ -273,7 +265,7 @@ bool rt_ivtree_build(rt_ivtree *t, const uint64_t *end, size_t n) {
 }
 
 void rt_ivtree_free(rt_ivtree *t) {
-  for (int l = 0; l < t->nlevels; l++) free(t->lvl[l]);
+  for (int l = 0; l < t->nlevels; l++) rt_mem_free(t->lvl[l]);
   memset(t, 0, sizeof *t);
 }
 

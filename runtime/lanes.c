@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "interval.h"
+#include "budget.h"
 
 #define INIT_SLOTS 64
 #define INIT_LANES 32
@@ -29,10 +30,10 @@ int rt_lanes_init(rt_lanes *l, int nkeys, const rt_type *types, const char *stag
 }
 
 void rt_lanes_free(rt_lanes *l) {
-  free(l->bits);
-  free(l->nulls);
-  free(l->hash);
-  free(l->slots);
+  rt_mem_free(l->bits);
+  rt_mem_free(l->nulls);
+  rt_mem_free(l->hash);
+  rt_mem_free(l->slots);
   int nkeys = l->nkeys;
   rt_type types[RT_LANES_MAXKEYS];
   memcpy(types, l->types, sizeof types);
@@ -69,7 +70,7 @@ static bool lane_eq(const rt_lanes *l, uint32_t lane, const uint64_t *bits, uint
 
 static bool grow_slots(rt_lanes *l) {
   uint64_t nsl = l->slots ? (l->mask + 1) * 2 : INIT_SLOTS;
-  uint32_t *ns = calloc(nsl, sizeof *ns);
+  uint32_t *ns = rt_mem_calloc(nsl, sizeof *ns);
   if (!ns) return false;
   uint64_t mask = nsl - 1;
   for (uint32_t g = 0; g < l->n; g++) {
@@ -77,7 +78,7 @@ static bool grow_slots(rt_lanes *l) {
     while (ns[i]) i = (i + 1) & mask;
     ns[i] = g + 1;
   }
-  free(l->slots);
+  rt_mem_free(l->slots);
   l->slots = ns;
   l->mask = mask;
   return true;
@@ -87,13 +88,13 @@ static bool grow_lanes(rt_lanes *l) {
   if (l->cap >= UINT32_MAX / 2) return false;
   uint32_t cap = l->cap ? l->cap * 2 : INIT_LANES;
   size_t kb = (size_t)(l->nkeys ? l->nkeys : 1);
-  uint64_t *b = realloc(l->bits, (size_t)cap * kb * sizeof *b);
+  uint64_t *b = rt_mem_realloc(l->bits, (size_t)cap * kb * sizeof *b);
   if (!b) return false;
   l->bits = b;
-  uint64_t *nu = realloc(l->nulls, (size_t)cap * sizeof *nu);
+  uint64_t *nu = rt_mem_realloc(l->nulls, (size_t)cap * sizeof *nu);
   if (!nu) return false;
   l->nulls = nu;
-  uint64_t *h = realloc(l->hash, (size_t)cap * sizeof *h);
+  uint64_t *h = rt_mem_realloc(l->hash, (size_t)cap * sizeof *h);
   if (!h) return false;
   l->hash = h;
   l->cap = cap;

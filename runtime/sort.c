@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "store.h"
+#include "budget.h"
 
 #define DIGIT_BITS 11
 #define NDIGITS 6     /* 6 * 11 >= 64 */
@@ -40,7 +41,7 @@ static bool radix_sort(uint64_t *k, uint32_t *p, uint64_t *tk, uint32_t *tp, siz
     }
     return true;
   }
-  size_t *hist = calloc((size_t)NDIGITS * RADIX, sizeof *hist);
+  size_t *hist = rt_mem_calloc((size_t)NDIGITS * RADIX, sizeof *hist);
   if (!hist) return false;
   for (size_t i = 0; i < n; i++) {
     uint64_t v = k[i];
@@ -71,7 +72,7 @@ static bool radix_sort(uint64_t *k, uint32_t *p, uint64_t *tk, uint32_t *tp, siz
     memcpy(k, sk, n * sizeof *k);
     memcpy(p, sp, n * sizeof *p);
   }
-  free(hist);
+  rt_mem_free(hist);
   return true;
 }
 
@@ -93,21 +94,21 @@ static int cmp_str_ids(const void *a, const void *b, void *ctx) {
  * text, and writes each position's rank back. Returns false on OOM. */
 static bool rank_strings(uint64_t *k, size_t n, uint64_t *tk, uint32_t *pos, uint32_t *tpos,
                          const rt_strpool *sp) {
-  uint64_t *ids = malloc(n * sizeof *ids);
+  uint64_t *ids = rt_mem_alloc(n * sizeof *ids);
   if (!ids) return false;
   memcpy(ids, k, n * sizeof *ids);
   for (size_t i = 0; i < n; i++) pos[i] = (uint32_t)i;
   if (!radix_sort(ids, pos, tk, tpos, n)) {
-    free(ids);
+    rt_mem_free(ids);
     return false;
   }
   /* Distinct ids, in id order; tpos[j] = index of ids[j]'s distinct id. */
-  uint32_t *uniq = malloc(n * sizeof *uniq);
-  uint32_t *rank = malloc(n * sizeof *rank);
+  uint32_t *uniq = rt_mem_alloc(n * sizeof *uniq);
+  uint32_t *rank = rt_mem_alloc(n * sizeof *rank);
   if (!uniq || !rank) {
-    free(ids);
-    free(uniq);
-    free(rank);
+    rt_mem_free(ids);
+    rt_mem_free(uniq);
+    rt_mem_free(rank);
     return false;
   }
   size_t nu = 0;
@@ -117,11 +118,11 @@ static bool rank_strings(uint64_t *k, size_t n, uint64_t *tk, uint32_t *pos, uin
   }
   /* Sort a copy by text; distinct ids are distinct strings, so any sort
    * gives the one order. rank[index in id order] = text rank. */
-  uint32_t *by_text = malloc(nu * sizeof *by_text);
+  uint32_t *by_text = rt_mem_alloc(nu * sizeof *by_text);
   if (!by_text) {
-    free(ids);
-    free(uniq);
-    free(rank);
+    rt_mem_free(ids);
+    rt_mem_free(uniq);
+    rt_mem_free(rank);
     return false;
   }
   memcpy(by_text, uniq, nu * sizeof *by_text);
@@ -137,10 +138,10 @@ static bool rank_strings(uint64_t *k, size_t n, uint64_t *tk, uint32_t *pos, uin
     rank[lo] = (uint32_t)r;
   }
   for (size_t j = 0; j < n; j++) k[pos[j]] = rank[tpos[j]];
-  free(ids);
-  free(uniq);
-  free(rank);
-  free(by_text);
+  rt_mem_free(ids);
+  rt_mem_free(uniq);
+  rt_mem_free(rank);
+  rt_mem_free(by_text);
   return true;
 }
 
@@ -148,14 +149,14 @@ uint32_t *rt_sort_perm(const rt_rowbuf *b, int nkeys, const rt_sortkey *keys,
                        const rt_strpool *sp) {
   size_t n = (size_t)b->nrows;
   if (n == 0) return NULL;
-  uint32_t *perm = malloc(n * sizeof *perm);
+  uint32_t *perm = rt_mem_alloc(n * sizeof *perm);
   if (!perm) return NULL;
   for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
   if (nkeys == 0) return perm;
-  uint64_t *k = malloc(n * sizeof *k);
-  uint64_t *tk = malloc(n * sizeof *tk);
-  uint32_t *tp = malloc(n * sizeof *tp);
-  uint32_t *tp2 = malloc(n * sizeof *tp2);
+  uint64_t *k = rt_mem_alloc(n * sizeof *k);
+  uint64_t *tk = rt_mem_alloc(n * sizeof *tk);
+  uint32_t *tp = rt_mem_alloc(n * sizeof *tp);
+  uint32_t *tp2 = rt_mem_alloc(n * sizeof *tp2);
   if (!k || !tk || !tp || !tp2) goto oom;
 
   /* Least significant key first; each pass is stable. */
@@ -208,16 +209,16 @@ uint32_t *rt_sort_perm(const rt_rowbuf *b, int nkeys, const rt_sortkey *keys,
       }
     }
   }
-  free(k);
-  free(tk);
-  free(tp);
-  free(tp2);
+  rt_mem_free(k);
+  rt_mem_free(tk);
+  rt_mem_free(tp);
+  rt_mem_free(tp2);
   return perm;
 oom:
-  free(k);
-  free(tk);
-  free(tp);
-  free(tp2);
-  free(perm);
+  rt_mem_free(k);
+  rt_mem_free(tk);
+  rt_mem_free(tp);
+  rt_mem_free(tp2);
+  rt_mem_free(perm);
   return NULL;
 }

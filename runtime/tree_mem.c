@@ -20,19 +20,24 @@
 
 static size_t big_len(size_t bytes) { return (bytes + RT_TREE_HUGE - 1) & ~(RT_TREE_HUGE - 1); }
 
+/* Every such array is TREE ACCUMULATE's state, whichever stage's segment
+ * is running when it grows (the numbering grows in the segment of the
+ * stage that follows it). */
+#define HOLDER "TREE ACCUMULATE"
+
 void *rt_tree_big_alloc(size_t bytes) {
   /* Charged to the run's memory budget (budget.h); NULL when over it. */
-  if (!rt_budget_charge((int64_t)bytes)) return NULL;
+  if (!rt_budget_charge_as(HOLDER, (int64_t)bytes)) return NULL;
   if (bytes < RT_TREE_BIG) {
     void *s = calloc(1, bytes ? bytes : 1);
-    if (!s) rt_budget_credit((int64_t)bytes);
+    if (!s) rt_budget_credit_as(HOLDER, (int64_t)bytes);
     return s;
   }
   size_t len = big_len(bytes);
   char *p = mmap(NULL, len + RT_TREE_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                  -1, 0);
   if (p == MAP_FAILED) {
-    rt_budget_credit((int64_t)bytes);
+    rt_budget_credit_as(HOLDER, (int64_t)bytes);
     return NULL;
   }
   /* keep the 2 MiB-aligned part, give back the slack on both sides */
@@ -46,7 +51,7 @@ void *rt_tree_big_alloc(size_t bytes) {
 
 void rt_tree_big_free(void *p, size_t bytes) {
   if (!p) return;
-  rt_budget_credit((int64_t)bytes);
+  rt_budget_credit_as(HOLDER, (int64_t)bytes);
   if (bytes < RT_TREE_BIG) free(p);
   else munmap(p, big_len(bytes));
 }

@@ -20,6 +20,7 @@
  */
 #include <stdlib.h>
 
+#include "budget.h"
 #include "tree.h"
 
 static uint32_t *order_fail(rt_err *err, int pos, const char *stage, const char *msg, int *path) {
@@ -31,9 +32,9 @@ static uint32_t *order_fail(rt_err *err, int pos, const char *stage, const char 
 /* Rows on cycles among those the walk did not reach. */
 static int64_t count_cycle_rows(const int64_t *node, const int64_t *pnode, int64_t n,
                                 uint32_t nnodes, const uint64_t *reached) {
-  uint32_t *kids = calloc(nnodes ? nnodes : 1, sizeof *kids);
-  uint32_t *queue = malloc((size_t)(n ? n : 1) * sizeof *queue);
-  uint32_t *row_of = malloc((size_t)(nnodes ? nnodes : 1) * sizeof *row_of);
+  uint32_t *kids = rt_mem_calloc(nnodes ? nnodes : 1, sizeof *kids);
+  uint32_t *queue = rt_mem_alloc((size_t)(n ? n : 1) * sizeof *queue);
+  uint32_t *row_of = rt_mem_alloc((size_t)(nnodes ? nnodes : 1) * sizeof *row_of);
   int64_t left = -1;
   if (!kids || !queue || !row_of) goto done;
   left = 0;
@@ -53,9 +54,9 @@ static int64_t count_cycle_rows(const int64_t *node, const int64_t *pnode, int64
     if (--kids[p] == 0) queue[qt++] = row_of[p];
   }
 done:
-  free(kids);
-  free(queue);
-  free(row_of);
+  rt_mem_free(kids);
+  rt_mem_free(queue);
+  rt_mem_free(row_of);
   return left;
 }
 
@@ -69,7 +70,7 @@ static uint32_t *walk(const int64_t *node, const int64_t *pnode, int64_t n, uint
   uint32_t *offs = rt_tree_big_alloc(offs_bytes);
   uint64_t *kids = rt_tree_big_alloc(kid_bytes);
   uint64_t *stack = rt_tree_big_alloc(kid_bytes);
-  uint32_t *out = malloc((size_t)n * sizeof *out);
+  uint32_t *out = rt_mem_alloc((size_t)n * sizeof *out);
   uint32_t *perm = NULL;
   if (!offs || !kids || !stack || !out) {
     order_fail(err, pos, stage, "out of memory", path);
@@ -99,13 +100,13 @@ static uint32_t *walk(const int64_t *node, const int64_t *pnode, int64_t n, uint
     for (uint32_t j = offs[nd + 1]; j > offs[nd]; j--) stack[sp++] = kids[j - 1];
   }
   if (k < n) {
-    uint64_t *reached = calloc(RT_BITWORDS(nnodes) + 1, 8);
+    uint64_t *reached = rt_mem_calloc(RT_BITWORDS(nnodes) + 1, 8);
     int64_t cyc = reached ? 0 : -1;
     if (reached) {
       for (int64_t j = 0; j < k; j++) rt_bit_set(reached, (uint32_t)node[out[up ? n - 1 - j : j]]);
       cyc = count_cycle_rows(node, pnode, n, nnodes, reached);
     }
-    free(reached);
+    rt_mem_free(reached);
     if (cyc < 0) {
       order_fail(err, pos, stage, "out of memory", path);
     } else {
@@ -122,7 +123,7 @@ done:
   rt_tree_big_free(offs, offs_bytes);
   rt_tree_big_free(kids, kid_bytes);
   rt_tree_big_free(stack, kid_bytes);
-  free(out);
+  rt_mem_free(out);
   return perm;
 }
 
@@ -147,12 +148,12 @@ uint32_t *rt_tree_order(const int64_t *node, const int64_t *pnode, int64_t n, ui
   }
   if (r < n) {
     child_first = parent_first = true;
-    uint64_t *seen = calloc(RT_BITWORDS(nnodes) + 1, 8);
+    uint64_t *seen = rt_mem_calloc(RT_BITWORDS(nnodes) + 1, 8);
     if (!seen) return order_fail(err, pos, stage, "out of memory", path);
     for (r = 0; r < n; r++) {
       uint64_t nd = (uint64_t)node[r], p = (uint64_t)pnode[r];
       if (nd >= nnodes || (p != RT_TREE_NONE && p >= nnodes) || rt_bit(seen, (uint32_t)nd)) {
-        free(seen);
+        rt_mem_free(seen);
         return order_fail(err, pos, stage, "internal error: bad node numbers", path);
       }
       if (p != RT_TREE_NONE) {
@@ -161,13 +162,13 @@ uint32_t *rt_tree_order(const int64_t *node, const int64_t *pnode, int64_t n, ui
       }
       rt_bit_set(seen, (uint32_t)nd);
     }
-    free(seen);
+    rt_mem_free(seen);
   }
   bool wanted = up ? child_first : parent_first;
   bool opposite = up ? parent_first : child_first;
   if (wanted) return NULL;
   if (opposite) {
-    uint32_t *perm = malloc((size_t)n * sizeof *perm);
+    uint32_t *perm = rt_mem_alloc((size_t)n * sizeof *perm);
     if (!perm) return order_fail(err, pos, stage, "out of memory", path);
     for (int64_t i = 0; i < n; i++) perm[i] = (uint32_t)(n - 1 - i);
     *path = RT_TREE_ORDER_REVERSED;
@@ -244,7 +245,7 @@ int rt_tree_table_order(rt_treenum *num, const rt_view *parent, int64_t n, bool 
   if (up ? parent_first : child_first) return RT_TREE_ORDER_REVERSED;
   /* Neither: the general walk over node r = row r. Rare for tables (a
    * trace's slices are stored parent-first), so it may copy. */
-  int64_t *nd = malloc(sizeof(int64_t) * (size_t)n), *pd = malloc(sizeof(int64_t) * (size_t)n);
+  int64_t *nd = rt_mem_alloc(sizeof(int64_t) * (size_t)n), *pd = rt_mem_alloc(sizeof(int64_t) * (size_t)n);
   int path = -1;
   if (!nd || !pd) {
     rt_errorf(num->err, num->pos, "%s: out of memory", num->stage);
@@ -255,7 +256,7 @@ int rt_tree_table_order(rt_treenum *num, const rt_view *parent, int64_t n, bool 
     }
     *perm = rt_tree_order(nd, pd, n, (uint32_t)n, up, &path, num->err, num->stage, num->pos);
   }
-  free(nd);
-  free(pd);
+  rt_mem_free(nd);
+  rt_mem_free(pd);
   return path;
 }

@@ -15,6 +15,7 @@
 
 #include "runtime/rt.h"
 #include "runtime/store.h"
+#include "runtime/budget.h"
 
 /* ---- string pool ---------------------------------------------------------- */
 
@@ -764,7 +765,7 @@ static void check_against_ref(const rt_rowbuf *b, int nkeys, const rt_sortkey *k
   g_ref = (ref_ctx){b, nkeys, keys, sp};
   qsort(ref, (size_t)b->nrows, sizeof *ref, ref_cmp);
   assert_memory_equal(perm, ref, (size_t)b->nrows * sizeof *ref);
-  free(perm);
+  rt_mem_free(perm);
   free(ref);
 }
 
@@ -799,36 +800,36 @@ static void test_sort_small_cases(void **state) {
   uint32_t *perm = rt_sort_perm(&b, 1, &k_int, p);
   uint32_t e1[] = {3, 1, 4, 5, 0, 2};   /* NULL first, ties stable */
   assert_memory_equal(perm, e1, sizeof e1);
-  free(perm);
+  rt_mem_free(perm);
 
   rt_sortkey k_int_desc = {0, true, false};
   perm = rt_sort_perm(&b, 1, &k_int_desc, p);
   uint32_t e2[] = {0, 2, 1, 4, 5, 3};   /* DESC keeps ties in input order */
   assert_memory_equal(perm, e2, sizeof e2);
-  free(perm);
+  rt_mem_free(perm);
 
   rt_sortkey k_dbl = {1, false, false};
   perm = rt_sort_perm(&b, 1, &k_dbl, p);
   uint32_t e3[] = {3, 1, 2, 0, 5, 4};   /* -0.0 ties 0.0; NULLS LAST */
   assert_memory_equal(perm, e3, sizeof e3);
-  free(perm);
+  rt_mem_free(perm);
 
   rt_sortkey k_str = {2, false, true};
   perm = rt_sort_perm(&b, 1, &k_str, p);
   uint32_t e4[] = {5, 2, 4, 3, 1, 0};   /* NULL, a, a, ab, b, c */
   assert_memory_equal(perm, e4, sizeof e4);
-  free(perm);
+  rt_mem_free(perm);
 
   rt_sortkey k2[] = {{2, true, false}, {1, false, true}};
   perm = rt_sort_perm(&b, 2, k2, p);
   uint32_t e5[] = {0, 1, 3, 4, 2, 5};   /* c, b, ab, a(NULL dbl), a(0.0), NULL */
   assert_memory_equal(perm, e5, sizeof e5);
-  free(perm);
+  rt_mem_free(perm);
   check_against_ref(&b, 2, k2, p);
 
   perm = rt_sort_perm(&b, 0, NULL, p);   /* no keys: identity */
   for (uint32_t i = 0; i < 6; i++) assert_int_equal(perm[i], i);
-  free(perm);
+  rt_mem_free(perm);
   rt_rowbuf_free(&b);
   rt_strpool_free(p);
 }
@@ -903,7 +904,7 @@ static void test_sort_million(void **state) {
   }
   assert_false(rt_bit(b.valid[0], perm[N - 1]));
   free(seen);
-  free(perm);
+  rt_mem_free(perm);
   rt_rowbuf_free(&b);
 }
 

@@ -18,6 +18,7 @@
 #include "codegen/cg.h"
 #include "pipejit.h"
 #include "runtime/tree.h"
+#include "runtime/budget.h"
 
 /* ---- numbering ------------------------------------------------------------- */
 
@@ -227,14 +228,14 @@ static void test_order_paths(void **state) {
   uint32_t *perm = order(node, pf, 4, true, &path, &err);
   assert_int_equal(path, RT_TREE_ORDER_REVERSED);
   for (int i = 0; i < 4; i++) assert_int_equal(perm[i], 3 - i);
-  free(perm);
+  rt_mem_free(perm);
   /* child-first: rows are nodes 2, 1, 3, 0 */
   int64_t cnode[] = {2, 1, 3, 0}, cpar[] = {1, 0, 0, NONE};
   assert_null(order(cnode, cpar, 4, true, &path, &err));
   assert_int_equal(path, RT_TREE_ORDER_KEPT);
   perm = order(cnode, cpar, 4, false, &path, &err);
   assert_int_equal(path, RT_TREE_ORDER_REVERSED);
-  free(perm);
+  rt_mem_free(perm);
   /* neither: row 0 (node 1) before its parent, row 2 after; walk gives
    * root, then children in input order, depth first */
   int64_t wnode[] = {1, 0, 2, 3}, wpar[] = {0, NONE, 0, 1};
@@ -242,10 +243,10 @@ static void test_order_paths(void **state) {
   assert_int_equal(path, RT_TREE_ORDER_WALKED);
   uint32_t want_down[] = {1, 0, 3, 2};
   for (int i = 0; i < 4; i++) assert_int_equal(perm[i], want_down[i]);
-  free(perm);
+  rt_mem_free(perm);
   perm = order(wnode, wpar, 4, true, &path, &err);
   for (int i = 0; i < 4; i++) assert_int_equal(perm[i], want_down[3 - i]);
-  free(perm);
+  rt_mem_free(perm);
   assert_false(err.set);
   /* no rows, or only roots */
   assert_null(order(node, pf, 0, true, &path, &err));
@@ -298,11 +299,11 @@ static void test_order_table_in_place(void **state) {
   assert_int_equal(table_order(mx, mxn, 4, false, &perm, &t, &err), RT_TREE_ORDER_WALKED);
   uint32_t want_down[] = {1, 0, 2, 3};
   for (int i = 0; i < 4; i++) assert_int_equal(perm[i], want_down[i]);
-  free(perm);
+  rt_mem_free(perm);
   rt_treenum_free(&t);
   assert_int_equal(table_order(mx, mxn, 4, true, &perm, &t, &err), RT_TREE_ORDER_WALKED);
   for (int i = 0; i < 4; i++) assert_int_equal(perm[i], want_down[3 - i]);
-  free(perm);
+  rt_mem_free(perm);
   rt_treenum_free(&t);
   assert_false(err.set);
   /* the first bad row in table order gets the numbering's message */
@@ -359,7 +360,7 @@ static void test_order_deep_chain(void **state) {
   assert_non_null(perm);
   assert_int_equal(path, RT_TREE_ORDER_WALKED);
   for (int i = 0; i < n; i++) assert_int_equal(node[perm[i]], n - 1 - i);
-  free(perm);
+  rt_mem_free(perm);
   free(node);
   free(par);
 }
