@@ -48,6 +48,13 @@ static int iv_fail(ex_run *run, const ir_op *op, const char *msg) {
   return -1;
 }
 
+/* After a runtime/interval.h call failed: its error (offset -1) points at
+ * the operator's stage, so the caret lands on the stage keyword. */
+static int iv_rt_failed(ex_run *run, const ir_op *op) {
+  if (run->err.offset < 0) run->err.offset = op->pos;
+  return -1;
+}
+
 static int iv_op_index(const ir_plan *p, const ir_op *op) {
   for (int i = 0; i < p->nops; i++)
     if (p->ops[i] == op) return i;
@@ -135,7 +142,8 @@ static void iv_seg_reads(const ir_segment *seg, bool *need) {
 typedef struct iv_rel {
   rt_ivrel r;
   rt_ivkey keys[RT_LANES_MAXKEYS];
-  int64_t *own[RT_LANES_MAXKEYS + 2];   /* widened copies: keys, ts, dur */
+  rt_ivkey id;             /* the relation's id column, for error messages */
+  int64_t *own[RT_LANES_MAXKEYS + 3];   /* widened copies: keys, ts, dur, id */
   const ir_op *bop;
   const rt_rowbuf *buf;    /* buffered, or NULL when direct */
   const rt_table *tab;     /* direct: the scanned table */
@@ -146,7 +154,7 @@ typedef struct iv_rel {
 } iv_rel;
 
 static void iv_rel_free(iv_rel *r) {
-  for (int k = 0; k < RT_LANES_MAXKEYS + 2; k++) rt_mem_free(r->own[k]);
+  for (int k = 0; k < RT_LANES_MAXKEYS + 3; k++) rt_mem_free(r->own[k]);
   free(r->tcol);
   free(r->gather);
   free(r->gv);
@@ -271,6 +279,8 @@ static int iv_rel_open(ex_run *run, const ir_op *op, int j, const bool *reads, i
     if (c < 0) return iv_fail(run, op, "a PER column was not buffered");
     if (!iv_rel_key(r, c, &r->keys[k], &r->own[k])) return iv_fail(run, op, "out of memory");
   }
+  int cid = op->iv_id && op->iv_id[j] >= 0 ? iv_buf_col(bop, op->iv_id[j]) : -1;
+  if (cid >= 0 && iv_rel_key(r, cid, &r->id, &r->own[RT_LANES_MAXKEYS + 2])) r->r.id = &r->id;
   return 0;
 }
 
@@ -364,14 +374,15 @@ static int iv_isect(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   if (!rels || !rv) rc = iv_fail(run, op, "out of memory");
   for (int j = 0; j < k && rc == 0; j++) {
     rc = iv_rel_open(run, op, j, reads, &rels[j]);
+    rels[j].r.name = op->iv_names[j];
     rv[j] = rels[j].r;
   }
-  if (rc == 0 && !(it = rt_isect_begin(k, rv, op->stage, &st, &run->err))) rc = -1;
+  if (rc == 0 && !(it = rt_isect_begin(k, rv, op->stage, &st, &run->err))) rc = iv_rt_failed(run, op);
   while (rc == 0 && !s->done) {
     out.n = 0;
     int64_t got = rt_isect_next(it, &out, RT_BATCH);
     if (got <= 0) {
-      rc = got < 0 ? -1 : 0;
+      rc = got < 0 ? iv_rt_failed(run, op) : 0;
       break;
     }
     uint32_t n = (uint32_t)got;
@@ -425,7 +436,8 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
     }
     na++;
   }
-  if (rc == 0 && !rt_flatten_run(&rel.r, na, aggs, op->stage, &out, NULL, &run->err)) rc = -1;
+  if (rc == 0 && !rt_flatten_run(&rel.r, na, aggs, op->stage, &out, NULL, &run->err))
+    rc = iv_rt_failed(run, op);
   for (int a = 0; rc == 0 && a < na; a++)
     if (rt_store_type(p->cols[outc[a]].type) != out.type[a])
       rc = iv_fail(run, op, "internal error: an aggregate has another type than planned");
@@ -468,9 +480,9 @@ static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   bool built = false;
   if (rc == 0) {
     built = true;
-    if (!rt_ijoin_build(&j, &opr.r, (rt_ijrel)op->iv_rel, op->stage, &run->err)) rc = -1;
+    if (!rt_ijoin_build(&j, &opr.r, (rt_ijrel)op->iv_rel, op->stage, &run->err)) rc = iv_rt_failed(run, op);
   }
-  if (rc == 0 && !rt_ijoin_probe(&j, &in.r, op->iv_left, &pairs, &run->err)) rc = -1;
+  if (rc == 0 && !rt_ijoin_probe(&j, &in.r, op->iv_left, &pairs, &run->err)) rc = iv_rt_failed(run, op);
   if (rc == 0 && op->iv_left) {
     /* One all-NULL row after the operand's rows for unmatched input rows
      * to select (rows past nrows are zero and NULL in a rowbuf). */
@@ -525,7 +537,7 @@ static int iv_fillgaps(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   int rc = iv_rel_open(run, op, 0, NULL, &in);
   if (rc == 0) rc = iv_rel_open(run, op, 1, NULL, &bg);
   if (rc == 0 && !rt_fillgaps_run(&in.r, &bg.r, op->iv_per[1] != NULL, op->stage, &out, &run->err))
-    rc = -1;
+    rc = iv_rt_failed(run, op);
   int64_t nin = in.buf ? in.buf->nrows : 0, total = nin + (int64_t)out.n;
   if (rc == 0 && total >= (int64_t)RT_NO_ROW) rc = iv_fail(run, op, "too many rows");
   if (rc == 0) {

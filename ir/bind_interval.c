@@ -75,7 +75,22 @@ static void rel_arrays(ir_binder *b, ir_op *op, int nrel, int nper) {
   op->iv_dur = rt_arena_alloc(a, sizeof(int) * (size_t)nrel);
   op->iv_per = rt_arena_alloc(a, sizeof(int *) * (size_t)nrel);
   op->iv_names = rt_arena_alloc(a, sizeof(char *) * (size_t)nrel);
+  op->iv_id = rt_arena_alloc(a, sizeof(int) * (size_t)nrel);
+  for (int j = 0; j < nrel; j++) op->iv_id[j] = -1;
   op->iv_ts_out = op->iv_dur_out = -1;
+}
+
+/* The relation's bare integer `id` column when it has exactly one, else -1:
+ * runtime errors name a bad row by it ("the row with id 7"). Quietly -1
+ * otherwise: it only serves messages. */
+static int rel_id(ir_binder *b, ir_row row) {
+  int col = -1;
+  for (int i = 0; i < row.n; i++) {
+    if (row.e[i].qonly || !ir_name_eq(row.e[i].name, "id")) continue;
+    if (col >= 0 && col != row.e[i].col) return -1;
+    col = row.e[i].col;
+  }
+  return col >= 0 && rt_type_is_int(b->p->cols[col].type) ? col : -1;
 }
 
 /* The alias a source binds: its AS name, else a table's name. */
@@ -140,6 +155,7 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
     op->iv_dur[j] = dur[j];
     op->iv_per[j] = per[j];
     op->iv_names[j] = quals[j];
+    op->iv_id[j] = rel_id(b, rows[j]);
   }
   op->iv_ts_out = ir_col_new(p, "ts", RT_I64, false);
   op->iv_dur_out = ir_col_new(p, "dur", RT_I64, false);
@@ -231,10 +247,12 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
     onames[2 + st->nper + i] = st->items[i].name, opos[2 + st->nper + i] = st->items[i].namepos;
   if (!ir_check_output_names(b, nout, onames, opos)) return 0;
   /* The buffer holds what the sweep reads; nothing else survives. */
-  int *cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)(2 + st->nper + na) + 1));
+  int id = rel_id(b, b->row);
+  int *cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)(3 + st->nper + na) + 1));
   int n = 0;
   cols[n++] = ts;
   cols[n++] = dur;
+  if (id >= 0 && id != ts && id != dur) cols[n++] = id;   /* for error messages only */
   for (int q = 0; q < st->nper + na; q++) {
     int c = q < st->nper ? per[q] : aggs[q - st->nper].arg_col;
     bool dup = c < 0;
@@ -249,6 +267,7 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   op->iv_ts[0] = ts;
   op->iv_dur[0] = dur;
   op->iv_per[0] = per;
+  op->iv_id[0] = id;
   op->naggs = na;
   op->aggs = aggs;
   op->iv_ts_out = ir_col_new(p, "ts", RT_I64, false);
@@ -421,6 +440,7 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
 
   ir_op *op = two_rel_op(b, IR_FILLGAPS, st, inbuf, ts, dur, per, bgbuf, &o,
                          bg_per ? o.per : NULL, o.qual ? o.qual : "background");
+  op->iv_id[1] = rel_id(b, o.row);   /* a negative background bound names its row */
 
   int max = in_row.n + o.row.n + 1;
   op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);

@@ -104,6 +104,7 @@ static void live_interval(ir_plan *p, ir_op *op, bool *need) {
   }
   for (int j = 0; j < op->iv_nrel; j++) {
     need[op->iv_ts[j]] = need[op->iv_dur[j]] = true;
+    if (op->iv_id && op->iv_id[j] >= 0) need[op->iv_id[j]] = true;   /* names a bad row */
     for (int k = 0; op->iv_per[j] && k < op->iv_nper; k++) need[op->iv_per[j][k]] = true;
   }
 }

@@ -240,6 +240,10 @@ struct ir_op {
   int iv_nrel;
   ir_op **iv_bufs;
   int *iv_ts, *iv_dur;
+  /* Per relation: its bare integer `id` column, or -1. Carried (live.c)
+   * so that a runtime error about a row names it by id (ISECT, FLATTEN,
+   * FILL GAPS' background). */
+  int *iv_id;
   int iv_nper;
   int **iv_per;
   const char **iv_names;

@@ -185,7 +185,7 @@ int rt_fillgaps_run(const rt_ivrel *in, const rt_ivrel *bg, bool bg_has_per, con
       continue;
     }
     int64_t ts = bg->ts[i], dur = bg->dur[i];
-    if (ts < 0 || dur < 0) ok = rt_errorf(err, -1, "%s: background ts or dur is below zero", stage);
+    if (ts < 0 || dur < 0) ok = rt_iv_below_zero(bg, i, stage, "background ", err);
     else if (ts > INT64_MAX - dur) ok = rt_errorf(err, -1, "%s: integer overflow", stage);
     else {
       bs[i] = rt_iv_u(ts);

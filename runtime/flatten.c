@@ -432,7 +432,7 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, const
       continue;
     }
     int64_t ts = in->ts[i], dur = in->dur[i];
-    if (ts < 0 || dur < 0) ok = rt_errorf(err, -1, "%s: ts or dur is below zero", stage);
+    if (ts < 0 || dur < 0) ok = rt_iv_below_zero(in, i, stage, "", err);
     else if (ts > INT64_MAX - dur) ok = rt_errorf(err, -1, "%s: integer overflow", stage);
     if (!ok) break;
     uint32_t l = lane[i];

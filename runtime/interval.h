@@ -63,6 +63,10 @@ typedef struct rt_ivrel {
   const uint64_t *ts_valid, *dur_valid;
   int nkeys;
   const rt_ivkey *keys;
+  /* The relation's integer id column, or NULL: only read to name a row in
+   * an error message (rt_iv_below_zero). */
+  const rt_ivkey *id;
+  const char *name;        /* its alias in messages ("of a"), or NULL */
 } rt_ivrel;
 
 static inline bool rt_ivrel_bounds_valid(const rt_ivrel *r, uint32_t i) {
@@ -116,6 +120,14 @@ bool rt_iv_grow(void **p, size_t *cap, size_t need, size_t elem);
  * pages, because first-touch page faults otherwise cost more than the
  * sweeps themselves. */
 void *rt_iv_big(size_t bytes);
+
+/* The error for row i of r with a negative ts or dur: "<stage>: <what>ts
+ * or dur is below zero: the <what>row with id 7 has ts 5 and dur -1",
+ * naming the row by id when r has one (else "a <what>row has …"), and
+ * for a negative dur the usual cause and fix (unfinished slices have
+ * dur = -1: WHERE dur >= 0). what is "" or "background ". Returns 0. */
+int rt_iv_below_zero(const rt_ivrel *r, uint32_t i, const char *stage, const char *what,
+                     rt_err *err);
 
 /* Order-preserving maps of signed values onto unsigned ones. */
 static inline uint64_t rt_iv_u(int64_t v) { return (uint64_t)v ^ (1ull << 63); }

@@ -166,7 +166,7 @@ static int64_t count_lanes(ctx *c, const rt_ivrel *r, opnd *o, uint32_t *lane) {
       continue;
     }
     int64_t ts = r->ts[i], dur = r->dur[i];
-    if (ts < 0 || dur < 0) return rt_errorf(c->err, -1, "%s: ts or dur is below zero", c->stage), -1;
+    if (ts < 0 || dur < 0) return rt_iv_below_zero(r, i, c->stage, "", c->err), -1;
     if (ts > INT64_MAX - dur) return rt_errorf(c->err, -1, "%s: integer overflow", c->stage), -1;
     if (o->off[lane[i] + 1]++ == 0) o->parts[o->nparts++] = lane[i];
     valid++;

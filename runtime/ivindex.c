@@ -11,6 +11,7 @@
  * query's end. Fan-out 16 keeps it at about 1/15 of an extra end per item.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -315,4 +316,20 @@ bool rt_ivtree_query(const rt_ivtree *t, size_t lo, size_t hi, uint64_t thr,
     if (!visit(t, top - 1, c, span / RT_IVTREE_FAN, lo, hi, thr, hit, ctx)) return false;
   }
   return true;
+}
+
+int rt_iv_below_zero(const rt_ivrel *r, uint32_t i, const char *stage, const char *what,
+                     rt_err *err) {
+  char who[160], of[80] = "";
+  if (r->name) snprintf(of, sizeof of, " of %s", r->name);
+  if (r->id && (!r->id->valid || rt_bit(r->id->valid, i)))
+    snprintf(who, sizeof who, "the %srow%s with id %lld", what, of, (long long)rt_ivkey_get(r->id, i));
+  else
+    snprintf(who, sizeof who, "a %srow%s", what, of);
+  int64_t dur = r->dur[i];
+  return rt_errorf(err, -1, "%s: %sts or dur is below zero: %s has ts %lld and dur %lld%s%s%s",
+                   stage, what, who, (long long)r->ts[i], (long long)dur,
+                   dur < 0 ? " (unfinished slices have dur = -1: add WHERE dur >= 0 " : "",
+                   dur < 0 ? (what[0] ? "to the background" : "before this stage") : "",
+                   dur < 0 ? ")" : "");
 }

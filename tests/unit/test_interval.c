@@ -44,7 +44,7 @@ static trel *trel_new(uint32_t n, int nkeys) {
     t->kv[k] = calloc(w, 8);
     t->keys[k] = (rt_ivkey){.type = RT_I64, .v = t->k[k], .valid = t->kv[k]};
   }
-  t->r = (rt_ivrel){n, t->ts, t->dur, t->tsv, t->durv, nkeys, t->keys};
+  t->r = (rt_ivrel){n, t->ts, t->dur, t->tsv, t->durv, nkeys, t->keys, NULL, NULL};
   return t;
 }
 
@@ -258,13 +258,23 @@ static void test_isect_null_bounds_and_errors(void **state) {
   rt_err err = {0};
   trel_set(ops[1], 0, 0, -1, 0, 0);
   assert_int_equal(rt_isect_run(2, rels, STAGE_I, &o, NULL, &err), 0);
-  assert_string_equal(err.msg, "INTERVAL INTERSECTION OF: ts or dur is below zero");
+  assert_string_equal(err.msg, "INTERVAL INTERSECTION OF: ts or dur is below zero: a row has ts 0 "
+                               "and dur -1 (unfinished slices have dur = -1: add WHERE dur >= 0 "
+                               "before this stage)");
   assert_int_equal(err.offset, -1);
   rt_isect_free(&o);
   err = (rt_err){0};
   trel_set(ops[1], 0, -5, 1, 0, 0);
+  /* with an id column and a name the row is named by both */
+  int64_t ids[1] = {42};
+  rt_ivkey idk = {.type = RT_I64, .v = ids};
+  rels[1].id = &idk;
+  rels[1].name = "b";
   assert_int_equal(rt_isect_run(2, rels, STAGE_I, &o, NULL, &err), 0);
-  assert_string_equal(err.msg, "INTERVAL INTERSECTION OF: ts or dur is below zero");
+  assert_string_equal(err.msg, "INTERVAL INTERSECTION OF: ts or dur is below zero: the row of b "
+                               "with id 42 has ts -5 and dur 1");
+  rels[1].id = NULL;
+  rels[1].name = NULL;
   rt_isect_free(&o);
   err = (rt_err){0};
   trel_set(ops[1], 0, INT64_MAX - 5, 10, 0, 0);
@@ -759,7 +769,9 @@ static void test_flatten_presorted_and_errors(void **state) {
   trel_set(t, 3, 0, -5, 2, 0);
   err = (rt_err){0};
   assert_int_equal(rt_flatten_run(&t->r, 2, aggs, "INTERVAL FLATTEN", &o, &st, &err), 0);
-  assert_string_equal(err.msg, "INTERVAL FLATTEN: ts or dur is below zero");
+  assert_string_equal(err.msg, "INTERVAL FLATTEN: ts or dur is below zero: a row has ts 0 and dur "
+                               "-5 (unfinished slices have dur = -1: add WHERE dur >= 0 before "
+                               "this stage)");
   rt_flatten_free(&o);
   trel_free(t);
 }
@@ -1264,7 +1276,9 @@ static void test_fillgaps_errors(void **state) {
   trel_set(bg, 1, 50, -20, 1, 0);
   err = (rt_err){0};
   assert_int_equal(rt_fillgaps_run(&in->r, &bg->r, false, STAGE_F, &o, &err), 0);
-  assert_string_equal(err.msg, "INTERVAL FILL GAPS: background ts or dur is below zero");
+  assert_string_equal(err.msg, "INTERVAL FILL GAPS: background ts or dur is below zero: a "
+                               "background row has ts 50 and dur -20 (unfinished slices have "
+                               "dur = -1: add WHERE dur >= 0 to the background)");
   rt_fillgaps_free(&o);
   trel_free(in);
   trel_free(bg);
