@@ -77,7 +77,7 @@ int bench_data_install(pj_engine *e, const bench_data *d, const char *name) {
     else memset(rb.valid[c], 0xff, words * 8);
   }
   rb.nrows = d->n;
-  rt_table *t = rt_rowbuf_to_table(&rb, name, names);
+  rt_table *t = rt_rowbuf_to_table(&rb, name, names, NULL);
   if (!t) return -1;
   rt_catalog_put(e->catalog, t);
   return 0;

@@ -16,6 +16,13 @@ pj_result *pj__result_new(rt_table *t, const rt_strpool *strings) {
   return r;
 }
 
+pj_status pj_result_clone(const pj_result *r, pj_result **out) {
+  *out = pj__result_new(rt_table_ref(r->t), r->strings);
+  if (*out) return PJ_OK;
+  rt_table_unref(r->t);
+  return PJ_NOMEM;
+}
+
 void pj_result_free(pj_result *r) {
   if (!r) return;
   rt_table_unref(r->t);

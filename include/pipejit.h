@@ -206,7 +206,82 @@ void pj_result_column(const pj_result *r, int col, pj_column *out);
 /* Text of a string id from a pj_column of type PJ_TYPE_STRING. */
 const char *pj_result_string(const pj_result *r, uint32_t id, size_t *len);
 
+/* A second handle on the same rows, owned by the caller (free with
+ * pj_result_free): keeps a result passed to a pj_result_cb beyond the
+ * callback. No values are copied (results never change). Like every
+ * result, it reads strings from the engine's pool: free it before the
+ * engine. PJ_NOMEM or PJ_OK. */
+pj_status pj_result_clone(const pj_result *r, pj_result **out);
+
 void pj_result_free(pj_result *r);
+
+/* ---- Arrow ----------------------------------------------------------- */
+
+/* The Arrow C data interface (arrow.apache.org/docs/format/CDataInterface
+ * and CStreamInterface), declared as the specification asks, so DuckDB,
+ * polars, pyarrow and nanoarrow read results without copies. */
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+struct ArrowSchema {
+  const char *format;
+  const char *name;
+  const char *metadata;
+  int64_t flags;
+  int64_t n_children;
+  struct ArrowSchema **children;
+  struct ArrowSchema *dictionary;
+  void (*release)(struct ArrowSchema *);
+  void *private_data;
+};
+struct ArrowArray {
+  int64_t length;
+  int64_t null_count;
+  int64_t offset;
+  int64_t n_buffers;
+  int64_t n_children;
+  const void **buffers;
+  struct ArrowArray **children;
+  struct ArrowArray *dictionary;
+  void (*release)(struct ArrowArray *);
+  void *private_data;
+};
+#endif
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+struct ArrowArrayStream {
+  int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+  int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+  const char *(*get_last_error)(struct ArrowArrayStream *);
+  void (*release)(struct ArrowArrayStream *);
+  void *private_data;
+};
+#endif
+
+/* Exports a result as one record batch: a struct schema ("+s") with a
+ * child per column (named as the column, flagged nullable) and a struct
+ * array of pj_result_row_count rows whose children are the columns.
+ * Types: every integer kind (id, uint32, int32, int64) is int64 ("l", as
+ * the API reads integers), double is float64 ("g"), string is utf8 ("u";
+ * large_utf8 "U" when a column's text passes 2 GiB), bool is boolean
+ * ("b"). NULLs are validity bitmaps (none when a column has no NULL) and
+ * null_count is exact. int64 and double values and the validity bitmaps
+ * are not copied: the arrays hold a reference to the result's column
+ * data. Strings, bools, ids and 32-bit integers are converted into
+ * buffers the arrays own. The exported structs depend on nothing else:
+ * they stay valid after pj_result_free and pj_engine_close, until their
+ * release callbacks, which may run on any thread; children may be moved
+ * out and released on their own (as the specification allows). schema or
+ * array may be NULL to export only the other. Returns PJ_OK, or PJ_NOMEM
+ * with nothing exported (release == NULL). */
+pj_status pj_result_export_arrow(const pj_result *r, struct ArrowSchema *schema,
+                                 struct ArrowArray *array);
+/* The same as a stream that yields that one batch, then the end of the
+ * stream (Python's __arrow_c_stream__, DuckDB's and polars' readers).
+ * get_schema may be called any number of times. */
+pj_status pj_result_export_arrow_stream(const pj_result *r, struct ArrowArrayStream *out);
 
 /* ---- importing data -------------------------------------------------- */
 

@@ -178,7 +178,8 @@ void rt_rowbuf_view(const rt_rowbuf *b, int c, int64_t start, const uint32_t *pe
   }
 }
 
-rt_table *rt_rowbuf_to_table(rt_rowbuf *b, const char *name, const char *const *names) {
+rt_table *rt_rowbuf_to_table(rt_rowbuf *b, const char *name, const char *const *names,
+                             const bool *bools) {
   rt_table *t = rt_table_alloc(name, b->ncols);
   if (!t) {
     rt_rowbuf_free(b);
@@ -199,7 +200,8 @@ rt_table *rt_rowbuf_to_table(rt_rowbuf *b, const char *name, const char *const *
     col->valid = b->valid[c];
     b->data[c] = NULL;
     b->valid[c] = NULL;
-    if (!col->name || !col->data || !rt_column_finish(col, t->nrows, col->type)) ok = 0;
+    rt_type declared = bools && bools[c] && col->type == RT_I64 ? RT_BOOL : col->type;
+    if (!col->name || !col->data || !rt_column_finish(col, t->nrows, declared)) ok = 0;
   }
   rt_rowbuf_free(b);
   if (!ok) {

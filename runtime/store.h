@@ -41,8 +41,11 @@ static inline rt_type rt_store_type(rt_type t) {
  * through a permutation: when perm != NULL, position i reads row perm[start+i]. */
 void rt_rowbuf_view(const rt_rowbuf *b, int c, int64_t start, const uint32_t *perm,
                     rt_view *out);
-/* Moves the rows into a finalized table (names given); frees the buffer. */
-rt_table *rt_rowbuf_to_table(rt_rowbuf *b, const char *name, const char *const *names);
+/* Moves the rows into a finalized table (names given); frees the buffer.
+ * bools (may be NULL) marks the columns that hold predicates (stored as
+ * int64 0/1): they become RT_BOOL columns, so readers see booleans. */
+rt_table *rt_rowbuf_to_table(rt_rowbuf *b, const char *name, const char *const *names,
+                             const bool *bools);
 
 /* ---- aggregation hash table ---------------------------------------------- */
 

@@ -97,8 +97,8 @@ int rt_column_finish(rt_column *c, int64_t n, rt_type declared) {
   c->nullable = c->valid != NULL;
   c->sorted = false;
   if (c->type == RT_I64) {
-    bool want_id = declared == RT_ID || (c->name && rt_strieq(c->name, "id") &&
-                                         declared != RT_F64 && declared != RT_STR);
+    bool want_id = declared == RT_ID || (c->name && rt_strieq(c->name, "id") && declared != RT_F64 &&
+                                         declared != RT_STR && declared != RT_BOOL);
     if (want_id && !c->valid && is_id_sequence(c->data, n)) {
       free(c->data);
       c->data = NULL;
@@ -176,13 +176,15 @@ rt_table *rt_table_share(rt_table *src, const char *name, int n, const int *cols
   return t;
 }
 
+/* Atomic: an Arrow export (exec/arrow.c) holds a reference that its
+ * consumer may release from another thread. */
 rt_table *rt_table_ref(rt_table *t) {
-  if (t) t->refs++;
+  if (t) __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
   return t;
 }
 
 void rt_table_unref(rt_table *t) {
-  if (t && --t->refs == 0) table_free(t);
+  if (t && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0) table_free(t);
 }
 
 int rt_table_find_col(const rt_table *t, const char *name) {

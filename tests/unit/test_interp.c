@@ -312,7 +312,7 @@ static trun tp_run_params(ir_plan *p, int nparams, const ex_value *params, volat
   run.interrupt = intr;
   if (ex_run_plan(&run, count_pick, &r.batches) == 0) {
     const ir_op *out = p->segs[p->nsegs - 1].sink;
-    r.t = rt_rowbuf_to_table(&run.result, "result", out->out_names);
+    r.t = rt_rowbuf_to_table(&run.result, "result", out->out_names, NULL);
     assert_non_null(r.t);
   } else {
     assert_true(run.err.set);

@@ -436,7 +436,7 @@ static void test_rowbuf_to_table(void **state) {
                   {RT_I64, vals, valid, NULL, 0}};
   rt_rowbuf_append_views(&b, v, NULL, 300);
   const char *names[] = {"id", "ts", "v"};
-  rt_table *t = rt_rowbuf_to_table(&b, "out", names);
+  rt_table *t = rt_rowbuf_to_table(&b, "out", names, NULL);
   assert_int_equal(b.ncols, 0);   /* moved out */
   assert_int_equal(t->nrows, 300);
   assert_int_equal(t->cols[0].type, RT_ID);
@@ -452,7 +452,7 @@ static void test_rowbuf_to_table(void **state) {
 
   rt_rowbuf e;
   rt_rowbuf_init(&e, 1, types);
-  t = rt_rowbuf_to_table(&e, "empty", names);
+  t = rt_rowbuf_to_table(&e, "empty", names, NULL);
   assert_int_equal(t->nrows, 0);
   rt_table_unref(t);
 }
