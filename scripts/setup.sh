@@ -4,8 +4,10 @@
 # a clear message listing what to install instead of a failed sudo prompt.
 # `scripts/setup.sh fuzz` also installs clang and its runtime libraries
 # (libFuzzer, ASan, UBSan) for the fuzz targets in fuzz/ (`make fuzz`).
+# python3-venv, -numpy and -pandas: the Python package's tests (a venv
+# with --system-site-packages; no package index is needed).
 set -euo pipefail
-PKGS="cmake make gcc pkg-config llvm-19-dev libsqlite3-dev sqlite3 libcmocka-dev zlib1g-dev libjson-c-dev libedit-dev python3 bsdutils"
+PKGS="cmake make gcc pkg-config llvm-19-dev libsqlite3-dev sqlite3 libcmocka-dev zlib1g-dev libjson-c-dev libedit-dev python3 bsdutils python3-venv python3-numpy python3-pandas"
 # test-only: protoc --decode_raw cross-checks the protobuf test traces
 PKGS="$PKGS protobuf-compiler"
 if [ "${1:-}" = fuzz ]; then
