@@ -53,8 +53,14 @@ fuzz:
 	  grep -E '^stat::(number_of_executed_units|peak_rss_mb)' build-fuzz/$$t.log; \
 	done
 
+# Then workload to_pandas (bench/bench_python.py: a 1M-row result into
+# pandas, NumPy, Arrow and Python rows) into bench/REPORT_python.md, with
+# Debian's python3 and its NumPy and pandas (100k rows under --quick).
+PYTHON3 ?= /usr/bin/python3
+BENCH_PY_ARGS ?= $(if $(findstring --quick,$(BENCH_ARGS)),--rows 100000 --repeat 1)
 bench: build
 	@./$(BUILD)/pipejit-bench --report bench/REPORT.md --svg bench/report.svg $(BENCH_ARGS)
+	@PIPEJIT_LIB=$(BUILD)/libpipejit.so $(PYTHON3) bench/bench_python.py $(BENCH_PY_ARGS)
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz

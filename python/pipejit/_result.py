@@ -89,7 +89,7 @@ class Result(_lib.Closing):
             make = nullable.get(values.dtype) if mask is not None else None
             data[name] = make(values, mask) if make else values
         # The arrays are this call's own: no second copy (nor consolidation).
-        return pd.DataFrame(data, columns=self.columns, copy=False)
+        return pd.DataFrame(data, copy=False)
 
     def rows(self):
         """The rows as a list of tuples (NULL as None)."""

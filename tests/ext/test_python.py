@@ -2,6 +2,8 @@
 (ctest: python_pipejit). Plain unittest with the system python3 and
 Debian's python3-numpy and python3-pandas (scripts/setup.sh installs
 them)."""
+import contextlib
+import io
 import os
 import shutil
 import subprocess
@@ -302,6 +304,27 @@ class TraceTest(unittest.TestCase):
             df = e.query("FROM slice |> AGGREGATE COUNT(*) AS n").to_pandas()
             self.assertEqual(df["n"].tolist(), [info["slices"]])
             self.assertEqual(e.load_trace(path)["slices"], info["slices"])
+
+    def test_readme_example(self):
+        # The README's Python example, run as written on a real trace.
+        path = real_trace("lthi_cats.json.gz")
+        if not path:
+            self.skipTest("shared/data/traces not beside the checkout")
+        with open(os.path.join(PYTHON_DIR, os.pardir, "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        section = readme[readme.index("## Python (`python/`)"):]
+        code = section[section.index("```python\n") + 10:section.index("```\n", section.index("```python"))]
+        code = code.replace("trace.json.gz", path)
+        out = io.StringIO()
+        scope = {}
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, "README.md", "exec"), scope)
+        r = scope["r"]
+        self.assertEqual((r.columns, r.types), (["name", "dur", "long"], ["string", "int", "bool"]))
+        df = scope["df"]   # made inside the with: outlives the engine
+        self.assertEqual(tuple(df.iloc[0]), ("MessageLoop::RunTask", 73000, True))   # as shown
+        self.assertEqual(str(df.dtypes["long"]), "bool")
+        self.assertIn("WHERE: no such column: 'nope' 1 21", out.getvalue())
 
     def test_trace_errors(self):
         with self.assertRaises(pipejit.Error) as cm:
