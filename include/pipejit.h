@@ -304,7 +304,9 @@ pj_status pj_engine_load_table_progress(pj_engine *e, const char *name, pj_progr
                                         void *ctx);
 
 /* What pj_engine_load_trace found. Malformed events (not an object, ph/ts/
- * dur/pid/tid missing or of the wrong type) are counted and skipped. */
+ * dur/pid/tid missing or of the wrong type) are counted and skipped.
+ * The Python package reads these fields by position
+ * (python/pipejit/_engine.py): add new ones at the end. */
 typedef struct pj_trace_info {
   int64_t events;         /* elements of the trace's event array */
   int64_t slices;         /* rows of `slice` */
