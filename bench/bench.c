@@ -50,6 +50,7 @@
 #include "../codegen/cg.h"
 #include "../exec/engine.h"
 #include "bench.h"
+#include "bench_import.h"
 
 /* IV, IV_SQL: the INTERVAL workloads (bench_interval.c), also on the
  * sample trace; ns/row counts the rows of every operand. */
@@ -424,7 +425,7 @@ static void usage(void) {
           "                     [--passes PIPELINE] [--sql-cap SECONDS] [--sql-max-size N]\n"
           "                     [--csv | --json] [--report REPORT.md] [--svg report.svg]\n"
           "                     [--quick]\n"
-          "  --workload takes a name, a comma list, or all\n");
+          "  --workload takes a name, a comma list, or all (import_proto: the protobuf importer)\n");
   exit(2);
 }
 
@@ -543,6 +544,25 @@ static void write_report(const options *o, int argc, char **argv, const row *all
   if (o->svg && bench_report_svg(o->svg, all, nall, &in) != 0) die(NULL, o->svg);
 }
 
+/* import_proto (bench/bench_import.c): MB/s and peak memory of the
+ * protobuf importer on the shared traces and a generated one. */
+static void run_import_proto(const options *o) {
+  static const char *const shared[] = {"../shared/data/traces/tokio_test.pftrace",
+                                       "../shared/data/traces/systing_trace.pb",
+                                       "../../shared/data/traces/tokio_test.pftrace",
+                                       "../../shared/data/traces/systing_trace.pb"};
+  bench_import_row rows[8];
+  int n = bench_import_proto(o->repeat_set ? o->repeat : 5, o->quick, shared, 4, rows, 8);
+  if (n < 0) die(NULL, "import_proto");
+  printf("%-36s %9s %9s %9s %9s %10s %7s %10s %10s %10s\n", "import_proto", "MB", "ms", "MB/s",
+         "peak_MiB", "tables_MiB", "ratio", "slices", "sched", "counters");
+  for (int i = 0; i < n; i++)
+    printf("%-36s %9.1f %9.1f %9.1f %9.1f %10.1f %7.2f %10lld %10lld %10lld\n", rows[i].file,
+           rows[i].mb, rows[i].ms, rows[i].mb_per_s, rows[i].peak_mb, rows[i].tables_mb,
+           rows[i].tables_mb > 0 ? rows[i].peak_mb / rows[i].tables_mb : 0,
+           (long long)rows[i].slices, (long long)rows[i].sched, (long long)rows[i].counters);
+}
+
 /* *_sql workloads time plain SQLite, which grows too slow at large sizes */
 static int is_sql_workload(const char *name) {
   size_t n = strlen(name);
@@ -589,6 +609,7 @@ int main(int argc, char **argv) {
     }
   }
   if (o.format == 2 && !first) printf("\n]\n");
+  if (selected(o.workload, "import_proto")) any = 1, run_import_proto(&o);
   if (!any) usage();
   if (o.report || o.svg) write_report(&o, argc, argv, all, nall, (double)(rt_now_ns() - t_start) / 1e9);
   free(all);

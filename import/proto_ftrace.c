@@ -12,6 +12,7 @@
  * before the per-CPU data start keep only their ftrace_event row (§3.9.2).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "import/proto_import.h"
 
@@ -59,7 +60,7 @@ static void event_row(pb_imp *m, int64_t ts, uint32_t cpu, int64_t utid, int64_t
     snprintf(buf, sizeof buf, "unknown(%u)", ev);
     name = im_cstr(t, buf);
   } else {
-    name = im_cstr(t, ROWS[row].evname);
+    name = m->ftrace_str[row];
     im_args *a = m->scratch;
     im_args_clear(a);
     pb_reader r;
@@ -68,7 +69,7 @@ static void event_row(pb_imp *m, int64_t ts, uint32_t cpu, int64_t utid, int64_t
     while (pb_next(&r, &f)) {
       for (int i = row + 1; i < NROWS && !ROWS[i].evname; i++) {
         if (ROWS[i].field != f.id) continue;
-        uint32_t key = im_cstr(t, ROWS[i].fname);
+        uint32_t key = m->ftrace_str[i];
         if (ROWS[i].kind == K_STR) {
           if (f.wt == PB_LEN) im_args_string(a, key, span_str(m, f.s));
         } else if (ROWS[i].kind == K_UINT) {
@@ -94,8 +95,23 @@ static uint32_t fstr(pb_imp *m, pb_span b, uint32_t id) {
   return pb_find(b, id, &f) && f.wt == PB_LEN ? span_str(m, f.s) : IM_NULL_STR;
 }
 
-void pb_parse_ftrace_event(pb_imp *m, uint32_t cpu, int64_t ts, pb_span evmsg, uint32_t seq_idx,
-                           uint64_t lpos) {
+void pb_ftrace_init(pb_imp *m) {
+  im_trace *t = m->t;
+  m->ftrace_str = malloc(NROWS * sizeof *m->ftrace_str);
+  if (!m->ftrace_str) {
+    im_oom(t);
+    return;
+  }
+  for (int i = 0; i < NROWS; i++)
+    m->ftrace_str[i] = im_cstr(t, ROWS[i].evname ? ROWS[i].evname : ROWS[i].fname);
+  m->s_sched_waking = im_cstr(t, "sched_waking");
+  m->s_comm = im_cstr(t, "comm");
+  m->s_pid = im_cstr(t, "pid");
+  m->s_prio = im_cstr(t, "prio");
+  m->s_target_cpu = im_cstr(t, "target_cpu");
+}
+
+void pb_parse_ftrace_event(pb_imp *m, uint32_t cpu, int64_t ts, pb_span evmsg, uint64_t lpos) {
   im_trace *t = m->t;
   pb_reader r;
   pb_field f;
@@ -191,6 +207,7 @@ void pb_parse_ftrace_event(pb_imp *m, uint32_t cpu, int64_t ts, pb_span evmsg, u
     int64_t caller = fint(body, 2, -1);
     uint32_t fn = IM_NULL_STR;
     if (caller >= 0) {   /* InternedString of the bundle's generation */
+      uint32_t seq_idx = pb_bundle_seq_at(m, lpos);
       const pb_gen *g = pb_seq_gen_at(&m->seqs.v[seq_idx], lpos);
       pb_interned *e = pb_intern_get(m, seq_idx, g->epoch, IN_KERNEL_SYMBOLS, (uint64_t)caller);
       if (e) fn = pb_intern_str(m, e, 2);
@@ -231,11 +248,11 @@ void pb_parse_compact(pb_imp *m, uint32_t cpu, const pb_csched *r) {
   }
   im_args *a = m->scratch;
   im_args_clear(a);
-  im_args_string(a, im_cstr(t, "comm"), r->comm);
-  im_args_int(a, im_cstr(t, "pid"), r->pid);
-  im_args_int(a, im_cstr(t, "prio"), r->prio);
-  im_args_int(a, im_cstr(t, "target_cpu"), r->a);
-  im_ftrace_event(t, r->ts, im_cstr(t, "sched_waking"), cpu, waker, im_args_commit(t, a), r->flags);
+  im_args_string(a, m->s_comm, r->comm);
+  im_args_int(a, m->s_pid, r->pid);
+  im_args_int(a, m->s_prio, r->prio);
+  im_args_int(a, m->s_target_cpu, r->a);
+  im_ftrace_event(t, r->ts, m->s_sched_waking, cpu, waker, im_args_commit(t, a), r->flags);
   if (!typed) return;
   int64_t wakee = im_thread(t, r->pid);
   im_thread_name(t, wakee, r->comm, IM_TNAME_FTRACE);

@@ -283,6 +283,8 @@ typedef struct pb_imp {
   int64_t default_track; /* the "Default Track" (uuid 0), IM_NONE until used */
   int64_t compact_last[1024];   /* compact_sched: utid last switched in per cpu, -1 */
   im_args *scratch;
+  uint32_t *ftrace_str;  /* per proto_ftrace_events.def row: its name's string id */
+  uint32_t s_sched_waking, s_comm, s_pid, s_prio, s_target_cpu;
 } pb_imp;
 
 /* ---- proto_seq.c ------------------------------------------------------------- */
@@ -327,6 +329,8 @@ void pb_merge_end(pb_imp *m);
 void pb_streams_free(pb_imp *m);
 /* Stable sort of n elements of size esz by their leading int64 ts. */
 int pb_sort_by_ts(void *v, size_t n, size_t esz);
+/* The same for 16-byte items by LSD radix sort. */
+int pb_radix_items(pb_item *v, size_t n);
 
 /* ---- proto_read.c --------------------------------------------------------------- */
 
@@ -400,8 +404,8 @@ int64_t pb_counter_track(pb_imp *m, uint64_t uuid);
 /* proto_track_event.c */
 void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux *aux);
 /* proto_ftrace.c */
-void pb_parse_ftrace_event(pb_imp *m, uint32_t cpu, int64_t ts, pb_span ev, uint32_t seq_idx,
-                           uint64_t lpos);
+void pb_ftrace_init(pb_imp *m);   /* interned names of the ftrace table */
+void pb_parse_ftrace_event(pb_imp *m, uint32_t cpu, int64_t ts, pb_span ev, uint64_t lpos);
 void pb_parse_compact(pb_imp *m, uint32_t cpu, const pb_csched *r);
 
 #endif

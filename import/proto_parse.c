@@ -69,13 +69,14 @@ static void parse_ftrace(pb_imp *m, const pb_stream *s, const pb_item *it) {
   pb_span ev;
   uint64_t lpos = PB_REF_OFF(it->ref);
   if (!pb_record_at(m, lpos, &ev)) return;
-  pb_parse_ftrace_event(m, s->cpu, it->ts, ev, pb_bundle_seq_at(m, lpos), lpos);
+  pb_parse_ftrace_event(m, s->cpu, it->ts, ev, lpos);
 }
 
 int pb_parse_all(pb_imp *m) {
   m->default_track = IM_NONE;
   m->scratch = im_args_new(m->t);
   if (!m->scratch || !pb_sort_streams(m)) return im_oom(m->t);
+  pb_ftrace_init(m);
   pb_merge_begin(m);
   int si;
   const void *e;
@@ -93,6 +94,8 @@ int pb_parse_all(pb_imp *m) {
   pb_merge_end(m);
   im_args_free(m->scratch);
   m->scratch = NULL;
+  free(m->ftrace_str);
+  m->ftrace_str = NULL;
   im_map_free(&m->flow_live);
   im_map_free(&m->uuid_by_utid);
   im_map_free(&m->uuid_by_upid);

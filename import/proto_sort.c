@@ -120,10 +120,69 @@ int pb_sort_by_ts(void *v, size_t n, size_t esz) {
   return 1;
 }
 
+/* Stable LSD radix sort of 16-byte items by ts. */
+enum { RBITS = 11, RBUCKETS = 1 << RBITS, RPASSES = (64 + RBITS - 1) / RBITS };
+
+int pb_radix_items(pb_item *v, size_t n) {
+  if (n < 2) return 1;
+  int64_t lo = v[0].ts;
+  for (size_t i = 1; i < n; i++)
+    if (v[i].ts < lo) lo = v[i].ts;
+  size_t(*hist)[RBUCKETS] = calloc(RPASSES, sizeof *hist);
+  pb_item *tmp = malloc(n * sizeof *tmp);
+  if (!hist || !tmp) {
+    free(hist);
+    free(tmp);
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint64_t k = (uint64_t)(v[i].ts - lo);
+    for (int p = 0; p < RPASSES; p++) hist[p][(k >> (p * RBITS)) & (RBUCKETS - 1)]++;
+  }
+  pb_item *a = v, *b = tmp;
+  for (int p = 0; p < RPASSES; p++) {
+    size_t *h = hist[p];
+    int trivial = 0;
+    for (int d = 0; d < RBUCKETS; d++)
+      if (h[d] == n) trivial = 1;
+    if (trivial) continue;   /* every item has the same digit here */
+    size_t sum = 0;
+    for (int d = 0; d < RBUCKETS; d++) {
+      size_t c = h[d];
+      h[d] = sum;
+      sum += c;
+    }
+    int shift = p * RBITS;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t k = (uint64_t)(a[i].ts - lo);
+      b[h[(k >> shift) & (RBUCKETS - 1)]++] = a[i];
+    }
+    pb_item *t = a;
+    a = b;
+    b = t;
+  }
+  if (a != v) memcpy(v, a, n * sizeof *v);
+  free(hist);
+  free(tmp);
+  return 1;
+}
+
+/* Ascending runs in a stream (stops counting at limit). */
+static size_t count_runs(const pb_stream *s, size_t limit) {
+  size_t runs = 1;
+  for (size_t i = 1; i < s->n && runs < limit; i++)
+    runs += ts_at(s->v, i, s->esz) < ts_at(s->v, i - 1, s->esz);
+  return runs;
+}
+
 int pb_sort_streams(pb_imp *m) {
   for (size_t i = 0; i < m->streams.n; i++) {
     pb_stream *s = &m->streams.v[i];
-    if (s->unsorted && !pb_sort_by_ts(s->v, s->n, s->esz)) return im_oom(m->t);
+    if (!s->unsorted) continue;
+    int ok = s->esz == sizeof(pb_item) && count_runs(s, 16) >= 16
+                 ? pb_radix_items((pb_item *)s->v, s->n)
+                 : pb_sort_by_ts(s->v, s->n, s->esz);
+    if (!ok) return im_oom(m->t);
     s->unsorted = 0;
   }
   return 1;

@@ -248,12 +248,191 @@ static void test_truncated(void **st) {
   pw_free(&w);
 }
 
+
+/* ---- sequences, interning, defaults (§3.3) ------------------------------------------------- */
+
+static void interned_name(pw *w, uint64_t iid, const char *name) {
+  pw_begin(w, 2), pw_u(w, 1, iid), pw_s(w, 2, name), pw_end(w);
+}
+
+/* A TrackEvent with interned name iid on uuid 10 at ts (flags as given). */
+static void te_iid(pw *w, uint32_t seq, uint64_t ts, int type, uint64_t iid, uint32_t flags) {
+  pw_begin(w, 1);
+  pw_u(w, 8, ts);
+  pw_u(w, 10, seq);
+  if (flags) pw_u(w, 13, flags);
+  pw_begin(w, 11);
+  pw_u(w, 9, (uint64_t)type), pw_u(w, 11, 10), pw_u(w, 10, iid);
+  pw_end(w);
+  pw_end(w);
+}
+
+static void test_sequence_state(void **st) {
+  (void)st;
+  pw w = {0};
+  thread_track(&w, 10, 1, 2, "t");
+  /* sequence 3 was never cleared: its interned data and its packets that
+   * need incremental state are dropped */
+  pw_begin(&w, 1);
+  pw_u(&w, 10, 3);
+  pw_begin(&w, 12), interned_name(&w, 1, "lost"), pw_end(&w);
+  pw_end(&w);
+  te_iid(&w, 3, 50, 3, 1, 2);
+  /* sequence 4: cleared, name 1 = "first" */
+  pw_begin(&w, 1);
+  pw_u(&w, 10, 4);
+  pw_u(&w, 13, 1);
+  pw_begin(&w, 12), interned_name(&w, 1, "first"), pw_end(&w);
+  pw_end(&w);
+  te_iid(&w, 4, 100, 3, 1, 2);
+  /* loss: invalid until the next clear, which renames iid 1 */
+  pw_begin(&w, 1);
+  pw_u(&w, 10, 4), pw_u(&w, 42, 1);
+  pw_end(&w);
+  te_iid(&w, 4, 200, 3, 1, 2);
+  pw_begin(&w, 1);
+  pw_u(&w, 10, 4);
+  pw_u(&w, 41, 1);   /* incremental_state_cleared (field form) */
+  pw_begin(&w, 12), interned_name(&w, 1, "second"), pw_end(&w);
+  pw_end(&w);
+  te_iid(&w, 4, 300, 3, 1, 2);
+  te_iid(&w, 4, 350, 3, 9, 2);   /* an iid never interned: NULL name */
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e, "SELECT ts, name FROM slice ORDER BY ts", "100|first\n300|second\n350|NULL\n");
+  assert_rows(e,
+              "SELECT name, value FROM stats WHERE name IN "
+              "('packet_skipped_seq_needs_incremental_state_invalid', "
+              "'interned_data_skipped_incremental_state_invalid') ORDER BY name",
+              "interned_data_skipped_incremental_state_invalid|1\n"
+              "packet_skipped_seq_needs_incremental_state_invalid|2\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
+/* trace_packet_defaults: track_uuid and timestamp_clock_id of a sequence. */
+static void test_packet_defaults(void **st) {
+  (void)st;
+  pw w = {0};
+  pw_begin(&w, 1);   /* clock snapshot: MONOTONIC 0 = BOOTTIME 1000 */
+  pw_begin(&w, 6);
+  pw_begin(&w, 1), pw_u(&w, 1, 6), pw_u(&w, 2, 1000), pw_end(&w);
+  pw_begin(&w, 1), pw_u(&w, 1, 3), pw_u(&w, 2, 0), pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  thread_track(&w, 10, 1, 2, "t");
+  pw_begin(&w, 1);
+  pw_u(&w, 10, SEQ), pw_u(&w, 13, 1);
+  pw_begin(&w, 59);
+  pw_u(&w, 58, 3);                                 /* timestamps in MONOTONIC */
+  pw_begin(&w, 11), pw_u(&w, 11, 10), pw_end(&w);  /* track_uuid 10 */
+  pw_end(&w);
+  pw_end(&w);
+  pw_begin(&w, 1);   /* no track_uuid, no clock: both from the defaults */
+  pw_u(&w, 8, 5), pw_u(&w, 10, SEQ), pw_u(&w, 13, 2);
+  pw_begin(&w, 11), pw_u(&w, 9, 3), pw_s(&w, 23, "d"), pw_end(&w);
+  pw_end(&w);
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e,
+              "SELECT s.ts, s.name, th.tid FROM slice s JOIN thread_track t ON s.track_id = t.id "
+              "JOIN thread th USING (utid)",
+              "1005|d|2\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
+/* ---- clocks (§3.4) -------------------------------------------------------------------------- */
+
+static void snapshot(pw *w, uint64_t boot, uint64_t mono) {
+  pw_begin(w, 1);
+  pw_begin(w, 6);
+  pw_begin(w, 1), pw_u(w, 1, 6), pw_u(w, 2, boot), pw_end(w);
+  pw_begin(w, 1), pw_u(w, 1, 3), pw_u(w, 2, mono), pw_end(w);
+  pw_end(w);
+  pw_end(w);
+}
+
+static void te_clock(pw *w, uint64_t ts, uint32_t clock, const char *name) {
+  pw_begin(w, 1);
+  pw_u(w, 8, ts), pw_u(w, 10, SEQ), pw_u(w, 58, clock);
+  pw_begin(w, 11), pw_u(w, 9, 3), pw_u(w, 11, 10), pw_s(w, 23, name), pw_end(w);
+  pw_end(w);
+}
+
+static void test_clocks(void **st) {
+  (void)st;
+  pw w = {0};
+  /* the worked example of proto_clock.c */
+  snapshot(&w, 1100, 100);
+  snapshot(&w, 1250, 200);
+  thread_track(&w, 10, 1, 2, "t");
+  te_clock(&w, 150, 3, "a");
+  te_clock(&w, 250, 3, "b");
+  te_clock(&w, 50, 3, "c");
+  te_clock(&w, 777, 6, "boot");
+  te_clock(&w, 5, 9, "tsc");   /* TSC: no path to BOOTTIME, dropped at the end */
+  /* a sequence-scoped incremental clock in µs: 64 on this sequence */
+  pw_begin(&w, 1);
+  pw_u(&w, 10, SEQ);
+  pw_begin(&w, 6);
+  pw_begin(&w, 1), pw_u(&w, 1, 64), pw_u(&w, 2, 10), pw_u(&w, 3, 1), pw_u(&w, 4, 1000), pw_end(&w);
+  pw_begin(&w, 1), pw_u(&w, 1, 6), pw_u(&w, 2, 20000), pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  te_clock(&w, 1, 64, "inc1");   /* 10 µs + 1 µs = 11000 ns on clock 64 → 21000 */
+  te_clock(&w, 2, 64, "inc2");   /* + 2 µs → 23000 */
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e, "SELECT name, ts FROM slice ORDER BY ts",
+              "boot|777\nc|1050\na|1150\nb|1300\ninc1|21000\ninc2|23000\n");
+  assert_rows(e,
+              "SELECT name, value FROM stats WHERE name LIKE 'clock_sync_failure%' ORDER BY name",
+              "clock_sync_failure|1\nclock_sync_failure_undeferrable_packet_loss|1\n");
+  assert_rows(e, "SELECT int_value FROM metadata WHERE name = 'trace_time_clock_id'", "");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
+/* ---- sorting (§3.5) --------------------------------------------------------------------------- */
+
+static void test_sorting(void **st) {
+  (void)st;
+  pw w = {0};
+  thread_track(&w, 10, 1, 2, "t");
+  te(&w, 300, 3, 10, "late-in-file-but-early");
+  te(&w, 100, 3, 10, "first");
+  te(&w, 300, 3, 10, "second-at-300");
+  /* a process_tree (generic stream) at 300 sorts before track events at 300 */
+  pw_begin(&w, 1);
+  pw_u(&w, 8, 300);
+  pw_begin(&w, 2);
+  pw_begin(&w, 1), pw_u(&w, 1, 1), pw_u(&w, 2, 0), pw_s(&w, 3, "proc"), pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  /* a packet without timestamp takes the largest seen so far */
+  pw_begin(&w, 1);
+  pw_begin(&w, 2);
+  pw_begin(&w, 1), pw_u(&w, 1, 5), pw_u(&w, 2, 1), pw_s(&w, 3, "stamped-late"), pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e, "SELECT id, ts, name FROM slice ORDER BY id",
+              "0|100|first\n1|300|late-in-file-but-early\n2|300|second-at-300\n");
+  /* process 1 was created by the process tree before the slices at 300
+   * looked their thread up: pid 1 got its row first */
+  assert_rows(e, "SELECT pid, name FROM process WHERE pid IN (1, 5) ORDER BY upid", "1|proc\n5|stamped-late\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tokio),
       cmocka_unit_test(test_systing),
       cmocka_unit_test(test_track_event_slices),
       cmocka_unit_test(test_truncated),
+      cmocka_unit_test(test_sequence_state),
+      cmocka_unit_test(test_packet_defaults),
+      cmocka_unit_test(test_clocks),
+      cmocka_unit_test(test_sorting),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,28 @@
+/*
+ * bench_import.h — the trace import workloads of pipejit-bench
+ * (bench/bench_import.c).
+ */
+#ifndef PJ_BENCH_IMPORT_H
+#define PJ_BENCH_IMPORT_H
+
+#include <stdint.h>
+
+typedef struct bench_import_row {
+  char file[128];
+  double mb;            /* file size, MB (1e6 bytes) */
+  double ms;            /* median wall time, open to tables finished */
+  double mb_per_s;
+  double peak_mb;       /* peak RSS above the process's before, MiB (worst run) */
+  double tables_mb;     /* bytes of the finished tables and strings, MiB */
+  int64_t slices, sched, counters;
+} bench_import_row;
+
+/* Writes a generated protobuf trace of about target bytes (slices on 16
+ * thread sequences, counters, compact_sched and cpu_frequency on 8 cpus). */
+int bench_gen_proto(const char *path, uint64_t target);
+/* import_proto: the shared traces given, then the generated one (1 GB,
+ * quick: 64 MB; made once in $TMPDIR). Returns the rows written or -1. */
+int bench_import_proto(int repeat, int quick, const char *const *shared, int nshared,
+                       bench_import_row *rows, int cap);
+
+#endif
