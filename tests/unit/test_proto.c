@@ -423,6 +423,176 @@ static void test_sorting(void **st) {
   pw_free(&w);
 }
 
+/* ---- TrackEvent counters, flows, args (§3.6) ---------------------------------------------------- */
+
+/* A counter TrackDescriptor under parent (unit 3 = bytes, multiplier, incremental). */
+static void counter_track(pw *w, uint64_t uuid, uint64_t parent, const char *name, int unit,
+                          int mult, int incremental) {
+  pw_begin(w, 1);
+  pw_u(w, 10, SEQ);
+  pw_begin(w, 60);
+  pw_u(w, 1, uuid);
+  if (parent) pw_u(w, 5, parent);
+  if (name) pw_s(w, 2, name);
+  pw_begin(w, 8);
+  if (unit) pw_u(w, 3, (uint64_t)unit);
+  if (mult) pw_u(w, 4, (uint64_t)mult);
+  if (incremental) pw_u(w, 5, 1);
+  pw_end(w);
+  pw_end(w);
+  pw_end(w);
+}
+
+static void counter_ev(pw *w, uint64_t ts, uint64_t uuid, int is_double, double v) {
+  pw_begin(w, 1);
+  pw_u(w, 8, ts), pw_u(w, 10, SEQ);
+  pw_begin(w, 11);
+  pw_u(w, 9, 4), pw_u(w, 11, uuid);
+  if (is_double) pw_d(w, 44, v);
+  else pw_i(w, 30, (int64_t)v);
+  pw_end(w);
+  pw_end(w);
+}
+
+static void test_counters(void **st) {
+  (void)st;
+  pw w = {0};
+  /* a process track, counters under it and a global one */
+  pw_begin(&w, 1);
+  pw_u(&w, 10, SEQ);
+  pw_begin(&w, 60), pw_u(&w, 1, 1);
+  pw_begin(&w, 3), pw_u(&w, 1, 42), pw_s(&w, 6, "app"), pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  counter_track(&w, 20, 1, "mem", 3, 1024, 0);
+  counter_track(&w, 21, 1, "events", 0, 0, 1);
+  counter_track(&w, 22, 0, "global", 2, 0, 0);
+  counter_ev(&w, 100, 20, 0, 2);      /* 2 KiB */
+  counter_ev(&w, 110, 21, 0, 5);      /* incremental: 5, 8, 9 */
+  counter_ev(&w, 120, 21, 0, 3);
+  counter_ev(&w, 130, 21, 1, 1.0);
+  counter_ev(&w, 140, 22, 1, 0.5);
+  counter_ev(&w, 150, 99, 0, 1);      /* never described: not a counter track */
+  thread_track(&w, 10, 42, 43, "t");
+  counter_ev(&w, 160, 10, 0, 1);      /* a slice track: rejected when read */
+  pw_begin(&w, 1);                    /* no value */
+  pw_u(&w, 8, 170), pw_u(&w, 10, SEQ);
+  pw_begin(&w, 11), pw_u(&w, 9, 4), pw_u(&w, 11, 20), pw_end(&w);
+  pw_end(&w);
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e,
+              "SELECT c.ts, t.name, t.type, c.value FROM counter c JOIN track t ON c.track_id = t.id "
+              "ORDER BY c.ts",
+              "100|mem|process_counter_track_event|2048\n"
+              "110|events|process_counter_track_event|5\n"
+              "120|events|process_counter_track_event|8\n"
+              "130|events|process_counter_track_event|9\n"
+              "140|global|global_counter_track_event|0.5\n");
+  assert_rows(e, "SELECT name, unit FROM counter_track ORDER BY id",
+              "mem|bytes\nevents|NULL\nglobal|count\n");
+  assert_rows(e, "SELECT count(*) FROM process_counter_track p JOIN process USING (upid) WHERE pid = 42",
+              "2\n");
+  assert_rows(e,
+              "SELECT name, value FROM stats WHERE name LIKE 'track_event_counter%' AND value > 0 "
+              "ORDER BY name",
+              "track_event_counter_invalid_track_uuid|2\ntrack_event_counter_missing_value|1\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
+static void flow_ev(pw *w, uint64_t ts, int type, uint64_t uuid, const char *name, uint64_t flow,
+                    uint64_t term) {
+  pw_begin(w, 1);
+  pw_u(w, 8, ts), pw_u(w, 10, SEQ);
+  pw_begin(w, 11);
+  pw_u(w, 9, (uint64_t)type), pw_u(w, 11, uuid);
+  if (name) pw_s(w, 23, name);
+  if (flow) pw_fixed64(w, 47, flow);
+  if (term) pw_fixed64(w, 48, term);
+  pw_end(w);
+  pw_end(w);
+}
+
+static void test_flows(void **st) {
+  (void)st;
+  pw w = {0};
+  thread_track(&w, 10, 1, 2, "a");
+  thread_track(&w, 11, 1, 3, "b");
+  flow_ev(&w, 100, 1, 10, "send", 77, 0);   /* begins flow 77 */
+  flow_ev(&w, 150, 2, 10, NULL, 0, 0);
+  flow_ev(&w, 200, 1, 11, "relay", 77, 0);  /* known: a step */
+  flow_ev(&w, 250, 2, 11, NULL, 0, 0);
+  flow_ev(&w, 300, 3, 10, "recv", 0, 77);   /* terminates it */
+  flow_ev(&w, 400, 3, 11, "again", 0, 77);  /* closed: nothing */
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e,
+              "SELECT o.name, i.name, f.trace_id FROM flow f JOIN slice o ON f.slice_out = o.id "
+              "JOIN slice i ON f.slice_in = i.id ORDER BY f.id",
+              "send|relay|77\nrelay|recv|77\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
+static void test_debug_annotations(void **st) {
+  (void)st;
+  pw w = {0};
+  pw_begin(&w, 1);
+  pw_u(&w, 10, SEQ), pw_u(&w, 13, 1);
+  pw_begin(&w, 12);
+  pw_begin(&w, 3), pw_u(&w, 1, 5), pw_s(&w, 2, "interned.key"), pw_end(&w);
+  pw_begin(&w, 29), pw_u(&w, 1, 6), pw_s(&w, 2, "interned value"), pw_end(&w);
+  pw_begin(&w, 4), pw_u(&w, 1, 3), pw_s(&w, 2, "a.cc"), pw_s(&w, 3, "Run"), pw_u(&w, 4, 12), pw_end(&w);
+  pw_begin(&w, 1), pw_u(&w, 1, 1), pw_s(&w, 2, "c1"), pw_end(&w);
+  pw_begin(&w, 1), pw_u(&w, 1, 2), pw_s(&w, 2, "c2"), pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  thread_track(&w, 10, 1, 2, "t");
+  pw_begin(&w, 1);
+  pw_u(&w, 8, 100), pw_u(&w, 10, SEQ), pw_u(&w, 13, 2);
+  pw_begin(&w, 11);
+  pw_u(&w, 9, 3), pw_u(&w, 11, 10), pw_s(&w, 23, "ev");
+  uint64_t cats[] = {1, 2};
+  pw_packed(&w, 3, cats, 2);
+  pw_s(&w, 22, "inline");
+  pw_u(&w, 34, 3);   /* source_location_iid */
+  pw_begin(&w, 4), pw_s(&w, 10, "b"), pw_u(&w, 2, 1), pw_end(&w);
+  pw_begin(&w, 4), pw_s(&w, 10, "u"), pw_u(&w, 3, 7), pw_end(&w);
+  pw_begin(&w, 4), pw_s(&w, 10, "i"), pw_i(&w, 4, -3), pw_end(&w);
+  pw_begin(&w, 4), pw_s(&w, 10, "d"), pw_d(&w, 5, 2.5), pw_end(&w);
+  pw_begin(&w, 4), pw_s(&w, 10, "p"), pw_u(&w, 7, 255), pw_end(&w);
+  pw_begin(&w, 4), pw_s(&w, 10, "j"), pw_s(&w, 9, "{\"x\":1}"), pw_end(&w);
+  pw_begin(&w, 4), pw_u(&w, 1, 5), pw_u(&w, 17, 6), pw_end(&w);   /* both interned */
+  pw_begin(&w, 4);   /* dict {k: [1, 2]} */
+  pw_s(&w, 10, "dict");
+  pw_begin(&w, 11);
+  pw_s(&w, 10, "k");
+  pw_begin(&w, 12), pw_i(&w, 4, 1), pw_end(&w);
+  pw_begin(&w, 12), pw_i(&w, 4, 2), pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e, "SELECT category FROM slice", "c1,c2,inline\n");
+  assert_rows(e,
+              "SELECT a.flat_key, a.key, a.value_type, a.display_value FROM slice s "
+              "JOIN args a USING (arg_set_id) ORDER BY a.id",
+              "source.file_name|source.file_name|string|a.cc\n"
+              "source.function_name|source.function_name|string|Run\n"
+              "source.line_number|source.line_number|uint|12\n"
+              "debug.b|debug.b|bool|true\n"
+              "debug.u|debug.u|uint|7\n"
+              "debug.i|debug.i|int|-3\n"
+              "debug.d|debug.d|real|2.5\n"
+              "debug.p|debug.p|pointer|0xff\n"
+              "debug.j|debug.j|json|{\"x\":1}\n"
+              "debug.interned_key|debug.interned_key|string|interned value\n"
+              "debug.dict.k|debug.dict.k[0]|int|1\n"
+              "debug.dict.k|debug.dict.k[1]|int|2\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tokio),
@@ -433,6 +603,9 @@ int main(void) {
       cmocka_unit_test(test_packet_defaults),
       cmocka_unit_test(test_clocks),
       cmocka_unit_test(test_sorting),
+      cmocka_unit_test(test_counters),
+      cmocka_unit_test(test_flows),
+      cmocka_unit_test(test_debug_annotations),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
