@@ -241,7 +241,7 @@ static void decode(pb_imp *m, pb_span te, te_event *e) {
     }
     }
   }
-  if (r.bad) pb_stat(m, IM_STAT_PROTO_MALFORMED_FIELDS);
+  /* a damaged message was counted by the read pass (proto_te_read.c) */
 }
 
 /* §3.6.2: the category string. */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "tests/unit/proto_test.h"
 #include "tests/unit/proto_writer.h"
@@ -593,6 +594,379 @@ static void test_debug_annotations(void **st) {
   pw_free(&w);
 }
 
+/* ---- descriptors and tracks (§3.7) ------------------------------------------------------------ */
+
+static void plain_track(pw *w, uint64_t uuid, uint64_t parent, const char *name) {
+  pw_begin(w, 1);
+  pw_u(w, 10, SEQ);
+  pw_begin(w, 60);
+  pw_u(w, 1, uuid);
+  if (parent) pw_u(w, 5, parent);
+  if (name) pw_s(w, 2, name);
+  pw_end(w);
+  pw_end(w);
+}
+
+static void test_tracks(void **st) {
+  (void)st;
+  pw w = {0};
+  pw_begin(&w, 1);   /* process 50 "desc-name", later renamed by the process tree */
+  pw_u(&w, 10, SEQ);
+  pw_begin(&w, 60), pw_u(&w, 1, 1);
+  pw_begin(&w, 3), pw_u(&w, 1, 50), pw_s(&w, 6, "desc-name"), pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  thread_track(&w, 2, 50, 51, "main-thread");
+  plain_track(&w, 3, 2, "child");    /* child of a thread: merged by name */
+  plain_track(&w, 4, 2, "child");    /* same name: same merged set */
+  plain_track(&w, 5, 1, NULL);       /* child of the process, no name */
+  plain_track(&w, 6, 0, "global");   /* a global root */
+  plain_track(&w, 7, 99, "orphan");  /* parent never described */
+  te(&w, 100, 1, 3, "x");
+  te(&w, 110, 1, 4, "y");            /* overlaps x: a second track of the set */
+  te(&w, 120, 2, 4, NULL);
+  te(&w, 130, 2, 3, NULL);
+  te(&w, 140, 3, 4, "z");            /* both free again: the track bound to 4 */
+  te(&w, 150, 3, 5, "named-by-event");
+  te(&w, 160, 3, 6, "g");
+  te(&w, 170, 3, 7, "dropped");
+  te(&w, 180, 3, 0, "default");      /* uuid 0 without thread descriptor */
+  te(&w, 190, 3, 12345, "undescribed");
+  pw_begin(&w, 1);
+  pw_u(&w, 8, 200);
+  pw_begin(&w, 2);
+  pw_begin(&w, 1), pw_u(&w, 1, 50), pw_u(&w, 2, 1), pw_s(&w, 3, "tree-name"), pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e,
+              "SELECT s.name, t.type, t.name, t.track_group_id IS NOT NULL FROM slice s "
+              "JOIN track t ON s.track_id = t.id ORDER BY s.ts",
+              "x|thread_merged_track_event|child|1\n"
+              "y|thread_merged_track_event|child|1\n"
+              "z|thread_merged_track_event|child|1\n"
+              "named-by-event|process_merged_track_event|named-by-event|1\n"
+              "g|global_track_event|global|0\n"
+              "default|global_track_event|Default Track|0\n"
+              "undescribed|global_track_event|NULL|0\n");
+  assert_rows(e, "SELECT count(DISTINCT track_id) FROM slice WHERE name IN ('x', 'y', 'z')", "2\n");
+  assert_rows(e,
+              "SELECT (SELECT track_id FROM slice WHERE name = 'z') = "
+              "(SELECT track_id FROM slice WHERE name = 'y')",
+              "1\n");
+  assert_rows(e, "SELECT value FROM stats WHERE name = 'track_hierarchy_missing_uuid'", "1\n");
+  assert_rows(e, "SELECT name FROM process WHERE pid = 50", "tree-name\n");
+  assert_rows(e, "SELECT name, is_main_thread FROM thread WHERE tid = 51", "main-thread|0\n");
+  /* descriptor source args */
+  assert_rows(e,
+              "SELECT a.key, a.display_value FROM track t JOIN args a ON a.arg_set_id = t.source_arg_set_id "
+              "WHERE t.name = 'global' ORDER BY a.id",
+              "source|descriptor\ntrace_id|6\nis_root_in_scope|true\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
+/* Legacy thread descriptor: delta timestamps and thread time, uuid 0
+ * falls back to the sequence's thread. */
+static void test_legacy_thread(void **st) {
+  (void)st;
+  pw w = {0};
+  pw_begin(&w, 1);
+  pw_u(&w, 10, SEQ), pw_u(&w, 13, 1);
+  pw_begin(&w, 44);
+  pw_u(&w, 1, 8), pw_u(&w, 2, 9), pw_s(&w, 5, "legacy"), pw_u(&w, 6, 1000), pw_u(&w, 7, 50);
+  pw_end(&w);
+  pw_end(&w);
+  for (int i = 0; i < 2; i++) {
+    pw_begin(&w, 1);
+    pw_u(&w, 10, SEQ), pw_u(&w, 13, 2);
+    pw_begin(&w, 11);
+    pw_u(&w, 9, (uint64_t)(i ? 2 : 1));
+    pw_i(&w, 1, i ? 5 : 2);      /* timestamp_delta_us: 1002 µs, 1007 µs */
+    pw_i(&w, 2, i ? 3 : 1);      /* thread_time_delta_us: 51 µs, 54 µs */
+    if (!i) pw_s(&w, 23, "work");
+    pw_end(&w);
+    pw_end(&w);
+  }
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e,
+              "SELECT s.ts, s.dur, s.thread_ts, s.thread_dur, th.tid, th.name FROM slice s "
+              "JOIN thread_track t ON s.track_id = t.id JOIN thread th USING (utid)",
+              "1002000|5000|51000|3000|9|legacy\n");
+  assert_rows(e,
+              "SELECT t.name, c.value FROM counter c JOIN track t ON c.track_id = t.id ORDER BY c.ts",
+              "thread_time|51000\nthread_time|54000\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
+/* ---- process_tree, process_stats, sys_stats (§3.8) -------------------------------------------- */
+
+static void tree_proc(pw *w, int pid, int ppid, const char *const *argv, int argc, int uid) {
+  pw_begin(w, 1);
+  pw_u(w, 1, (uint64_t)pid), pw_u(w, 2, (uint64_t)ppid);
+  for (int i = 0; i < argc; i++) pw_s(w, 3, argv[i]);
+  if (uid >= 0) pw_u(w, 5, (uint64_t)uid);
+  pw_end(w);
+}
+
+static void test_process_tree_stats(void **st) {
+  (void)st;
+  pw w = {0};
+  pw_begin(&w, 1);
+  pw_u(&w, 8, 10);
+  pw_begin(&w, 2);
+  const char *a1[] = {"/bin/app", "--flag", "x"};
+  const char *a2[] = {"kworker/3:1-events"};
+  const char *a3[] = {"single word arg"};
+  tree_proc(&w, 100, 1, a1, 3, 1010123);
+  tree_proc(&w, 200, 2, a2, 1, -1);
+  tree_proc(&w, 300, 1, a3, 1, -1);
+  tree_proc(&w, 400, 1, NULL, 0, -1);   /* no cmdline: skipped */
+  pw_begin(&w, 2), pw_u(&w, 1, 101), pw_u(&w, 3, 100), pw_s(&w, 2, "app-worker"), pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  pw_begin(&w, 1);
+  pw_u(&w, 8, 20);
+  pw_begin(&w, 9);
+  pw_begin(&w, 1), pw_u(&w, 1, 100), pw_u(&w, 3, 4), pw_u(&w, 4, 1), pw_i(&w, 10, -100), pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  pw_begin(&w, 1);
+  pw_u(&w, 8, 30);
+  pw_begin(&w, 7);
+  uint64_t f[] = {1000, 2000};
+  pw_packed(&w, 11, f, 2);
+  pw_end(&w);
+  pw_end(&w);
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e,
+              "SELECT pid, name, cmdline, uid, android_appid, android_user_id, "
+              "(SELECT pid FROM process q WHERE q.upid = p.parent_upid) FROM process p "
+              "WHERE pid >= 100 ORDER BY pid",
+              "100|/bin/app|/bin/app --flag x|1010123|10123|10|1\n"
+              "200|kworker/3:1|kworker/3:1|NULL|NULL|NULL|2\n"
+              "300|single|single word arg|NULL|NULL|NULL|1\n");
+  assert_rows(e, "SELECT t.name, p.pid FROM thread t JOIN process p USING (upid) WHERE tid = 101",
+              "app-worker|100\n");
+  assert_rows(e,
+              "SELECT t.name, t.type, c.ts, c.value FROM counter c JOIN track t ON c.track_id = t.id "
+              "ORDER BY c.ts, t.name",
+              "mem.rss|process_memory|20|4096\n"
+              "mem.rss.anon|process_memory|20|1024\n"
+              "oom_score_adj|oom_score_adj|20|-100\n"
+              "cpufreq|cpu_frequency|30|1000\n"
+              "cpufreq|cpu_frequency|30|2000\n");
+  assert_rows(e, "SELECT cpu FROM cpu_counter_track ORDER BY cpu", "0\n1\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
+/* ---- ftrace (§3.9, §3.10) ----------------------------------------------------------------- */
+
+/* Opens an FtraceEvent at ts by pid inside an open bundle. */
+static void fev_begin(pw *w, uint64_t ts, int pid, uint32_t field) {
+  pw_begin(w, 2);
+  pw_u(w, 1, ts), pw_u(w, 2, (uint64_t)pid);
+  pw_begin(w, field);
+}
+static void fev_end(pw *w) { pw_end(w), pw_end(w); }
+
+static void sched_switch(pw *w, uint64_t ts, const char *pc, int pp, int64_t st, const char *nc,
+                         int np) {
+  fev_begin(w, ts, pp, 4);
+  pw_s(w, 1, pc), pw_u(w, 2, (uint64_t)pp), pw_u(w, 3, 120), pw_i(w, 4, st);
+  pw_s(w, 5, nc), pw_u(w, 6, (uint64_t)np), pw_u(w, 7, 100);
+  fev_end(w);
+}
+
+static void test_ftrace(void **st) {
+  (void)st;
+  pw w = {0};
+  pw_begin(&w, 1);   /* kernel 5.10: prev_state 0x80 is I */
+  pw_begin(&w, 45), pw_begin(&w, 1), pw_s(&w, 1, "Linux"), pw_s(&w, 3, "5.10.0-1"), pw_end(&w), pw_end(&w);
+  pw_end(&w);
+  pw_begin(&w, 1);
+  pw_u(&w, 10, 9), pw_u(&w, 13, 1);
+  pw_begin(&w, 12), pw_begin(&w, 26), pw_u(&w, 1, 0xabc), pw_s(&w, 2, "io_schedule"), pw_end(&w), pw_end(&w);
+  pw_end(&w);
+  pw_begin(&w, 1);
+  pw_u(&w, 10, 9);
+  pw_begin(&w, 1);   /* bundle for cpu 1 */
+  pw_u(&w, 1, 1);
+  sched_switch(&w, 1000, "swapper/1", 0, 0, "app", 10);
+  fev_begin(&w, 1100, 10, 20);   /* app wakes 11 */
+  pw_s(&w, 1, "helper"), pw_u(&w, 2, 11), pw_u(&w, 3, 120), pw_u(&w, 5, 1);
+  fev_end(&w);
+  sched_switch(&w, 1200, "app", 10, 2, "helper", 11);   /* app blocks (D) */
+  fev_begin(&w, 1250, 11, 18);   /* blocked reason of app */
+  pw_u(&w, 1, 10), pw_u(&w, 2, 0xabc), pw_u(&w, 3, 1);
+  fev_end(&w);
+  sched_switch(&w, 1300, "oops", 99, 0, "app", 10);      /* prev_pid mismatch */
+  sched_switch(&w, 1400, "app", 10, 0x80, "swapper/1", 0);
+  fev_begin(&w, 1500, 0, 11), pw_u(&w, 1, 1800000), pw_u(&w, 2, 1), fev_end(&w);
+  fev_begin(&w, 1600, 0, 13), pw_u(&w, 1, 2), pw_u(&w, 2, 1), fev_end(&w);
+  fev_begin(&w, 1700, 10, 235), pw_u(&w, 1, 12), pw_s(&w, 2, "newthr"), pw_u(&w, 3, 0x10000), fev_end(&w);
+  fev_begin(&w, 1800, 10, 235), pw_u(&w, 1, 20), pw_s(&w, 2, "child"), pw_u(&w, 3, 0), fev_end(&w);
+  fev_begin(&w, 1900, 12, 236), pw_u(&w, 1, 12), pw_s(&w, 2, "newthr"), pw_s(&w, 3, "renamed"), fev_end(&w);
+  fev_begin(&w, 2000, 0, 240), pw_s(&w, 1, "child"), pw_u(&w, 2, 20), fev_end(&w);
+  fev_begin(&w, 2100, 0, 999), pw_u(&w, 1, 1), fev_end(&w);   /* unknown event kind */
+  pw_end(&w);
+  pw_end(&w);
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e,
+              "SELECT s.ts, s.dur, s.cpu, t.tid, s.end_state, s.priority FROM sched s "
+              "JOIN thread t USING (utid) ORDER BY s.id",
+              "1000|200|1|10|D|100\n"
+              "1200|-1|1|11|NULL|100\n"
+              "1300|100|1|10|I|100\n"
+              "1400|-1|1|0|NULL|100\n");
+  assert_rows(e, "SELECT value FROM stats WHERE name = 'mismatched_sched_switch_tids'", "1\n");
+  assert_rows(e,
+              "SELECT ts.ts, ts.dur, ts.state, ts.cpu, ts.io_wait, ts.blocked_function, "
+              "(SELECT tid FROM thread w WHERE w.utid = ts.waker_utid) FROM thread_state ts "
+              "JOIN thread t USING (utid) WHERE t.tid = 10 ORDER BY ts.id",
+              "1000|200|Running|1|NULL|NULL|NULL\n"
+              "1200|100|D|NULL|1|io_schedule|NULL\n"
+              "1300|100|Running|1|NULL|NULL|NULL\n"
+              "1400|-1|I|NULL|NULL|NULL|NULL\n");
+  assert_rows(e,
+              "SELECT ts.ts, ts.state, (SELECT tid FROM thread w WHERE w.utid = ts.waker_utid) "
+              "FROM thread_state ts JOIN thread t USING (utid) WHERE t.tid = 11 ORDER BY ts.id",
+              "1100|R|10\n1200|Running|NULL\n");
+  assert_rows(e, "SELECT t.name, c.value FROM counter c JOIN track t ON c.track_id = t.id ORDER BY c.ts",
+              "cpufreq|1800000\ncpuidle|2\n");
+  assert_rows(e,
+              "SELECT t.tid, t.name, t.start_ts, t.end_ts, p.pid, p.name, p.start_ts, p.end_ts "
+              "FROM thread t LEFT JOIN process p USING (upid) WHERE t.tid IN (12, 20) ORDER BY t.tid",
+              "12|renamed|1700|NULL|NULL|NULL|NULL|NULL\n"
+              "20|child|1800|2000|20|child|1800|2000\n");
+  assert_rows(e, "SELECT name, count(*) FROM ftrace_event GROUP BY name ORDER BY name",
+              "cpu_frequency|1\ncpu_idle|1\nsched_blocked_reason|1\nsched_process_free|1\n"
+              "sched_switch|4\nsched_waking|1\ntask_newtask|2\ntask_rename|1\nunknown(999)|1\n");
+  assert_rows(e,
+              "SELECT a.key, a.display_value FROM ftrace_event f JOIN args a USING (arg_set_id) "
+              "WHERE f.name = 'sched_waking' ORDER BY a.id",
+              "comm|helper\npid|11\nprio|120\ntarget_cpu|1\n");
+  assert_rows(e, "SELECT value FROM stats WHERE name = 'proto_unknown_ftrace_events'", "1\n");
+  assert_rows(e, "SELECT str_value FROM metadata WHERE name = 'system_release'", "5.10.0-1\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
+static void test_compact_sched(void **st) {
+  (void)st;
+  pw w = {0};
+  pw_begin(&w, 1);
+  pw_begin(&w, 1);
+  pw_u(&w, 1, 2);   /* cpu 2 */
+  pw_begin(&w, 4);
+  pw_s(&w, 5, "swapper/2"), pw_s(&w, 5, "a"), pw_s(&w, 5, "b");
+  uint64_t ts[] = {1000, 100, 100}, state[] = {0, 1, 0}, pid[] = {5, 6, 0}, prio[] = {120, 110, 120},
+           comm[] = {1, 2, 0};
+  pw_packed(&w, 1, ts, 3), pw_packed(&w, 2, state, 3), pw_packed(&w, 3, pid, 3);
+  pw_packed(&w, 4, prio, 3), pw_packed(&w, 6, comm, 3);
+  uint64_t wts[] = {900, 150}, wpid[] = {7, 5}, wcpu[] = {2, 3}, wprio[] = {120, 120}, wcomm[] = {1, 1},
+           wflags[] = {0, 0x10};
+  pw_packed(&w, 7, wts, 2), pw_packed(&w, 8, wpid, 2), pw_packed(&w, 9, wcpu, 2);
+  pw_packed(&w, 10, wprio, 2), pw_packed(&w, 11, wcomm, 2), pw_packed(&w, 12, wflags, 2);
+  pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  pj_engine *e = load(&w, NULL, 0);
+  /* switch 1 (ts 1000) only records pid 5; the waking at 900 has no
+   * waker, the one at 1050 was made by the thread running then (5) */
+  assert_rows(e, "SELECT s.ts, s.dur, t.tid, t.name, s.end_state, s.priority FROM sched s "
+                 "JOIN thread t USING (utid) ORDER BY s.id",
+              "1100|100|6|b|R|110\n1200|-1|0|swapper|NULL|120\n");
+  assert_rows(e,
+              "SELECT ts.ts, ts.state, ts.irq_context, (SELECT tid FROM thread w WHERE w.utid = ts.waker_utid) "
+              "FROM thread_state ts JOIN thread t USING (utid) WHERE t.tid = 5 ORDER BY ts.id",
+              "1050|R|1|5\n1100|S|NULL|NULL\n");
+  assert_rows(e,
+              "SELECT name, value FROM stats WHERE name LIKE 'compact_sched%' ORDER BY name",
+              "compact_sched_has_parse_errors|0\ncompact_sched_switch_skipped|1\n"
+              "compact_sched_waking_skipped|1\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
+/* ---- unknown, malformed, compressed (§3.1) -------------------------------------------------- */
+
+static void test_unknown_and_damage(void **st) {
+  (void)st;
+  pw w = {0};
+  thread_track(&w, 10, 1, 2, "t");
+  pw_begin(&w, 1), pw_u(&w, 8, 5), pw_begin(&w, 66), pw_u(&w, 1, 1), pw_end(&w), pw_end(&w);  /* unknown kind */
+  pw_u(&w, 2, 17);   /* an unknown top-level Trace field */
+  pw_begin(&w, 1), pw_end(&w);   /* empty packet */
+  te(&w, 100, 1, 10, "a");
+  /* a malformed TrackEvent: its name is read, then a length past the end */
+  pw_begin(&w, 1);
+  pw_u(&w, 8, 200), pw_u(&w, 10, SEQ);
+  const uint8_t bad[] = {0x48, 0x03, 0x58, 0x0a, 0xba, 0x01, 0x02, 'b', 'x', 0x12, 0x7f};
+  pw_bytes(&w, 11, bad, sizeof bad);
+  pw_end(&w);
+  te(&w, 300, 2, 10, NULL);
+  /* compressed_packets: two packets, deflated */
+  pw inner = {0};
+  te(&inner, 400, 1, 10, "zipped");
+  te(&inner, 500, 2, 10, NULL);
+  uLongf zn = compressBound(inner.n);
+  uint8_t *z = malloc(zn);
+  assert_int_equal(compress(z, &zn, inner.b, inner.n), Z_OK);
+  pw_begin(&w, 1), pw_bytes(&w, 50, z, zn), pw_end(&w);
+  pw_begin(&w, 1), pw_bytes(&w, 50, "junk", 4), pw_end(&w);
+  te(&w, 600, 3, 10, "after");
+  char warn[256];
+  pj_engine *e = load(&w, warn, sizeof warn);
+  assert_string_equal(warn, "");
+  assert_rows(e, "SELECT ts, dur, name FROM slice ORDER BY ts",
+              "100|200|a\n200|0|bx\n400|100|zipped\n600|0|after\n");
+  assert_rows(e,
+              "SELECT name, value FROM stats WHERE name LIKE 'proto_%' AND value > 0 ORDER BY name",
+              "proto_compressed_packets_invalid|1\nproto_malformed_fields|1\nproto_unknown_packets|1\n");
+  pj_engine_close(e);
+  /* the same trace gzip-compressed, as a file */
+  char path[] = "/tmp/pj_test_proto_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  gzFile g = gzdopen(fd, "wb");
+  assert_int_equal(gzwrite(g, w.b, (unsigned)w.n), (int)w.n);
+  gzclose(g);
+  e = proto_engine(NULL, 0, path, warn, sizeof warn);
+  assert_rows(e, "SELECT count(*) FROM slice", "4\n");
+  assert_rows(e, "SELECT trace_type, is_container FROM trace_file ORDER BY id", "gzip|1\nproto|0\n");
+  pj_engine_close(e);
+  unlink(path);
+  free(z);
+  pw_free(&inner);
+  pw_free(&w);
+}
+
+/* Every prefix of a small trace imports without error (a cut file keeps
+ * the packets before the cut). */
+static void test_every_prefix(void **st) {
+  (void)st;
+  pw w = {0};
+  thread_track(&w, 10, 1, 2, "t");
+  for (int i = 0; i < 4; i++) te(&w, 100 + (uint64_t)i * 10, i % 2 ? 2 : 1, 10, i % 2 ? NULL : "s");
+  pw_begin(&w, 1);
+  pw_begin(&w, 1);
+  pw_u(&w, 1, 0);
+  sched_switch(&w, 1000, "a", 1, 0, "b", 2);
+  pw_end(&w);
+  pw_end(&w);
+  for (size_t n = 1; n <= w.n; n++) {
+    char warn[256];
+    pj_engine *e = proto_engine(w.b, n, NULL, warn, sizeof warn);
+    int64_t slices = pone(e, "SELECT count(*) FROM slice");
+    assert_true(slices >= 0 && slices <= 2);
+    pj_engine_close(e);
+  }
+  pw_free(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tokio),
@@ -606,6 +980,13 @@ int main(void) {
       cmocka_unit_test(test_counters),
       cmocka_unit_test(test_flows),
       cmocka_unit_test(test_debug_annotations),
+      cmocka_unit_test(test_tracks),
+      cmocka_unit_test(test_legacy_thread),
+      cmocka_unit_test(test_process_tree_stats),
+      cmocka_unit_test(test_ftrace),
+      cmocka_unit_test(test_compact_sched),
+      cmocka_unit_test(test_unknown_and_damage),
+      cmocka_unit_test(test_every_prefix),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
