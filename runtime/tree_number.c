@@ -68,6 +68,32 @@ static int fail_id(rt_treenum *t, const char *fmt, int64_t id) {
   return fail(t, msg);
 }
 
+#define MISSING_PARENT "a row names a parent which is not itself a row in the input"
+
+/* A row names a parent that cannot be a row (TABLE tier: no such index). */
+static int fail_parent(rt_treenum *t, int64_t id, int64_t parent) {
+  char idb[256], pb[256], msg[700];
+  id_text(t, id, idb, sizeof idb);
+  id_text(t, parent, pb, sizeof pb);
+  snprintf(msg, sizeof msg, MISSING_PARENT ": the row with id %s has parent_id %s", idb, pb);
+  return fail(t, msg);
+}
+
+/* A NULL id, named by the row's place among the stage's input rows (this
+ * row is the next one numbered) and its parent_id. */
+static int fail_no_id(rt_treenum *t, int64_t parent, bool pnull) {
+  char pb[300], msg[400];
+  if (pnull) snprintf(pb, sizeof pb, "no parent_id");
+  else {
+    char v[256];
+    id_text(t, parent, v, sizeof v);
+    snprintf(pb, sizeof pb, "parent_id %s", v);
+  }
+  snprintf(msg, sizeof msg, "a row has no id: row %llu of the input, with %s",
+           (unsigned long long)t->nrows + 1, pb);
+  return fail(t, msg);
+}
+
 /* ---- the hash map ------------------------------------------------------------ */
 
 /* The map stores each id next to its node number (rt_treeslot, 16 bytes,
@@ -214,8 +240,8 @@ static int hash_batch_i64(rt_treenum *t, const int64_t *id, const uint64_t *ival
       __builtin_prefetch(&map[rt_hash_i64((uint64_t)pd[j]) & mask]);
     }
     uint32_t i = active ? active[k] : k;
-    if (ivalid && !rt_bit(ivalid, i)) return fail(t, "a row has no id");
     bool pn = pvalid && !rt_bit(pvalid, i);
+    if (ivalid && !rt_bit(ivalid, i)) return fail_no_id(t, pn ? 0 : pd[i], pn);
     if (hash_row(t, id[i], pn ? 0 : pd[i], pn, &no[i], &po[i]) < 0) return -1;
   }
   return 0;
@@ -237,9 +263,9 @@ static int hash_batch(rt_treenum *t, const rt_view *id, const rt_view *parent,
     }
     uint32_t i = active ? active[k] : k;
     bool in = rt_view_is_null(id, i), pn = rt_view_is_null(parent, i);
-    if (in) return fail(t, "a row has no id");
-    int64_t v = rt_view_i64(id, i);
     int64_t pv = pn ? 0 : rt_view_i64(parent, i);
+    if (in) return fail_no_id(t, pv, pn);
+    int64_t v = rt_view_i64(id, i);
     if (hash_row(t, v, pv, pn, &no[i], &po[i]) < 0) return -1;
   }
   return 0;
@@ -249,7 +275,7 @@ static int hash_batch(rt_treenum *t, const rt_view *id, const rt_view *parent,
 
 int rt_treenum_row(rt_treenum *t, int64_t id, bool idnull, int64_t parent, bool pnull,
                    uint32_t *node, uint32_t *pnode) {
-  if (idnull) return fail(t, "a row has no id");
+  if (idnull) return fail_no_id(t, parent, pnull);
   switch (t->tier) {
   case RT_TREE_TIER_TABLE:
     /* The plan chose this tier for a scan of row indices; anything else
@@ -257,8 +283,7 @@ int rt_treenum_row(rt_treenum *t, int64_t id, bool idnull, int64_t parent, bool 
     if ((uint64_t)id >= t->limit) return fail(t, "internal error: an id is not a row index");
     if (!pnull) {
       if (parent == id) return fail_id(t, "the row with id %s is its own parent", id);
-      if ((uint64_t)parent >= t->limit)
-        return fail(t, "a row names a parent which is not itself a row in the input");
+      if ((uint64_t)parent >= t->limit) return fail_parent(t, id, parent);
     }
     *node = (uint32_t)id;
     *pnode = pnull ? RT_TREE_NONE : (uint32_t)parent;
@@ -376,7 +401,24 @@ int rt_treenum_finish(rt_treenum *t) {
     t->nnodes = t->nrows;
     return 0;
   }
-  if (t->awaited) return fail(t, "a row names a parent which is not itself a row in the input");
+  if (t->awaited) {
+    /* Name one parent id that never arrived (the map has it, without a
+     * row), and how many more there are. */
+    char pb[256] = "?", msg[500];
+    for (uint64_t h = 0; t->map && h <= t->mask; h++) {
+      uint32_t s = t->map[h].node1;
+      if (s && !rt_bit(t->hasrow, s - 1)) {
+        id_text(t, t->map[h].key, pb, sizeof pb);
+        break;
+      }
+    }
+    if (t->awaited > 1)
+      snprintf(msg, sizeof msg, MISSING_PARENT ": no row has the id %s (a parent_id), nor %u more "
+               "parent ids", pb, t->awaited - 1);
+    else
+      snprintf(msg, sizeof msg, MISSING_PARENT ": no row has the id %s (a parent_id)", pb);
+    return fail(t, msg);
+  }
   free(t->keys);
   free(t->hasrow);
   free(t->slots);

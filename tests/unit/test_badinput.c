@@ -381,7 +381,7 @@ static void test_ten_million_nulls(void **state) {
     assert_int_equal(pj_engine_exec(e, "FROM nulls |> RENAME x AS id, ts AS parent_id |> "
                                        "TREE ACCUMULATE UP COUNT(*) AS n", NULL, NULL),
                      PJ_ERROR);
-    assert_string_equal(pj_engine_errmsg(e), "TREE ACCUMULATE: a row has no id");
+    assert_string_equal(pj_engine_errmsg(e), "TREE ACCUMULATE: a row has no id: row 1 of the input, with no parent_id");
     still_works(e);
   }
   pj_engine_close(e);

@@ -151,7 +151,7 @@ static void test_number_errors(void **state) {
     col_set(&ci, 2, id, in);
     col_set(&cp, 2, par, pn);
     assert_int_equal(rt_treenum_batch(&t, &ci.view, &cp.view, NULL, 2), -1);
-    expect_error(&t, &err, "TREE ACCUMULATE: a row has no id");
+    expect_error(&t, &err, "TREE ACCUMULATE: a row has no id: row 2 of the input, with parent_id 0");
   }
   {
     rt_err err = {0};
@@ -160,7 +160,7 @@ static void test_number_errors(void **state) {
     bool pn[] = {true, false, false};
     number(&t, 3, id, par, pn, 0);   /* 40 might still come */
     assert_int_equal(rt_treenum_finish(&t), -1);
-    expect_error(&t, &err, "TREE ACCUMULATE: a row names a parent which is not itself a row in the input");
+    expect_error(&t, &err, "TREE ACCUMULATE: a row names a parent which is not itself a row in the input: no row has the id 40 (a parent_id)");
   }
 }
 
@@ -206,7 +206,7 @@ static void test_number_table_tier(void **state) {
   par[3] = 4;   /* beyond the table */
   col_set(&cp, 4, par, pn);
   assert_int_equal(rt_treenum_batch(&t, &id, &cp.view, NULL, 4), -1);
-  expect_error(&t, &err, "TREE ACCUMULATE: a row names a parent which is not itself a row in the input");
+  expect_error(&t, &err, "TREE ACCUMULATE: a row names a parent which is not itself a row in the input: the row with id 3 has parent_id 4");
 }
 
 /* ---- ordering ---------------------------------------------------------------- */
@@ -310,7 +310,7 @@ static void test_order_table_in_place(void **state) {
   int64_t bad[] = {0, 9, 2};
   bool badn[] = {true, false, false};
   assert_int_equal(table_order(bad, badn, 3, true, &perm, &t, &err), -1);
-  expect_error(&t, &err, "TREE ACCUMULATE: a row names a parent which is not itself a row in the input");
+  expect_error(&t, &err, "TREE ACCUMULATE: a row names a parent which is not itself a row in the input: the row with id 1 has parent_id 9");
   int64_t self[] = {0, 0, 2};
   assert_int_equal(table_order(self, badn, 3, true, &perm, &t, &err), -1);
   expect_error(&t, &err, "TREE ACCUMULATE: the row with id 2 is its own parent");
@@ -598,7 +598,7 @@ static void test_down_errors_through_engine(void **state) {
     pj_engine_set_mode(e, mode ? PJ_MODE_JIT : PJ_MODE_INTERP);
     assert_int_equal(pj_engine_exec(e, "FROM m |> TREE ACCUMULATE DOWN SUM(v) AS s", NULL, NULL), PJ_ERROR);
     assert_string_equal(pj_engine_errmsg(e),
-                        "TREE ACCUMULATE: a row names a parent which is not itself a row in the input");
+                        "TREE ACCUMULATE: a row names a parent which is not itself a row in the input: no row has the id 9 (a parent_id)");
     assert_int_equal(pj_engine_exec(e, "FROM c |> TREE ACCUMULATE DOWN SUM(v) AS s", NULL, NULL), PJ_ERROR);
     assert_string_equal(pj_engine_errmsg(e),
                         "TREE ACCUMULATE: the rows are not a tree, because 2 of them are in a cycle");
