@@ -89,6 +89,7 @@ struct pj_query {
   rt_buf plan_text;
   int nparams;
   ex_value *params;         /* 1-based bound values (strings interned) */
+  unsigned char *bound;     /* 1-based: a value (NULL included) was bound */
   rt_type *param_types;     /* 1-based types the plan assumed */
   struct cg_module *code;   /* JIT code for `plan`, or NULL */
   /* The columnar tables the plan scans, one reference each, so a run can

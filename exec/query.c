@@ -34,6 +34,7 @@
  * code comes from and goes to the engine's compile cache (key:
  * ex_cache_key), in modes jit and auto.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../codegen/cg.h"
@@ -112,7 +113,8 @@ static pj_status build_plan(pj_query *q) {
     q->nparams = q->plan->nparams;
     q->params = calloc((size_t)q->nparams + 1, sizeof *q->params);
     q->param_types = calloc((size_t)q->nparams + 1, sizeof *q->param_types);
-    if (!q->params || !q->param_types) {
+    q->bound = calloc((size_t)q->nparams + 1, 1);
+    if (!q->params || !q->param_types || !q->bound) {
       free(types);
       return PJ_NOMEM;
     }
@@ -202,6 +204,7 @@ void pj_query_free(pj_query *q) {
   rt_buf_free(&q->plan_text);
   free(q->params);
   free(q->param_types);
+  free(q->bound);
   rt_arena_free(&q->ast_arena);
   free(q->text);
   free(q);
@@ -231,6 +234,32 @@ static pj_status bind_slot(pj_query *q, int idx, ex_value **v) {
   }
   *v = &q->params[idx];
   memset(*v, 0, sizeof **v);
+  q->bound[idx] = 1;
+  return PJ_OK;
+}
+
+void pj_query_clear_bindings(pj_query *q) {
+  for (int i = 1; i <= q->nparams; i++) {
+    memset(&q->params[i], 0, sizeof q->params[i]);
+    q->params[i].type = RT_NULLT;
+    q->bound[i] = 0;
+  }
+}
+
+/* LANGUAGE.md §5: running with a parameter never bound is an error naming
+ * it, at its first use ("WHERE: parameter $min is not bound"), rather than
+ * a silent NULL. A handle still compiles unbound. */
+static pj_status check_bound(pj_query *q) {
+  for (int i = 1; i <= q->nparams; i++) {
+    if (q->bound[i]) continue;
+    const ir_param *pp = &q->plan->params[i - 1];
+    char num[24];
+    snprintf(num, sizeof num, "?%d", i);
+    rt_err err = {.offset = pp->pos};
+    rt_errorf(&err, pp->pos, "%s%sparameter %s is not bound", pp->stage ? pp->stage : "",
+              pp->stage ? ": " : "", pp->name ? pp->name : num);
+    return pj__fail(q->e, &err, q->src);
+  }
   return PJ_OK;
 }
 
@@ -392,6 +421,7 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
     pj_status s = build_plan(q);
     if (s != PJ_OK) return s;
   }
+  if (check_bound(q) != PJ_OK) return PJ_ERROR;
   ex_picker pk = {0};
   if (e->mode == PJ_MODE_JIT || (e->mode == PJ_MODE_AUTO && e->force_switch)) {
     if (ensure_code(q) != PJ_OK) return PJ_ERROR;

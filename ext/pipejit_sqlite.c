@@ -430,9 +430,11 @@ static int px_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, 
   }
   c->switches = 0;
 
-  /* Parameters: every one is set (unpassed ones to NULL), so nothing
-   * sticks from a previous call of the same cached pipeline. */
+  /* Parameters: the passed ones are bound afresh and the others left
+   * unbound (the run then fails naming them), so nothing sticks from a
+   * previous call of the same cached pipeline. */
   int np = pj_query_param_count(q);
+  pj_query_clear_bindings(q);
   for (int k = 1; k <= PX_MAXARGS; k++) {
     int passed = (idxNum >> k) & 1;
     if (passed && k > np)
@@ -440,7 +442,8 @@ static int px_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, 
                         sqlite3_mprintf("pipeline(): argument %d is parameter %d, but the pipeline "
                                         "has %d parameter%s", k + 1, k, np, np == 1 ? "" : "s"));
     if (k > np) continue;
-    int rc = passed ? bind_arg(q, k, argv[a++]) : (int)pj_query_bind_null(q, k);
+    if (!passed) continue;
+    int rc = bind_arg(q, k, argv[a++]);
     if (rc != PJ_OK) {
       char *msg = rc < 0 ? sqlite3_mprintf("pipeline(): parameter %d is a blob", k)
                          : sqlite3_mprintf("%s", pj_engine_errmsg(c->e));

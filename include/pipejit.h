@@ -157,13 +157,17 @@ pj_status pj_query_compile(pj_engine *e, const char *text, pj_query **out);
 
 /* Parameters: `?` are numbered 1, 2, … in order of appearance; `$name`
  * parameters are found with pj_query_param_index. Bindings persist across
- * runs until changed. Unbound parameters are NULL. */
+ * runs until changed or cleared. A handle compiles with its parameters
+ * unbound, but running it with one never bound fails naming it
+ * ("WHERE: parameter $min is not bound"); pj_query_bind_null binds NULL. */
 int pj_query_param_count(const pj_query *q);
 int pj_query_param_index(const pj_query *q, const char *name); /* "$name" or "name"; 0 if none */
 pj_status pj_query_bind_int64(pj_query *q, int idx, int64_t v);
 pj_status pj_query_bind_double(pj_query *q, int idx, double v);
 pj_status pj_query_bind_text(pj_query *q, int idx, const char *s, size_t len);
 pj_status pj_query_bind_null(pj_query *q, int idx);
+/* Makes every parameter unbound again. */
+void pj_query_clear_bindings(pj_query *q);
 
 /* Runs the handle; *out receives a result owned by the caller (free with
  * pj_result_free). */

@@ -683,12 +683,16 @@ static ir_expr *bind_param(ir_binder *b, const fe_expr *x) {
     t = bt == RT_F64 ? RT_F64 : bt == RT_STR ? RT_STR : RT_I64;
     inferred = bt == RT_NULLT;
   }
-  for (int i = p->nparams; i < idx; i++) p->params[i] = (ir_param){NULL, RT_I64, true};
+  for (int i = p->nparams; i < idx; i++) p->params[i] = (ir_param){NULL, RT_I64, true, -1, NULL};
   if (idx > p->nparams) p->nparams = idx;
   if (s[0] != '?' && !p->params[idx - 1].name)
     p->params[idx - 1].name = rt_arena_strdup(&p->arena, s);
   p->params[idx - 1].type = t;
   p->params[idx - 1].inferred = inferred;
+  if (p->params[idx - 1].pos < 0) {
+    p->params[idx - 1].pos = x->pos;
+    p->params[idx - 1].stage = b->stage;
+  }
   ir_expr *e = mk(b, IX_PARAM, t, true, x->pos, 0);
   e->param = idx;
   return e;

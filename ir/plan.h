@@ -266,6 +266,9 @@ typedef struct ir_param {
   rt_type type;         /* type assumed when the plan was bound */
   bool inferred;        /* no value was bound: the type comes from context
                            (the other operand of a comparison), else int */
+  int pos;              /* first use in the text (-1: never used, a gap
+                           before a ?N), and its stage, for "not bound" */
+  const char *stage;
 } ir_param;
 
 typedef struct ir_plan {

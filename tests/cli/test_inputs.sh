@@ -74,4 +74,8 @@ printf '\n\nSELECT 7 AS "[x]";' >"$tmp/ok.sql"
 rc=$(run "$tmp/ok.sql")
 [ "$rc" = 0 ] || fail "a script starting with newlines: exit status $rc"
 grep -q "^ *7" "$tmp/out" || fail "a script starting with newlines did not run"
+# The CLI binds no parameters: a pipeline with one fails naming it.
+rc=$(run -c 'FROM (SELECT 5 AS dur) |> WHERE dur > $min |> AGGREGATE COUNT(*) AS n')
+[ "$rc" = 1 ] || fail "unbound parameter: exit status $rc"
+grep -q 'WHERE: parameter \$min is not bound' "$tmp/err" || fail "no unbound-parameter error"
 echo "ok: CLI inputs"

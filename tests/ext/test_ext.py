@@ -63,6 +63,21 @@ class ExtensionTest(unittest.TestCase):
                                "WHERE s.parent_id IS NULL").fetchall()
         self.assertEqual(rows, [("main",)])
 
+    def test_unbound_parameter_is_an_error(self):
+        # Not passing $min is an error naming it; passing NULL is an answer.
+        self.db.execute("CREATE VIRTUAL TABLE temp.atleast USING "
+                        "pipeline('FROM slice |> WHERE dur >= $min |> AGGREGATE COUNT(*) AS n')")
+        with self.assertRaisesRegex(sqlite3.OperationalError,
+                                    r"WHERE: parameter \$min is not bound"):
+            self.db.execute("SELECT n FROM atleast").fetchall()
+        self.assertEqual(self.db.execute("SELECT n FROM atleast(NULL)").fetchall(), [(0,)])
+        # A cached pipeline does not keep an earlier call's value.
+        self.assertEqual(self.db.execute("SELECT n FROM atleast(0)").fetchall(), [(4,)])
+        with self.assertRaisesRegex(sqlite3.OperationalError, r"parameter \$min is not bound"):
+            self.db.execute("SELECT n FROM atleast").fetchall()
+        with self.assertRaisesRegex(sqlite3.OperationalError, r"parameter \$min is not bound"):
+            self.db.execute("SELECT * FROM pipeline('FROM slice |> WHERE dur > $min')").fetchall()
+
     def test_both_backends_agree(self):
         text = "SELECT * FROM pipeline('FROM slice |> TREE ACCUMULATE UP SUM(dur) AS t') ORDER BY 1"
         got = {}

@@ -219,6 +219,41 @@ static void test_named_params(void **state) {
   pj_query_free(q);
 }
 
+/* A handle compiles with its parameters unbound; running it fails naming
+ * the first one never bound, at its position; NULL bound explicitly runs;
+ * pj_query_clear_bindings makes them unbound again. */
+static void test_unbound_params(void **state) {
+  pj_engine *e = *state;
+  exec_ok(e, "CREATE PERFETTO TABLE vals AS SELECT 1 AS v UNION ALL SELECT 2 UNION ALL SELECT 3");
+  pj_query *q = NULL;
+  assert_int_equal(pj_query_compile(e, "FROM vals |> WHERE v >= $min OR v = ?2 |> "
+                                       "AGGREGATE COUNT(*) AS n", &q),
+                   PJ_OK);
+  pj_result *r = NULL;
+  assert_int_equal(pj_query_run(q, &r), PJ_ERROR);
+  assert_null(r);
+  assert_string_equal(pj_engine_errmsg(e), "WHERE: parameter $min is not bound");
+  assert_int_equal(pj_engine_errline(e), 1);
+  assert_int_equal(pj_engine_errcol(e), 25);
+  assert_int_equal(pj_query_bind_int64(q, 1, 2), PJ_OK);
+  assert_int_equal(pj_query_run(q, &r), PJ_ERROR);
+  assert_string_equal(pj_engine_errmsg(e), "WHERE: parameter ?2 is not bound");
+  assert_int_equal(pj_query_bind_null(q, 2), PJ_OK);
+  assert_int_equal(pj_query_run(q, &r), PJ_OK);
+  assert_int_equal(pj_result_int64(r, 0, 0), 2);
+  pj_result_free(r);
+  pj_query_clear_bindings(q);
+  assert_int_equal(pj_query_run(q, &r), PJ_ERROR);
+  assert_string_equal(pj_engine_errmsg(e), "WHERE: parameter $min is not bound");
+  /* Both NULL: no row passes, and that is an answer, not an error. */
+  assert_int_equal(pj_query_bind_null(q, 1), PJ_OK);
+  assert_int_equal(pj_query_bind_null(q, 2), PJ_OK);
+  assert_int_equal(pj_query_run(q, &r), PJ_OK);
+  assert_int_equal(pj_result_int64(r, 0, 0), 0);
+  pj_result_free(r);
+  pj_query_free(q);
+}
+
 /* A text parameter compared with a string column: the plan must compile
  * before anything is bound, then run with the text bound. */
 static void test_text_param(void **state) {
@@ -523,6 +558,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_compile_once_run_twice, setup_engine, teardown_engine),
       cmocka_unit_test_setup_teardown(test_named_params, setup_engine, teardown_engine),
       cmocka_unit_test_setup_teardown(test_text_param, setup_engine, teardown_engine),
+      cmocka_unit_test_setup_teardown(test_unbound_params, setup_engine, teardown_engine),
       cmocka_unit_test_setup_teardown(test_rerun_reads_current_data, setup_engine,
                                       teardown_engine),
       cmocka_unit_test_setup_teardown(test_plan_dump, setup_engine, teardown_engine),
