@@ -470,34 +470,48 @@ static int load_tables(struct cli *c, const char *list) {
   return rc;
 }
 
-/* Imports a trace; warnings (skipped or repaired events) go to stderr. */
+/* A progress bar on standard error while an import that has run for more
+ * than a second goes on (standard error a terminal only). */
+typedef struct trace_bar { int64_t t0; int last; int shown; } trace_bar;
+
+static void trace_progress(void *ctx, const char *what, int64_t done, int64_t total) {
+  trace_bar *b = ctx;
+  if (total <= 0 || rt_now_ns() - b->t0 < 1000000000) return;
+  int pct = (int)(done * 100 / total);
+  if (pct == b->last && b->shown) return;
+  b->last = pct;
+  b->shown = 1;
+  char bar[41];
+  for (int i = 0; i < 40; i++) bar[i] = i < pct * 40 / 100 ? '#' : '.';
+  bar[40] = 0;
+  fprintf(stderr, "\rimport %-6s [%s] %3d%%", what, bar, pct);
+}
+
+/* Imports a trace; damage and dropped events are reported on stderr. */
 static int load_trace(struct cli *c, const char *path) {
   pj_trace_info info;
-  int64_t t0 = rt_now_ns();
-  if (pj_engine_load_trace(c->e, path, &info) != PJ_OK) {
+  trace_bar bar = {.t0 = rt_now_ns(), .last = -1};
+  pj_status s = pj_engine_load_trace_progress(c->e, path, &info, isatty(2) ? trace_progress : NULL,
+                                              &bar);
+  if (bar.shown) fputs("\r\033[K", stderr);
+  if (s != PJ_OK) {
     fprintf(stderr, "error: %s\n", pj_engine_errmsg(c->e));
     return 1;
   }
-  if (info.malformed)
-    fprintf(stderr, "warning: %s: %lld malformed events skipped\n", path,
-            (long long)info.malformed);
-  if (info.unmatched_end)
-    fprintf(stderr, "warning: %s: %lld E events without an open B ignored\n", path,
-            (long long)info.unmatched_end);
-  if (info.unclosed)
-    fprintf(stderr, "warning: %s: %lld B events never closed (kept with dur = -1)\n", path,
-            (long long)info.unclosed);
-  if (info.no_dur)
-    fprintf(stderr, "warning: %s: %lld X events without dur (kept with dur = -1)\n", path,
-            (long long)info.no_dur);
+  if (info.warning[0]) fprintf(stderr, "warning: %s: %s\n", path, info.warning);
+  if (info.problems)
+    fprintf(stderr,
+            "warning: %s: %lld events dropped or repaired (SELECT name, value FROM stats WHERE"
+            " value > 0)\n",
+            path, (long long)info.problems);
   if (c->timing)
     fprintf(stderr,
-            "timing: trace %s imported in %.3f ms: %lld events, %lld slices, %lld threads, "
-            "%lld processes, %lld args, %lld events of other phases ignored%s\n",
-            path, ms(rt_now_ns() - t0), (long long)info.events, (long long)info.slices,
-            (long long)info.threads, (long long)info.processes, (long long)info.args,
-            (long long)info.ignored,
-            info.system_events_skipped ? ", systemTraceEvents not imported" : "");
+            "timing: trace %s loaded: %.1f MB in %.3f s (%.1f MB/s): %lld slices, %lld threads, "
+            "%lld processes, %lld counters, %lld sched, %lld args\n",
+            path, (double)info.bytes / 1e6, (double)info.import_ns / 1e9,
+            info.import_ns ? (double)info.bytes / 1e6 / ((double)info.import_ns / 1e9) : 0.0,
+            (long long)info.slices, (long long)info.threads, (long long)info.processes,
+            (long long)info.counters, (long long)info.sched, (long long)info.args);
   return 0;
 }
 

@@ -21,7 +21,8 @@
 #include "../codegen/cg.h"
 #include "../runtime/load.h"
 #include "../import/sample.h"
-#include "../import/trace_json_old.h"
+#include "../import/load.h"
+#include "../import/builder.h"
 #include "../runtime/vtab.h"
 #include "adaptive.h"
 #include "engine.h"
@@ -343,24 +344,29 @@ pj_status pj_engine_load_table(pj_engine *e, const char *name) {
   return pj_engine_load_table_progress(e, name, NULL, NULL);
 }
 
-pj_status pj_engine_load_trace(pj_engine *e, const char *path, pj_trace_info *info) {
+pj_status pj_engine_load_trace_progress(pj_engine *e, const char *path, pj_trace_info *info,
+                                        pj_progress_cb progress, void *ctx) {
   pj__clear_error(e);
+  pj__begin_run(e);
   rt_err err = {.offset = -1};
-  rt_trace_stats st;
-  if (info) memset(info, 0, sizeof *info);
-  if (!rt_trace_json_load(e->catalog, e->strings, path, &st, &err)) return pj__fail(e, &err, NULL);
-  if (info)
-    *info = (pj_trace_info){.events = st.events, .slices = st.slices, .threads = st.threads,
-                            .processes = st.processes, .args = st.args,
-                            .malformed = st.malformed, .ignored = st.ignored,
-                            .unmatched_end = st.unmatched_end, .unclosed = st.unclosed,
-                            .no_dur = st.no_dur,
-                            .system_events_skipped = st.system_events_skipped};
-  static const char *const tables[] = {"slice", "thread", "process", "track", "thread_track",
-                                       "args"};
-  for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
-    if (expose(e, tables[i]) != PJ_OK) return PJ_ERROR;
+  im_progress pr = {progress, ctx};
+  if (!im_load(e->catalog, e->db, e->strings, path, info, &pr, &e->interrupt, &err))
+    return pj__fail(e, &err, NULL);
   return PJ_OK;
+}
+
+pj_status pj_engine_load_trace(pj_engine *e, const char *path, pj_trace_info *info) {
+  return pj_engine_load_trace_progress(e, path, info, NULL, NULL);
+}
+
+const char *const *pj_engine_trace_tables(void) { return im_table_names(); }
+
+int pj_engine_table_count(pj_engine *e) { return rt_catalog_count(e->catalog); }
+
+const char *pj_engine_table_name(pj_engine *e, int i, int64_t *rows) {
+  rt_table *t = rt_catalog_at(e->catalog, i);
+  if (rows) *rows = t ? t->nrows : 0;
+  return t ? t->name : NULL;
 }
 
 /* ---- an engine over a borrowed connection ------------------------------ */

@@ -162,7 +162,7 @@ static void switch_rows(im_trace *t, uint32_t cpu, im_cpu_state *c, int64_t ts, 
   im_set_i64(t, IM_T_SCHED, IM_SCHED_DUR, row, -1);
   im_set_i64(t, IM_T_SCHED, IM_SCHED_CPU, row, cpu);
   im_set_i64(t, IM_T_SCHED, IM_SCHED_UTID, row, next_utid);
-  im_set_i64(t, IM_T_SCHED, IM_SCHED_PRIORITY, row, next_prio);
+  if (next_prio != IM_NONE) im_set_i64(t, IM_T_SCHED, IM_SCHED_PRIORITY, row, next_prio);
   im_set_i64(t, IM_T_SCHED, IM_SCHED_UCPU, row, cpu);
   c->sched_row = row;
   c->utid = next_utid;

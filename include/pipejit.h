@@ -307,28 +307,51 @@ pj_status pj_engine_load_table(pj_engine *e, const char *name);
 pj_status pj_engine_load_table_progress(pj_engine *e, const char *name, pj_progress_cb progress,
                                         void *ctx);
 
-/* What pj_engine_load_trace found. Malformed events (not an object, ph/ts/
- * dur/pid/tid missing or of the wrong type) are counted and skipped.
- * The Python package reads these fields by position
- * (python/pipejit/_engine.py): add new ones at the end. */
+/* What pj_engine_load_trace found. The Python package reads these fields
+ * by position (python/pipejit/_engine.py): add new ones at the end. */
 typedef struct pj_trace_info {
-  int64_t events;         /* elements of the trace's event array */
-  int64_t slices;         /* rows of `slice` */
-  int64_t threads, processes, args;
-  int64_t malformed;      /* events skipped as malformed */
-  int64_t ignored;        /* events of phases not imported (C, b/e, s/t/f, …) */
-  int64_t unmatched_end;  /* E events with no open B on their thread */
-  int64_t unclosed;       /* B events never closed: kept with dur = -1 */
-  int64_t no_dur;         /* X events without dur: kept with dur = -1 */
-  int system_events_skipped; /* 1: the file's systemTraceEvents were not read */
+  const char *format;     /* "json" or "proto" */
+  int gzip;               /* the file was gzip-compressed */
+  int64_t file_bytes;     /* size of the file */
+  int64_t bytes;          /* bytes of trace data (after decompression) */
+  int64_t import_ns;      /* wall time from opening the file to tables ready */
+  int64_t events;         /* events read (JSON: elements of traceEvents) */
+  int64_t slices, threads, processes, counters, sched, args;   /* rows */
+  int64_t problems;       /* sum of the `stats` rows counting dropped or
+                             repaired data (see the stats table) */
+  int64_t damaged_at;     /* byte offset where the file is cut or damaged
+                             (everything before it was imported), or -1 */
+  char warning[256];      /* what the damage was, "" when none */
 } pj_trace_info;
 
-/* Imports a Chrome JSON trace (trace event format; plain or .gz) as the
- * tables slice, thread, process, track, thread_track and args (see the
- * README), replacing tables of those names, visible to pipelines and SQL.
- * info (may be NULL) receives the counts above. A file that cannot be read
- * or is not JSON fails ("TRACE: …") and leaves the catalog as it was. */
+/* Imports a trace file — Chrome JSON (trace event format) or Perfetto
+ * protobuf, plain or gzip-compressed, told apart by content — as the
+ * tables of trace_processor (slice, thread, process, track and its typed
+ * views, counter, sched, thread_state, flow, args, metadata, stats,
+ * trace_bounds, cpu, ftrace_event, …; pj_engine_tables lists them),
+ * replacing the tables of an earlier trace, visible to pipelines and
+ * SQL. info (may be NULL) receives the counts above. A file that cannot
+ * be read or is not a trace fails ("TRACE: …") and leaves the catalog as
+ * it was; a truncated or damaged one imports what it can. */
 pj_status pj_engine_load_trace(pj_engine *e, const char *path, pj_trace_info *info);
+/* The same, calling progress (may be NULL) as the import goes: `what` is
+ * "read" (done/total in bytes) then "events" (done/total events). */
+pj_status pj_engine_load_trace_progress(pj_engine *e, const char *path, pj_trace_info *info,
+                                        pj_progress_cb progress, void *ctx);
+
+/* The names of the tables a trace import creates (NULL-terminated), in a
+ * stable order; present in the catalog once a trace was loaded. */
+const char *const *pj_engine_trace_tables(void);
+/* Every columnar table of the engine's catalog, in creation order: the
+ * name of table i (0 <= i < count) and its row count. NULL past the end. */
+int pj_engine_table_count(pj_engine *e);
+const char *pj_engine_table_name(pj_engine *e, int i, int64_t *rows);
+
+/* Writes every imported trace table into a new SQLite database file at
+ * path, as trace_processor_shell's export does (TRACES.md §4): the
+ * __intrinsic_* tables and the views over them. An existing file is
+ * replaced. Errors read "EXPORT: …". */
+pj_status pj_engine_export(pj_engine *e, const char *path);
 
 /* ---- what a file holds ------------------------------------------------ */
 

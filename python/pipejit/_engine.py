@@ -26,22 +26,21 @@ def _is_pipeline(text):
     return _PIPELINE.match(text, _LEADING.match(text).end()) is not None
 
 
-_TRACE_INFO_FIELDS = ("events", "slices", "threads", "processes", "args", "malformed", "ignored",
-                      "unmatched_end", "unclosed", "no_dur")
-
-
 class _TraceInfo(ctypes.Structure):
-    """The leading fields of pj_trace_info (read by position)."""
-    _fields_ = [(f, ctypes.c_int64) for f in _TRACE_INFO_FIELDS] + [
-        ("system_events_skipped", ctypes.c_int)]
+    """pj_trace_info (include/pipejit.h), read by position."""
+    _fields_ = [("format", ctypes.c_char_p), ("gzip", ctypes.c_int)] + [
+        (f, ctypes.c_int64) for f in ("file_bytes", "bytes", "import_ns", "events", "slices",
+                                      "threads", "processes", "counters", "sched", "args",
+                                      "problems", "damaged_at")] + [
+        ("warning", ctypes.c_char * 256)]
 
 
 class Engine(Closing):
     """An engine: one SQLite connection, the columnar tables, compiled
     queries.
 
-    trace: a trace file to import (pj_engine_load_trace: Chrome JSON,
-    plain or .gz) as slice, thread, process, track, thread_track, args.
+    trace: a trace file to import (pj_engine_load_trace: Chrome JSON or
+    Perfetto protobuf, plain or .gz) as trace_processor's tables.
     db: a SQLite database file (created if missing); None for an
     in-memory database. mode: 'auto' (default), 'interp' or 'jit'.
     """
@@ -116,15 +115,21 @@ class Engine(Closing):
 
     # -- data -------------------------------------------------------------
     def load_trace(self, path):
-        """Imports a trace file (replacing the trace tables); returns what
-        was found: a dict of counts (events, slices, threads, processes,
-        args, malformed, ignored, unmatched_end, unclosed, no_dur,
-        system_events_skipped)."""
+        """Imports a trace file — Chrome JSON or Perfetto protobuf, plain
+        or gzip — as trace_processor's tables (replacing the trace tables);
+        returns what was found: a dict with format, gzip, file_bytes,
+        bytes, import_ns, events, the row counts slices, threads,
+        processes, counters, sched, args, problems (dropped or repaired
+        events, see the stats table), damaged_at (byte offset, or -1) and
+        warning."""
         # Room for fields a newer library may add after the ones read here.
         buf = ctypes.create_string_buffer(max(1024, ctypes.sizeof(_TraceInfo)))
         self._check(self._lib.pj_engine_load_trace(self._handle(), os.fsencode(path), buf))
         info = _TraceInfo.from_buffer(buf)
-        return {f: getattr(info, f) for f, _ in _TraceInfo._fields_}
+        out = {f: getattr(info, f) for f, _ in _TraceInfo._fields_}
+        out["format"] = (out["format"] or b"").decode()
+        out["warning"] = out["warning"].decode(errors="replace")
+        return out
 
     def load_sample_trace(self, nslices=1000000):
         """Generates the sample trace (slice, thread, process, sched,

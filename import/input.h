@@ -1,0 +1,48 @@
+/*
+ * input.h — a trace file's bytes in memory, and what format they are.
+ *
+ * A plain file is mapped read-only (pages the importer has read can be
+ * dropped with im_input_release, so a large file does not stay resident);
+ * a gzip file is decompressed into one buffer with libdeflate (2-3x
+ * zlib's speed), or — when libdeflate rejects it, as it does for a
+ * truncated or damaged stream — with zlib, which gives back everything up
+ * to the damage (input.damaged says where).
+ */
+#ifndef PJ_IMPORT_INPUT_H
+#define PJ_IMPORT_INPUT_H
+
+#include "../runtime/rt.h"
+
+typedef enum im_format {
+  IM_FMT_UNKNOWN = 0, IM_FMT_JSON, IM_FMT_PROTO, IM_FMT_GZIP,
+} im_format;
+
+/* What a buffer holds, from its first bytes: gzip (1F 8B), JSON (after
+ * removing whitespace it starts with `{"` or `[{"`, TRACES.md §2.1.1),
+ * protobuf (first byte 0x0A, §3.1.1), else unknown. */
+im_format im_detect(const void *buf, size_t len);
+
+typedef struct im_input {
+  const char *data;     /* the (decompressed) bytes */
+  size_t len;
+  int gzip;             /* the file was gzip-compressed */
+  int64_t file_size;    /* bytes on disk */
+  unsigned char head[4096];   /* the first bytes as stored (trace_uuid) */
+  size_t headlen;
+  int64_t damaged;      /* gzip: offset in the file where decompression
+                           stopped early, else -1 */
+  char damage_msg[128];
+  /* ownership */
+  void *map;            /* mmap'd file, or NULL */
+  size_t map_len;
+  char *owned;          /* malloc'd decompressed bytes */
+  size_t released;      /* bytes of `map` already dropped */
+} im_input;
+
+/* Opens path; 1, or 0 with err set ("TRACE: cannot open …"). */
+int im_input_open(im_input *in, const char *path, rt_err *err);
+/* Says the bytes before `upto` are not needed any more. */
+void im_input_release(im_input *in, size_t upto);
+void im_input_close(im_input *in);
+
+#endif

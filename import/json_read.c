@@ -1,0 +1,688 @@
+/*
+ * json_read.c — pass 1 of the Chrome JSON importer: the top level
+ * (TRACES.md §2.1) and every event into a compact record (§2.2), in one
+ * walk over the buffer. Event args are kept as their raw JSON text in a
+ * blob (more compact than flattened rows) and flattened in pass 2, when
+ * the slice they merge into is known (§2.6.3).
+ *
+ * Damage: the file cut short or a syntax error inside the events keeps
+ * every event read before it; the scanner's error says where. Only a file
+ * whose top level is not a trace (or whose traceEvents / systemTraceEvents
+ * have the wrong type) fails as a whole.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "json.h"
+#include "trace.h"
+
+static int blob_add(jtrace *j, const char *p, size_t n, uint64_t *off) {
+  if (!im_grow((void **)&j->blob, (int64_t *)&j->cblob, (int64_t)(j->nblob + n), 1)) return 0;
+  memcpy(j->blob + j->nblob, p, n);
+  *off = j->nblob;
+  j->nblob += n;
+  return 1;
+}
+
+/* §2.2.3: a string pid/tid becomes a number of its own (above every
+ * numeric one, which are < 2^32), the same for the same string. */
+static int64_t string_id_number(jtrace *j, uint32_t str) {
+  im_map *m = j->strid_map;
+  int64_t v = im_map_get(m, str);
+  if (v != IM_NONE) return v;
+  v = ((int64_t)1 << 32) + j->next_strid++;
+  if (!im_map_put(m, str, v) ||
+      !im_grow((void **)&j->strids, &j->cstrids, j->nstrids + 1, sizeof *j->strids))
+    return im_oom(j->t), 0;
+  j->strids[j->nstrids++] = str;
+  return v;
+}
+
+/* A number or a numeric string, for ts/dur/tts/tdur. */
+static int time_value(jscan *s, int64_t *ns, int *ok) {
+  jnum n;
+  *ok = 0;
+  char k = js_kind(s);
+  if (k == 'n') {
+    if (!js_number(s, &n)) return 0;
+    *ok = jn_to_ns(&n, ns);
+    return 1;
+  }
+  if (k == '"') {
+    const char *str;
+    size_t len;
+    if (!js_string(s, &str, &len)) return 0;
+    *ok = js_number_text(str, len, &n) && jn_to_ns(&n, ns);
+    return 1;
+  }
+  if (!js_skip(s)) return 0;
+  return 1;
+}
+
+/* pid / tid: int, double (truncated) or string. */
+static int id_value(jtrace *j, jscan *s, int64_t *out, int *is_str) {
+  *is_str = 0;
+  char k = js_kind(s);
+  if (k == 'n') {
+    jnum n;
+    if (!js_number(s, &n)) return 0;
+    double v = n.is_int ? (double)n.i : n.d;
+    int64_t x = n.is_int ? n.i : (int64_t)(v < 0 ? 0 : v > 4294967295.0 ? 4294967296.0 : v);
+    *out = (x < 0 || x > 4294967295ll) ? 0 : x;
+    return 1;
+  }
+  if (k == '"') {
+    const char *str;
+    size_t len;
+    if (!js_string(s, &str, &len)) return 0;
+    *out = string_id_number(j, im_str(j->t, str, len));
+    *is_str = 1;
+    return 1;
+  }
+  *out = 0;
+  return js_skip(s);
+}
+
+/* id, bind_id, id2 members: string or int. */
+static int any_id(jtrace *j, jscan *s, int64_t *v, uint8_t *kind) {
+  char k = js_kind(s);
+  if (k == '"') {
+    const char *str;
+    size_t len;
+    if (!js_string(s, &str, &len)) return 0;
+    *v = im_str(j->t, str, len);
+    *kind = JID_STR;
+    return 1;
+  }
+  if (k == 'n') {
+    jnum n;
+    if (!js_number(s, &n)) return 0;
+    if (n.is_int) *v = n.i, *kind = JID_INT;
+    return 1;
+  }
+  return js_skip(s);
+}
+
+static int str_field(jtrace *j, jscan *s, uint32_t *out) {
+  if (js_kind(s) != '"') return js_skip(s);
+  const char *str;
+  size_t len;
+  if (!js_string(s, &str, &len)) return 0;
+  *out = len ? im_str(j->t, str, len) : IM_NULL_STR;
+  return 1;
+}
+
+static int bool_field(jscan *s, jev *e, uint16_t flag) {
+  char k = js_kind(s);
+  if (k == 't') {
+    e->flags |= flag;
+    return js_literal(s, "true");
+  }
+  if (k == 'f') {
+    e->flags &= (uint16_t)~flag;
+    return js_literal(s, "false");
+  }
+  return js_skip(s);
+}
+
+static int id2_field(jtrace *j, jscan *s, jev *e) {
+  if (js_kind(s) != '{') return js_skip(s);
+  s->p++;
+  for (;;) {
+    js_ws(s);
+    if (s->p < s->end && *s->p == '}') {
+      s->p++;
+      return 1;
+    }
+    const char *key;
+    size_t klen;
+    if (js_kind(s) != '"') return js_fail(s, "expected a key");
+    if (!js_string(s, &key, &klen)) return 0;
+    int scope = klen == 5 && !memcmp(key, "local", 5) ? JID2_LOCAL
+                : klen == 6 && !memcmp(key, "global", 6) ? JID2_GLOBAL : 0;
+    js_ws(s);
+    if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
+    s->p++;
+    js_ws(s);
+    if (scope) {
+      uint8_t kind = 0;
+      if (!any_id(j, s, &e->id2, &kind)) return 0;
+      if (kind) e->id2_kind = (uint8_t)(scope | kind);
+    } else if (!js_skip(s)) {
+      return 0;
+    }
+    js_ws(s);
+    if (s->p < s->end && *s->p == ',') s->p++;
+    else if (s->p < s->end && *s->p == '}') continue;
+    else return js_fail(s, "expected ',' or '}'");
+  }
+}
+
+#define KEY(lit) (klen == sizeof lit - 1 && !memcmp(key, lit, sizeof lit - 1))
+
+/* One event object; s->p at '{'. Appends a record unless the event is
+ * dropped (counted). Returns 0 on a syntax error. */
+static int read_event(jtrace *j, jscan *s) {
+  jev e;
+  memset(&e, 0, sizeof e);
+  e.name = e.cat = IM_NULL_STR;
+  int has_ph = 0, ts_state = 0 /* 0 missing, 1 ok, 2 bad */, bad_time = 0, members = 0;
+  s->p++;
+  for (;;) {
+    js_ws(s);
+    if (s->p >= s->end) return js_fail(s, "the file ends inside an event");
+    if (*s->p == '}') {
+      s->p++;
+      break;
+    }
+    if (members && *s->p == ',') {
+      s->p++;
+      js_ws(s);
+    }
+    const char *key;
+    size_t klen;
+    if (js_kind(s) != '"') return js_fail(s, s->p >= s->end ? "the file ends inside an event" : "expected a key");
+    if (!js_string(s, &key, &klen)) return 0;
+    js_ws(s);
+    if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
+    s->p++;
+    js_ws(s);
+    members++;
+    int ok = 1, good;
+    int64_t v;
+    int is_str;
+    switch (klen ? key[0] : 0) {
+    case 'p':
+      if (KEY("ph")) {
+        if (js_kind(s) == '"') {
+          const char *ph;
+          size_t n;
+          ok = js_string(s, &ph, &n);
+          has_ph = n > 0;
+          e.ph = n ? ph[0] : 0;
+        } else {
+          has_ph = 0;
+          ok = js_skip(s);
+        }
+      } else if (KEY("pid")) {
+        ok = id_value(j, s, &v, &is_str);
+        e.pid = v;
+        e.flags = (uint16_t)((e.flags | JF_PID) & ~JF_PID_STR) | (is_str ? JF_PID_STR : 0);
+      } else {
+        ok = js_skip(s);
+      }
+      break;
+    case 't':
+      if (KEY("ts")) {
+        ok = time_value(s, &v, &good);
+        e.ts = v;
+        ts_state = good ? 1 : 2;
+      } else if (KEY("tid")) {
+        ok = id_value(j, s, &v, &is_str);
+        e.tid = v;
+        e.flags = (uint16_t)((e.flags | JF_TID) & ~JF_TID_STR) | (is_str ? JF_TID_STR : 0);
+      } else if (KEY("tts") || KEY("tdur")) {
+        int tdur = klen == 4;
+        ok = time_value(s, &v, &good);
+        if (!good) bad_time = 1;
+        if (tdur) e.tdur = v, e.flags |= JF_TDUR;
+        else e.tts = v, e.flags |= JF_TTS;
+      } else {
+        ok = js_skip(s);
+      }
+      break;
+    case 'd':
+      if (KEY("dur")) {
+        ok = time_value(s, &v, &good);
+        if (!good) bad_time = 1;
+        e.dur = v;
+        e.flags |= JF_DUR;
+      } else {
+        ok = js_skip(s);
+      }
+      break;
+    case 'n': ok = KEY("name") ? str_field(j, s, &e.name) : js_skip(s); break;
+    case 'c': ok = KEY("cat") ? str_field(j, s, &e.cat) : js_skip(s); break;
+    case 's':
+      if (KEY("s") && js_kind(s) == '"') {
+        const char *sc;
+        size_t n;
+        ok = js_string(s, &sc, &n);
+        e.scope = n == 1 && (sc[0] == 'g' || sc[0] == 'p' || sc[0] == 't') ? sc[0] : 0;
+      } else {
+        ok = js_skip(s);
+      }
+      break;
+    case 'b':
+      if (KEY("bp") && js_kind(s) == '"') {
+        const char *bp;
+        size_t n;
+        ok = js_string(s, &bp, &n);
+        if (n == 1 && bp[0] == 'e') e.flags |= JF_BP_E;
+        else e.flags &= (uint16_t)~JF_BP_E;
+      } else if (KEY("bind_id")) {
+        e.bind_kind = 0;
+        ok = any_id(j, s, &e.bind_id, &e.bind_kind);
+      } else {
+        ok = js_skip(s);
+      }
+      break;
+    case 'i':
+      if (KEY("id")) {
+        e.id_kind = 0;
+        ok = any_id(j, s, &e.id, &e.id_kind);
+      } else if (KEY("id2")) {
+        e.id2_kind = 0;
+        ok = id2_field(j, s, &e);
+      } else {
+        ok = js_skip(s);
+      }
+      break;
+    case 'f':
+      if (KEY("flow_in")) ok = bool_field(s, &e, JF_FLOW_IN);
+      else if (KEY("flow_out")) ok = bool_field(s, &e, JF_FLOW_OUT);
+      else ok = js_skip(s);
+      break;
+    case 'a':
+      if (KEY("args") && js_kind(s) == '{') {
+        const char *start = s->p;
+        ok = js_skip(s);
+        if (ok) {
+          uint64_t off;
+          if (!blob_add(j, start, (size_t)(s->p - start), &off)) return im_oom(j->t);
+          e.args_off = off;
+          e.args_len = (uint32_t)(s->p - start);
+          e.flags |= JF_ARGS;
+        }
+      } else {
+        if (KEY("args")) e.flags &= (uint16_t)~JF_ARGS;
+        ok = js_skip(s);
+      }
+      break;
+    default:
+      ok = js_skip(s);
+    }
+    if (!ok) return 0;
+    js_ws(s);
+    if (s->p < s->end && *s->p == ',') continue;
+    if (s->p < s->end && *s->p == '}') continue;
+    return js_fail(s, s->p >= s->end ? "the file ends inside an event" : "expected ',' or '}'");
+  }
+  if (!members) return 1;   /* {} is skipped silently */
+  if (!has_ph || (e.ph != 'M' && ts_state != 1) || bad_time) {
+    im_stat_add(j->t, IM_STAT_JSON_TOKENIZER_FAILURE, 1);
+    return 1;
+  }
+  if (e.ph == 'M' && ts_state != 1) e.ts = 0;
+  /* §2.2.2: tid defaults to pid */
+  if (e.tid == 0 && e.pid != 0 && !(e.flags & JF_TID_STR)) e.tid = e.pid;
+  if (e.ph == 'X') j->has_x = 1;
+  if (!im_grow((void **)&j->ev, &j->cev, j->nev + 1, sizeof *j->ev)) return im_oom(j->t);
+  j->ev[j->nev++] = e;
+  return 1;
+}
+
+/* The events array; s->p at '['. bare: a top-level array, which may end
+ * without ']' (an incomplete last event is dropped silently). */
+static int read_events(jtrace *j, jscan *s, int bare) {
+  s->p++;
+  for (;;) {
+    js_ws(s);
+    if (s->p >= s->end) {
+      if (bare) return 1;
+      return js_fail(s, "the file ends inside traceEvents");
+    }
+    if (*s->p == ']') {
+      s->p++;
+      return 1;
+    }
+    if (*s->p == '{') {
+      const char *start = s->p;
+      if (!read_event(j, s)) {
+        /* A bare array cut inside its last event: dropped silently. */
+        if (bare && s->p >= s->end) {
+          s->failed = 0;
+          s->p = start;
+          return 1;
+        }
+        return 0;
+      }
+      if (j->t && im_failed(j->t)) return 0;
+    } else {
+      /* not an object: skipped and counted */
+      if (!js_skip(s)) return 0;
+      im_stat_add(j->t, IM_STAT_JSON_TOKENIZER_FAILURE, 1);
+    }
+    js_ws(s);
+    if (s->p >= s->end) {
+      if (bare) return 1;
+      return js_fail(s, "the file ends inside traceEvents");
+    }
+    if (*s->p == ',') {
+      s->p++;
+      js_ws(s);
+      if (s->p < s->end && *s->p == ']') {   /* [{…},] */
+        s->p++;
+        return 1;
+      }
+      if (s->p < s->end && *s->p == ',') return js_fail(s, "two commas in a row in traceEvents");
+      continue;
+    }
+    if (*s->p == ']') {
+      s->p++;
+      return 1;
+    }
+    return js_fail(s, "expected ',' or ']' after an event");
+  }
+}
+
+/* ---- metadata (§2.8) ------------------------------------------------------------ */
+
+static int read_metadata(jtrace *j, jscan *s) {
+  s->p++;
+  char name[300];
+  for (;;) {
+    js_ws(s);
+    if (s->p < s->end && *s->p == '}') {
+      s->p++;
+      return 1;
+    }
+    const char *key;
+    size_t klen;
+    if (js_kind(s) != '"') return js_fail(s, "expected a key in metadata");
+    if (!js_string(s, &key, &klen)) return 0;
+    snprintf(name, sizeof name, "json_metadata.%.*s", (int)(klen > 256 ? 256 : klen), key);
+    js_ws(s);
+    if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
+    s->p++;
+    js_ws(s);
+    im_trace *t = j->t;
+    char k = js_kind(s);
+    if (k == 't' || k == 'f') {
+      if (!js_literal(s, k == 't' ? "true" : "false")) return 0;
+      im_meta_int(t, name, k == 't');
+    } else if (k == 'n') {
+      jnum n;
+      if (!js_number(s, &n)) return 0;
+      if (n.is_int) im_meta_int(t, name, n.i);
+      else if (n.d == (double)(int64_t)n.d && n.d > -9.2e18 && n.d < 9.2e18)
+        im_meta_int(t, name, (int64_t)n.d);
+      else {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%g", n.d);
+        im_meta_str(t, name, im_cstr(t, buf));
+      }
+    } else if (k == '"') {
+      const char *v;
+      size_t n;
+      if (!js_string(s, &v, &n)) return 0;
+      im_meta_str(t, name, im_str(t, v, n));
+    } else if (k == 'N') {
+      if (!js_literal(s, "null")) return 0;
+    } else {
+      const char *start = s->p;
+      if (!js_skip(s)) return 0;
+      im_meta_str(t, name, im_str(t, start, (size_t)(s->p - start)));
+    }
+    js_ws(s);
+    if (s->p < s->end && *s->p == ',') s->p++;
+    else if (!(s->p < s->end && *s->p == '}')) return js_fail(s, "expected ',' or '}' in metadata");
+  }
+}
+
+/* ---- systemTraceEvents ------------------------------------------------------------ */
+
+static jsys *new_sys(jtrace *j) {
+  if (!im_grow((void **)&j->sys, &j->csys, j->nsys + 1, sizeof *j->sys)) return im_oom(j->t), NULL;
+  jsys *y = &j->sys[j->nsys];
+  memset(y, 0, sizeof *y);
+  y->name = IM_NULL_STR;
+  y->seq = (uint32_t)j->nsys++;
+  return y;
+}
+
+int64_t jt_systrace_ts(const char *line, size_t n, int *ok);
+
+/* §2.7.1: the text split at newlines; each line kept with its ts. */
+static int read_systrace_text(jtrace *j, const char *text, size_t n) {
+  const char *p = text, *end = text + n;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *le = nl ? nl : end;
+    size_t len = (size_t)(le - p);
+    while (len && (p[len - 1] == '\r')) len--;
+    if (len && p[0] != '#') {
+      int ok;
+      int64_t ts = jt_systrace_ts(p, len, &ok);
+      if (!ok) {
+        im_stat_add(j->t, IM_STAT_SYSTRACE_PARSE_FAILURE, 1);
+      } else {
+        jsys *y = new_sys(j);
+        if (!y || !blob_add(j, p, len, &y->off)) return 0;
+        y->kind = 'l';
+        y->ts = ts;
+        y->len = (uint32_t)len;
+      }
+    }
+    p = nl ? nl + 1 : end;
+  }
+  return 1;
+}
+
+/* Members of a small object into named ints (pid, tid, state, prio). */
+static int read_thread_ref(jscan *s, int64_t *pid, int64_t *tid, int64_t *state, int64_t *prio) {
+  *pid = *tid = 0;
+  *state = 0;
+  *prio = IM_NONE;
+  if (js_kind(s) != '{') return js_skip(s);
+  s->p++;
+  for (;;) {
+    js_ws(s);
+    if (s->p < s->end && *s->p == '}') {
+      s->p++;
+      return 1;
+    }
+    const char *key;
+    size_t klen;
+    if (js_kind(s) != '"' || !js_string(s, &key, &klen)) return js_fail(s, "expected a key");
+    js_ws(s);
+    if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
+    s->p++;
+    js_ws(s);
+    int64_t *dst = KEY("pid") ? pid : KEY("tid") ? tid : KEY("state") ? state : KEY("prio") ? prio : NULL;
+    if (dst && js_kind(s) == 'n') {
+      jnum n;
+      if (!js_number(s, &n)) return 0;
+      *dst = n.is_int ? n.i : (int64_t)n.d;
+    } else if (!js_skip(s)) {
+      return 0;
+    }
+    js_ws(s);
+    if (s->p < s->end && *s->p == ',') s->p++;
+  }
+}
+
+/* The Fuchsia form {"type": "fuchsia", "events": [...]}: context switches
+ * `k` and process / thread names `p` / `t` (docs/DECISIONS.md). */
+static int read_fuchsia_event(jtrace *j, jscan *s) {
+  jsys y;
+  memset(&y, 0, sizeof y);
+  y.name = IM_NULL_STR;
+  y.in_prio = IM_NONE;
+  int ts_ok = 0;
+  s->p++;
+  for (;;) {
+    js_ws(s);
+    if (s->p >= s->end) return js_fail(s, "the file ends inside an event");
+    if (*s->p == '}') {
+      s->p++;
+      break;
+    }
+    if (*s->p == ',') {
+      s->p++;
+      continue;
+    }
+    const char *key;
+    size_t klen;
+    if (js_kind(s) != '"' || !js_string(s, &key, &klen)) return js_fail(s, "expected a key");
+    js_ws(s);
+    if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
+    s->p++;
+    js_ws(s);
+    int ok = 1;
+    jnum n;
+    if (KEY("ph") && js_kind(s) == '"') {
+      const char *ph;
+      size_t pn;
+      ok = js_string(s, &ph, &pn);
+      y.kind = pn ? ph[0] : 0;
+    } else if ((KEY("ts") || KEY("cpu") || KEY("pid") || KEY("tid")) && js_kind(s) == 'n') {
+      char c = key[0] == 't' && klen == 2 ? 'T' : key[0] == 'c' ? 'c' : key[0];
+      ok = js_number(s, &n);
+      if (c == 'T') ts_ok = jn_to_ns(&n, &y.ts);
+      else if (c == 'c') y.cpu = (uint32_t)(n.is_int ? n.i : (int64_t)n.d);
+      else if (c == 'p') y.out_pid = n.is_int ? n.i : (int64_t)n.d;
+      else y.out_tid = n.is_int ? n.i : (int64_t)n.d;
+    } else if (KEY("name")) {
+      ok = str_field(j, s, &y.name);
+    } else if (KEY("out")) {
+      int64_t prio;
+      ok = read_thread_ref(s, &y.out_pid, &y.out_tid, &y.out_state, &prio);
+    } else if (KEY("in")) {
+      int64_t st;
+      ok = read_thread_ref(s, &y.in_pid, &y.in_tid, &st, &y.in_prio);
+    } else {
+      ok = js_skip(s);
+    }
+    if (!ok) return 0;
+  }
+  if (y.kind == 'k' && !ts_ok) {
+    im_stat_add(j->t, IM_STAT_JSON_TOKENIZER_FAILURE, 1);
+    return 1;
+  }
+  if (y.kind != 'k' && y.kind != 'p' && y.kind != 't') return 1;
+  jsys *dst = new_sys(j);
+  if (!dst) return 0;
+  y.seq = dst->seq;
+  *dst = y;
+  return 1;
+}
+
+static int read_fuchsia(jtrace *j, jscan *s) {
+  s->p++;
+  for (;;) {
+    js_ws(s);
+    if (s->p >= s->end) return js_fail(s, "the file ends inside systemTraceEvents");
+    if (*s->p == '}') {
+      s->p++;
+      return 1;
+    }
+    if (*s->p == ',') {
+      s->p++;
+      continue;
+    }
+    const char *key;
+    size_t klen;
+    if (js_kind(s) != '"' || !js_string(s, &key, &klen)) return js_fail(s, "expected a key");
+    js_ws(s);
+    if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
+    s->p++;
+    js_ws(s);
+    if (KEY("events") && js_kind(s) == '[') {
+      s->p++;
+      for (;;) {
+        js_ws(s);
+        if (s->p >= s->end) return js_fail(s, "the file ends inside systemTraceEvents");
+        if (*s->p == ']') {
+          s->p++;
+          break;
+        }
+        if (*s->p == ',') {
+          s->p++;
+          continue;
+        }
+        if (*s->p == '{') {
+          if (!read_fuchsia_event(j, s)) return 0;
+        } else if (!js_skip(s)) {
+          return 0;
+        }
+      }
+    } else if (!js_skip(s)) {
+      return 0;
+    }
+  }
+}
+
+/* ---- the top level (§2.1) -------------------------------------------------------- */
+
+static int read_object(jtrace *j, jscan *s) {
+  s->p++;
+  for (;;) {
+    js_ws(s);
+    if (s->p >= s->end) return js_fail(s, "the file ends before the closing '}'");
+    if (*s->p == '}') {
+      s->p++;
+      return 1;
+    }
+    const char *key;
+    size_t klen;
+    if (js_kind(s) != '"') return js_fail(s, "expected a key");
+    if (!js_string(s, &key, &klen)) return 0;
+    js_ws(s);
+    if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
+    s->p++;
+    js_ws(s);
+    char k = js_kind(s);
+    int ok;
+    if (KEY("traceEvents")) {
+      if (k != '[') return j->fatal = 1, js_fail(s, "traceEvents is not an array");
+      ok = read_events(j, s, 0);
+    } else if (KEY("systemTraceEvents")) {
+      if (k == '"') {
+        const char *text;
+        size_t n;
+        ok = js_string(s, &text, &n);
+        if (ok) {
+          /* the text lives in s->tmp only until the next string: copy */
+          char *copy = malloc(n ? n : 1);
+          if (!copy) return im_oom(j->t);
+          memcpy(copy, text, n);
+          ok = read_systrace_text(j, copy, n);
+          free(copy);
+        }
+      } else if (k == '{') {
+        ok = read_fuchsia(j, s);
+      } else {
+        return j->fatal = 1, js_fail(s, "systemTraceEvents is neither a string nor a Fuchsia object");
+      }
+    } else if (KEY("displayTimeUnit") && k == '"') {
+      im_stat_add(j->t, IM_STAT_JSON_DISPLAY_TIME_UNIT, 1);
+      ok = js_skip(s);
+    } else if (KEY("metadata") && k == '{') {
+      ok = read_metadata(j, s);
+    } else {
+      ok = js_skip(s);
+    }
+    if (!ok) return 0;
+    js_ws(s);
+    if (s->p < s->end && *s->p == ',') {
+      s->p++;
+      continue;
+    }
+    if (s->p < s->end && *s->p == '}') continue;
+    return js_fail(s, s->p >= s->end ? "the file ends before the closing '}'" : "expected ',' or '}'");
+  }
+}
+
+int jt_read(jtrace *j, jscan *s) {
+  js_ws(s);
+  if (s->p >= s->end) return js_fail(s, "the file is empty");
+  if (*s->p == '[') {
+    read_events(j, s, 1);
+    return !im_failed(j->t);
+  }
+  if (*s->p != '{') return js_fail(s, "expected '[' or '{'");
+  read_object(j, s);
+  if (j->fatal) return 0;   /* the two type errors that fail the whole load */
+  return !im_failed(j->t);
+}
