@@ -21,6 +21,7 @@
 #include "../codegen/cg.h"
 #include "../runtime/load.h"
 #include "../import/sample.h"
+#include "../import/export.h"
 #include "../import/load.h"
 #include "../import/builder.h"
 #include "../runtime/vtab.h"
@@ -360,6 +361,13 @@ pj_status pj_engine_load_trace(pj_engine *e, const char *path, pj_trace_info *in
 }
 
 const char *const *pj_engine_trace_tables(void) { return im_table_names(); }
+
+pj_status pj_engine_export(pj_engine *e, const char *path) {
+  pj__clear_error(e);
+  rt_err err = {.offset = -1};
+  if (!im_export(e->db, e->catalog, path, &err)) return pj__fail(e, &err, NULL);
+  return PJ_OK;
+}
 
 int pj_engine_table_count(pj_engine *e) { return rt_catalog_count(e->catalog); }
 
