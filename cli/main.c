@@ -3,7 +3,8 @@
  *
  *   pipejit [--db PATH] [--mode auto|jit|interp] [--opt 0-3]
  *           [--format table|csv|json] [--dump plan|llvm|llvm-raw|asm]
- *           [--timing] [--compare] [--sample-trace[=N]] [--trace FILE.json[.gz]]
+ *           [--timing] [--compare] [--sample-trace[=N]] [--trace TRACE]
+ *           [--replace-trace] [--export OUT.db]
  *           [--load TABLE,…] [--max-memory SIZE] [--timeout SECONDS]
  *           [-c TEXT] [FILE ...]
  *
@@ -55,7 +56,11 @@ static void usage(FILE *out) {
         "  --compare              run each pipeline with both backends, print both times\n"
         "  --sample-trace[=N]     load the sample trace with N slices (default 1000000)\n"
         "  --trace FILE           import a trace (Chrome JSON, plain or .gz) as\n"
-        "                         trace_processor's tables (slice, thread, sched, …)\n"
+        "                         trace_processor's tables (slice, thread, sched, …);\n"
+        "                         a FILE argument that is a trace does the same\n"
+        "  --replace-trace        allow several traces: each replaces the one before\n"
+        "  --export OUT.db        write the imported trace into a SQLite file, as\n"
+        "                         trace_processor_shell's export does\n"
         "  --load TABLE,...       copy these tables of the --db database into columnar\n"
         "                         tables (the fast path for pipelines)\n"
         "  --max-memory SIZE      stop a pipeline whose sort, aggregation, tree or result\n"
@@ -375,8 +380,6 @@ static int not_a_script(const char *path, const char *text, size_t len) {
   fprintf(stderr, "error: %s is %s, not a script: ", name, pj_format_name(f));
   if (f == PJ_FORMAT_SQLITE)
     fprintf(stderr, "open it with --db %s\n", arg);
-  else if (f == PJ_FORMAT_PROTO)
-    fprintf(stderr, "load traces with --trace (it reads Chrome JSON traces, .json or .json.gz)\n");
   else
     fprintf(stderr, "load it with --trace %s\n", arg);
   return 1;
@@ -427,7 +430,22 @@ static void bad_value(const char *opt, const char *v) {
   exit(1);
 }
 
-typedef struct input { int is_text; const char *s; } input;
+/* A -c TEXT, a script FILE, or a trace FILE (a positional argument whose
+ * content is a trace: gzip, JSON or protobuf). */
+enum { IN_FILE, IN_TEXT, IN_TRACE };
+typedef struct input { int kind; const char *s; } input;
+
+/* Is the file at path a trace (by content, pj_detect_format)? */
+static int is_trace_file(const char *path) {
+  if (!strcmp(path, "-")) return 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  unsigned char head[4096];
+  size_t n = fread(head, 1, sizeof head, f);
+  fclose(f);
+  pj_format fmt = pj_detect_format(head, n);
+  return fmt == PJ_FORMAT_GZIP || fmt == PJ_FORMAT_JSON || fmt == PJ_FORMAT_PROTO;
+}
 
 /* ---- --trace and --load --------------------------------------------------- */
 
@@ -520,7 +538,8 @@ int main(int argc, char **argv) {
   const char *db = NULL;
   int mode = PJ_MODE_AUTO, opt = 2;
   int64_t sample = -1;
-  const char *trace = NULL, *load = NULL;
+  const char *trace = NULL, *load = NULL, *export_path = NULL;
+  int replace_trace = 0;
   int64_t max_memory = 0;
   input *inputs = calloc((size_t)argc + 1, sizeof *inputs);
   int ninputs = 0;
@@ -565,6 +584,10 @@ int main(int argc, char **argv) {
         bad_value("--sample-trace", a + 15);
     } else if ((v = opt_value(argc, argv, &i, "--trace"))) {
       trace = v;
+    } else if ((v = opt_value(argc, argv, &i, "--export"))) {
+      export_path = v;
+    } else if (!strcmp(a, "--replace-trace")) {
+      replace_trace = 1;
     } else if ((v = opt_value(argc, argv, &i, "--load"))) {
       load = v;
     } else if ((v = opt_value(argc, argv, &i, "--max-memory"))) {
@@ -578,13 +601,26 @@ int main(int argc, char **argv) {
         fprintf(stderr, "error: -c needs a value\n");
         return 1;
       }
-      inputs[ninputs++] = (input){1, argv[++i]};
+      inputs[ninputs++] = (input){IN_TEXT, argv[++i]};
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "error: unknown option '%s' (see --help)\n", a);
       return 1;
     } else {
-      inputs[ninputs++] = (input){0, a};
+      inputs[ninputs++] = (input){is_trace_file(a) ? IN_TRACE : IN_FILE, a};
     }
+  }
+  /* One trace, unless asked to replace it: a second one is most likely a
+   * mistake (trace_processor takes one). */
+  int ntraces = trace != NULL, nscripts = 0;
+  for (int i = 0; i < ninputs; i++) {
+    ntraces += inputs[i].kind == IN_TRACE;
+    nscripts += inputs[i].kind != IN_TRACE;
+  }
+  if (ntraces > 1 && !replace_trace) {
+    fprintf(stderr, "error: %d traces given; pipejit loads one (add --replace-trace to load each in"
+                    " turn, replacing the one before)\n", ntraces);
+    free(inputs);
+    return 1;
   }
 
   if (pj_engine_open(db, &c.e) != PJ_OK) {
@@ -614,12 +650,21 @@ int main(int argc, char **argv) {
   if (trace && !rc) rc = load_trace(&c, trace);
   if (load && !rc) rc = load_tables(&c, load);
   for (int i = 0; i < ninputs && !rc; i++)
-    rc = inputs[i].is_text ? cli_run_script(&c, inputs[i].s, strlen(inputs[i].s))
-                           : run_file(&c, inputs[i].s);
-  if (!ninputs && !rc && isatty(0)) {
+    rc = inputs[i].kind == IN_TEXT    ? cli_run_script(&c, inputs[i].s, strlen(inputs[i].s))
+         : inputs[i].kind == IN_TRACE ? load_trace(&c, inputs[i].s)
+                                      : run_file(&c, inputs[i].s);
+  if (export_path && !rc) {
+    if (pj_engine_export(c.e, export_path) != PJ_OK) {
+      fprintf(stderr, "error: %s\n", pj_engine_errmsg(c.e));
+      rc = 1;
+    }
+  }
+  /* No script: the shell (or standard input) — except after --export,
+   * which was the point of the run. */
+  if (!nscripts && !rc && !export_path && isatty(0)) {
     g_interactive = 1;   /* Ctrl-C at the prompt belongs to the line editor */
     rc = cli_shell(&c);
-  } else if (!ninputs && !rc) {
+  } else if (!nscripts && !rc && !export_path) {
     rc = run_file(&c, "-");
   }
 
