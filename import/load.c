@@ -1,13 +1,15 @@
 /*
  * load.c — the importer behind pj_engine_load_trace: reads the file,
  * dispatches on its content (TRACES.md §2.1.1, §3.1.1) and installs what
- * the importer built. The protobuf importer (traces-proto) plugs in at
- * IM_FMT_PROTO.
+ * the importer built: Chrome JSON (json.c) or Perfetto protobuf
+ * (proto.c, which reads the file itself).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "import.h"
+#include "proto.h"
 #include "load.h"
 #include "trace.h"
 
@@ -28,13 +30,20 @@ int im_load(rt_catalog *cat, void *db, rt_strpool *sp, const char *path, pj_trac
     info->file_bytes = in.file_size;
     info->bytes = (int64_t)in.len;
   }
+  if (f != IM_FMT_JSON && f != IM_FMT_PROTO) {
+    int gz = in.gzip;
+    im_input_close(&in);
+    return rt_errorf(err, -1, "TRACE: '%s' is not a trace (expected Chrome JSON or Perfetto protobuf%s)",
+                     path, gz ? " inside the gzip data" : "");
+  }
+  /* pid/tid 0 are the swapper in protobuf traces, ordinary ids in JSON */
+  im_options opt = {.zero_is_swapper = f == IM_FMT_PROTO};
+  im_trace *t = im_trace_new(sp, &opt);
+  if (!t) {
+    im_input_close(&in);
+    return rt_errorf(err, -1, "TRACE: out of memory");
+  }
   if (f == IM_FMT_JSON) {
-    im_options opt = {.zero_is_swapper = 0};
-    im_trace *t = im_trace_new(sp, &opt);
-    if (!t) {
-      im_input_close(&in);
-      return rt_errorf(err, -1, "TRACE: out of memory");
-    }
     im_trace_file(t, path, in.file_size, "json", in.gzip, (int64_t)in.len, in.head, in.headlen);
     if (info) info->format = "json";
     ok = im_json_import(t, &in, info, progress, err);
@@ -47,27 +56,30 @@ int im_load(rt_catalog *cat, void *db, rt_strpool *sp, const char *path, pj_trac
       }
     }
     im_input_close(&in);
-    if (ok && info) {
-      info->slices = im_rows(t, IM_T_SLICE);
-      info->threads = im_rows(t, IM_T_THREAD);
-      info->processes = im_rows(t, IM_T_PROCESS);
-      info->counters = im_rows(t, IM_T_COUNTER);
-      info->sched = im_rows(t, IM_T_SCHED);
-      info->args = im_rows(t, IM_T_ARGS);
-      for (int s = 0; s < IM_NSTATS; s++) info->problems += im_stat_get(t, (im_stat)s);
-      info->problems -= im_stat_get(t, IM_STAT_JSON_DISPLAY_TIME_UNIT);
-    }
-    if (ok) ok = im_install(t, cat, db, err);
-    im_trace_free(t);
-  } else if (f == IM_FMT_PROTO) {
-    im_input_close(&in);
-    return rt_errorf(err, -1, "TRACE: '%s' is a Perfetto protobuf trace, which this build cannot import yet", path);
   } else {
-    int gz = in.gzip;
     im_input_close(&in);
-    return rt_errorf(err, -1, "TRACE: '%s' is not a trace (expected Chrome JSON or Perfetto protobuf%s)",
-                     path, gz ? " inside the gzip data" : "");
+    char warning[256] = "";
+    if (info) info->format = "proto";
+    ok = pb_import_file(t, path, warning, sizeof warning, err);
+    if (ok && info && warning[0]) {
+      snprintf(info->warning, sizeof info->warning, "%s", warning);
+      info->damaged_at = 0;
+      const char *at = strstr(warning, "byte ");
+      if (at) info->damaged_at = strtoll(at + 5, NULL, 10);
+    }
   }
+  if (ok && info) {
+    info->slices = im_rows(t, IM_T_SLICE);
+    info->threads = im_rows(t, IM_T_THREAD);
+    info->processes = im_rows(t, IM_T_PROCESS);
+    info->counters = im_rows(t, IM_T_COUNTER);
+    info->sched = im_rows(t, IM_T_SCHED);
+    info->args = im_rows(t, IM_T_ARGS);
+    for (int s = 0; s < IM_NSTATS; s++) info->problems += im_stat_get(t, (im_stat)s);
+    info->problems -= im_stat_get(t, IM_STAT_JSON_DISPLAY_TIME_UNIT);
+  }
+  if (ok) ok = im_install(t, cat, db, err);
+  im_trace_free(t);
   if (ok && info) info->import_ns = rt_now_ns() - t0;
   return ok;
 }
