@@ -19,7 +19,8 @@ static void imp_init(pb_imp *m, im_trace *t) {
   rt_arena_init(&m->arena);
   m->clk.trace_clock = PB_CLK_BOOTTIME;
   m->clk.cache_src = UINT64_MAX;
-  for (int i = 0; i < 1024; i++) m->stream_ftrace[i] = m->stream_compact[i] = -1;
+  for (int i = 0; i < 1024; i++)
+    m->stream_ftrace[i] = m->stream_compact[0][i] = m->stream_compact[1][i] = -1;
   for (int i = 0; i < 1024; i++) m->compact_last[i] = -1;
   pb_stream g = {.kind = PB_STREAM_GENERIC, .esz = sizeof(pb_item), .last_ts = INT64_MIN};
   pb_stream te = {.kind = PB_STREAM_TRACK_EVENT, .esz = sizeof(pb_item), .last_ts = INT64_MIN};

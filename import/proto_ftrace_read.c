@@ -85,12 +85,6 @@ static int read_compact(pb_imp *m, uint32_t cpu, const bundle_clock *bc, pb_span
     else arr[f.id] = f, has[f.id] = 1;
   }
   if (r.bad) errors = 1;
-  int32_t si = m->stream_compact[cpu];
-  if (si < 0) {
-    if (!pb_stream_compact(m, cpu)) return 0;
-    si = m->stream_compact[cpu];
-  }
-  pb_stream *st = &m->streams.v[si];
   /* switches: timestamp, prev_state, next_pid, next_prio, comm index */
   static const int sw[5] = {CS_SW_TS, CS_SW_PREV_STATE, CS_SW_NEXT_PID, CS_SW_NEXT_PRIO,
                             CS_SW_COMM};
@@ -111,6 +105,8 @@ static int read_compact(pb_imp *m, uint32_t cpu, const bundle_clock *bc, pb_span
     /* waking_common_flags is optional (older traces); the rest must be there */
     for (int i = 1; i < nids; i++)
       if (!present[i] && !(pass && ids[i] == CS_WK_FLAGS)) errors = 1;
+    if (!pb_stream_compact(m, cpu, pass)) return 0;
+    pb_stream *st = &m->streams.v[m->stream_compact[pass][cpu]];
     int64_t ts = 0;
     uint64_t v[6];
     for (;;) {

@@ -86,6 +86,11 @@ typedef struct pb_csched {
 
 enum { PB_STREAM_GENERIC, PB_STREAM_TRACK_EVENT, PB_STREAM_FTRACE, PB_STREAM_COMPACT };
 
+typedef struct pb_heap_ent {
+  int64_t ts;
+  int32_t stream;
+} pb_heap_ent;
+
 typedef struct pb_stream {
   int kind;
   uint32_t cpu;
@@ -250,9 +255,10 @@ typedef struct pb_imp {
   pb_clocks clk;
 
   PB_VEC(pb_stream) streams;
-  int32_t *heap;         /* merge heap of stream indexes */
+  pb_heap_ent *heap;     /* merge heap: (next ts, stream) */
   size_t heap_n;
-  int32_t stream_ftrace[1024], stream_compact[1024];   /* cpu → stream, -1 */
+  int32_t stream_ftrace[1024];        /* cpu → stream, -1 */
+  int32_t stream_compact[2][1024];    /* [switch, waking][cpu] → stream, -1 */
   PB_VEC(pb_aux) aux;
   PB_VEC(pb_extra) extra;
   size_t aux_cursor;
@@ -318,7 +324,7 @@ void pb_clocks_free(pb_clocks *c);
 pb_stream *pb_stream_generic(pb_imp *m);
 pb_stream *pb_stream_track_event(pb_imp *m);
 pb_stream *pb_stream_ftrace(pb_imp *m, uint32_t cpu);
-pb_stream *pb_stream_compact(pb_imp *m, uint32_t cpu);
+pb_stream *pb_stream_compact(pb_imp *m, uint32_t cpu, int kind);
 int pb_stream_push(pb_stream *s, const void *elem);
 /* Sorts every stream; then pb_merge_next yields items in (ts, stream,
  * arrival) order: *stream the stream index, *elem the element. */

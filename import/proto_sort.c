@@ -2,8 +2,9 @@
  * proto_sort.c — the sorter of the protobuf importer (TRACES.md §3.5).
  *
  * Items go into streams in arrival order: one for generic packets, one
- * for track events, then per CPU one for ftrace events and one for
- * compact_sched records, each created at first use. At end of file each
+ * for track events, then per CPU one for ftrace events and one for each
+ * kind of compact_sched record (switch, waking), each created at first
+ * use. At end of file each
  * stream that received an item older than its last is sorted stably by
  * ts (a natural merge sort: it finds the ascending runs the producers
  * wrote, so a mostly ordered stream costs one pass per doubling of runs);
@@ -37,12 +38,15 @@ pb_stream *pb_stream_ftrace(pb_imp *m, uint32_t cpu) {
   return &m->streams.v[m->stream_ftrace[cpu]];
 }
 
-pb_stream *pb_stream_compact(pb_imp *m, uint32_t cpu) {
-  if (m->stream_compact[cpu] < 0) {
+/* kind: 0 switches, 1 wakings (each bundle writes its switches, then its
+ * wakings: apart, each kind stays in time order). */
+pb_stream *pb_stream_compact(pb_imp *m, uint32_t cpu, int kind) {
+  int32_t *slot = &m->stream_compact[kind][cpu];
+  if (*slot < 0) {
     if (!stream_new(m, PB_STREAM_COMPACT, cpu, sizeof(pb_csched))) return NULL;
-    m->stream_compact[cpu] = (int32_t)m->streams.n - 1;
+    *slot = (int32_t)m->streams.n - 1;
   }
-  return &m->streams.v[m->stream_compact[cpu]];
+  return &m->streams.v[*slot];
 }
 
 int pb_stream_push(pb_stream *s, const void *elem) {
@@ -193,25 +197,19 @@ int pb_sort_streams(pb_imp *m) {
 /* The heap (m->heap) holds stream indexes; the key is (ts of the
  * stream's next element, stream index). */
 
-static inline int64_t head_ts(const pb_imp *m, int32_t s) {
-  const pb_stream *st = &m->streams.v[s];
-  return ts_at(st->v, st->pos, st->esz);
-}
-
-static inline int less(const pb_imp *m, int32_t a, int32_t b) {
-  int64_t ta = head_ts(m, a), tb = head_ts(m, b);
-  return ta < tb || (ta == tb && a < b);
+static inline int less(const pb_heap_ent *a, const pb_heap_ent *b) {
+  return a->ts < b->ts || (a->ts == b->ts && a->stream < b->stream);
 }
 
 static void sift_down(pb_imp *m, size_t i) {
-  int32_t *heap = m->heap;
+  pb_heap_ent *heap = m->heap;
   size_t heap_n = m->heap_n;
   for (;;) {
     size_t l = 2 * i + 1, best = i;
-    if (l < heap_n && less(m, heap[l], heap[best])) best = l;
-    if (l + 1 < heap_n && less(m, heap[l + 1], heap[best])) best = l + 1;
+    if (l < heap_n && less(&heap[l], &heap[best])) best = l;
+    if (l + 1 < heap_n && less(&heap[l + 1], &heap[best])) best = l + 1;
     if (best == i) return;
-    int32_t t = heap[i];
+    pb_heap_ent t = heap[i];
     heap[i] = heap[best];
     heap[best] = t;
     i = best;
@@ -227,19 +225,21 @@ void pb_merge_begin(pb_imp *m) {
     return;
   }
   for (size_t i = 0; i < m->streams.n; i++) {
-    m->streams.v[i].pos = 0;
-    if (m->streams.v[i].n) m->heap[m->heap_n++] = (int32_t)i;
+    pb_stream *st = &m->streams.v[i];
+    st->pos = 0;
+    if (st->n) m->heap[m->heap_n++] = (pb_heap_ent){ts_at(st->v, 0, st->esz), (int32_t)i};
   }
   for (size_t i = m->heap_n; i-- > 0;) sift_down(m, i);
 }
 
 int pb_merge_next(pb_imp *m, int *stream, const void **elem) {
   if (!m->heap_n) return 0;
-  int32_t s = m->heap[0];
+  int32_t s = m->heap[0].stream;
   pb_stream *st = &m->streams.v[s];
   *stream = s;
   *elem = st->v + st->pos * st->esz;
   if (++st->pos == st->n) m->heap[0] = m->heap[--m->heap_n];
+  else m->heap[0].ts = ts_at(st->v, st->pos, st->esz);
   if (m->heap_n > 1) sift_down(m, 0);
   return 1;
 }
