@@ -3,7 +3,8 @@
  * importer end to end (open, read pass, sort, parse, tables finished), as
  * trace_processor_shell measures "Trace loaded: <MB> MB in <s>s" (TRACES.md
  * §5.3), on the shared traces and on a generated trace of slices, sched
- * and counters (bench_gen_proto, ~1 GB by default, --quick 64 MB).
+ * and counters (bench_gen_proto, ~1 GB by default, --quick 64 MB,
+ * PJ_BENCH_PROTO_MB=n for n MB).
  *
  * Each import runs in a forked child so that its peak memory is its own:
  * the child reports wall time, peak RSS above its RSS before the import
@@ -308,6 +309,7 @@ int bench_import_proto(int repeat, int quick, const char *const *shared, int nsh
   /* the generated trace, made once per size in the temp directory */
   static char gen[512];
   uint64_t target = quick ? (64ull << 20) : (1ull << 30);
+  if (getenv("PJ_BENCH_PROTO_MB")) target = strtoull(getenv("PJ_BENCH_PROTO_MB"), NULL, 10) << 20;
   const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   snprintf(gen, sizeof gen, "%s/pipejit-bench-proto-%llu.pftrace", tmp,
            (unsigned long long)(target >> 20));

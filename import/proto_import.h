@@ -100,7 +100,11 @@ typedef struct pb_stream {
   int64_t last_ts;
   int unsorted;
   size_t pos;            /* merge cursor */
+  uint64_t *sufmin;      /* per block of PB_SUF_BLOCK items: the least logical
+                            offset referred to from that block on (or NULL) */
+  size_t released;       /* bytes of v handed back */
 } pb_stream;
+enum { PB_SUF_SHIFT = 12 };
 
 /* ---- sequences ---------------------------------------------------------- */
 
@@ -333,6 +337,9 @@ void pb_merge_begin(pb_imp *m);
 int pb_merge_next(pb_imp *m, int *stream, const void **elem);
 void pb_merge_end(pb_imp *m);
 void pb_streams_free(pb_imp *m);
+/* Hands back the pages of the input and of the streams that the merge
+ * has passed (nothing before them is read again). */
+void pb_release_consumed(pb_imp *m);
 /* Stable sort of n elements of size esz by their leading int64 ts. */
 int pb_sort_by_ts(void *v, size_t n, size_t esz);
 /* The same for 16-byte items by LSD radix sort. */

@@ -89,7 +89,10 @@ int pb_parse_all(pb_imp *m) {
     case PB_STREAM_FTRACE: parse_ftrace(m, s, e); break;
     case PB_STREAM_COMPACT: pb_parse_compact(m, s->cpu, e); break;
     }
-    if ((++n & 0xffff) == 0 && im_failed(m->t)) break;
+    if ((++n & 0xfffff) == 0) {
+      if (im_failed(m->t)) break;
+      pb_release_consumed(m);
+    }
   }
   pb_merge_end(m);
   im_args_free(m->scratch);

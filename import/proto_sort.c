@@ -13,6 +13,7 @@
  * order. The whole trace is sorted (TP's --full-sort; §3.5.3 [S]).
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "import/proto_import.h"
 
@@ -179,14 +180,33 @@ static size_t count_runs(const pb_stream *s, size_t limit) {
   return runs;
 }
 
+/* The suffix minima of the logical offsets a stream's items refer to. */
+static int suffix_min(pb_stream *s) {
+  if (s->kind == PB_STREAM_COMPACT || !s->n) return 1;
+  size_t nb = ((s->n - 1) >> PB_SUF_SHIFT) + 1;
+  s->sufmin = malloc(nb * sizeof *s->sufmin);
+  if (!s->sufmin) return 0;
+  const pb_item *it = (const pb_item *)s->v;
+  uint64_t min = UINT64_MAX;
+  for (size_t i = s->n; i-- > 0;) {
+    uint64_t off = PB_REF_OFF(it[i].ref);
+    if (off < min) min = off;
+    if ((i & ((1u << PB_SUF_SHIFT) - 1)) == 0) s->sufmin[i >> PB_SUF_SHIFT] = min;
+  }
+  return 1;
+}
+
 int pb_sort_streams(pb_imp *m) {
   for (size_t i = 0; i < m->streams.n; i++) {
     pb_stream *s = &m->streams.v[i];
+    if (!suffix_min(s)) return im_oom(m->t);   /* after the sort, below */
     if (!s->unsorted) continue;
+    free(s->sufmin);
+    s->sufmin = NULL;
     int ok = s->esz == sizeof(pb_item) && count_runs(s, 16) >= 16
                  ? pb_radix_items((pb_item *)s->v, s->n)
                  : pb_sort_by_ts(s->v, s->n, s->esz);
-    if (!ok) return im_oom(m->t);
+    if (!ok || !suffix_min(s)) return im_oom(m->t);
     s->unsorted = 0;
   }
   return 1;
@@ -250,8 +270,46 @@ void pb_merge_end(pb_imp *m) {
   m->heap_n = 0;
 }
 
+/* ---- handing back what the merge passed ------------------------------------------ */
+
+static void release_range(uint8_t *base, size_t from, size_t to) {
+  uintptr_t a = ((uintptr_t)base + from + 4095) & ~(uintptr_t)4095;
+  uintptr_t b = ((uintptr_t)base + to) & ~(uintptr_t)4095;
+  if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+void pb_release_consumed(pb_imp *m) {
+  uint64_t wm = UINT64_MAX;
+  for (size_t i = 0; i < m->streams.n; i++) {
+    pb_stream *s = &m->streams.v[i];
+    /* stream arrays: the consumed prefix, never the first page (malloc's
+     * chunk header lives just before v) */
+    size_t done = s->pos * s->esz;
+    if (done > s->released + (4u << 20)) {
+      release_range(s->v, s->released > 4096 ? s->released : 4096, done);
+      s->released = done;
+    }
+    if (s->sufmin && s->pos < s->n) {
+      uint64_t b = s->sufmin[s->pos >> PB_SUF_SHIFT];
+      if (b < wm) wm = b;
+    }
+  }
+  /* the file: every byte whose logical offset is below the watermark */
+  size_t upto = 0;
+  for (size_t i = 0; i < m->segs.n; i++) {
+    const pb_seg *g = &m->segs.v[i];
+    if (g->owned) continue;
+    if (wm >= g->lstart + g->len) upto = g->file_off + g->len;
+    else {
+      if (wm > g->lstart) upto = g->file_off + (size_t)(wm - g->lstart);
+      break;
+    }
+  }
+  if (upto > m->in.released + (4u << 20)) pb_input_release(&m->in, upto);
+}
+
 void pb_streams_free(pb_imp *m) {
-  for (size_t i = 0; i < m->streams.n; i++) free(m->streams.v[i].v);
+  for (size_t i = 0; i < m->streams.n; i++) free(m->streams.v[i].v), free(m->streams.v[i].sufmin);
   free(m->streams.v);
   m->streams.v = NULL;
   m->streams.n = m->streams.cap = 0;
