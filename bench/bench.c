@@ -610,8 +610,11 @@ int main(int argc, char **argv) {
   }
   if (o.format == 2 && !first) printf("\n]\n");
   if (selected(o.workload, "import_proto")) any = 1, run_import_proto(&o);
-  if (!any) usage();
+  int scaling = selected(o.workload, "compile_scaling");
+  if (!any && !scaling) usage();
   if (o.report || o.svg) write_report(&o, argc, argv, all, nall, (double)(rt_now_ns() - t_start) / 1e9);
+  /* after the report: its section is appended */
+  if (scaling && o.format == 0 && bench_compile_scaling(o.opt, o.report) != 0) mismatch = 1;
   free(all);
   for (int i = 0; i < ncache; i++) bench_data_free(&data_cache[i]);
   if (mismatch) fprintf(stderr, "pipejit-bench: some mode returned a different answer\n");

@@ -111,4 +111,9 @@ int bench_iv_sql(pj_engine *e, double cap_s, bench_iv_sums *out, double *ms);
 /* 1 when r (cpu, d) holds exactly the groups of want, in any order. */
 int bench_iv_matches(const pj_result *r, const bench_iv_sums *want);
 
+/* Workload compile_scaling (bench/bench_compile.c): prints compile time
+ * against query size at opt level `opt` and appends a section to
+ * `report` (may be NULL). 0, or -1 on error. */
+int bench_compile_scaling(int opt, const char *report);
+
 #endif

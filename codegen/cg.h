@@ -22,6 +22,28 @@ void cg_jit_free(cg_jit *j);
 /* Compiles every segment of the plan at opt level 0..3. Returns NULL and
  * sets err on failure. */
 cg_module *cg_compile(cg_jit *j, const ir_plan *p, int opt_level, rt_err *err);
+/* The same, giving up at its next step once *interrupt (may be NULL: the
+ * engine's interrupt flag, set from another thread or a signal handler)
+ * is non-zero, with "JIT: the compile was interrupted". */
+cg_module *cg_compile_interruptible(cg_jit *j, const ir_plan *p, int opt_level,
+                                    const volatile int *interrupt, rt_err *err);
+
+/* The size of what a plan compiles to, in expression nodes (every
+ * expression node, plus one per column a sink stores and per aggregate):
+ * what compile time grows with. */
+int64_t cg_plan_size(const ir_plan *p);
+/* Plans larger than this compile at opt level 0 whatever the level asked
+ * (workload fused is about 40 nodes; 1,000 nodes took 50-300 ms at
+ * level 2)
+ * (FastISel, no IR passes): LLVM's instruction scheduler and register
+ * allocator at the other levels grow faster than linearly with the size
+ * of a basic block (a 4,000-column EXTEND took 19.6 s at level 2), while
+ * level 0 stays near 10-50 us per node. A loop that large is bound by its
+ * stores and calls, which the optimizations hardly speed up. */
+#define CG_BIG_PLAN 400
+/* Estimated compile time of a plan at opt level 0 and 2, in ns (for mode
+ * auto: see exec/query.c), from its size. */
+int64_t cg_compile_estimate_ns(const ir_plan *p, int opt_level);
 ex_batch_fn cg_segment_fn(const cg_module *m, int seg);
 /* 1 when segment `seg` runs machine code; 0 when cg_segment_fn gives the
  * interpreter because the segment only copies rows into a buffer (no
@@ -39,6 +61,9 @@ int cg_segment_compiled(const cg_module *m, int seg);
  * modules may be compiled on different threads at the same time. */
 cg_module *cg_compile_begin(cg_jit *j, const ir_plan *p, int opt_level, rt_err *err);
 int cg_compile_end(cg_module *m, const atomic_int *cancel, rt_err *err);
+/* The engine's interrupt flag for cg_compile_end to watch besides cancel
+ * (NULL: none). */
+void cg_module_set_interrupt(cg_module *m, const volatile int *interrupt);
 
 /* Modules are reference counted (the compile cache shares them between
  * handles): cg_compile gives one reference, cg_module_ref adds one,

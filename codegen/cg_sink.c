@@ -19,8 +19,15 @@ struct cg_bufstate {
   rt_type *types;         /* stored type per buffer column */
   LLVMValueRef buf;
   LLVMValueRef *data, *valid;
+  /* A wide buffer (more than CG_WIDE_BUF columns) loads each column's
+   * pointers where it stores, from these two arrays: kept live across
+   * the loop, thousands of pointers made the register allocator's work
+   * grow faster than the code (a 2,500-column EXTEND). */
+  LLVMValueRef datas, valids;
   LLVMValueRef nrows;     /* alloca i64 */
 };
+
+#define CG_WIDE_BUF 64
 
 cg_bufstate *cg_buf_prologue(cg_ctx *cx, const ir_op *op, LLVMValueRef count,
                              LLVMBasicBlockRef fallback) {
@@ -59,7 +66,9 @@ cg_bufstate *cg_buf_prologue(cg_ctx *cx, const ir_op *op, LLVMValueRef count,
   cg_at(cx, ready);
   LLVMValueRef datas = cg_load_field(cx, cx->st.rowbuf, bs->buf, CG_ROWBUF_DATA, cx->t_ptr, "");
   LLVMValueRef valids = cg_load_field(cx, cx->st.rowbuf, bs->buf, CG_ROWBUF_VALID, cx->t_ptr, "");
-  for (int j = 0; j < bs->n; j++) {
+  bs->datas = datas;
+  bs->valids = valids;
+  for (int j = 0; j < bs->n && bs->n <= CG_WIDE_BUF; j++) {
     char nm[96], buf[128];
     cg_colname(cx, bs->cols[j], nm, sizeof nm);
     snprintf(buf, sizeof buf, "out.%s", nm);
@@ -81,9 +90,14 @@ void cg_buf_append(cg_ctx *cx, cg_bufstate *bs) {
     LLVMTypeRef ty = cg_llty(cx, t);
     LLVMValueRef val = v.v;
     if (!cg_is_false(v.null)) val = LLVMBuildSelect(cx->b, v.null, LLVMConstNull(ty), val, "");
-    LLVMBuildStore(cx->b, val, cg_elem_ptr(cx, ty, bs->data[j], r, ""));
+    LLVMValueRef data = bs->data[j], valid = bs->valid[j];
+    if (bs->n > CG_WIDE_BUF) {
+      data = cg_load_elem(cx, cx->t_ptr, bs->datas, cg_i64(cx, j), "");
+      valid = cg_load_elem(cx, cx->t_ptr, bs->valids, cg_i64(cx, j), "");
+    }
+    LLVMBuildStore(cx->b, val, cg_elem_ptr(cx, ty, data, r, ""));
     /* bit r |= !null, without a branch */
-    LLVMValueRef wp = cg_elem_ptr(cx, cx->t_i64, bs->valid[j], LLVMBuildLShr(cx->b, r, cg_i64(cx, 6), ""), "");
+    LLVMValueRef wp = cg_elem_ptr(cx, cx->t_i64, valid, LLVMBuildLShr(cx->b, r, cg_i64(cx, 6), ""), "");
     LLVMValueRef set = LLVMBuildZExt(cx->b, LLVMBuildNot(cx->b, v.null, ""), cx->t_i64, "");
     LLVMValueRef bit = LLVMBuildShl(cx->b, set, LLVMBuildAnd(cx->b, r, cg_i64(cx, 63), ""), "");
     LLVMValueRef w = LLVMBuildLoad2(cx->b, cx->t_i64, wp, "");

@@ -83,6 +83,7 @@ struct cg_module {
   atomic_int refs;           /* cg_module_ref / cg_module_free */
   cg_jit *jit;
   const ir_plan *plan;       /* for the raw IR dump only; may be NULL */
+  const volatile int *interrupt;   /* while a foreground compile runs */
   int opt_level;
   char *passes;              /* the pipeline, copied when the compile began */
   char prefix[32];
@@ -278,16 +279,53 @@ static void cg_module_dispose_llvm(cg_module *m) {
   m->ctx = NULL;
 }
 
-static int cg_cancelled(const atomic_int *cancel, rt_err *err) {
+/* Checked between the steps of cg_compile_end (verify, passes, code
+ * generation, linking): an abandoned module is freed by the caller. */
+static int cg_cancelled(const cg_module *m, const atomic_int *cancel, rt_err *err) {
+  if (m->interrupt && __atomic_load_n(m->interrupt, __ATOMIC_RELAXED)) {
+    rt_errorf(err, -1, "JIT: the compile was interrupted");
+    return 1;
+  }
   if (!cancel || !atomic_load_explicit(cancel, memory_order_relaxed)) return 0;
   rt_errorf(err, -1, "JIT: the compile was cancelled");
   return 1;
+}
+
+void cg_module_set_interrupt(cg_module *m, const volatile int *interrupt) {
+  if (m) m->interrupt = interrupt;
+}
+
+static int64_t expr_size(const ir_expr *e) {
+  if (!e) return 0;
+  int64_t n = 1;
+  for (int i = 0; i < e->nargs; i++) n += expr_size(e->args[i]);
+  return n;
+}
+
+int64_t cg_plan_size(const ir_plan *p) {
+  int64_t n = 0;
+  for (int i = 0; i < p->nops; i++) {
+    const ir_op *op = p->ops[i];
+    if (op->dead) continue;
+    n += expr_size(op->pred) + expr_size(op->expr) + expr_size(op->limit) + expr_size(op->offset);
+    n += op->naggs + op->ngroup + op->ncarry + op->nout;
+  }
+  return n;
+}
+
+int64_t cg_compile_estimate_ns(const ir_plan *p, int opt_level) {
+  int64_t n = cg_plan_size(p);
+  if (n > CG_BIG_PLAN) opt_level = 0;
+  /* measured on workload compile_scaling and fused (bench/): a fixed
+   * ~2 ms (level 0) / ~9 ms (level 2) plus per node */
+  return opt_level == 0 ? 2000000 + n * 30000 : 9000000 + n * 150000;
 }
 
 cg_module *cg_compile_begin(cg_jit *j, const ir_plan *p, int opt_level, rt_err *err) {
   int64_t t0 = rt_now_ns();
   if (opt_level < 0) opt_level = 0;
   if (opt_level > 3) opt_level = 3;
+  if (cg_plan_size(p) > CG_BIG_PLAN) opt_level = 0;   /* linear: see cg.h */
   cg_module *m = calloc(1, sizeof *m);
   if (!m) return NULL;
   atomic_init(&m->refs, 1);
@@ -321,7 +359,7 @@ int cg_compile_end(cg_module *m, const atomic_int *cancel, rt_err *err) {
   cg_jit *j = m->jit;
   LLVMTargetMachineRef tm = NULL;
   LLVMErrorRef e = NULL;
-  if (cg_cancelled(cancel, err)) goto fail;
+  if (cg_cancelled(m, cancel, err)) goto fail;
   char *msg = NULL;
   if (LLVMVerifyModule(m->mod, LLVMReturnStatusAction, &msg)) {
     rt_errorf(err, -1, "JIT: generated code is invalid: %.400s", msg ? msg : "");
@@ -336,7 +374,7 @@ int cg_compile_end(cg_module *m, const atomic_int *cancel, rt_err *err) {
     goto fail;
   }
   if (m->passes[0]) {
-    if (cg_cancelled(cancel, err)) goto fail;
+    if (cg_cancelled(m, cancel, err)) goto fail;
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopVectorization(po, m->opt_level >= 2);
     LLVMPassBuilderOptionsSetSLPVectorization(po, m->opt_level >= 2);
@@ -358,7 +396,7 @@ int cg_compile_end(cg_module *m, const atomic_int *cancel, rt_err *err) {
   }
 
   /* Code generation changes the IR it runs on: give it a copy. */
-  if (cg_cancelled(cancel, err)) goto fail;
+  if (cg_cancelled(m, cancel, err)) goto fail;
   LLVMModuleRef clone = LLVMCloneModule(m->mod);
   LLVMMemoryBufferRef obj = NULL;
   if (LLVMTargetMachineEmitToMemoryBuffer(tm, clone, LLVMObjectFile, &msg, &obj)) {
@@ -370,7 +408,7 @@ int cg_compile_end(cg_module *m, const atomic_int *cancel, rt_err *err) {
   LLVMDisposeModule(clone);
   cg_tm_put(j, m->opt_level, tm);
   tm = NULL;
-  if (cg_cancelled(cancel, err)) {
+  if (cg_cancelled(m, cancel, err)) {
     LLVMDisposeMemoryBuffer(obj);
     goto fail;
   }
@@ -404,13 +442,20 @@ fail:
   return 0;
 }
 
-cg_module *cg_compile(cg_jit *j, const ir_plan *p, int opt_level, rt_err *err) {
+cg_module *cg_compile_interruptible(cg_jit *j, const ir_plan *p, int opt_level,
+                                    const volatile int *interrupt, rt_err *err) {
   cg_module *m = cg_compile_begin(j, p, opt_level, err);
+  cg_module_set_interrupt(m, interrupt);
   if (m && !cg_compile_end(m, NULL, err)) {
     cg_module_free(m);
     m = NULL;
   }
+  if (m) m->interrupt = NULL;
   return m;
+}
+
+cg_module *cg_compile(cg_jit *j, const ir_plan *p, int opt_level, rt_err *err) {
+  return cg_compile_interruptible(j, p, opt_level, NULL, err);
 }
 
 ex_batch_fn cg_segment_fn(const cg_module *m, int seg) {

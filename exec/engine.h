@@ -30,6 +30,10 @@ struct ex_job;
  * and the compile pay off sooner. Compiled code found in the cache is
  * used from the first batch whatever the size. */
 #define PJ_AUTO_JIT_ROWS 250000
+/* The interpreter's cost per row and expression node, in ns, for mode
+ * auto's compile-or-not estimate (workload fused: ~23 ns a row for ~8
+ * expression nodes; cheaper per node in wide plans). */
+#define PJ_INTERP_NS_PER_NODE 3
 
 /* Observers of pj_engine_exec, for tools (the CLI's --dump, --timing and
  * --compare). Internal: not part of the public API. Every member may be

@@ -375,9 +375,14 @@ static pj_status ensure_code(pj_query *q) {
   q->code = cache_lookup(q);
   if (q->code) return PJ_OK;
   int64_t t0 = rt_now_ns();
-  q->code = cg_compile(e->jit, q->plan, e->opt_level, &err);
+  /* pj_engine_interrupt (--timeout, Ctrl-C) stops a compile too */
+  q->code = cg_compile_interruptible(e->jit, q->plan, e->opt_level, &e->interrupt, &err);
   e->timing.compile_ns += rt_now_ns() - t0;
   if (!q->code) {
+    if (pj__interrupted(e)) {
+      pj__failf(e, "interrupted");
+      return PJ_INTERRUPTED;
+    }
     if (!err.set) rt_errorf(&err, -1, "JIT: compilation failed");
     return pj__fail(e, &err, q->src);
   }
@@ -397,7 +402,18 @@ static void auto_prepare(pj_query *q) {
   if (q->code || q->job) return;
   q->code = cache_lookup(q);
   if (q->code) return;
-  if (estimate_rows(q->plan) < e->auto_rows) return;
+  int64_t rows = estimate_rows(q->plan);
+  if (rows < e->auto_rows) return;
+  /* Never a compile that costs more than interpreting the whole input
+   * (a 20,000-WHEN CASE over a few rows): the interpreter's time is
+   * estimated per row and expression node, the compile's per node. A
+   * SQLite source counts as large (its size is unknown). Plans of usual
+   * size compile at or beyond auto_rows (measured for them: see
+   * engine.h); the estimate decides for big ones (cg.h's CG_BIG_PLAN). */
+  int64_t nodes = cg_plan_size(q->plan) + 1;
+  if (nodes > CG_BIG_PLAN && rows < INT64_MAX / 4 && rows < INT64_MAX / (nodes * PJ_INTERP_NS_PER_NODE) &&
+      rows * nodes * PJ_INTERP_NS_PER_NODE < cg_compile_estimate_ns(q->plan, e->opt_level))
+    return;
   if (pj__engine_jit(e) != PJ_OK) {
     pj__clear_error(e);   /* no LLVM: the interpreter does the work */
     return;
@@ -424,7 +440,8 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
   if (check_bound(q) != PJ_OK) return PJ_ERROR;
   ex_picker pk = {0};
   if (e->mode == PJ_MODE_JIT || (e->mode == PJ_MODE_AUTO && e->force_switch)) {
-    if (ensure_code(q) != PJ_OK) return PJ_ERROR;
+    pj_status cs = ensure_code(q);
+    if (cs != PJ_OK) return cs;
     pk.code = q->code;
     pk.force_switch = e->force_switch;
   } else if (e->mode == PJ_MODE_AUTO) {
