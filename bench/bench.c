@@ -7,7 +7,7 @@
  *   pipejit-bench [--workload fused|filter_project|tiny|tree_up|tree_down|
  *                              tree_up_shuffled|tree_sql|intersect|
  *                              intersect_overlapping|flatten|interval_join|
- *                              intersect_sql|all]
+ *                              intersect_sql|compile_scaling|all]
  *                 [--sizes 1000,10000,...] [--modes interp,jit,auto]
  *                 [--repeat N] [--opt 0..3] [--passes PIPELINE]
  *                 [--sql-cap SECONDS] [--sql-max-size N] [--csv | --json]
@@ -420,7 +420,7 @@ static void usage(void) {
           "usage: pipejit-bench [--workload fused|filter_project|tiny|tree_up|tree_down|\n"
           "                                 tree_up_shuffled|tree_sql|intersect|\n"
           "                                 intersect_overlapping|flatten|interval_join|\n"
-          "                                 intersect_sql|all] [--sizes N,N,...]\n"
+          "                                 intersect_sql|compile_scaling|all] [--sizes N,N,...]\n"
           "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
           "                     [--passes PIPELINE] [--sql-cap SECONDS] [--sql-max-size N]\n"
           "                     [--csv | --json] [--report REPORT.md] [--svg report.svg]\n"
