@@ -20,6 +20,8 @@
 
 #include "bench/bench_import.h"
 #include "import/builder.h"
+#include "import/input.h"
+#include "import/load.h"
 #include "import/proto.h"
 #include "runtime/rt.h"
 #include "tests/unit/proto_writer.h"
@@ -250,19 +252,35 @@ typedef struct child_result {
   double ms;
   int64_t peak_kb, tables;
   int64_t slices, sched, counters;
+  int64_t bytes;        /* JSON: uncompressed bytes (0: the file size) */
 } child_result;
+
+/* Which importer the child runs: 0 protobuf, 1 Chrome JSON. */
+static int import_json;
+
+/* The JSON importer as pj_engine_load_trace runs it (import/load.c). */
+static int json_file(im_trace *t, const char *path, int64_t *bytes, rt_err *err) {
+  im_input in;
+  if (!im_input_open(&in, path, err)) return 0;
+  *bytes = (int64_t)in.len;
+  im_trace_file(t, path, in.file_size, "json", in.gzip, (int64_t)in.len, in.head, in.headlen);
+  int ok = im_json_import(t, &in, NULL, NULL, err);
+  im_input_close(&in);
+  return ok;
+}
 
 static void child(const char *path, int fd) {
   child_result r = {0};
   int64_t base = status_kb("VmRSS:");
   int64_t t0 = rt_now_ns();
   rt_strpool *sp = rt_strpool_new();
-  im_options opt = {.zero_is_swapper = 1};
+  im_options opt = {.zero_is_swapper = !import_json};
   im_trace *t = im_trace_new(sp, &opt);
   rt_catalog *cat = rt_catalog_new();
   rt_err err = {0};
   char warning[256];
-  r.ok = t && cat && pb_import_file(t, path, warning, sizeof warning, &err);
+  r.ok = t && cat &&
+         (import_json ? json_file(t, path, &r.bytes, &err) : pb_import_file(t, path, warning, sizeof warning, &err));
   if (r.ok) {
     r.slices = im_rows(t, IM_T_SLICE);
     r.sched = im_rows(t, IM_T_SCHED);
@@ -273,7 +291,7 @@ static void child(const char *path, int fd) {
   r.ms = (double)(rt_now_ns() - t0) / 1e6;
   r.peak_kb = status_kb("VmHWM:") - base;
   if (r.ok) r.tables = tables_bytes(cat, sp);
-  else fprintf(stderr, "import_proto: %s: %s\n", path, err.msg);
+  else fprintf(stderr, "%s: %s: %s\n", import_json ? "import_json" : "import_proto", path, err.msg);
   if (write(fd, &r, sizeof r) != sizeof r) _exit(1);
   _exit(0);
 }
@@ -301,7 +319,7 @@ static int cmp_d(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-int bench_import_proto(int repeat, int quick, const char *const *shared, int nshared,
+static int run_imports(int repeat, int quick, const char *const *shared, int nshared,
                        bench_import_row *rows, int cap) {
   const char *paths[8];
   int n = 0;
@@ -311,12 +329,13 @@ int bench_import_proto(int repeat, int quick, const char *const *shared, int nsh
   uint64_t target = quick ? (64ull << 20) : (1ull << 30);
   if (getenv("PJ_BENCH_PROTO_MB")) target = strtoull(getenv("PJ_BENCH_PROTO_MB"), NULL, 10) << 20;
   const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-  snprintf(gen, sizeof gen, "%s/pipejit-bench-proto-%llu.pftrace", tmp,
-           (unsigned long long)(target >> 20));
+  const char *what = import_json ? "import_json" : "import_proto";
+  snprintf(gen, sizeof gen, "%s/pipejit-bench-%s-%llu.%s", tmp, import_json ? "json" : "proto",
+           (unsigned long long)(target >> 20), import_json ? "json" : "pftrace");
   struct stat st;
   if (stat(gen, &st) != 0 || (uint64_t)st.st_size < target) {
-    fprintf(stderr, "import_proto: writing %s (%llu MB)…\n", gen, (unsigned long long)(target >> 20));
-    if (bench_gen_proto(gen, target) != 0) return -1;
+    fprintf(stderr, "%s: writing %s (%llu MB)…\n", what, gen, (unsigned long long)(target >> 20));
+    if ((import_json ? bench_gen_json(gen, target) : bench_gen_proto(gen, target)) != 0) return -1;
   }
   paths[n++] = gen;
   int nrows = 0;
@@ -336,7 +355,7 @@ int bench_import_proto(int repeat, int quick, const char *const *shared, int nsh
     bench_import_row *o = &rows[nrows++];
     const char *base = strrchr(paths[i], '/');
     snprintf(o->file, sizeof o->file, "%s", base ? base + 1 : paths[i]);
-    o->mb = (double)st.st_size / 1e6;
+    o->mb = (double)(r.bytes ? r.bytes : st.st_size) / 1e6;   /* JSON: uncompressed */
     o->ms = med;
     o->mb_per_s = o->mb / (med / 1e3);
     o->peak_mb = (double)worst.peak_kb / 1024.0;
@@ -346,4 +365,92 @@ int bench_import_proto(int repeat, int quick, const char *const *shared, int nsh
     o->counters = r.counters;
   }
   return nrows;
+}
+
+int bench_import_proto(int repeat, int quick, const char *const *shared, int nshared,
+                       bench_import_row *rows, int cap) {
+  import_json = 0;
+  return run_imports(repeat, quick, shared, nshared, rows, cap);
+}
+
+int bench_import_json(int repeat, int quick, const char *const *shared, int nshared,
+                      bench_import_row *rows, int cap) {
+  import_json = 1;
+  return run_imports(repeat, quick, shared, nshared, rows, cap);
+}
+
+/* ---- the generated JSON trace ---------------------------------------------------- */
+
+/* A Chrome JSON trace of about `target` bytes, in the shape Chrome writes:
+ * per thread nested X slices (some with args, a few B/E pairs and thread
+ * instants), process counters, async b/e pairs and v2 flows, thread and
+ * process names; written in per-thread chunks, so not globally in ts
+ * order. */
+int bench_gen_json(const char *path, uint64_t target) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  static char buf[1 << 16];
+  setvbuf(f, buf, _IOFBF, sizeof buf);
+  rng = 0x51ed27;
+  uint64_t bytes = (uint64_t)fprintf(f, "{\"traceEvents\":[\n");
+  int first = 1;
+#define EV(...) (bytes += (uint64_t)fprintf(f, "%s", first ? "" : ",\n"), first = 0, \
+                 bytes += (uint64_t)fprintf(f, __VA_ARGS__))
+  for (int t = 0; t < GEN_THREADS; t++)
+    EV("{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"worker %d\"}}",
+       PID + t % 4, PID * 10 + t, t);
+  for (int p = 0; p < 4; p++)
+    EV("{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"proc %d\"}}",
+       PID + p, PID + p, p);
+  int64_t clock[GEN_THREADS] = {0};
+  uint64_t flow = 1;
+  while (bytes < target) {
+    for (int t = 0; t < GEN_THREADS && bytes < target; t++) {
+      int pid = PID + t % 4, tid = PID * 10 + t;
+      /* a chunk of 64 top-level slices with children */
+      for (int k = 0; k < 64; k++) {
+        int64_t ts = clock[t] += 5 + (int64_t)(next_rand() % 50);
+        int64_t dur = 200 + (int64_t)(next_rand() % 400);
+        unsigned name = (unsigned)(next_rand() % GEN_NAMES);
+        EV("{\"pid\":%d,\"tid\":%d,\"ts\":%lld,\"ph\":\"X\",\"cat\":\"toplevel\",\"name\":\"Task%u\","
+           "\"dur\":%lld,\"tts\":%lld,\"tdur\":%lld,\"args\":{\"src_file\":\"../../base/file%u.cc\","
+           "\"line\":%u}}",
+           pid, tid, (long long)ts, name, (long long)dur, (long long)ts / 3, (long long)dur / 2,
+           name % 7, (unsigned)(next_rand() % 500));
+        int64_t c = ts + 1;
+        for (int d = 0; d < 3 && c + 40 < ts + dur; d++) {
+          int64_t cd = 10 + (int64_t)(next_rand() % 30);
+          EV("{\"pid\":%d,\"tid\":%d,\"ts\":%lld.%03u,\"ph\":\"X\",\"cat\":\"cc,gpu\",\"name\":\"Child%u\",\"dur\":%lld}",
+             pid, tid, (long long)c, (unsigned)(next_rand() % 1000), (unsigned)(next_rand() % GEN_NAMES),
+             (long long)cd);
+          c += cd + 1;
+        }
+        if (k % 8 == 0) {
+          EV("{\"pid\":%d,\"tid\":%d,\"ts\":%lld,\"ph\":\"B\",\"cat\":\"ipc\",\"name\":\"Msg\",\"args\":{\"id\":%u}}",
+             pid, tid, (long long)(ts + dur + 2), (unsigned)k);
+          EV("{\"pid\":%d,\"tid\":%d,\"ts\":%lld,\"ph\":\"E\"}", pid, tid, (long long)(ts + dur + 4));
+          clock[t] = ts + dur + 5;
+        } else {
+          clock[t] = ts + dur;
+        }
+        if (k % 16 == 3)
+          EV("{\"pid\":%d,\"tid\":%d,\"ts\":%lld,\"ph\":\"i\",\"s\":\"t\",\"name\":\"Mark\"}", pid, tid,
+             (long long)clock[t]);
+        if (k % 16 == 5)
+          EV("{\"pid\":%d,\"tid\":%d,\"ts\":%lld,\"ph\":\"C\",\"name\":\"mem\",\"args\":{\"heap\":%u,\"rss\":%u}}",
+             pid, tid, (long long)clock[t], (unsigned)(next_rand() % 100000), (unsigned)(next_rand() % 100000));
+        if (k % 32 == 7) {
+          EV("{\"pid\":%d,\"tid\":%d,\"ts\":%lld,\"ph\":\"b\",\"cat\":\"net\",\"name\":\"Req\",\"id\":\"0x%llx\"}",
+             pid, tid, (long long)clock[t], (unsigned long long)flow);
+          EV("{\"pid\":%d,\"tid\":%d,\"ts\":%lld,\"ph\":\"e\",\"cat\":\"net\",\"name\":\"Req\",\"id\":\"0x%llx\"}",
+             pid, tid, (long long)clock[t] + 300, (unsigned long long)flow);
+          flow++;
+        }
+      }
+    }
+  }
+  bytes += (uint64_t)fprintf(f, "\n]}\n");
+#undef EV
+  int bad = ferror(f);
+  return fclose(f) != 0 || bad ? -1 : 0;
 }

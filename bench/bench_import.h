@@ -25,4 +25,10 @@ int bench_gen_proto(const char *path, uint64_t target);
 int bench_import_proto(int repeat, int quick, const char *const *shared, int nshared,
                        bench_import_row *rows, int cap);
 
+/* A generated Chrome JSON trace of about target bytes; import_json: the
+ * JSON importer on the shared traces given and on it (1 GB, quick 64 MB). */
+int bench_gen_json(const char *path, uint64_t target);
+int bench_import_json(int repeat, int quick, const char *const *shared, int nshared,
+                      bench_import_row *rows, int cap);
+
 #endif

@@ -2,6 +2,7 @@
  * input.c — reading a trace file into memory (see input.h).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,13 +151,17 @@ int im_input_open(im_input *in, const char *path, rt_err *err) {
   return 1;
 }
 
+/* Drops whole pages of the buffer before upto: the file's mapping, or the
+ * decompressed buffer (a large malloc is its own mapping, so its pages can
+ * be given back while it stays allocated; what is read there later is 0). */
 void im_input_release(im_input *in, size_t upto) {
-  if (!in->map) return;
-  size_t page = 1 << 21;
-  size_t end = upto / page * page;
-  if (end <= in->released) return;
-  madvise((char *)in->map + in->released, end - in->released, MADV_DONTNEED);
-  in->released = end;
+  char *base = in->map ? in->map : in->owned;
+  if (!base || upto > in->len) return;
+  uintptr_t page = 4096;
+  uintptr_t from = ((uintptr_t)base + in->released + page - 1) & ~(page - 1);
+  uintptr_t to = ((uintptr_t)base + upto) & ~(page - 1);
+  if (to > from) madvise((void *)from, to - from, MADV_DONTNEED);
+  in->released = upto;
 }
 
 void im_input_close(im_input *in) {

@@ -36,12 +36,13 @@ typedef struct im_input {
   void *map;            /* mmap'd file, or NULL */
   size_t map_len;
   char *owned;          /* malloc'd decompressed bytes */
-  size_t released;      /* bytes of `map` already dropped */
+  size_t released;      /* bytes at the start already dropped */
 } im_input;
 
 /* Opens path; 1, or 0 with err set ("TRACE: cannot open …"). */
 int im_input_open(im_input *in, const char *path, rt_err *err);
-/* Says the bytes before `upto` are not needed any more. */
+/* Says the bytes before `upto` are not needed any more (their pages are
+ * given back; reading them afterwards gives zeros). */
 void im_input_release(im_input *in, size_t upto);
 void im_input_close(im_input *in);
 

@@ -20,9 +20,9 @@ void jt_free(jtrace *j) {
   memset(j, 0, sizeof *j);
 }
 
-int im_json_import(im_trace *t, const im_input *in, pj_trace_info *info,
+int im_json_import(im_trace *t, im_input *in, pj_trace_info *info,
                    const im_progress *progress, rt_err *err) {
-  jtrace j = {.t = t};
+  jtrace j = {.t = t, .in = in};
   j.strid_map = calloc(1, sizeof(im_map));
   jscan s = {.base = in->data, .p = in->data, .end = in->data + in->len};
   if (!j.strid_map) return rt_errorf(err, -1, "TRACE: out of memory");

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "input.h"
 #include "json.h"
 #include "trace.h"
 
@@ -348,6 +349,10 @@ static int read_events(jtrace *j, jscan *s, int bare) {
         return 0;
       }
       if (j->t && im_failed(j->t)) return 0;
+      /* Pass 1 keeps nothing that points into the input (strings are
+       * interned, args copied): its pages behind us can go. */
+      if (j->in && (size_t)(s->p - s->base) >= j->in->released + (8u << 20))
+        im_input_release(j->in, (size_t)(s->p - s->base));
     } else {
       /* not an object: skipped and counted */
       if (!js_skip(s)) return 0;

@@ -25,7 +25,7 @@ int im_load(rt_catalog *cat, void *db, rt_strpool *sp, const char *path, pj_trac
 
 /* The JSON importer (json.c) over a whole buffer into t. */
 struct im_trace;
-int im_json_import(struct im_trace *t, const im_input *in, pj_trace_info *info,
+int im_json_import(struct im_trace *t, im_input *in, pj_trace_info *info,
                    const im_progress *progress, rt_err *err);
 
 #endif
