@@ -451,6 +451,11 @@ static cg_val cg_strfn(cg_ctx *cx, const ir_expr *e, const char *name) {
   LLVMTypeRef want = cg_llty(cx, rt == RT_BOOL ? RT_I64 : rt);
   LLVMValueRef r = cg_call_notnull(cx, null, fn, args, na,
                                    (e->kind == IX_LIKE || e->kind == IX_GLOB) ? RT_STR : rt, name);
+  /* A string the pool refused (too long, out of memory) stops the row,
+   * with the pool's reason: never an empty string. */
+  if (rt == RT_STR)
+    cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntEQ, r, cg_i32(cx, (int32_t)RT_STR_FAILED), ""),
+               CG_ERR_STRING, "str.ok");
   /* like/glob return an int (i32): widen to the boolean i64 */
   if (LLVMTypeOf(r) != want) r = LLVMBuildZExt(cx->b, r, want, name);
   return (cg_val){r, null, rt};

@@ -34,6 +34,9 @@ int cg_rt_fail(ex_seg *s, int code) {
   case CG_ERR_NOMEM:
     rt_errorf(&s->run->err, op ? op->pos : -1, "%s: out of memory", stage);
     break;
+  case CG_ERR_STRING:
+    rt_errorf(&s->run->err, op ? op->pos : -1, "%s: %s", stage, rt_strpool_error(s->run->strings));
+    break;
   case CG_ERR_OVERFLOW:
   default:
     rt_errorf(&s->run->err, op ? op->pos : -1, "%s: integer overflow", stage);

@@ -32,10 +32,12 @@ void cg_types_init(cg_types *t, LLVMContextRef c);
 /* Error kinds reported by generated code (cg_rt_fail). CG_ERR_RUNTIME: a
  * runtime function the row called has already set the message (TREE
  * ACCUMULATE's numbering); CG_ERR_TREE_NODE: a node number outside the
- * per-node arrays (the interpreter's "internal error" for the same). */
+ * per-node arrays (the interpreter's "internal error" for the same);
+ * CG_ERR_STRING: a string helper returned RT_STR_FAILED (the pool says
+ * why: too long, out of memory). */
 enum {
   CG_ERR_OVERFLOW = 0, CG_ERR_NOMEM = 1, CG_ERR_RUNTIME = 2, CG_ERR_TREE_NODE = 3,
-  CG_ERR_KINDS = 4
+  CG_ERR_STRING = 4, CG_ERR_KINDS = 5
 };
 /* The runtime function the generated code calls after a failed batch: sets
  * "<STAGE>: <message>" on s->run->err, where the stage is that of step

@@ -25,6 +25,17 @@ static bool vm_nulls_of(vm_vec *r, vm_vec **args, int n, const vm_set *set) {
   return r->anynull;
 }
 
+/* A string result the pool refused (RT_STR_FAILED: too long, out of
+ * memory) stops the query with the pool's reason, never an empty string. */
+static vm_vec *vm_str_checked(vm *m, vm_vec *r, const vm_set *set) {
+  const uint32_t *o = r->v;
+  uint32_t bad = 0;
+  VM_EACH(set, i, if (o[i] == RT_STR_FAILED) { bad = 1; break; });
+  if (!bad) return r;
+  vm_vec_put(m, r);
+  return vm_fail(m, rt_strpool_error(m->sp));
+}
+
 vm_vec *vm_coerce(vm *m, vm_vec *v, int vt, const vm_set *set) {
   if (!v || v->vt == vt) return v;
   vm_vec *r = vm_vec_get(m, vt);
@@ -57,13 +68,15 @@ vm_vec *vm_coerce(vm *m, vm_vec *v, int vt, const vm_set *set) {
     uint32_t *o = r->v;
     if (v->vt == VT_I64) {
       const int64_t *x = v->v;
-      if (nn) VM_EACH(set, i, o[i] = z[i] ? 0 : rt_fn_i64_to_str(sp, x[i]););
-      else VM_EACH(set, i, o[i] = rt_fn_i64_to_str(sp, x[i]););
+      if (nn) VM_EACH(set, i, o[i] = z[i] ? 0 : rt_fn_i64_to_str(sp, x[i]); if (o[i] == RT_STR_FAILED) break;);
+      else VM_EACH(set, i, o[i] = rt_fn_i64_to_str(sp, x[i]); if (o[i] == RT_STR_FAILED) break;);
     } else {
       const double *x = v->v;
-      if (nn) VM_EACH(set, i, o[i] = z[i] ? 0 : rt_fn_f64_to_str(sp, x[i]););
-      else VM_EACH(set, i, o[i] = rt_fn_f64_to_str(sp, x[i]););
+      if (nn) VM_EACH(set, i, o[i] = z[i] ? 0 : rt_fn_f64_to_str(sp, x[i]); if (o[i] == RT_STR_FAILED) break;);
+      else VM_EACH(set, i, o[i] = rt_fn_f64_to_str(sp, x[i]); if (o[i] == RT_STR_FAILED) break;);
     }
+    vm_vec_put(m, v);
+    return vm_str_checked(m, r, set);
   }
   vm_vec_put(m, v);
   return r;
@@ -132,24 +145,31 @@ vm_vec *vm_eval_strfn(vm *m, const ir_expr *e, const vm_set *set) {
     if (nn) VM_EACH(set, i, o[i] = z[i] ? 0 : (call););                        \
     else VM_EACH(set, i, o[i] = (call););                                      \
   } while (0)
+  /* String results stop at the first one the pool refused, as the JIT's
+   * row loop does, so the pool's reason is that row's in both. */
+#define VM_STR_LOOP(o, call)                                                   \
+  do {                                                                         \
+    if (nn) VM_EACH(set, i, o[i] = z[i] ? 0 : (call); if (o[i] == RT_STR_FAILED) break;); \
+    else VM_EACH(set, i, o[i] = (call); if (o[i] == RT_STR_FAILED) break;);    \
+  } while (0)
 
   switch (e->kind) {
-  case IX_CONCAT: { uint32_t *o = r->v; VM_FN_LOOP(o, rt_fn_concat(sp, s0[i], s1[i])); break; }
+  case IX_CONCAT: { uint32_t *o = r->v; VM_STR_LOOP(o, rt_fn_concat(sp, s0[i], s1[i])); break; }
   /* x LIKE p: the helper takes the pattern first. */
   case IX_LIKE: { int64_t *o = r->v; VM_FN_LOOP(o, rt_fn_like(sp, s1[i], s0[i])); break; }
   case IX_GLOB: { int64_t *o = r->v; VM_FN_LOOP(o, rt_fn_glob(sp, s1[i], s0[i])); break; }
   case IX_LENGTH: { int64_t *o = r->v; VM_FN_LOOP(o, rt_fn_length(sp, s0[i])); break; }
-  case IX_LOWER: { uint32_t *o = r->v; VM_FN_LOOP(o, rt_fn_lower(sp, s0[i])); break; }
-  case IX_UPPER: { uint32_t *o = r->v; VM_FN_LOOP(o, rt_fn_upper(sp, s0[i])); break; }
+  case IX_LOWER: { uint32_t *o = r->v; VM_STR_LOOP(o, rt_fn_lower(sp, s0[i])); break; }
+  case IX_UPPER: { uint32_t *o = r->v; VM_STR_LOOP(o, rt_fn_upper(sp, s0[i])); break; }
   case IX_INSTR: { int64_t *o = r->v; VM_FN_LOOP(o, rt_fn_instr(sp, s0[i], s1[i])); break; }
   case IX_SUBSTR: {
     uint32_t *o = r->v;
     const int64_t *st = (const int64_t *)args[1]->v;
     if (n == 3) {
       const int64_t *len = args[2]->v;
-      VM_FN_LOOP(o, rt_fn_substr3(sp, s0[i], st[i], len[i]));
+      VM_STR_LOOP(o, rt_fn_substr3(sp, s0[i], st[i], len[i]));
     } else {
-      VM_FN_LOOP(o, rt_fn_substr2(sp, s0[i], st[i]));
+      VM_STR_LOOP(o, rt_fn_substr2(sp, s0[i], st[i]));
     }
     break;
   }
@@ -158,8 +178,8 @@ vm_vec *vm_eval_strfn(vm *m, const ir_expr *e, const vm_set *set) {
   case IX_RTRIM: {
     uint32_t *o = r->v;
     int mode = e->kind == IX_TRIM ? RT_TRIM_BOTH : e->kind == IX_LTRIM ? RT_TRIM_LEFT : RT_TRIM_RIGHT;
-    if (n == 2) VM_FN_LOOP(o, rt_fn_trim_set(sp, s0[i], s1[i], mode));
-    else VM_FN_LOOP(o, rt_fn_trim(sp, s0[i], mode));
+    if (n == 2) VM_STR_LOOP(o, rt_fn_trim_set(sp, s0[i], s1[i], mode));
+    else VM_STR_LOOP(o, rt_fn_trim(sp, s0[i], mode));
     break;
   }
   default:
@@ -168,6 +188,7 @@ vm_vec *vm_eval_strfn(vm *m, const ir_expr *e, const vm_set *set) {
     return vm_fail(m, "unexpected string function");
   }
 #undef VM_FN_LOOP
+#undef VM_STR_LOOP
   for (int k = 0; k < n; k++) vm_vec_put(m, args[k]);
-  return r;
+  return r->vt == VT_STR ? vm_str_checked(m, r, set) : r;
 }

@@ -106,6 +106,19 @@ uint32_t rt_str_intern(rt_strpool *p, const char *s, size_t len);
 const char *rt_str_get(const rt_strpool *p, uint32_t id, size_t *len);
 /* Binary (memcmp, then length) order of two ids: <0, 0, >0. */
 int rt_str_cmp(const rt_strpool *p, uint32_t a, uint32_t b);
+/* Strings longer than the pool's maximum (4 GiB - 1 bytes, the most a
+ * length of 32 bits holds; lower only for tests) are refused, as are
+ * strings when memory runs out: rt_str_intern then returns 0 and
+ * rt_strpool_error says why ("string too long: a string holds at most
+ * M bytes", "out of memory"). rt_str_fits checks a length ahead
+ * of building the string (false, with the reason set, when too long). */
+bool rt_str_fits(rt_strpool *p, size_t len);
+void rt_strpool_set_max_len(rt_strpool *p, size_t n);
+const char *rt_strpool_error(const rt_strpool *p);
+/* What string helpers (strfn.h) return instead of an id when the pool
+ * refused their result: never a valid id, so the backends can tell it
+ * from the empty string and stop the query with rt_strpool_error. */
+#define RT_STR_FAILED UINT32_MAX
 /* Number of interned strings (ids are 0..count-1), and bytes held. */
 uint32_t rt_strpool_count(const rt_strpool *p);
 size_t rt_strpool_bytes(const rt_strpool *p);

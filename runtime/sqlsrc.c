@@ -347,9 +347,11 @@ static uint32_t intern_text(rt_sqlsrc *s, sqlcol *col, sqlite3_value *val) {
     const char *last = rt_str_get(s->sp, col->last_id, &llen);
     if (llen == len && memcmp(last, txt, len) == 0) return col->last_id;
   }
-  col->last_id = rt_str_intern(s->sp, txt, len);
+  uint32_t id = rt_str_intern(s->sp, txt, len);
+  if (!id && len) return RT_STR_FAILED;   /* refused: the caller reports it */
+  col->last_id = id;
   col->has_last = 1;
-  return col->last_id;
+  return id;
 }
 
 int rt_sqlsrc_next(rt_sqlsrc *s, rt_view *views, uint32_t *n, rt_err *err) {
@@ -410,7 +412,11 @@ int rt_sqlsrc_next(rt_sqlsrc *s, rt_view *views, uint32_t *n, rt_err *err) {
         break;
       default:
         if (t != SQLITE_TEXT) return value_error(s, c, t, s->rows, err), -1;
-        ((uint32_t *)col->data)[r] = intern_text(s, col, val);
+        if ((((uint32_t *)col->data)[r] = intern_text(s, col, val)) == RT_STR_FAILED) {
+          s->failed = 1;
+          return rt_errorf(err, -1, "%s: column '%s' in row %lld: %s", s->stage, col->name,
+                           (long long)s->rows, rt_strpool_error(s->sp)), -1;
+        }
         break;
       }
       col->valid[w] |= bit;

@@ -11,6 +11,15 @@
 
 #include "strfn.h"
 
+/* Interns a helper's result. A non-empty result the pool refused (too
+ * long, out of memory) is RT_STR_FAILED, never the empty string: the
+ * backends stop the query with rt_strpool_error. */
+static uint32_t put(rt_strpool *p, const char *s, size_t n) {
+  if (n == 0) return 0;
+  uint32_t id = rt_str_intern(p, s, n);
+  return id ? id : RT_STR_FAILED;
+}
+
 typedef unsigned char u8;
 
 /* ---- UTF-8 ---------------------------------------------------------------- */
@@ -165,10 +174,10 @@ static uint32_t map_case(rt_strpool *p, uint32_t s, bool upper) {
     if (upper ? (z[i] >= 'a' && z[i] <= 'z') : (z[i] >= 'A' && z[i] <= 'Z')) break;
   if (i == n) return s;
   char *buf = rt_strpool_scratch(p, n);
-  if (!buf) return s;
+  if (!buf) return RT_STR_FAILED;
   memcpy(buf, z, i);
   for (; i < n; i++) buf[i] = (char)(upper ? ascii_upper(z[i]) : ascii_lower(z[i]));
-  return rt_str_intern(p, buf, n);
+  return put(p, buf, n);
 }
 
 uint32_t rt_fn_lower(rt_strpool *p, uint32_t s) { return map_case(p, s, false); }
@@ -236,7 +245,7 @@ static uint32_t substr_impl(rt_strpool *p, uint32_t s, int64_t start, int64_t co
   size_t n;
   (void)text(p, s, &n);
   if (from == z && (size_t)(to - z) == n) return s;
-  return rt_str_intern(p, (const char *)from, (size_t)(to - from));
+  return put(p, (const char *)from, (size_t)(to - from));
 }
 
 uint32_t rt_fn_substr2(rt_strpool *p, uint32_t s, int64_t start) {
@@ -299,7 +308,7 @@ static uint32_t trim_chars(rt_strpool *p, uint32_t s, const u8 *const *chars,
   size_t full;
   (void)text(p, s, &full);
   if (in == z && n == full) return s;
-  return rt_str_intern(p, (const char *)in, n);
+  return put(p, (const char *)in, n);
 }
 
 uint32_t rt_fn_trim(rt_strpool *p, uint32_t s, int mode) {
@@ -349,11 +358,12 @@ uint32_t rt_fn_concat(rt_strpool *p, uint32_t a, uint32_t b) {
   const char *y = rt_str_get(p, b, &nb);
   if (nb == 0) return a;
   if (na == 0) return b;
+  if (!rt_str_fits(p, na + nb)) return RT_STR_FAILED;
   char *buf = rt_strpool_scratch(p, na + nb);
-  if (!buf) return 0;
+  if (!buf) return RT_STR_FAILED;
   memcpy(buf, x, na);
   memcpy(buf + na, y, nb);
-  return rt_str_intern(p, buf, na + nb);
+  return put(p, buf, na + nb);
 }
 
 /* ---- conversions ----------------------------------------------------------- */
@@ -361,7 +371,7 @@ uint32_t rt_fn_concat(rt_strpool *p, uint32_t a, uint32_t b) {
 uint32_t rt_fn_i64_to_str(rt_strpool *p, int64_t v) {
   char buf[32];
   int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
-  return rt_str_intern(p, buf, (size_t)n);
+  return put(p, buf, (size_t)n);
 }
 
 size_t rt_fn_f64_format(double v, char *buf, size_t cap) {
@@ -374,7 +384,7 @@ size_t rt_fn_f64_format(double v, char *buf, size_t cap) {
 uint32_t rt_fn_f64_to_str(rt_strpool *p, double v) {
   char buf[64];
   size_t n = rt_fn_f64_format(v, buf, sizeof buf);
-  return rt_str_intern(p, buf, n);
+  return put(p, buf, n);
 }
 
 /* sqlite3Isspace: space, \t \n \v \f \r. */

@@ -13,6 +13,7 @@
  *    touches string bytes when the full 32-bit hashes agree.
  * Not thread-safe (the engine is used by one thread at a time).
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "rt.h"
@@ -48,6 +49,8 @@ struct rt_strpool {
   size_t bytes;
   char *scratch;        /* rt_strpool_scratch (strfn.h) */
   size_t scratch_cap;
+  size_t max_len;       /* longest string interned (rt_strpool_set_max_len) */
+  char error[128];      /* why the last refused string was refused */
 };
 
 #define CHUNK ((size_t)1 << 20)
@@ -129,6 +132,7 @@ rt_strpool *rt_strpool_new(void) {
   if (!p) return NULL;
   p->cap = 1024;
   p->mask = 2047;
+  p->max_len = UINT32_MAX;
   p->ents = malloc(p->cap * sizeof *p->ents);
   p->slots = calloc((size_t)p->mask + 1, sizeof *p->slots);
   if (!p->ents || !p->slots) {
@@ -153,8 +157,27 @@ void rt_strpool_free(rt_strpool *p) {
   free(p);
 }
 
+static uint32_t oom(rt_strpool *p) {
+  snprintf(p->error, sizeof p->error, "out of memory");
+  return 0;
+}
+
+bool rt_str_fits(rt_strpool *p, size_t len) {
+  if (len <= p->max_len) return true;
+  /* The length is left out: the backends may meet different overlong
+   * rows first, and must say the same thing. */
+  snprintf(p->error, sizeof p->error, "string too long: a string holds at most %zu bytes",
+           p->max_len);
+  return false;
+}
+
+void rt_strpool_set_max_len(rt_strpool *p, size_t n) { p->max_len = n < UINT32_MAX ? n : UINT32_MAX; }
+
+const char *rt_strpool_error(const rt_strpool *p) { return p->error[0] ? p->error : "out of memory"; }
+
 /* Returns the id of the bytes s[0..len); interns them when new. Returns 0
- * (the empty string) only for "" — or when memory runs out. */
+ * (the empty string) only for "" — or when the string is refused (too
+ * long, out of memory), with the reason for rt_strpool_error. */
 uint32_t rt_str_intern(rt_strpool *p, const char *s, size_t len) {
   uint32_t h = str_hash(s, len);
   uint32_t i = h & p->mask;
@@ -168,22 +191,26 @@ uint32_t rt_str_intern(rt_strpool *p, const char *s, size_t len) {
     }
     i = (i + 1) & p->mask;
   }
-  if (len > UINT32_MAX || p->n == UINT32_MAX - 1) return 0;
+  if (!rt_str_fits(p, len)) return 0;
+  if (p->n == UINT32_MAX - 2) {
+    snprintf(p->error, sizeof p->error, "too many distinct strings");
+    return 0;
+  }
   if (p->n == p->cap) {
     str_ent *ne = realloc(p->ents, (size_t)p->cap * 2 * sizeof *ne);
-    if (!ne) return 0;
+    if (!ne) return oom(p);
     p->ents = ne;
     p->cap *= 2;
   }
   const char *d = heap_put(p, s, len);
-  if (!d) return 0;
+  if (!d) return oom(p);
   uint32_t id = p->n++;
   p->ents[id] = (str_ent){d, (uint32_t)len, h};
   /* Keep load <= 1/2 so probes stay short. */
   if ((uint64_t)p->n * 2 > (uint64_t)p->mask + 1) {
     if (!grow_slots(p)) {
       p->n--;
-      return 0;
+      return oom(p);
     }
   } else {
     p->slots[i] = (str_slot){d, h, id + 1};
@@ -217,7 +244,7 @@ char *rt_strpool_scratch(rt_strpool *p, size_t n) {
     size_t cap = p->scratch_cap ? p->scratch_cap : 256;
     while (cap < n) cap *= 2;
     char *d = realloc(p->scratch, cap);
-    if (!d) return NULL;
+    if (!d) return oom(p), NULL;
     p->scratch = d;
     p->scratch_cap = cap;
   }

@@ -211,6 +211,29 @@ static void test_errors(void **state) {
   both_err("FROM t |> SELECT (big - 9223372036854775000 - 9223372036854775807 - 1) / -1 AS n");
 }
 
+/* A string longer than the pool holds stops the query with "string too
+ * long" in both backends, at the same stage; never an empty string. The
+ * engine's limit is lowered for the test (4 GiB otherwise). */
+static void test_string_too_long(void **state) {
+  (void)state;
+  rt_strpool_set_max_len(E->strings, 20);
+  const char *text = "FROM t |> WHERE id < 50 |> EXTEND s || s || s || s || s || 'a long tail' AS x "
+                     "|> SELECT x";
+  both_err(text);
+  pj_query *q = NULL;
+  assert_int_equal(pj_query_compile(E, text, &q), PJ_OK);
+  outcome o;
+  ex_value none[1] = {{.type = RT_NULLT}};
+  run_plan(q, none, NULL, &o);
+  assert_string_equal(o.err.msg, "EXTEND: string too long: a string holds at most 20 bytes");
+  rt_rowbuf_free(&o.result);
+  pj_query_free(q);
+  both_err("FROM t |> WHERE id < 50 |> SELECT upper(s || s || s || s || s || s || s) AS x");
+  both_err("FROM t |> WHERE id < 50 |> SELECT CAST(big + 1000000000000 AS TEXT) || s || s || s || s AS x");
+  rt_strpool_set_max_len(E->strings, SIZE_MAX);
+  both("FROM t |> WHERE id < 50 |> EXTEND s || s || s || s || s || 'a long tail' AS x |> SELECT x");
+}
+
 static void test_params_and_levels(void **state) {
   (void)state;
   ex_value p[3] = {{.type = RT_NULLT}, {.type = RT_I64, .i = 100}, {.type = RT_I64, .i = 7}};
@@ -499,6 +522,7 @@ int main(void) {
       cmocka_unit_test(test_lazy_and_strings),
       cmocka_unit_test(test_sinks),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_string_too_long),
       cmocka_unit_test(test_params_and_levels),
       cmocka_unit_test(test_handle),
   };

@@ -282,6 +282,25 @@ static void test_concat(void **state) {
   assert_memory_equal(r, "a\0ba\0b", 6);
 }
 
+/* A result longer than the pool holds is RT_STR_FAILED with the reason,
+ * never the empty string (issue 11: a 3 GB concatenation once came back
+ * as ''). The pool's limit is lowered so the test needs no gigabytes. */
+static void test_too_long(void **state) {
+  (void)state;
+  rt_strpool *p = rt_strpool_new();
+  rt_strpool_set_max_len(p, 10);
+  uint32_t a = rt_str_intern(p, "abcdef", 6), up = rt_str_intern(p, "ABCDEFGHIJ", 10);
+  assert_int_equal(rt_fn_concat(p, a, a), RT_STR_FAILED);
+  assert_string_equal(rt_strpool_error(p), "string too long: a string holds at most 10 bytes");
+  /* within the limit: fine; interning alone refuses too */
+  uint32_t ok = rt_fn_concat(p, rt_str_intern(p, "ab", 2), a);
+  assert_int_not_equal(ok, RT_STR_FAILED);
+  assert_string_equal(rt_str_get(p, ok, NULL), "ababcdef");
+  assert_int_equal(rt_str_intern(p, "0123456789x", 11), 0);
+  assert_int_not_equal(rt_fn_lower(p, up), RT_STR_FAILED);   /* 10 bytes fit */
+  rt_strpool_free(p);
+}
+
 /* ---- conversions ------------------------------------------------------------- */
 
 static void test_number_to_text(void **state) {
@@ -415,6 +434,7 @@ int main(void) {
       cmocka_unit_test(test_instr),
       cmocka_unit_test(test_trim),
       cmocka_unit_test(test_concat),
+      cmocka_unit_test(test_too_long),
       cmocka_unit_test(test_number_to_text),
       cmocka_unit_test(test_text_to_number),
       cmocka_unit_test(test_random_text_to_real),
