@@ -85,9 +85,9 @@ void pb_clock_snapshot(pb_imp *m, pb_span snap, uint32_t seq) {
     }
     ck->unit = unit;
     ck->incremental = incr;
-    ck->last = ts * unit;
+    ck->last = pb_mul(ts, unit);
     keys[n] = key;
-    vals[n] = ts * unit;
+    vals[n] = pb_mul(ts, unit);
     n++;
   }
   if (r.bad) pb_stat(m, IM_STAT_PROTO_MALFORMED_FIELDS);
@@ -138,7 +138,7 @@ static int64_t hop(pb_clock_pair *p, int64_t t) {
     else hi = mid;
   }
   size_t i = lo ? lo - 1 : 0;
-  return t - p->va.v[i] + p->vb.v[i];
+  return pb_add(pb_sub(t, p->va.v[i]), p->vb.v[i]);
 }
 
 /* Breadth-first search of a chain src → trace clock; fills the cache. */
@@ -174,8 +174,8 @@ int pb_clock_convert(pb_imp *m, uint32_t clock_id, uint32_t seq, int64_t ts, int
   if (c->clocks.n) {
     pb_clock *ck = clock_find(c, key);
     if (ck) {
-      ts *= ck->unit;
-      if (ck->incremental) ts = ck->last += ts;
+      ts = pb_mul(ts, ck->unit);
+      if (ck->incremental) ts = ck->last = pb_add(ck->last, ts);
     }
   }
   if (key == c->trace_clock) {

@@ -22,7 +22,7 @@ typedef struct bundle_clock {
 } bundle_clock;
 
 static int bundle_ts(pb_imp *m, const bundle_clock *bc, int64_t raw, int64_t *out) {
-  if (!pb_clock_convert(m, bc->clock, bc->seq, raw + bc->offset, out)) {
+  if (!pb_clock_convert(m, bc->clock, bc->seq, pb_add(raw, bc->offset), out)) {
     pb_stat(m, IM_STAT_CLOCK_SYNC_FAILURE);
     return 0;
   }
@@ -120,7 +120,7 @@ static int read_compact(pb_imp *m, uint32_t cpu, const bundle_clock *bc, pb_span
         errors = 1;
         break;
       }
-      ts += (int64_t)v[0];
+      ts = pb_add(ts, (int64_t)v[0]);
       uint64_t idx = v[4];
       uint32_t comm = IM_NULL_STR;
       if (idx < m->comm_tmp.n) comm = m->comm_tmp.v[idx];
@@ -189,14 +189,14 @@ int pb_ftrace_read(pb_imp *m, pb_seq *s, uint64_t lpos, pb_span bundle) {
   if (lost) im_stat_add_indexed(m->t, IM_STAT_FTRACE_CPU_HAS_DATA_LOSS, (int64_t)cpu, 1);
   bundle_clock bc = {.clock = PB_CLK_BOOTTIME, .offset = 0, .seq = s->id};
   if (fclock == FC_MONO_RAW) bc.clock = PB_CLK_MONOTONIC_RAW;
-  if ((fclock == FC_GLOBAL || fclock == FC_LOCAL) && has_fts && has_bts) bc.offset = bts - fts;
+  if ((fclock == FC_GLOBAL || fclock == FC_LOCAL) && has_fts && has_bts) bc.offset = pb_sub(bts, fts);
 
   /* §3.9.2: the first bundle of each CPU that says where its data starts */
   int64_t start = prev_end >= 0 ? prev_end : last_read;
   if (start >= 0 && !m->ftrace_cpu_seen_start[cpu]) {
     int64_t c;
     m->ftrace_cpu_seen_start[cpu] = 1;
-    if (pb_clock_convert(m, bc.clock, bc.seq, start + bc.offset, &c) && c > m->ftrace_data_start)
+    if (pb_clock_convert(m, bc.clock, bc.seq, pb_add(start, bc.offset), &c) && c > m->ftrace_data_start)
       m->ftrace_data_start = c;
   }
 

@@ -38,6 +38,13 @@
 #include "import/proto_input.h"
 #include "import/proto_wire.h"
 
+/* Arithmetic on values from the trace wraps (two's complement) instead
+ * of overflowing: garbage in gives garbage numbers, never undefined
+ * behaviour (a wrapped timestamp usually turns negative and is dropped). */
+static inline int64_t pb_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t pb_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static inline int64_t pb_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+
 #define PB_VEC(type) struct { type *v; size_t n, cap; }
 /* Grows a PB_VEC to hold one more; 0 when out of memory. */
 int pb_grow(void **v, size_t *cap, size_t need, size_t sz);

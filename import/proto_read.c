@@ -226,8 +226,8 @@ void pb_seq_thread_descriptor(pb_imp *m, pb_seq *s, uint64_t lpos, pb_span td) {
     switch (f.id) {
     case 1: pid = pb_i32(&f); break;
     case 2: tid = pb_i32(&f); break;
-    case 6: rts = pb_i64(&f) * 1000; break;
-    case 7: rtt = pb_i64(&f) * 1000; break;
+    case 6: rts = pb_mul(pb_i64(&f), 1000); break;
+    case 7: rtt = pb_mul(pb_i64(&f), 1000); break;
     case 8: rti = pb_i64(&f); break;
     }
   }

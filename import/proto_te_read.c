@@ -161,9 +161,9 @@ int pb_te_read(pb_imp *m, pb_seq *s, uint64_t lpos, pb_span te, int has_ts, int6
       pb_stat(m, IM_STAT_TRACK_EVENT_SKIPPED_PACKET_DELTA_TIME);
       return 1;
     }
-    ts = s->ref_ts += delta * 1000;
+    ts = s->ref_ts = pb_add(s->ref_ts, pb_mul(delta, 1000));
   } else if (has_abs) {
-    ts = abs_us * 1000;
+    ts = pb_mul(abs_us, 1000);
     int64_t c;
     if (pb_clock_convert(m, PB_CLK_MONOTONIC, s->id, ts, &c)) ts = c;
   } else if (has_ts) {
@@ -180,12 +180,12 @@ int pb_te_read(pb_imp *m, pb_seq *s, uint64_t lpos, pb_span te, int has_ts, int6
 
   pb_aux a = {.lpos = lpos, .extra_first = (uint32_t)m->extra.n};
   if (has_ttd) {
-    if (s->ts_valid) a.tt = s->ref_tt += ttd * 1000, a.flags |= PB_AUX_TT;
+    if (s->ts_valid) a.tt = s->ref_tt = pb_add(s->ref_tt, pb_mul(ttd, 1000)), a.flags |= PB_AUX_TT;
   } else if (has_tta) {
-    a.tt = tta * 1000, a.flags |= PB_AUX_TT;
+    a.tt = pb_mul(tta, 1000), a.flags |= PB_AUX_TT;
   }
   if (has_tid) {
-    if (s->ts_valid) a.ti = s->ref_ti += tid, a.flags |= PB_AUX_TI;
+    if (s->ts_valid) a.ti = s->ref_ti = pb_add(s->ref_ti, tid), a.flags |= PB_AUX_TI;
   } else if (has_tia) {
     a.ti = tia, a.flags |= PB_AUX_TI;
   }

@@ -386,8 +386,8 @@ void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux 
     while (pb_next(&r, &f)) {
       if (f.id == 1) legacy_name_iid = f.v, has_legacy_name = 1;
       if (f.id == 2) phase = (int)f.v;
-      if (f.id == 3) legacy_dur = pb_i64(&f) * 1000;
-      if (f.id == 4) legacy_tdur = pb_i64(&f) * 1000;
+      if (f.id == 3) legacy_dur = pb_mul(pb_i64(&f), 1000);
+      if (f.id == 4) legacy_tdur = pb_mul(pb_i64(&f), 1000);
     }
   }
   int type = e.type;
@@ -474,7 +474,7 @@ void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux 
       if (type == TE_SLICE_END) {
         if (!im_is_null(t, IM_T_SLICE, IM_SLICE_THREAD_TS, slice))
           im_set_i64(t, IM_T_SLICE, IM_SLICE_THREAD_DUR, slice,
-                     aux->tt - im_get_i64(t, IM_T_SLICE, IM_SLICE_THREAD_TS, slice));
+                     pb_sub(aux->tt, im_get_i64(t, IM_T_SLICE, IM_SLICE_THREAD_TS, slice)));
       } else {
         im_set_i64(t, IM_T_SLICE, IM_SLICE_THREAD_TS, slice, aux->tt);
         if (type == TE_INSTANT) im_set_i64(t, IM_T_SLICE, IM_SLICE_THREAD_DUR, slice, 0);
@@ -486,7 +486,7 @@ void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux 
       if (type == TE_SLICE_END) {
         if (!im_is_null(t, IM_T_SLICE, IM_SLICE_THREAD_INSTRUCTION_COUNT, slice))
           im_set_i64(t, IM_T_SLICE, IM_SLICE_THREAD_INSTRUCTION_DELTA, slice,
-                     aux->ti - im_get_i64(t, IM_T_SLICE, IM_SLICE_THREAD_INSTRUCTION_COUNT, slice));
+                     pb_sub(aux->ti, im_get_i64(t, IM_T_SLICE, IM_SLICE_THREAD_INSTRUCTION_COUNT, slice)));
       } else {
         im_set_i64(t, IM_T_SLICE, IM_SLICE_THREAD_INSTRUCTION_COUNT, slice, aux->ti);
       }
