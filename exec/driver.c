@@ -536,6 +536,20 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   }
   rt_sqlsrc *q = rt_sqlsrc_open(run->db, src->sql, nc, types, names, run->strings, "FROM",
                                 &run->err);
+  if (!q && strstr(run->err.msg, "__pipeline_source has")) {
+    /* The source has another column count than when bound, while the
+     * schema is the same (query.c rebinds after a schema change): a
+     * virtual table whose columns follow what it last ran, the
+     * extension's pipeline() nested in this pipeline's SQL source, which
+     * another pipeline() of the statement switched meanwhile. Reading
+     * the source once makes it take this text's columns again. */
+    rt_sqlcols sc;
+    rt_err derr = {.offset = -1};
+    if (rt_sql_describe(run->db, src->sql_base, &run->arena, &sc, &derr) && sc.ncols == src->nsrc) {
+      memset(&run->err, 0, sizeof run->err);
+      q = rt_sqlsrc_open(run->db, src->sql, nc, types, names, run->strings, "FROM", &run->err);
+    }
+  }
   if (!q) {
     if (!run->err.set) ex_fail(run, src->pos, "FROM", "cannot read the source");
     return -1;

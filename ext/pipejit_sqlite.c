@@ -7,6 +7,8 @@
  *   CREATE VIRTUAL TABLE temp.big USING pipeline('FROM slice |> WHERE dur > ?');
  *   SELECT name FROM big(1000);
  *   SELECT pipeline_columns('FROM slice |> …');   -- 'id, ts, …' (see below)
+ *   SELECT pipeline_view('long', 'FROM slice |> WHERE dur > 1000');
+ *   CREATE VIEW v AS SELECT name FROM long;       -- views/triggers: named tables
  *   SELECT pipeline_mode('jit');                  -- or 'interp', 'auto'
  *
  * Each connection that loads the extension gets an engine attached to it
@@ -273,6 +275,12 @@ static int px_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
     *err = sqlite3_mprintf("pipeline: CREATE VIRTUAL TABLE … USING pipeline('text') takes one "
                            "argument, the pipeline text");
     rc = SQLITE_ERROR;
+  } else if (argc < 4 && sqlite3_stricmp(argv[2], argv[0])) {
+    /* a named table without its text (the eponymous table is named after
+     * the module): nothing to run */
+    *err = sqlite3_mprintf("pipeline: CREATE VIRTUAL TABLE %s USING pipeline needs the pipeline "
+                           "text: USING pipeline('FROM …')", argv[2]);
+    rc = SQLITE_ERROR;
   } else if (argc == 4) {
     t->text = dequote(argv[3]);
     pj_query *q = t->text ? conn_query(c, t->text, err) : NULL;
@@ -325,7 +333,16 @@ static int px_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
     if (!k->usable) return SQLITE_CONSTRAINT;
     slot[which] = i;
   }
-  if (!t->text && slot[0] < 0) return SQLITE_CONSTRAINT;
+  if (!t->text && slot[0] < 0) {
+    /* A text that is there but not usable yet (a join that supplies it):
+     * another plan will pass it. No text at all (FROM pipeline): a plan
+     * whose xFilter says so, rather than SQLite's "no query solution". */
+    for (int i = 0; i < info->nConstraint; i++)
+      if (info->aConstraint[i].iColumn == first_hidden(t)) return SQLITE_CONSTRAINT;
+    info->idxNum = 0;
+    info->estimatedCost = 1e12;
+    return SQLITE_OK;
+  }
   int argn = 0, idx = 0;
   for (int w = 0; w <= PX_MAXARGS; w++) {
     if (slot[w] < 0) continue;
@@ -410,7 +427,10 @@ static int px_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, 
   int a = 0;
   const char *text = t->text;
   if (!text) {
-    if (!(idxNum & 1) || argc < 1) return vtab_error(t, SQLITE_ERROR, sqlite3_mprintf("pipeline(): no pipeline text"));
+    if (!(idxNum & 1) || argc < 1)
+      return vtab_error(t, SQLITE_ERROR,
+                        sqlite3_mprintf("pipeline(): no pipeline text: write pipeline('FROM …'), "
+                                        "or CREATE VIRTUAL TABLE temp.NAME USING pipeline('…')"));
     text = (const char *)sqlite3_value_text(argv[a++]);
     if (!text || sqlite3_value_type(argv[0]) != SQLITE_TEXT)
       return vtab_error(t, SQLITE_ERROR,
@@ -500,7 +520,8 @@ static int px_rowid(sqlite3_vtab_cursor *base, sqlite3_int64 *rowid) {
 }
 
 /* xCreate == xConnect: the module is eponymous (pipeline(text)) and can
- * also make named tables. */
+ * also make named tables (SQLite makes the eponymous table only for a
+ * module whose xCreate is its xConnect). */
 static const sqlite3_module px_module = {
     .iVersion = 0,
     .xCreate = px_connect,
@@ -553,6 +574,51 @@ static void fn_columns(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       return;
     }
   }
+  sqlite3_str *s = sqlite3_str_new(c->db);
+  for (int i = 0; i < n; i++) sqlite3_str_appendf(s, "%s%s", i ? ", " : "", names[i]);
+  sqlite3_result_text(ctx, sqlite3_str_finish(s), -1, sqlite3_free);
+}
+
+/* pipeline_view('name', 'text'): creates "name" as a named pipeline table
+ * (CREATE VIRTUAL TABLE "name" USING pipeline('text')), whose
+ * columns are fixed: the way to use a pipeline in a view or a trigger,
+ * which cannot follow the eponymous pipeline()'s changing columns.
+ * Returns the column names, ', '-separated. */
+static void fn_view(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  px_conn *c = sqlite3_user_data(ctx);
+  const char *name = (const char *)sqlite3_value_text(argv[0]);
+  const char *text = (const char *)sqlite3_value_text(argv[1]);
+  if (!name || !*name || !text) {
+    sqlite3_result_error(ctx, "pipeline_view(): expected pipeline_view('name', 'pipeline text')",
+                         -1);
+    return;
+  }
+  char *err = NULL;
+  pj_query *q = conn_query(c, text, &err);
+  if (!q) {
+    sqlite3_result_error(ctx, err ? err : "out of memory", -1);
+    sqlite3_free(err);
+    return;
+  }
+  /* in main, so views and triggers of main may read it (they cannot
+   * read temp tables) */
+  char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE \"%w\" USING pipeline('%q')", name, text);
+  if (!sql) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  int rc = sqlite3_exec(c->db, sql, NULL, NULL, &err);
+  sqlite3_free(sql);
+  if (rc != SQLITE_OK) {
+    char *msg = sqlite3_mprintf("pipeline_view(): %s", err ? err : sqlite3_errstr(rc));
+    sqlite3_result_error(ctx, msg ? msg : "out of memory", -1);
+    sqlite3_free(msg);
+    sqlite3_free(err);
+    return;
+  }
+  const char *const *names;
+  int n = out_columns(q, &names);
   sqlite3_str *s = sqlite3_str_new(c->db);
   for (int i = 0; i < n; i++) sqlite3_str_appendf(s, "%s%s", i ? ", " : "", names[i]);
   sqlite3_result_text(ctx, sqlite3_str_finish(s), -1, sqlite3_free);
@@ -615,6 +681,11 @@ int sqlite3_pipejit_sqlite_init(sqlite3 *db, char **errmsg, const sqlite3_api_ro
     c->refs++;
     rc = sqlite3_create_function_v2(db, "pipeline_columns", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, c,
                                     fn_columns, NULL, NULL, conn_unref);
+  }
+  if (rc == SQLITE_OK) {
+    c->refs++;
+    rc = sqlite3_create_function_v2(db, "pipeline_view", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, c,
+                                    fn_view, NULL, NULL, conn_unref);
   }
   /* Each registration holds a reference, released by SQLite (also when
    * the registration fails). */

@@ -114,8 +114,22 @@ static int sample_types(sqlite3 *db, sqlite3_stmt *st, int ncols, char **names,
   return 1;
 }
 
+/* One try of rt_sql_describe; 2 when sampling the values made SQLite
+ * prepare the statement again (a virtual table changed its columns as it
+ * ran: the extension's pipeline(), nested in a pipeline's SQL source), so
+ * the names and types read before are of the old statement. */
+static int describe_once(sqlite3 *db, const char *sql, rt_arena *a, rt_sqlcols *out,
+                         rt_err *err);
+
 int rt_sql_describe(void *dbv, const char *sql, rt_arena *a, rt_sqlcols *out, rt_err *err) {
-  sqlite3 *db = dbv;
+  int rc = 2;
+  for (int tries = 0; rc == 2 && tries < 3; tries++) rc = describe_once(dbv, sql, a, out, err);
+  if (rc == 2) return rt_errorf(err, -1, "FROM: the query's columns keep changing");
+  return rc;
+}
+
+static int describe_once(sqlite3 *db, const char *sql, rt_arena *a, rt_sqlcols *out,
+                         rt_err *err) {
   sqlite3_stmt *st;
   memset(out, 0, sizeof *out);
   if (!prepare(db, sql, "FROM", &st, err)) return 0;
@@ -141,8 +155,10 @@ int rt_sql_describe(void *dbv, const char *sql, rt_arena *a, rt_sqlcols *out, rt
     unknown += types[c] == RT_NULLT;
   }
   int ok = unknown ? sample_types(db, st, n, names, types, err) : 1;
+  int again = ok && sqlite3_stmt_status(st, SQLITE_STMTSTATUS_REPREPARE, 0) > 0;
   sqlite3_finalize(st);
   if (!ok) return 0;
+  if (again) return 2;
   out->ncols = n;
   out->names = names;
   out->types = types;

@@ -170,6 +170,78 @@ class StalePlanTest(unittest.TestCase):
         self.assertEqual(self.db.execute("SELECT a, b FROM pv(1)").fetchall(), [(1, "two")])
 
 
+class ViewsAndErrorsTest(unittest.TestCase):
+    """Issue 12 item 6: views and triggers over pipelines through
+    pipeline_view(); clear errors for a named table without text and for
+    FROM pipeline without arguments."""
+
+    def setUp(self):
+        self.db = sqlite3.connect(":memory:")
+        self.db.enable_load_extension(True)
+        self.db.load_extension(os.path.abspath(EXT))
+        self.db.enable_load_extension(False)
+        self.db.executescript("CREATE TABLE t(a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 2);")
+
+    def tearDown(self):
+        self.db.close()
+
+    def test_view_over_pipeline_view(self):
+        self.assertEqual(self.db.execute(
+            "SELECT pipeline_view('pt', 'FROM t |> EXTEND a + b AS s')").fetchone(),
+            ("a, b, s",))
+        self.db.execute("CREATE VIEW pv AS SELECT * FROM pt")
+        self.assertEqual(self.db.execute("SELECT * FROM pv").fetchall(), [(1, 2, 3)])
+        # other shapes run in between: the view keeps its columns
+        for text in ("FROM t |> SELECT a", "FROM t |> AGGREGATE COUNT(*) AS n, SUM(b) AS m"):
+            self.db.execute("SELECT * FROM pipeline(?)", (text,)).fetchall()
+            self.assertEqual(self.db.execute("SELECT * FROM pv").fetchall(), [(1, 2, 3)])
+        self.db.execute("INSERT INTO t VALUES (10, 20)")
+        self.assertEqual(self.db.execute("SELECT s FROM pv ORDER BY s").fetchall(), [(3,), (30,)])
+
+    def test_trigger_over_pipeline_view(self):
+        self.db.execute("SELECT pipeline_view('total', "
+                        "'FROM t |> AGGREGATE SUM(b) AS n')").fetchone()
+        self.db.executescript(
+            "CREATE TABLE log(n INTEGER);"
+            "CREATE TRIGGER tr AFTER INSERT ON t BEGIN INSERT INTO log SELECT n FROM total; END;")
+        self.db.execute("SELECT * FROM pipeline('FROM t |> SELECT a')").fetchall()
+        self.db.execute("INSERT INTO t VALUES (3, 4)")
+        self.db.execute("INSERT INTO t VALUES (5, 6)")
+        self.assertEqual(self.db.execute("SELECT n FROM log").fetchall(), [(6,), (12,)])
+
+    def test_pipeline_view_errors(self):
+        with self.assertRaisesRegex(sqlite3.OperationalError, "no such table: 'nope'"):
+            self.db.execute("SELECT pipeline_view('x', 'FROM nope')").fetchone()
+        self.db.execute("SELECT pipeline_view('x', 'FROM t')").fetchone()
+        with self.assertRaisesRegex(sqlite3.OperationalError, "pipeline_view\\(\\): .*already exists"):
+            self.db.execute("SELECT pipeline_view('x', 'FROM t')").fetchone()
+
+    def test_nested_pipeline(self):
+        inner = "FROM t |> EXTEND a + b AS s"
+        outer = "FROM (SELECT * FROM pipeline('%s')) |> SELECT s, a" % inner.replace("'", "''")
+        for mode in ("interp", "jit", "auto"):
+            self.db.execute("SELECT pipeline_mode(?)", (mode,)).fetchone()
+            for _ in range(2):
+                self.assertEqual(self.db.execute("SELECT * FROM pipeline(?)", (outer,)).fetchall(),
+                                 [(3, 1)])
+                # another shape in between
+                self.assertEqual(self.db.execute(
+                    "SELECT * FROM pipeline('FROM t |> SELECT b')").fetchall(), [(2,)])
+        self.assertEqual(self.db.execute(
+            "SELECT * FROM pipeline(?, 2)", (outer + " |> WHERE s > ?",)).fetchall(), [(3, 1)])
+
+    def test_named_table_needs_text(self):
+        with self.assertRaisesRegex(sqlite3.OperationalError,
+                                    "CREATE VIRTUAL TABLE x USING pipeline needs the pipeline text"):
+            self.db.execute("CREATE VIRTUAL TABLE x USING pipeline")
+        self.assertEqual(self.db.execute(
+            "SELECT count(*) FROM sqlite_schema WHERE name = 'x'").fetchone(), (0,))
+
+    def test_from_pipeline_without_text(self):
+        with self.assertRaisesRegex(sqlite3.OperationalError, "no pipeline text"):
+            self.db.execute("SELECT * FROM pipeline").fetchall()
+
+
 if __name__ == "__main__":
     if not hasattr(sqlite3.Connection, "enable_load_extension"):
         print("this python3's sqlite3 module cannot load extensions", file=sys.stderr)
