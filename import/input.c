@@ -151,6 +151,21 @@ int im_input_open(im_input *in, const char *path, rt_err *err) {
   return 1;
 }
 
+int im_input_memory(im_input *in, const void *p, size_t n, rt_err *err) {
+  memset(in, 0, sizeof *in);
+  in->damaged = -1;
+  in->file_size = (int64_t)n;
+  in->headlen = n < sizeof in->head ? n : sizeof in->head;
+  if (n) memcpy(in->head, p, in->headlen);
+  if (im_detect(p, n) == IM_FMT_GZIP) {
+    in->gzip = 1;
+    return gunzip(in, p, n, err);
+  }
+  in->data = p;   /* borrowed: never released or freed */
+  in->len = n;
+  return 1;
+}
+
 /* Drops whole pages of the buffer before upto: the file's mapping, or the
  * decompressed buffer (a large malloc is its own mapping, so its pages can
  * be given back while it stays allocated; what is read there later is 0). */

@@ -41,6 +41,9 @@ typedef struct im_input {
 
 /* Opens path; 1, or 0 with err set ("TRACE: cannot open …"). */
 int im_input_open(im_input *in, const char *path, rt_err *err);
+/* The same over bytes in memory: used in place (the caller keeps them
+ * alive), or decompressed when they are gzip. */
+int im_input_memory(im_input *in, const void *p, size_t n, rt_err *err);
 /* Says the bytes before `upto` are not needed any more (their pages are
  * given back; reading them afterwards gives zeros). */
 void im_input_release(im_input *in, size_t upto);

@@ -2,7 +2,7 @@
  * load.c — the importer behind pj_engine_load_trace: reads the file,
  * dispatches on its content (TRACES.md §2.1.1, §3.1.1) and installs what
  * the importer built: Chrome JSON (json.c) or Perfetto protobuf
- * (proto.c, which reads the file itself).
+ * (proto.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,10 +57,10 @@ int im_load(rt_catalog *cat, void *db, rt_strpool *sp, const char *path, pj_trac
     }
     im_input_close(&in);
   } else {
-    im_input_close(&in);
     char warning[256] = "";
     if (info) info->format = "proto";
-    ok = pb_import_file(t, path, warning, sizeof warning, err);
+    ok = pb_import_input(t, &in, path, warning, sizeof warning, err);
+    im_input_close(&in);
     if (ok && info && warning[0]) {
       snprintf(info->warning, sizeof info->warning, "%s", warning);
       info->damaged_at = 0;

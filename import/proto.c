@@ -48,16 +48,15 @@ static void imp_free(pb_imp *m) {
   for (size_t i = 0; i < m->segs.n; i++) free(m->segs.v[i].owned);
   free(m->segs.v);
   rt_arena_free(&m->arena);
-  pb_input_close(&m->in);
 }
 
 static int run(pb_imp *m, const char *name, char *warning, size_t cap, rt_err *err) {
   im_trace *t = m->t;
-  im_trace_file(t, name, m->in.file_size, "proto", m->in.compressed == 1, (int64_t)m->in.len,
-                m->in.head, m->in.headlen);
-  if (m->in.damage[0]) {
+  im_trace_file(t, name, m->in->file_size, "proto", m->in->gzip, (int64_t)m->in->len,
+                m->in->head, m->in->headlen);
+  if (m->in->damaged >= 0) {
     im_stat_add(t, IM_STAT_TRACE_TRUNCATED, 1);
-    snprintf(m->damage, sizeof m->damage, "%s", m->in.damage);
+    snprintf(m->damage, sizeof m->damage, "%s", m->in->damage_msg);
   }
   int ok = pb_read_all(m) && pb_parse_all(m);
   if (m->ftrace_data_start > 0) im_meta_int(t, "ftrace_latest_data_start_ns", m->ftrace_data_start);
@@ -68,23 +67,31 @@ static int run(pb_imp *m, const char *name, char *warning, size_t cap, rt_err *e
   return 1;
 }
 
-int pb_import_file(im_trace *t, const char *path, char *warning, size_t cap, rt_err *err) {
+int pb_import_input(im_trace *t, im_input *in, const char *name, char *warning, size_t cap,
+                    rt_err *err) {
   pb_imp *m = malloc(sizeof *m);
   if (!m) return rt_errorf(err, -1, "TRACE: out of memory");
   imp_init(m, t);
-  int ok = pb_input_open(&m->in, path, err) && run(m, path, warning, cap, err);
+  m->in = in;
+  int ok = run(m, name, warning, cap, err);
   imp_free(m);
   free(m);
   return ok;
 }
 
+int pb_import_file(im_trace *t, const char *path, char *warning, size_t cap, rt_err *err) {
+  im_input in;
+  if (!im_input_open(&in, path, err)) return 0;
+  int ok = pb_import_input(t, &in, path, warning, cap, err);
+  im_input_close(&in);
+  return ok;
+}
+
 int pb_import_memory(im_trace *t, const void *p, size_t n, const char *name, char *warning,
                      size_t cap, rt_err *err) {
-  pb_imp *m = malloc(sizeof *m);
-  if (!m) return rt_errorf(err, -1, "TRACE: out of memory");
-  imp_init(m, t);
-  int ok = pb_input_from_memory(&m->in, p, n, err) && run(m, name, warning, cap, err);
-  imp_free(m);
-  free(m);
+  im_input in;
+  if (!im_input_memory(&in, p, n, err)) return 0;
+  int ok = pb_import_input(t, &in, name, warning, cap, err);
+  im_input_close(&in);
   return ok;
 }

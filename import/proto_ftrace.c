@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "import/json.h"   /* im_atrace_marker */
 #include "import/proto_import.h"
 
 enum { K_INT, K_UINT, K_STR };
@@ -198,6 +199,12 @@ void pb_parse_ftrace_event(pb_imp *m, uint32_t cpu, int64_t ts, pb_span evmsg, u
     int64_t up = im_thread_upid(t, tt);
     if (up >= 0 && im_process_pid(t, up) == im_thread_tid(t, tt))
       im_process_name(t, up, comm, IM_PNAME_SYSTEM);
+    break;
+  }
+  case FE_PRINT: {   /* atrace markers (§3.9.6), shared with systrace text */
+    pb_field bf;
+    if (pb_find(body, 2, &bf) && bf.wt == PB_LEN)
+      im_atrace_marker(t, ts, pid, (const char *)bf.s.p, bf.s.n);
     break;
   }
   case FE_SCHED_PROCESS_FREE:

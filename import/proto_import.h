@@ -3,7 +3,6 @@
  * its files (the public entry is proto.h):
  *
  *   proto_wire.h      zero-copy wire reader
- *   proto_input.c     the file in one buffer (mmap or inflated gzip)
  *   proto_read.c      read pass: splits packets, per-sequence flags and
  *                     defaults, read-time payloads, pushes sort items
  *   proto_seq.c       sequences, generations, interned data
@@ -35,7 +34,7 @@
 
 #include "import/builder.h"
 #include "import/trace.h"   /* im_map, im_hash: the builder's hash map */
-#include "import/proto_input.h"
+#include "import/input.h"
 #include "import/proto_wire.h"
 
 /* Arithmetic on values from the trace wraps (two's complement) instead
@@ -252,7 +251,7 @@ typedef struct pb_deferred {
 typedef struct pb_imp {
   im_trace *t;
   rt_strpool *sp;
-  pb_input in;
+  im_input *in;          /* the file's bytes (not owned) */
   rt_arena arena;        /* interned copies, defaults */
   PB_VEC(pb_seg) segs;
   uint64_t lpos_end;     /* logical size so far */

@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <zlib.h>
+
 #include "import/proto_import.h"
 
 /* TracePacket fields (§3.2) */
@@ -98,6 +100,57 @@ int pb_push_packet(pb_imp *m, pb_stream *s, uint64_t lpos, uint32_t clock_id, ui
   pb_item it = {.ts = ts, .ref = PB_REF(lpos, flags)};
   if (!pb_stream_push(s, &it)) return im_oom(m->t);
   return 1;
+}
+
+/* ---- compressed_packets --------------------------------------------------------- */
+
+/* Inflates a zlib or gzip blob into a malloc'd buffer; *out_n its size.
+ * NULL when it is not deflate data (a cut stream returns what inflated,
+ * with *cut = 1). */
+static uint8_t *pb_inflate(const uint8_t *p, size_t n, size_t *out_n, int *cut) {
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  *cut = 0;
+  *out_n = 0;
+  if (inflateInit2(&z, 15 + 32) != Z_OK) return NULL;
+  size_t cap = n * 4 + 1024, len = 0;
+  uint8_t *out = malloc(cap);
+  if (!out) {
+    inflateEnd(&z);
+    return NULL;
+  }
+  z.next_in = (Bytef *)p;
+  z.avail_in = (uInt)n;
+  for (;;) {
+    int rc;
+    if (cap - len < 4096) {
+      size_t nc = cap * 2;
+      uint8_t *o = realloc(out, nc);
+      if (!o) {
+        *cut = 1;
+        break;
+      }
+      out = o;
+      cap = nc;
+    }
+    z.next_out = out + len;
+    z.avail_out = (uInt)(cap - len > (1u << 30) ? (1u << 30) : cap - len);
+    uInt before = z.avail_out;
+    rc = inflate(&z, Z_NO_FLUSH);
+    len += before - z.avail_out;
+    if (rc == Z_STREAM_END) break;
+    if (rc == Z_OK || (rc == Z_BUF_ERROR && z.avail_out == 0)) continue;
+    if (len == 0) {
+      inflateEnd(&z);
+      free(out);
+      return NULL;
+    }
+    *cut = 1;
+    break;
+  }
+  inflateEnd(&z);
+  *out_n = len;
+  return out;
 }
 
 /* ---- read-time payloads ------------------------------------------------------------ */
@@ -472,13 +525,14 @@ static int read_trace_bytes(pb_imp *m, const uint8_t *base, size_t len, size_t f
 }
 
 int pb_read_all(pb_imp *m) {
-  pb_seg s = {.lstart = 0, .base = m->in.data, .len = 0, .file_off = 0};
+  const uint8_t *data = (const uint8_t *)m->in->data;
+  pb_seg s = {.lstart = 0, .base = data, .len = 0, .file_off = 0};
   if (!PB_PUSH(m->segs, s)) return im_oom(m->t);
-  int ok = read_trace_bytes(m, m->in.data, m->in.len, 0, 0);
+  int ok = read_trace_bytes(m, data, m->in->len, 0, 0);
   /* close the last file segment */
   pb_seg *last = &m->segs.v[m->segs.n - 1];
   if (!last->owned) {
-    last->len = (size_t)(m->in.data + m->in.len - last->base);
+    last->len = (size_t)(data + m->in->len - last->base);
     m->lpos_end = last->lstart + last->len;
   }
   if (!ok) return 0;

@@ -305,7 +305,7 @@ void pb_release_consumed(pb_imp *m) {
       break;
     }
   }
-  if (upto > m->in.released + (4u << 20)) pb_input_release(&m->in, upto);
+  if (upto > m->in->released + (4u << 20)) im_input_release(m->in, upto);
 }
 
 void pb_streams_free(pb_imp *m) {

@@ -811,6 +811,10 @@ static void test_ftrace(void **st) {
   fev_begin(&w, 1900, 12, 236), pw_u(&w, 1, 12), pw_s(&w, 2, "newthr"), pw_s(&w, 3, "renamed"), fev_end(&w);
   fev_begin(&w, 2000, 0, 240), pw_s(&w, 1, "child"), pw_u(&w, 2, 20), fev_end(&w);
   fev_begin(&w, 2100, 0, 999), pw_u(&w, 1, 1), fev_end(&w);   /* unknown event kind */
+  /* atrace markers in print events */
+  fev_begin(&w, 2200, 11, 3), pw_s(&w, 2, "B|10|draw frame\n"), fev_end(&w);
+  fev_begin(&w, 2300, 11, 3), pw_s(&w, 2, "C|10|queue|7\n"), fev_end(&w);
+  fev_begin(&w, 2400, 11, 3), pw_s(&w, 2, "E|10\n"), fev_end(&w);
   pw_end(&w);
   pw_end(&w);
   pj_engine *e = load(&w, NULL, 0);
@@ -835,14 +839,18 @@ static void test_ftrace(void **st) {
               "FROM thread_state ts JOIN thread t USING (utid) WHERE t.tid = 11 ORDER BY ts.id",
               "1100|R|10\n1200|Running|NULL\n");
   assert_rows(e, "SELECT t.name, c.value FROM counter c JOIN track t ON c.track_id = t.id ORDER BY c.ts",
-              "cpufreq|1800000\ncpuidle|2\n");
+              "cpufreq|1800000\ncpuidle|2\nqueue|7\n");
+  assert_rows(e,
+              "SELECT s.ts, s.dur, s.name, th.tid FROM slice s JOIN thread_track tt ON s.track_id = tt.id "
+              "JOIN thread th USING (utid)",
+              "2200|200|draw frame|11\n");
   assert_rows(e,
               "SELECT t.tid, t.name, t.start_ts, t.end_ts, p.pid, p.name, p.start_ts, p.end_ts "
               "FROM thread t LEFT JOIN process p USING (upid) WHERE t.tid IN (12, 20) ORDER BY t.tid",
               "12|renamed|1700|NULL|NULL|NULL|NULL|NULL\n"
               "20|child|1800|2000|20|child|1800|2000\n");
   assert_rows(e, "SELECT name, count(*) FROM ftrace_event GROUP BY name ORDER BY name",
-              "cpu_frequency|1\ncpu_idle|1\nsched_blocked_reason|1\nsched_process_free|1\n"
+              "cpu_frequency|1\ncpu_idle|1\nprint|3\nsched_blocked_reason|1\nsched_process_free|1\n"
               "sched_switch|4\nsched_waking|1\ntask_newtask|2\ntask_rename|1\nunknown(999)|1\n");
   assert_rows(e,
               "SELECT a.key, a.display_value FROM ftrace_event f JOIN args a USING (arg_set_id) "
