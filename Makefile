@@ -36,7 +36,7 @@ BENCH_ARGS ?=
 # (fuzz/corpus/<target>); new inputs go to build-fuzz/corpus/<target>,
 # findings to build-fuzz/artifacts/ (and make fails).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = fuzz_frontend fuzz_pipeline fuzz_proto
+FUZZ_TARGETS = fuzz_frontend fuzz_pipeline fuzz_proto fuzz_json
 fuzz:
 	@./scripts/setup.sh fuzz
 	@CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPJ_FUZZ=ON >/dev/null

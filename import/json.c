@@ -20,38 +20,68 @@ void jt_free(jtrace *j) {
   memset(j, 0, sizeof *j);
 }
 
-int im_json_import(im_trace *t, im_input *in, pj_trace_info *info,
-                   const im_progress *progress, rt_err *err) {
-  jtrace j = {.t = t, .in = in};
-  j.strid_map = calloc(1, sizeof(im_map));
+uint32_t jt_intern(jtrace *j, const char *s, size_t n) {
+  uint64_t a = 0, b = 0;
+  if (n >= 8) {
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+  } else {
+    memcpy(&a, s, n);
+  }
+  uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ n;
+  h ^= h >> 29;
+  size_t slot = (size_t)(h & 4095);
+  if (j->icache[slot].p && j->icache[slot].len == n && !memcmp(j->icache[slot].p, s, n))
+    return j->icache[slot].id;
+  uint32_t id = im_str(j->t, s, n);
+  /* pool bytes never move: the cache can point at them */
+  j->icache[slot].p = rt_str_get(im_pool(j->t), id, NULL);
+  j->icache[slot].len = (uint32_t)n;
+  j->icache[slot].id = id;
+  return id;
+}
+
+/* Pass 1, the order, pass 2. The jtrace is on the heap (its string cache
+ * is 64 KB). */
+static int import(jtrace *j, im_input *in, pj_trace_info *info, const im_progress *progress,
+                  rt_err *err) {
+  im_trace *t = j->t;
   jscan s = {.base = in->data, .p = in->data, .end = in->data + in->len};
-  if (!j.strid_map) return rt_errorf(err, -1, "TRACE: out of memory");
   im_meta_int(t, "trace_time_clock_id", 11);
-  int ok = jt_read(&j, &s);
+  int ok = jt_read(j, &s);
   if (progress && progress->cb) progress->cb(progress->ctx, "read", (int64_t)in->len, (int64_t)in->len);
   if (!ok) {
     if (im_failed(t)) rt_errorf(err, -1, "TRACE: out of memory");
     else rt_errorf(err, -1, "TRACE: not a JSON trace: %s at byte %zu", s.err, s.err_at);
     rt_buf_free(&s.tmp);
-    jt_free(&j);
     return 0;
   }
-  if (s.failed && info) {
-    info->damaged_at = (int64_t)s.err_at;
-    snprintf(info->warning, sizeof info->warning,
-             "%s at byte %zu; the events before it were imported", s.err, s.err_at);
+  if (s.failed) {
     im_stat_add(t, IM_STAT_TRACE_TRUNCATED, 1);
-  } else if (s.failed) {
-    im_stat_add(t, IM_STAT_TRACE_TRUNCATED, 1);
+    if (info) {
+      info->damaged_at = (int64_t)s.err_at;
+      snprintf(info->warning, sizeof info->warning,
+               "%s at byte %zu; the events before it were imported", s.err, s.err_at);
+    }
   }
   rt_buf_free(&s.tmp);
-  if (!jt_sort(&j)) {
-    jt_free(&j);
-    return rt_errorf(err, -1, "TRACE: out of memory");
-  }
-  jt_events(&j);
-  if (info) info->events = j.nev;
-  jt_free(&j);
+  if (!jt_sort(j)) return rt_errorf(err, -1, "TRACE: out of memory");
+  jt_events(j);
+  if (info) info->events = j->nev;
   if (im_failed(t)) return rt_errorf(err, -1, "TRACE: out of memory");
   return 1;
+}
+
+int im_json_import(im_trace *t, im_input *in, pj_trace_info *info,
+                   const im_progress *progress, rt_err *err) {
+  jtrace *j = calloc(1, sizeof *j);
+  if (!j) return rt_errorf(err, -1, "TRACE: out of memory");
+  j->t = t;
+  j->in = in;
+  j->strid_map = calloc(1, sizeof(im_map));
+  int ok = j->strid_map ? import(j, in, info, progress, err)
+                        : rt_errorf(err, -1, "TRACE: out of memory");
+  jt_free(j);
+  free(j);
+  return ok;
 }

@@ -107,6 +107,8 @@ typedef struct jtrace {
   int64_t nstrids, cstrids;
   void *strid_map;
   int64_t next_strid;
+  /* recently interned strings (names, categories, arg keys repeat) */
+  struct { const char *p; uint32_t len, id; } icache[4096];
   /* sorting */
   uint32_t *order;
   int64_t norder;
@@ -126,5 +128,7 @@ int jt_systrace_line(im_trace *t, const char *line, size_t n);
 void im_atrace_marker(im_trace *t, int64_t ts, int64_t pid, const char *buf, size_t n);
 
 void jt_free(jtrace *j);
+/* im_str through a small cache of recent strings. */
+uint32_t jt_intern(jtrace *j, const char *s, size_t n);
 
 #endif

@@ -48,8 +48,8 @@ typedef struct pass {
 static void flatten(pass *ps, im_args *a, jscan *s, int merge, int depth);
 
 static void leaf(pass *ps, im_args *a, im_vtype type, int64_t i, double d, uint32_t str) {
-  im_arg arg = {.key = im_str(ps->t, ps->key.data, ps->key.len),
-                .flat_key = im_str(ps->t, ps->flat.data, ps->flat.len),
+  im_arg arg = {.key = jt_intern(ps->j, ps->key.data, ps->key.len),
+                .flat_key = jt_intern(ps->j, ps->flat.data, ps->flat.len),
                 .type = type, .i = i, .d = d, .s = str};
   im_args_add(a, &arg, 0);
 }
@@ -89,7 +89,7 @@ static void flatten_value(pass *ps, im_args *a, jscan *s, int merge, int depth) 
   }
   case '"':
     if (!js_string(s, &str, &n)) return;
-    leaf(ps, a, IM_V_STRING, 0, 0, im_str(ps->t, str, n));
+    leaf(ps, a, IM_V_STRING, 0, 0, jt_intern(ps->j, str, n));
     return;
   case 'n':
     if (!js_number(s, &num)) return;

@@ -76,7 +76,7 @@ static int id_value(jtrace *j, jscan *s, int64_t *out, int *is_str) {
     const char *str;
     size_t len;
     if (!js_string(s, &str, &len)) return 0;
-    *out = string_id_number(j, im_str(j->t, str, len));
+    *out = string_id_number(j, jt_intern(j, str, len));
     *is_str = 1;
     return 1;
   }
@@ -91,7 +91,7 @@ static int any_id(jtrace *j, jscan *s, int64_t *v, uint8_t *kind) {
     const char *str;
     size_t len;
     if (!js_string(s, &str, &len)) return 0;
-    *v = im_str(j->t, str, len);
+    *v = jt_intern(j, str, len);
     *kind = JID_STR;
     return 1;
   }
@@ -109,7 +109,7 @@ static int str_field(jtrace *j, jscan *s, uint32_t *out) {
   const char *str;
   size_t len;
   if (!js_string(s, &str, &len)) return 0;
-  *out = len ? im_str(j->t, str, len) : IM_NULL_STR;
+  *out = len ? jt_intern(j, str, len) : IM_NULL_STR;
   return 1;
 }
 

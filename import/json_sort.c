@@ -65,27 +65,28 @@ static int radix(skey **keys, int64_t n) {
 
 int jt_sort(jtrace *j) {
   int64_t n = j->nev;
-  /* V: the smallest ts of a violating event. */
-  int64_t m = INT64_MIN, V = INT64_MAX, lo = INT64_MAX;
-  int slow = 0;
-  for (int64_t i = 0; i < n; i++) {
-    const jev *e = &j->ev[i];
-    if (e->ph == 'X') slow = 1;
-    if (i && (e->ts < m || (e->ts == m && slow)) && e->ts < V) V = e->ts;
-    if (e->ts > m) m = e->ts;
-    if (e->ts < lo) lo = e->ts;
-  }
   skey *keys = malloc((size_t)(n ? n : 1) * sizeof *keys);
   if (!keys) return im_oom(j->t);
+  /* One walk over the records: V, the smallest ts of a violating event,
+   * and the keys (negative ts are dropped; they never reach the order). */
+  int64_t m = INT64_MIN, V = INT64_MAX, lo = INT64_MAX;
+  int slow = 0, first = 1;
   int64_t k = 0;
   for (int64_t i = 0; i < n; i++) {
-    if (j->ev[i].ts < 0) {
+    const jev *e = &j->ev[i];
+    if (e->ts < 0) {
       im_stat_add(j->t, IM_STAT_TRACE_SORTER_NEGATIVE_TIMESTAMP_DROPPED, 1);
       continue;
     }
-    keys[k].k = (uint64_t)(j->ev[i].ts - (lo < 0 ? 0 : lo));
+    if (e->ph == 'X') slow = 1;
+    if (!first && (e->ts < m || (e->ts == m && slow)) && e->ts < V) V = e->ts;
+    first = 0;
+    if (e->ts > m) m = e->ts;
+    if (e->ts < lo) lo = e->ts;
+    keys[k].k = (uint64_t)e->ts;
     keys[k++].i = (uint32_t)i;
   }
+  for (int64_t i = 0; i < k; i++) keys[i].k -= (uint64_t)lo;
   if (!radix(&keys, k)) {
     free(keys);
     return im_oom(j->t);
@@ -96,15 +97,18 @@ int jt_sort(jtrace *j) {
     return im_oom(j->t);
   }
   for (int64_t i = 0; i < k; i++) j->order[i] = keys[i].i;
-  free(keys);
   j->norder = k;
-  if (!j->has_x) return 1;
-  /* Equal-ts runs at or after V: E, X by decreasing dur, others. */
-  for (int64_t i = 0; i < k;) {
-    int64_t ts = j->ev[j->order[i]].ts, e = i + 1;
-    while (e < k && j->ev[j->order[e]].ts == ts) e++;
-    if (e - i > 1 && ts >= V) qsort_r(j->order + i, (size_t)(e - i), sizeof *j->order, cmp_tie, j->ev);
-    i = e;
+  if (j->has_x && V != INT64_MAX) {
+    /* Equal-ts runs at or after V: E, X by decreasing dur, others. */
+    uint64_t from = (uint64_t)(V - lo);
+    for (int64_t i = 0; i < k;) {
+      int64_t e = i + 1;
+      while (e < k && keys[e].k == keys[i].k) e++;
+      if (e - i > 1 && keys[i].k >= from)
+        qsort_r(j->order + i, (size_t)(e - i), sizeof *j->order, cmp_tie, j->ev);
+      i = e;
+    }
   }
+  free(keys);
   return 1;
 }
