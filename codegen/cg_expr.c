@@ -415,9 +415,14 @@ static cg_val cg_strfn(cg_ctx *cx, const ir_expr *e, const char *name) {
   case IX_CONCAT: fn = "rt_fn_concat"; args[0] = p; args[1] = a[0].v; args[2] = a[1].v; na = 3; break;
   case IX_LIKE:
   case IX_GLOB:
-    /* x LIKE pattern → like(pattern, x) */
+    /* x LIKE pattern → like(pattern, x); ESCAPE's character is ival */
     fn = e->kind == IX_LIKE ? "rt_fn_like" : "rt_fn_glob";
     args[0] = p; args[1] = a[1].v; args[2] = a[0].v; na = 3;
+    if (e->kind == IX_LIKE && e->ival) {
+      fn = "rt_fn_like_esc";
+      args[3] = cg_i32(cx, (uint32_t)e->ival);
+      na = 4;
+    }
     break;
   case IX_LENGTH: fn = "rt_fn_length"; args[0] = p; args[1] = a[0].v; na = 2; break;
   case IX_LOWER: fn = "rt_fn_lower"; args[0] = p; args[1] = a[0].v; na = 2; break;

@@ -67,6 +67,7 @@ const cg_rtfn cg_rtfns[] = {
     FN(rt_aggtab_ensure_one, "v:p"),
     FN(rt_str_cmp, "i:pii"),
     FN(rt_fn_like, "i:pii"),
+    FN(rt_fn_like_esc, "i:piii"),
     FN(rt_fn_glob, "i:pii"),
     FN(rt_fn_lower, "i:pi"),
     FN(rt_fn_upper, "i:pi"),

@@ -52,6 +52,7 @@ typedef enum fe_exkind {
   AX_BINARY,           /* op: "OR" "AND" "=" "==" "!=" "<>" "<" "<=" ">" ">="
                           "IS" "IS NOT" "||" "*" "/" "%" "+" "-" "<<" ">>"
                           "&" "|" "LIKE" "GLOB" "NOT LIKE" "NOT GLOB"
+                          (LIKE with ESCAPE has args[2], the escape)
                           ("IS DISTINCT FROM" is "IS NOT",
                            "IS NOT DISTINCT FROM" is "IS") */
   AX_ISNULL,           /* x IS NULL / x ISNULL (negated: IS NOT NULL / NOTNULL / NOT NULL) */
@@ -60,6 +61,7 @@ typedef enum fe_exkind {
   AX_CASE,             /* operand (may be NULL); whens[i], thens[i]; els (may be NULL) */
   AX_CAST,             /* CAST(args[0] AS type_name) */
   AX_CALL,             /* name(args…), name(*) sets star, name(DISTINCT …) sets distinct */
+  AX_COLLATE,          /* args[0] COLLATE str (the collation's name as written) */
 } fe_exkind;
 
 typedef struct fe_expr fe_expr;

@@ -4,7 +4,10 @@
  * Precedence is SQLite's (LANGUAGE.md §5), loosest first:
  *   1 OR   2 AND   3 NOT (prefix)   4 = == != <> IS IN LIKE GLOB BETWEEN
  *   ISNULL NOTNULL NOT NULL   5 < <= > >=   6 << >> & |   7 + -
- *   8 * / %   9 ||   then unary - + ~ binding tightest.
+ *   8 * / %   9 ||   10 COLLATE (postfix)   then unary - + ~ binding
+ *   tightest (so `-x COLLATE NOCASE` is `(-x) COLLATE NOCASE`, and
+ *   `a || b COLLATE NOCASE` collates b). `x LIKE p ESCAPE e` takes e as
+ *   its third argument.
  * A prefix NOT takes a level-4 operand wherever it appears, as in SQLite
  * (`1 = NOT 0 = 0` is `1 = NOT (0 = 0)`). BETWEEN bounds are level-5
  * expressions so the AND of `x BETWEEN a AND b` is not taken as logic.
@@ -16,7 +19,7 @@
 #include "parse.h"
 
 enum { PREC_OR = 1, PREC_AND, PREC_NOT, PREC_EQ, PREC_REL, PREC_BIT, PREC_ADD, PREC_MUL,
-       PREC_CONCAT };
+       PREC_CONCAT, PREC_COLLATE };
 
 static fe_expr *parse_binary(fe_parser *p, int minprec);
 
@@ -61,7 +64,7 @@ static void set_args(fe_parser *p, fe_expr *e, int n, fe_expr *a0, fe_expr *a1, 
 
 /* ---- operators -------------------------------------------------------- */
 
-typedef enum { OP_BIN, OP_ISNULL, OP_IN, OP_BETWEEN } opkind;
+typedef enum { OP_BIN, OP_ISNULL, OP_IN, OP_BETWEEN, OP_COLLATE } opkind;
 
 typedef struct opinfo {
   opkind kind;
@@ -91,6 +94,7 @@ static bool match_op(fe_parser *p, opinfo *o) {
     return false;
   }
   if (t->kind != TK_IDENT) return false;
+  if (fe_tok_is_kw(t, "COLLATE")) return o->kind = OP_COLLATE, o->prec = PREC_COLLATE, true;
   if (fe_tok_is_kw(t, "OR")) return o->op = "OR", o->prec = PREC_OR, true;
   if (fe_tok_is_kw(t, "AND")) return o->op = "AND", o->prec = PREC_AND, true;
   if (fe_tok_is_kw(t, "LIKE")) return o->op = "LIKE", true;
@@ -153,7 +157,25 @@ static fe_expr *apply_op(fe_parser *p, fe_expr *left, const opinfo *o) {
     if (!right) return NULL;
     e = mk(p, AX_BINARY, left->pos);
     e->op = o->op;
-    set_args(p, e, 2, left, right, NULL);
+    bool like = strstr(o->op, "LIKE") || strstr(o->op, "GLOB");
+    if (like && fe_accept_kw(p, "ESCAPE")) {
+      fe_expr *esc = parse_binary(p, o->prec + 1);
+      if (!esc) return NULL;
+      set_args(p, e, 3, left, right, esc);
+    } else {
+      set_args(p, e, 2, left, right, NULL);
+    }
+    break;
+  }
+  case OP_COLLATE: {
+    fe_token *name = fe_cur(p);
+    if (name->kind != TK_IDENT && name->kind != TK_QIDENT && name->kind != TK_STRING)
+      return fe_syntax_error(p, name, "a collation name (BINARY, NOCASE or RTRIM)"), NULL;
+    p->i++;
+    e = mk(p, AX_COLLATE, left->pos);
+    e->str = name->text;
+    e->strlen = name->textlen;
+    set_args(p, e, 1, left, NULL, NULL);
     break;
   }
   case OP_ISNULL:

@@ -156,7 +156,13 @@ vm_vec *vm_eval_strfn(vm *m, const ir_expr *e, const vm_set *set) {
   switch (e->kind) {
   case IX_CONCAT: { uint32_t *o = r->v; VM_STR_LOOP(o, rt_fn_concat(sp, s0[i], s1[i])); break; }
   /* x LIKE p: the helper takes the pattern first. */
-  case IX_LIKE: { int64_t *o = r->v; VM_FN_LOOP(o, rt_fn_like(sp, s1[i], s0[i])); break; }
+  case IX_LIKE: {
+    int64_t *o = r->v;
+    uint32_t esc = (uint32_t)e->ival;   /* ESCAPE's character, 0 for none */
+    if (esc) VM_FN_LOOP(o, rt_fn_like_esc(sp, s1[i], s0[i], esc));
+    else VM_FN_LOOP(o, rt_fn_like(sp, s1[i], s0[i]));
+    break;
+  }
   case IX_GLOB: { int64_t *o = r->v; VM_FN_LOOP(o, rt_fn_glob(sp, s1[i], s0[i])); break; }
   case IX_LENGTH: { int64_t *o = r->v; VM_FN_LOOP(o, rt_fn_length(sp, s0[i])); break; }
   case IX_LOWER: { uint32_t *o = r->v; VM_STR_LOOP(o, rt_fn_lower(sp, s0[i])); break; }

@@ -97,6 +97,31 @@ ir_expr *ir_ex_col(ir_binder *b, int col, int pos);
 ir_expr *ir_ex_settle(ir_binder *b, ir_expr *e, rt_type t);
 bool ir_is_agg_name(const char *name, int nargs);
 
+/* A new node of kind k with nargs (unset) arguments. */
+ir_expr *ir_ex_new(ir_binder *b, ir_exkind k, rt_type t, bool nullable, int pos, int nargs);
+/* A number or NULL as a string (TOSTR), for ||, LIKE and string functions. */
+ir_expr *ir_ex_to_str(ir_binder *b, ir_expr *e);
+
+/* ---- bind_text.c ---- */
+typedef enum ir_coll { IR_COLL_NONE = 0, IR_COLL_BINARY, IR_COLL_NOCASE, IR_COLL_RTRIM } ir_coll;
+/* "no such collation sequence: X" unless x (an AX_COLLATE) names one. */
+int ir_check_collation(ir_binder *b, const fe_expr *x);
+/* The explicit collation of an expression (SQLite's search), or NONE. */
+ir_coll ir_collation(const fe_expr *x);
+/* The collation a comparison of l with r uses: l's, else r's. */
+ir_coll ir_cmp_collation(const fe_expr *l, const fe_expr *r);
+/* The collation of `x IN (…)` (x an AX_IN). */
+ir_coll ir_in_collation(const fe_expr *x);
+/* e as compared under collation c: lower(e) for NOCASE, rtrim(e) for
+ * RTRIM, when e is a string; else e. */
+ir_expr *ir_collate(ir_binder *b, ir_expr *e, ir_coll c);
+/* Refuses a string value with a non-BINARY COLLATE where the collation
+ * would choose among values ("COLLATE in GROUP BY is not supported yet"). */
+int ir_refuse_collation(ir_binder *b, const fe_expr *x, const ir_expr *e, const char *where);
+/* x [NOT] LIKE pat [ESCAPE escx] (or GLOB, which takes no ESCAPE). */
+ir_expr *ir_bind_like(ir_binder *b, bool glob, bool neg, ir_expr *x, ir_expr *pat,
+                      const fe_expr *escx, int pos);
+
 /* ---- bind_stage.c ---- */
 int ir_bind_stage(ir_binder *b, const fe_stage *st);
 /* Column id holding e's value: e's column when it is a plain column,

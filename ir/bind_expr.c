@@ -42,6 +42,10 @@ static ir_expr *mk(ir_binder *b, ir_exkind k, rt_type t, bool nullable, int pos,
   return e;
 }
 
+ir_expr *ir_ex_new(ir_binder *b, ir_exkind k, rt_type t, bool nullable, int pos, int nargs) {
+  return mk(b, k, t, nullable, pos, nargs);
+}
+
 static ir_expr *mk1(ir_binder *b, ir_exkind k, rt_type t, ir_expr *a, int pos) {
   ir_expr *e = mk(b, k, t, a->nullable, pos, 1);
   e->args[0] = a;
@@ -172,6 +176,8 @@ static ir_expr *to_str(ir_binder *b, ir_expr *e) {
   }
 }
 
+ir_expr *ir_ex_to_str(ir_binder *b, ir_expr *e) { return to_str(b, e); }
+
 /* A number made into an integer (SQLite casts doubles for bit operators,
  * % and substr positions). Strings are an error: 0 is returned. */
 static ir_expr *to_int(ir_binder *b, ir_expr *e, const char *what) {
@@ -209,7 +215,9 @@ static void adopt_param_type(ir_binder *b, ir_expr *e, const ir_expr *other) {
   e->type = t;
 }
 
-static ir_expr *bind_cmp(ir_binder *b, ir_exkind k, ir_expr *a, ir_expr *c, int pos, int oppos) {
+/* a <k> c compared under collation co (bind_text.c) when both are strings. */
+static ir_expr *bind_cmp(ir_binder *b, ir_exkind k, ir_expr *a, ir_expr *c, int pos, int oppos,
+                         ir_coll co) {
   bool is = k == IX_IS || k == IX_ISNOT;
   adopt_param_type(b, a, c);
   adopt_param_type(b, c, a);
@@ -230,6 +238,8 @@ static ir_expr *bind_cmp(ir_binder *b, ir_exkind k, ir_expr *a, ir_expr *c, int 
   }
   if (t == RT_F64) cmp_operands(b, &v[0], &v[1]);
   else coerce_all(b, v, 2, t);
+  v[0] = ir_collate(b, v[0], co);
+  v[1] = ir_collate(b, v[1], co);
   ir_expr *e = mk2(b, k, RT_BOOL, v[0], v[1], pos);
   if (is) e->nullable = false;
   return e;
@@ -298,7 +308,8 @@ static ir_expr *bind_binary(ir_binder *b, const fe_expr *x) {
       {"<=", IX_LE}, {">", IX_GT},  {">=", IX_GE}, {"IS", IX_IS}, {"IS NOT", IX_ISNOT},
   };
   for (size_t i = 0; i < sizeof cmps / sizeof cmps[0]; i++)
-    if (!strcmp(op, cmps[i].op)) return bind_cmp(b, cmps[i].k, a, c, pos, oppos);
+    if (!strcmp(op, cmps[i].op))
+      return bind_cmp(b, cmps[i].k, a, c, pos, oppos, ir_cmp_collation(x->args[0], x->args[1]));
   static const struct { const char *op; ir_exkind k; } ariths[] = {
       {"+", IX_ADD}, {"-", IX_SUB}, {"*", IX_MUL}, {"/", IX_DIV}, {"%", IX_MOD},
   };
@@ -312,12 +323,8 @@ static ir_expr *bind_binary(ir_binder *b, const fe_expr *x) {
   if (!strcmp(op, "||")) return bind_concat(b, a, c, pos);
   bool neg = !strncmp(op, "NOT ", 4);
   const char *base = neg ? op + 4 : op;
-  if (!strcmp(base, "LIKE") || !strcmp(base, "GLOB")) {
-    ir_expr *e;
-    if (a->type == RT_NULLT || c->type == RT_NULLT) return bare_null(b, pos);
-    else e = mk2(b, base[0] == 'L' ? IX_LIKE : IX_GLOB, RT_BOOL, to_str(b, a), to_str(b, c), pos);
-    return neg ? negate(b, e, pos) : e;
-  }
+  if (!strcmp(base, "LIKE") || !strcmp(base, "GLOB"))
+    return ir_bind_like(b, base[0] == 'G', neg, a, c, x->nargs > 2 ? x->args[2] : NULL, pos);
   ir_fail(b, oppos, "unknown operator '%s'", op);
   return NULL;
 }
@@ -377,6 +384,9 @@ static ir_expr *bind_in(ir_binder *b, const fe_expr *x) {
   rt_type t;
   for (int i = 0; i < n; i++)
     if (!(v[i] = ir_bind_expr(b, x->args[i]))) return NULL;
+  /* `x IN ()` is false and `x NOT IN ()` true, even for a NULL x, as in
+   * SQLite. */
+  if (n == 1) return const_int(b, x->negated, RT_BOOL, x->pos);
   if (!common_type(v, n, &t)) {
     ir_fail(b, x->pos, "cannot compare a string with a number");
     return NULL;
@@ -390,6 +400,8 @@ static ir_expr *bind_in(ir_binder *b, const fe_expr *x) {
     for (int i = 1; i < n; i++) v[i] = cmp_operand(b, v[i], v[0]);
   } else {
     coerce_all(b, v, n, t);
+    ir_coll co = ir_in_collation(x);
+    for (int i = 0; i < n; i++) v[i] = ir_collate(b, v[i], co);
   }
   ir_expr *e;
   if (v[0]->kind == IX_CONST && v[0]->is_null) {
@@ -411,8 +423,11 @@ static ir_expr *bind_between(ir_binder *b, const fe_expr *x) {
   ir_expr *lo = v ? ir_bind_expr(b, x->args[1]) : NULL;
   ir_expr *hi = lo ? ir_bind_expr(b, x->args[2]) : NULL;
   if (!hi) return NULL;
-  ir_expr *ge = bind_cmp(b, IX_GE, v, lo, x->pos, x->args[1]->pos);
-  ir_expr *le = ge ? bind_cmp(b, IX_LE, v, hi, x->pos, x->args[2]->pos) : NULL;
+  ir_expr *ge = bind_cmp(b, IX_GE, v, lo, x->pos, x->args[1]->pos,
+                         ir_cmp_collation(x->args[0], x->args[1]));
+  ir_expr *le = ge ? bind_cmp(b, IX_LE, v, hi, x->pos, x->args[2]->pos,
+                              ir_cmp_collation(x->args[0], x->args[2]))
+                   : NULL;
   if (!le) return NULL;
   ir_expr *e = mk2(b, IX_AND, RT_BOOL, ge, le, x->pos);
   return x->negated ? negate(b, e, x->pos) : e;
@@ -427,7 +442,8 @@ static ir_expr *bind_case(ir_binder *b, const fe_expr *x) {
   for (int i = 0; i < n; i++) {
     ir_expr *w = ir_bind_expr(b, x->whens[i]);
     if (!w) return NULL;
-    conds[i] = opnd ? bind_cmp(b, IX_EQ, opnd, w, x->whens[i]->pos, x->whens[i]->pos)
+    conds[i] = opnd ? bind_cmp(b, IX_EQ, opnd, w, x->whens[i]->pos, x->whens[i]->pos,
+                               ir_cmp_collation(x->operand, x->whens[i]))
                     : as_bool(b, w);
     if (!conds[i]) return NULL;
     if (!(vals[i] = ir_bind_expr(b, x->thens[i]))) return NULL;
@@ -577,9 +593,20 @@ static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
                         "expected every argument to have the same type, but some are strings "
                         "and some numbers");
   }
-  if (ir_name_eq(f, "min") || ir_name_eq(f, "max"))
-    return bind_varargs(b, x, ir_name_eq(f, "min") ? IX_MIN : IX_MAX,
-                        "cannot compare a string with a number");
+  if (ir_name_eq(f, "min") || ir_name_eq(f, "max")) {
+    ir_expr *e = bind_varargs(b, x, ir_name_eq(f, "min") ? IX_MIN : IX_MAX,
+                              "cannot compare a string with a number");
+    return e && ir_refuse_collation(b, x, e, "min() and max()") ? e : NULL;
+  }
+  if (ir_name_eq(f, "like") || ir_name_eq(f, "glob")) {
+    /* like(pattern, x [, escape]) is x LIKE pattern ESCAPE escape. */
+    bool glob = ir_name_eq(f, "glob");
+    if (!arity(b, x, 2, glob ? 2 : 3)) return NULL;
+    ir_expr *pat = ir_bind_expr(b, x->args[0]);
+    ir_expr *s = pat ? ir_bind_expr(b, x->args[1]) : NULL;
+    if (!s) return NULL;
+    return ir_bind_like(b, glob, false, s, pat, x->nargs > 2 ? x->args[2] : NULL, x->pos);
+  }
   if (ir_name_eq(f, "nullif")) {
     if (!arity(b, x, 2, 2)) return NULL;
     ir_expr *v[2];
@@ -612,6 +639,7 @@ static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
       return to_f64(b, e);
     }
     coerce_all(b, v, 2, t);
+    if (t == RT_STR && !ir_refuse_collation(b, x, v[0], "nullif()")) return NULL;
     ir_expr *e = mk(b, IX_NULLIF, t, true, x->pos, 2);
     e->args[0] = v[0];
     e->args[1] = v[1];
@@ -733,6 +761,10 @@ ir_expr *ir_bind_expr(ir_binder *b, const fe_expr *x) {
   case AX_CASE: return bind_case(b, x);
   case AX_CAST: return bind_cast(b, x);
   case AX_CALL: return bind_call(b, x);
+  case AX_COLLATE:
+    /* The collation matters only to the comparison or ORDER BY that reads
+     * it (bind_text.c); the value is the operand's. */
+    return ir_check_collation(b, x) ? ir_bind_expr(b, x->args[0]) : NULL;
   }
   ir_fail(b, x->pos, "unknown expression");
   return NULL;

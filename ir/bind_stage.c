@@ -238,8 +238,15 @@ static int bind_order(ir_binder *b, const fe_stage *st) {
   ir_sortkey *keys = rt_arena_alloc(&b->p->arena, sizeof(ir_sortkey) * ((size_t)st->norder + 1));
   for (int i = 0; i < st->norder; i++) {
     const fe_order *o = &st->order[i];
-    ir_expr *e = o->expr->kind == AX_INT ? order_position(b, o->expr) : ir_bind_expr(b, o->expr);
+    /* `ORDER BY 2 COLLATE NOCASE` is a position too, as in SQLite. */
+    const fe_expr *k = o->expr;
+    while (k->kind == AX_COLLATE) {
+      if (!ir_check_collation(b, k)) return 0;
+      k = k->args[0];
+    }
+    ir_expr *e = k->kind == AX_INT ? order_position(b, k) : ir_bind_expr(b, o->expr);
     if (!e) return 0;
+    e = ir_collate(b, e, ir_collation(o->expr));   /* sort by lower(x) under NOCASE */
     int col = ir_materialize(b, e, ir_expr_text(b, o->expr), o->expr->pos);
     /* NULLs sort first ascending and last descending unless told. */
     keys[i] = (ir_sortkey){col, o->desc, o->nulls ? o->nulls == 1 : !o->desc};
@@ -327,6 +334,9 @@ int ir_bind_agg_call(ir_binder *b, const fe_item *it, const ir_aggname *names, i
   ir_expr *e = ir_bind_expr(b, x->args[0]);
   b->agg_msg = NULL;
   if (!e) return 0;
+  if ((fn->kind == RT_AGG_MIN || fn->kind == RT_AGG_MAX) &&
+      !ir_refuse_collation(b, x->args[0], e, fn->kind == RT_AGG_MIN ? "MIN()" : "MAX()"))
+    return 0;
   if (e->type == RT_STR && (numbers_only >> fn->kind & 1))
     return ir_fail(b, x->args[0]->pos, "expected a number in %s(), but '%s' is a string",
                    fn->name, ir_expr_text(b, x->args[0]));
@@ -413,7 +423,7 @@ static int bind_aggregate(ir_binder *b, const fe_stage *st) {
   for (int i = 0; i < ng; i++) {
     const fe_item *g = &st->group[i];
     ir_expr *e = ir_bind_expr(b, g->expr);
-    if (!e) return 0;
+    if (!e || !ir_refuse_collation(b, g->expr, e, "GROUP BY")) return 0;
     if (!(gnames[i] = item_name(b, g->expr, g->name))) return 0;
     gcols[i] = ir_materialize(b, e, gnames[i], g->expr->pos);
   }

@@ -230,6 +230,7 @@ void ir_print_expr(const ir_plan *p, const ir_expr *e, rt_buf *out) {
     put_sub(p, e->args[0], out);
     rt_buf_printf(out, " %s ", op);
     put_sub(p, e->args[1], out);
+    if (e->kind == IX_LIKE && e->ival) rt_buf_printf(out, " ESCAPE U+%04X", (unsigned)e->ival);
     return;
   }
   rt_buf_printf(out, "%s(", ir_ex_names[e->kind]);

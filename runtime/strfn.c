@@ -64,21 +64,30 @@ static const u8 *text(const rt_strpool *p, uint32_t s, size_t *len) {
 enum { MATCH = 0, NOMATCH = 1, NOWILDCARDMATCH = 2 };
 
 typedef struct match_info {
-  uint32_t all, one, set;   /* '%' '_' 0 for LIKE; '*' '?' '[' for GLOB */
+  uint32_t all, one, set;   /* '%' '_' 0 for LIKE; '*' '?' '[' for GLOB;
+                               0 when an ESCAPE of that character took it */
   bool nocase;
+  uint32_t esc;             /* LIKE's ESCAPE character, or 0 */
 } match_info;
 
 /* SQLite's patternCompare over NUL-terminated text. NOWILDCARDMATCH means
- * "no match, and a later '*' cannot help either", which cuts the search. */
+ * "no match, and a later '*' cannot help either", which cuts the search.
+ * An ESCAPE character (LIKE only) makes the next pattern character
+ * literal; at the end of the pattern it matches nothing. */
 static int pattern_cmp(const u8 *pat, const u8 *str, const match_info *mi) {
   uint32_t c, c2;
+  const u8 *escaped = NULL;   /* just past an escaped pattern character */
   while ((c = UTF8_READ(pat)) != 0) {
     if (c == mi->all) {
       /* Collapse runs of '*' and '?'; each '?' still eats one character. */
-      while ((c = UTF8_READ(pat)) == mi->all || c == mi->one) {
+      while ((c = UTF8_READ(pat)) == mi->all || (c == mi->one && mi->one)) {
         if (c == mi->one && utf8_read(&str) == 0) return NOWILDCARDMATCH;
       }
       if (c == 0) return MATCH;
+      if (mi->esc && c == mi->esc) {
+        c = utf8_read(&pat);
+        if (c == 0) return NOWILDCARDMATCH;
+      }
       if (mi->set && c == mi->set) {
         /* '[...]' right after '*': try every suffix (rare, slow path). */
         while (*str) {
@@ -143,22 +152,35 @@ static int pattern_cmp(const u8 *pat, const u8 *str, const match_info *mi) {
       if (c2 == 0 || (seen ^ invert) == 0) return NOMATCH;
       continue;
     }
+    if (mi->esc && c == mi->esc) {
+      c = utf8_read(&pat);
+      if (c == 0) return NOMATCH;
+      escaped = pat;
+    }
     c2 = UTF8_READ(str);
     if (c == c2) continue;
     if (mi->nocase && c < 0x80 && c2 < 0x80 && ascii_lower(c) == ascii_lower(c2)) continue;
-    if (c == mi->one && c2 != 0) continue;
+    if (c == mi->one && mi->one && pat != escaped && c2 != 0) continue;
     return NOMATCH;
   }
   return *str == 0 ? MATCH : NOMATCH;
 }
 
 int rt_fn_like(const rt_strpool *p, uint32_t pattern, uint32_t s) {
-  static const match_info like = {'%', '_', 0, true};
+  static const match_info like = {'%', '_', 0, true, 0};
+  return pattern_cmp(text(p, pattern, NULL), text(p, s, NULL), &like) == MATCH;
+}
+
+int rt_fn_like_esc(const rt_strpool *p, uint32_t pattern, uint32_t s, uint32_t esc) {
+  /* As SQLite: an ESCAPE of '%' or '_' also stops it being a wildcard. */
+  match_info like = {'%', '_', 0, true, esc};
+  if (esc == '%') like.all = 0;
+  if (esc == '_') like.one = 0;
   return pattern_cmp(text(p, pattern, NULL), text(p, s, NULL), &like) == MATCH;
 }
 
 int rt_fn_glob(const rt_strpool *p, uint32_t pattern, uint32_t s) {
-  static const match_info glob = {'*', '?', '[', false};
+  static const match_info glob = {'*', '?', '[', false, 0};
   return pattern_cmp(text(p, pattern, NULL), text(p, s, NULL), &glob) == MATCH;
 }
 

@@ -17,9 +17,12 @@
 #include "rt.h"
 
 /* x LIKE pattern: ASCII case-insensitive, '%' any run, '_' one UTF-8
- * character; no ESCAPE. Note the argument order (pattern first, as in
+ * character. Note the argument order (pattern first, as in
  * SQLite's like(pattern, x)). Returns 1 or 0. */
 int rt_fn_like(const rt_strpool *p, uint32_t pattern, uint32_t s);
+/* x LIKE pattern ESCAPE esc (a code point, not 0): the character after
+ * esc is literal, as SQLite's like(pattern, x, esc). */
+int rt_fn_like_esc(const rt_strpool *p, uint32_t pattern, uint32_t s, uint32_t esc);
 /* x GLOB pattern: case-sensitive, '*', '?', '[abc]', '[a-z]', '[^…]'. */
 int rt_fn_glob(const rt_strpool *p, uint32_t pattern, uint32_t s);
 

@@ -137,6 +137,11 @@ static void sx_rec(const fe_expr *e, char *buf, size_t cap) {
     sx_args(e, buf, cap);
     sx_append(buf, cap, " %s)", e->str);
     break;
+  case AX_COLLATE:
+    sx_append(buf, cap, "(COLLATE");
+    sx_args(e, buf, cap);
+    sx_append(buf, cap, " %s)", e->str);
+    break;
   case AX_CALL:
     sx_append(buf, cap, "(%s%s%s", e->str, e->distinct ? " DISTINCT" : "", e->star ? " *" : "");
     sx_args(e, buf, cap);
@@ -540,6 +545,15 @@ static void test_precedence(void **state) {
   assert_string_equal(where_sx("a == b != c <> d"), "(<> (!= (== a b) c) d)");
   assert_string_equal(where_sx("1 = NOT 0"), "(= 1 (NOT 0))");
   assert_string_equal(where_sx("a % b / c"), "(/ (% a b) c)");
+  /* COLLATE is postfix, tighter than || and looser than unary operators. */
+  assert_string_equal(where_sx("a = b COLLATE NOCASE"), "(= a (COLLATE b NOCASE))");
+  assert_string_equal(where_sx("a || b COLLATE nocase"), "(|| a (COLLATE b nocase))");
+  assert_string_equal(where_sx("-a COLLATE RTRIM"), "(COLLATE (- a) RTRIM)");
+  assert_string_equal(where_sx("a COLLATE NOCASE COLLATE BINARY < b"),
+                      "(< (COLLATE (COLLATE a NOCASE) BINARY) b)");
+  /* ESCAPE is LIKE's third argument. */
+  assert_string_equal(where_sx("a LIKE 'x!%' ESCAPE '!' AND b NOT LIKE c ESCAPE d || e"),
+                      "(AND (LIKE a 'x!%' '!') (NOT LIKE b c (|| d e)))");
 }
 
 static void test_expr_forms(void **state) {

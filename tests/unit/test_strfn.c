@@ -166,6 +166,33 @@ static void test_like_glob_random(void **state) {
   }
 }
 
+/* LIKE … ESCAPE against SQLite's like(pattern, x, escape): random patterns
+ * over an alphabet holding the escape characters, the wildcards they may
+ * disable (an ESCAPE of '%' or '_'), and a two-byte escape. */
+static void test_like_escape_random(void **state) {
+  fixture *f = *state;
+  static const char *const escs[] = {"!", "%", "_", "a", "\xc3\xa9"};
+  static const char *const pat_alpha[] = {"a", "b", "A", "%", "_", "!", "\xc3\xa9", "c"};
+  static const char *const str_alpha[] = {"a", "b", "A", "%", "_", "!", "\xc3\xa9"};
+  srand(4321);
+  char pat[64], str[64];
+  for (int it = 0; it < 20000; it++) {
+    const char *esc = escs[rand() % 5];
+    random_text(pat, 7, pat_alpha, 8);
+    random_text(str, 6, str_alpha, 7);
+    arg a[3] = {T(pat), T(str), T(esc)};
+    int64_t like = sql_int(f->db, "SELECT like(?1, ?2, ?3)", 3, a);
+    const unsigned char *e = (const unsigned char *)esc;
+    uint32_t cp = e[0] < 0x80 ? e[0] : (uint32_t)(e[0] & 0x1f) << 6 | (e[1] & 0x3f);
+    int ml = rt_fn_like_esc(f->p, S(f, pat), S(f, str), cp);
+    if (ml != like) {
+      print_error("pattern '%s' string '%s' escape '%s': sqlite %d, ours %d\n", pat, str, esc,
+                  (int)like, ml);
+      fail();
+    }
+  }
+}
+
 /* ---- case, length, substr, instr, trim, concat ----------------------------- */
 
 static void test_case_length(void **state) {
@@ -428,6 +455,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_like_glob_fixed),
       cmocka_unit_test(test_like_glob_random),
+      cmocka_unit_test(test_like_escape_random),
       cmocka_unit_test(test_case_length),
       cmocka_unit_test(test_substr),
       cmocka_unit_test(test_random_substr),
