@@ -7,7 +7,8 @@
  * copies): a few literal rows, or thousands of formula rows so that runs
  * cross 8192-row batches; columns id/parent_id (a tree, sometimes broken),
  * ts/dur (sometimes NULL or negative), g (a small key), i (extreme
- * integers), d (doubles), s (strings, NULLs, UTF-8). Then one pipeline of
+ * integers, near 2^53 and 2^63), d (doubles, infinities among them), s
+ * (strings, NULLs, UTF-8); comparisons mix integers with doubles. Then one pipeline of
  * 1..6 stages — WHERE, EXTEND, SET, SELECT, DROP, RENAME, AS, ORDER BY,
  * LIMIT, AGGREGATE, TREE ACCUMULATE, INTERVAL FLATTEN / JOIN / FILL GAPS,
  * or an INTERVAL INTERSECTION OF source — tracking the row's columns so
@@ -77,11 +78,16 @@ static const char *bget(const buf *b) { return b->s ? b->s : ""; }
 
 /* ---- tables ---------------------------------------------------------------------- */
 
+/* Near 2^53 and 2^63, where an integer compared through a double goes
+ * wrong, and doubles that overflow to infinities (and NaN, which is NULL). */
 static const char *const k_ints[] = {"0", "1", "-1", "42", "9223372036854775807",
                                      "-9223372036854775808", "9223372036854775806",
-                                     "4611686018427387904", "NULL", "-7", "1000000007"};
+                                     "4611686018427387904", "NULL", "-7", "1000000007",
+                                     "9007199254740993", "9007199254740992"};
 static const char *const k_dbls[] = {"0.5", "-1.25", "1e300", "NULL", "0.0", "-0.0", "3.75",
-                                     "1e-300", "2.5"};
+                                     "1e-300", "2.5", "9007199254740992.0",
+                                     "9223372036854775808.0", "1e999", "-1e999",
+                                     "-9223372036854775808.0"};
 static const char *const k_strs[] = {"'a'", "'b'", "''", "NULL", "'ab'", "'A'",
                                      "'\xc3\xa4'", "'a%b'", "'zz'", "'B_'"};
 #define N(a) (unsigned)(sizeof a / sizeof a[0])
@@ -216,7 +222,8 @@ static void gen_pred(in *s, const row *r, int depth, buf *o) {
   case 1:
     gen_expr(s, r, t, depth + 1, o);
     bprintf(o, " %s ", cmp[pick(s, N(cmp))]);
-    gen_expr(s, r, t, depth + 1, o);
+    /* a number may meet the other kind of number: compared by value */
+    gen_expr(s, r, t != T_STR && pick(s, 3) == 0 ? (t == T_INT ? T_DBL : T_INT) : t, depth + 1, o);
     break;
   case 2:
     bprintf(o, "(");
@@ -232,7 +239,12 @@ static void gen_pred(in *s, const row *r, int depth, buf *o) {
     break;
   case 4:
     gen_expr(s, r, T_INT, depth + 1, o);
-    bprintf(o, pick(s, 2) ? " IN (1, 3, NULL, -1)" : " BETWEEN 2 AND 20");
+    switch (pick(s, 4)) {
+    case 0: bprintf(o, " IN (1, 3, NULL, -1)"); break;
+    case 1: bprintf(o, " BETWEEN 2 AND 20"); break;
+    case 2: bprintf(o, " IN (9007199254740992.0, 1e999, 3, 9223372036854775808.0)"); break;
+    default: bprintf(o, " BETWEEN 9007199254740992.0 AND 9.3e18"); break;
+    }
     break;
   case 5:
     gen_expr(s, r, T_STR, depth + 1, o);

@@ -65,6 +65,10 @@ static const char *pg_int(pg_gen *g, const pg_row *r) { return r->ints[pg_rnd(g,
 
 static void pg_int_expr(pg_gen *g, const pg_row *r, pg_buf *b) {
   const char *a = pg_int(g, r), *c = pg_int(g, r);
+  if (pg_chance(g, 10)) {   /* a NULL operand beside an overflowing one: NULL */
+    pg_put(b, "(nullif(%s, %s) + 9223372036854775807) * 2 + %s", a, a, c);
+    return;
+  }
   switch (pg_rnd(g, 7)) {
   case 0: pg_put(b, "%s + %d", a, pg_rnd(g, 100) - 50); break;
   case 1: pg_put(b, "%s * %d", a, pg_rnd(g, 5)); break;
@@ -77,6 +81,21 @@ static void pg_int_expr(pg_gen *g, const pg_row *r, pg_buf *b) {
 }
 
 static void pg_pred(pg_gen *g, const pg_row *r, pg_buf *b) {
+  /* Exactness (issue 11): an integer against a double near 2^53 and 2^63
+   * (compared by value, not through a double), checked arithmetic beside
+   * a NULL operand (NULL, not an overflow), doubles overflowing to
+   * infinities and NaN (NULL). */
+  if (pg_chance(g, 15)) {
+    const char *a = pg_int(g, r);
+    switch (pg_rnd(g, 5)) {
+    case 0: pg_put(b, "%s + 9007199254740992 %s 9007199254740992.0 + %d", a, pg_chance(g, 50) ? ">" : "=",
+                   pg_rnd(g, 4)); return;
+    case 1: pg_put(b, "%s - %s + 9223372036854775807 < 9223372036854775808.0", a, a); return;
+    case 2: pg_put(b, "(nullif(%s, %s) + 9223372036854775807 + %d) IS NULL", a, a, 1 + pg_rnd(g, 9)); return;
+    case 3: pg_put(b, "(%s * 1e308 * 10 - %s * 1e308 * 10) IS NULL", a, pg_int(g, r)); return;
+    default: pg_put(b, "%s + 9007199254740993 IN (9007199254740992.0, %d.0, 1e999)", a, pg_rnd(g, 1000)); return;
+    }
+  }
   switch (pg_rnd(g, 5)) {
   case 0: pg_put(b, "%s > %d", pg_int(g, r), pg_rnd(g, 2000000)); break;
   case 1: pg_put(b, "%s %% %d = %d", pg_int(g, r), pg_rnd(g, 5) + 2, pg_rnd(g, 2)); break;
