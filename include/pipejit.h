@@ -82,17 +82,20 @@ void pj_engine_set_opt_level(pj_engine *e, int level);
 /* ---- limits and cancellation ------------------------------------------ */
 
 /* Memory budget of every pipeline run, in bytes (0, the default: none).
- * The state a run accumulates — ORDER BY and interval operand buffers,
- * aggregation tables, tree numbering and ordering arrays, the result — is
- * counted as it grows; a growth that would pass the limit stops the run
- * with PJ_ERROR and "<STAGE>: the query needs more than N MB of memory
- * (limit set with --max-memory)". Streaming work (scans, filters,
- * expressions) is not counted, nor plain SQL statements. */
+ * The state a run accumulates — ORDER BY buffers and permutations,
+ * interval operands, indexes, join tables and scratch, aggregation tables,
+ * tree numbering and ordering arrays, the result — is counted as it
+ * grows, per stage; a growth that would pass the limit stops the run with
+ * PJ_ERROR and "<STAGE>: the query needs more than N MB of memory (limit
+ * set with --max-memory): <STAGE> holds X MB, …; <STAGE> asked for Y MB
+ * more", named after the stage holding the most. Streaming work (scans,
+ * filters, expressions) is not counted, nor plain SQL statements. */
 void pj_engine_set_max_memory(pj_engine *e, int64_t bytes);
 int64_t pj_engine_max_memory(const pj_engine *e);
 
 /* Asks the statement or run in progress to stop: a pipeline stops at the
- * next batch (at most one batch of 8192 rows later), a SQL statement at
+ * next batch (at most one batch of 8192 rows later), a JIT compile at its
+ * next step (its code is dropped, not cached), a SQL statement at
  * SQLite's next check (sqlite3_interrupt), and the call fails with
  * PJ_INTERRUPTED and the message "interrupted". Async-signal-safe and
  * callable from any thread while another thread uses the engine (the only
@@ -152,7 +155,11 @@ void pj_engine_last_timing(const pj_engine *e, pj_timing *out);
 
 /* Compiles a pipeline (text starting with FROM or INTERVAL INTERSECTION OF)
  * into a handle. The handle can run many times; each run reads the current
- * data. Freed with pj_query_free, which also frees its JIT code. */
+ * data, and binds the query again first when what the plan read changed
+ * (the SQLite schema, a replaced columnar table, a parameter's type): a
+ * run never answers from an outdated schema, and fails with the bind
+ * error when the query no longer binds. Freed with pj_query_free, which
+ * also frees its JIT code. */
 pj_status pj_query_compile(pj_engine *e, const char *text, pj_query **out);
 
 /* Parameters: `?` are numbered 1, 2, … in order of appearance; `$name`

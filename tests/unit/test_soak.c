@@ -5,7 +5,16 @@
  * interpreter and again on the JIT or in mode auto (background compiles
  * forced), and both outcomes must agree; interleaved are runs under a
  * small memory budget, runs interrupted from another thread, and CREATE
- * OR REPLACE PERFETTO TABLE of pipeline results read back from SQL.
+ * OR REPLACE PERFETTO TABLE of pipeline results read back from SQL, and
+ * (issue 12) three checks whose right answer is known:
+ *  - schema changes between runs: a SQLite table dropped and created
+ *    again with its columns in another order or type, read by one
+ *    long-lived compiled handle, which must always answer (1, 2);
+ *  - interrupts during JIT compiles of a large CASE: interrupted, or the
+ *    right value;
+ *  - self-intersections of N identical intervals under a small budget:
+ *    the budget error, or N * N regions.
+ * Each wrong answer counts as a mismatch.
  *
  * It reports queries run, errors by class, peak memory, and resident
  * memory after warm-up, at the middle and at the end; it fails when the
@@ -25,6 +34,7 @@
 
 #include <cmocka.h>
 
+#include "exec/adaptive.h"
 #include "exec/engine.h"
 #include "pipegen.h"
 
@@ -86,6 +96,37 @@ static void *interrupt_main(void *arg) {
   return NULL;
 }
 
+static int cb_count(void *ctx, const pj_result *r, const char *t, size_t l, size_t o) {
+  (void)t, (void)l, (void)o;
+  *(int64_t *)ctx = pj_result_row_count(r) ? pj_result_int64(r, 0, 0) : -1;
+  return 0;
+}
+
+static void *interrupt_once(void *arg) {
+  interrupter *it = arg;
+  struct timespec d = {0, 2000000};   /* 2 ms: inside the compile */
+  nanosleep(&d, NULL);
+  pj_engine_interrupt(it->e);
+  return NULL;
+}
+
+/* The schema-change handle's answer: "1|2", or the error. */
+static void stale_check(pj_engine *e, pj_query *q, char *got, size_t n) {
+  pj_result *r = NULL;
+  if (pj_query_run(q, &r) != PJ_OK) {
+    snprintf(got, n, "error: %s", pj_engine_errmsg(e));
+    return;
+  }
+  if (pj_result_row_count(r) != 1) snprintf(got, n, "%lld rows", (long long)pj_result_row_count(r));
+  else snprintf(got, n, "%s|%s", pj_result_column_name(r, 0), pj_result_column_name(r, 1));
+  if (pj_result_row_count(r) == 1 &&
+      !(pj_result_int64(r, 0, 0) == 1 && pj_result_column_type(r, 1) == PJ_TYPE_STRING
+            ? !strcmp(pj_result_text(r, 0, 1, NULL), "2")
+            : pj_result_int64(r, 0, 1) == 2))
+    snprintf(got, n, "wrong values");
+  pj_result_free(r);
+}
+
 static void test_soak(void **state) {
   (void)state;
   pj_engine *e = NULL;
@@ -95,7 +136,22 @@ static void test_soak(void **state) {
   pg_gen g = {.rng = (uint64_t)time(NULL), .bad = 8};
   uint64_t seed = g.rng;
   long queries = 0, runs = 0, mismatches = 0, errors[E_N] = {0};
+  long schema_changes = 0, compile_interrupts = 0, iv_budget_runs = 0;
   char first[8192] = "";
+  /* the long-lived handle over a table whose schema changes */
+  if (pj_engine_exec(e, "CREATE TABLE soak_s(a INTEGER, b INTEGER); INSERT INTO soak_s "
+                        "VALUES (1, 2), (3, 4)", NULL, NULL) != PJ_OK)
+    fail_msg("%s", pj_engine_errmsg(e));
+  pj_query *stale = NULL;
+  assert_int_equal(pj_query_compile(e, "FROM soak_s |> WHERE a = 1 |> SELECT a, b", &stale), PJ_OK);
+  /* the large CASE compiled under interrupts: a = 7 gives 21 */
+  char *big_case = malloc(40 * 1500 + 128);
+  assert_non_null(big_case);
+  {
+    size_t n = (size_t)sprintf(big_case, "FROM (SELECT 7 AS a) |> EXTEND CASE");
+    for (int i = 0; i < 1500; i++) n += (size_t)sprintf(big_case + n, " WHEN a = %d THEN %d", i, i * 3);
+    sprintf(big_case + n, " ELSE -1 END AS c |> SELECT c");
+  }
   double t0 = now_s(), warm_at = t0 + g_seconds * 0.2, mid_at = t0 + g_seconds * 0.6;
   double rss_warm = 0, rss_mid = 0;
   int64_t run_peak = 0;
@@ -146,6 +202,63 @@ static void test_soak(void **state) {
       break;
     }
     }
+    if (queries % 4 == 1) {   /* a schema change, then the old handle */
+      static const char *const schemas[] = {
+          "DROP TABLE soak_s; CREATE TABLE soak_s(b INTEGER, a INTEGER); "
+          "INSERT INTO soak_s VALUES (2, 1), (4, 3)",
+          "DROP TABLE soak_s; CREATE TABLE soak_s(x INTEGER, b TEXT, a INTEGER); "
+          "INSERT INTO soak_s VALUES (0, '2', 1)",
+          "DROP TABLE soak_s; CREATE TABLE soak_s(a INTEGER, b INTEGER); "
+          "INSERT INTO soak_s VALUES (1, 2), (3, 4)",
+          "ALTER TABLE soak_s ADD COLUMN z" ,
+      };
+      pg_run(e, schemas[pg_rnd(&g, 4)], &c);
+      pj_engine_set_mode(e, (pj_mode)pg_rnd(&g, 3));
+      char got[300];
+      stale_check(e, stale, got, sizeof got);
+      schema_changes++;
+      runs++;
+      if (strcmp(got, "a|b") && mismatches++ == 0)
+        snprintf(first, sizeof first, "schema change: %s -> %s", c.err, got);
+    }
+    if (queries % 8 == 2) {   /* an interrupt during a JIT compile */
+      pj_engine_set_mode(e, PJ_MODE_JIT);
+      pj__engine_set_cache_size(e, 0);
+      interrupter it = {.e = e};
+      pthread_t th;
+      assert_int_equal(pthread_create(&th, NULL, interrupt_once, &it), 0);
+      pg_run(e, big_case, &c);
+      pthread_join(th, NULL);
+      pj__engine_set_cache_size(e, EX_CACHE_CAP);
+      compile_interrupts++;
+      runs++;
+      int right = c.status == PJ_INTERRUPTED ||
+                  (c.status == PJ_OK && c.rows == 1);
+      if (!right && mismatches++ == 0)
+        snprintf(first, sizeof first, "interrupted compile: %d %s", c.status, c.err);
+    }
+    if (queries % 8 == 5) {   /* a self-intersection under a budget */
+      int n = 50 + (int)pg_rnd(&g, 400);
+      char sql[512];
+      snprintf(sql, sizeof sql,
+               "CREATE OR REPLACE PERFETTO TABLE soak_iv AS WITH RECURSIVE n(i) AS (SELECT 0 UNION "
+               "ALL SELECT i + 1 FROM n WHERE i < %d) SELECT i AS id, 100 AS ts, 50 AS dur FROM n",
+               n - 1);
+      pg_run(e, sql, &c);
+      pj_engine_set_mode(e, (pj_mode)pg_rnd(&g, 3));
+      pj_engine_set_max_memory(e, 256 << 10);
+      int64_t count = -1;
+      pj_status st = pj_engine_exec(e, "INTERVAL INTERSECTION OF (soak_iv AS x, soak_iv AS y) "
+                                       "|> AGGREGATE COUNT(*) AS n", cb_count, &count);
+      pj_engine_set_max_memory(e, 0);
+      iv_budget_runs++;
+      runs++;
+      int right = st == PJ_OK ? count == (int64_t)n * n
+                              : strstr(pj_engine_errmsg(e), "needs more than") != NULL;
+      if (!right && mismatches++ == 0)
+        snprintf(first, sizeof first, "self-intersection of %d under a budget: %d %lld %s", n, st,
+                 (long long)count, pj_engine_errmsg(e));
+    }
     double now = now_s();
     if (!rss_warm && now >= warm_at) rss_warm = proc_mib("VmRSS:");
     if (!rss_mid && now >= mid_at) rss_mid = proc_mib("VmRSS:");
@@ -153,12 +266,16 @@ static void test_soak(void **state) {
   double rss_end = proc_mib("VmRSS:"), hwm = proc_mib("VmHWM:");
   if (!rss_warm) rss_warm = rss_end;
   if (!rss_mid) rss_mid = rss_end;
+  pj_query_free(stale);
+  free(big_case);
   pj_engine_close(e);
 
   long nerr = 0;
   for (int k = 0; k < E_N; k++) nerr += errors[k];
   printf("soak: %.0f s, seed %llu: %ld pipelines, %ld runs, %ld backend mismatches\n", g_seconds,
          (unsigned long long)seed, queries, runs, mismatches);
+  printf("soak: %ld schema changes under a compiled handle, %ld interrupted compiles, %ld "
+         "self-intersections under a budget\n", schema_changes, compile_interrupts, iv_budget_runs);
   printf("soak: errors by class (%ld):", nerr);
   for (int k = 0; k < E_N; k++) printf(" %s %ld%s", class_names[k], errors[k], k + 1 < E_N ? "," : "\n");
   printf("soak: resident memory %.1f MiB after warm-up, %.1f MiB at 60%%, %.1f MiB at the end; "
