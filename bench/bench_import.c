@@ -109,8 +109,8 @@ int bench_gen_proto(const char *path, uint64_t target) {
   int depth[GEN_THREADS];
   for (int i = 0; i < GEN_THREADS; i++) tts[i] = 2000000 + i * 37, depth[i] = 0;
   int64_t cts = 2000000;      /* ftrace / counter time */
-  int64_t last_pid[GEN_CPUS];
-  for (int c = 0; c < GEN_CPUS; c++) last_pid[c] = 0;
+  int64_t last_pid[GEN_CPUS], cpu_ts[GEN_CPUS];   /* per cpu: last pid in, last switch time */
+  for (int c = 0; c < GEN_CPUS; c++) last_pid[c] = 0, cpu_ts[c] = cts;
   uint64_t iter = 0;
   while (bytes < target) {
     /* one chunk per thread: 48 track events */
@@ -157,7 +157,7 @@ int bench_gen_proto(const char *path, uint64_t target) {
     for (int c = 0; c < GEN_CPUS; c++) {
       uint64_t sw_ts[96], sw_state[96], sw_pid[96], sw_prio[96], sw_comm[96];
       uint64_t wk_ts[48], wk_pid[48], wk_cpu[48], wk_prio[48], wk_comm[48], wk_flags[48];
-      int64_t t = cts - 60000, prev = t;
+      int64_t t = cpu_ts[c], prev = t;
       for (int k = 0; k < 96; k++) {
         t += 200 + (int64_t)(next_rand() % 600);
         sw_ts[k] = (uint64_t)(k ? t - prev : t);
@@ -169,7 +169,9 @@ int bench_gen_proto(const char *path, uint64_t target) {
         sw_comm[k] = pid ? (uint64_t)(pid - PID) : 0;
         last_pid[c] = pid;
       }
-      t = cts - 60000, prev = t;
+      int64_t wt = cpu_ts[c];
+      cpu_ts[c] = t;
+      t = wt, prev = t;
       for (int k = 0; k < 48; k++) {
         t += 400 + (int64_t)(next_rand() % 1200);
         wk_ts[k] = (uint64_t)(k ? t - prev : t);

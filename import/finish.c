@@ -42,6 +42,12 @@ im_trace *im_trace_new(rt_strpool *sp, const im_options *opt) {
   t->s_single = im_cstr(t, "single");
   t->s_multi = im_cstr(t, "multi");
   t->s_running = im_cstr(t, "Running");
+  static const char *const sk[] = {"prev_comm", "prev_pid", "prev_prio", "prev_state",
+                                   "next_comm", "next_pid", "next_prio"};
+  for (int i = 0; i < 7; i++) t->s_switch_key[i] = im_cstr(t, sk[i]);
+  t->s_sched_switch = im_cstr(t, "sched_switch");
+  t->s_R = im_cstr(t, "R");
+  for (int i = 0; i < 64; i++) t->state_cache_st[i] = -1;
   im__threads_init(t);
   if (t->failed) {
     im_trace_free(t);

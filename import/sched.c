@@ -18,6 +18,7 @@ enum { MAX_CPUS = 1 << 16 };
 void im_set_kernel_version(im_trace *t, int major, int minor) {
   t->kernel_major = major;
   t->kernel_minor = minor;
+  for (int i = 0; i < 64; i++) t->state_cache_st[i] = -1;   /* letters change */
 }
 
 static int kernel_at_least(const im_trace *t, int major, int minor) {
@@ -26,8 +27,20 @@ static int kernel_at_least(const im_trace *t, int major, int minor) {
 
 /* ---- prev_state (§3.10.5) ------------------------------------------------- */
 
+static uint32_t task_state_str(im_trace *t, int64_t st);
+
+/* Every switch asks: the few prev_state values a trace uses are cached. */
 uint32_t im_task_state_str(im_trace *t, int64_t st) {
   if (st < 0) return IM_NULL_STR;
+  unsigned slot = (unsigned)((uint64_t)st * 0x9e3779b97f4a7c15ull >> 58);
+  if (t->state_cache_st[slot] == st) return t->state_cache_id[slot];
+  uint32_t id = task_state_str(t, st);
+  t->state_cache_st[slot] = st;
+  t->state_cache_id[slot] = id;
+  return id;
+}
+
+static uint32_t task_state_str(im_trace *t, int64_t st) {
   /* Letter bits in the output order S D T t X Z P x K W N I. */
   static const char letters[] = "SDTtXZPxKWNI";
   int64_t bit[12] = {0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0, 0, 0, 0, 0, 0};
@@ -181,16 +194,17 @@ static void switch_event(im_trace *t, uint32_t cpu, int64_t ts, int64_t prev_uti
                          int64_t next_prio) {
   im_args *a = im_args_new(t);
   if (!a) return;
-  im_args_string(a, im_cstr(t, "prev_comm"), prev_comm);
-  im_args_int(a, im_cstr(t, "prev_pid"), prev_pid);
-  im_args_int(a, im_cstr(t, "prev_prio"), prev_prio);
-  im_args_int(a, im_cstr(t, "prev_state"), prev_state);
-  im_args_string(a, im_cstr(t, "next_comm"), next_comm);
-  im_args_int(a, im_cstr(t, "next_pid"), next_pid);
-  im_args_int(a, im_cstr(t, "next_prio"), next_prio);
+  const uint32_t *k = t->s_switch_key;
+  im_args_string(a, k[0], prev_comm);
+  im_args_int(a, k[1], prev_pid);
+  im_args_int(a, k[2], prev_prio);
+  im_args_int(a, k[3], prev_state);
+  im_args_string(a, k[4], next_comm);
+  im_args_int(a, k[5], next_pid);
+  im_args_int(a, k[6], next_prio);
   int64_t set = im_args_commit(t, a);
   im_args_free(a);
-  im_ftrace_event(t, ts, im_cstr(t, "sched_switch"), cpu, prev_utid, set, IM_NONE);
+  im_ftrace_event(t, ts, t->s_sched_switch, cpu, prev_utid, set, IM_NONE);
 }
 
 void im_sched_switch(im_trace *t, uint32_t cpu, int64_t ts, int64_t prev_pid, uint32_t prev_comm,
@@ -238,7 +252,7 @@ void im_sched_waking(im_trace *t, int64_t ts, int64_t wakee, int64_t waker, int 
     if (st == t->s_running || (n == 1 && s[0] == 'R')) return;
     close_state(t, row, ts);
   }
-  int64_t r = open_state(t, ts, wakee, im_cstr(t, "R"), -1);
+  int64_t r = open_state(t, ts, wakee, t->s_R, -1);
   if (r < 0) return;
   if (waker != IM_NONE) {
     im_set_i64(t, IM_T_THREAD_STATE, IM_THREAD_STATE_WAKER_UTID, r, waker);

@@ -183,6 +183,11 @@ struct im_trace {
   /* interned constants */
   uint32_t s_vtype[IM_V_NULL + 1];
   uint32_t s_true, s_false, s_slice, s_counter, s_state, s_single, s_multi, s_running;
+  /* sched hot path (sched.c): the sched_switch arg keys and name, and the
+   * end-state strings by prev_state (direct-mapped; -1 = empty slot) */
+  uint32_t s_switch_key[7], s_sched_switch, s_R;
+  int64_t state_cache_st[64];
+  uint32_t state_cache_id[64];
 };
 
 /* Track hidden columns from a spec's dims; commits source args. */
