@@ -548,6 +548,34 @@ static int pick_modes(mode_spec *m) {
   return n;
 }
 
+/* Runs pipe in one mode and compares its rows with want (kept intact).
+ * Returns NULL when they agree, else a description (malloc'd). */
+static char *run_and_diff(pj_engine *e, pj_mode mode, const char *pipe, const rows *want,
+                          int ordered) {
+  pj_engine_set_mode(e, mode);
+  pj_query *h = NULL;
+  pj_result *r = NULL;
+  char *why = NULL;
+  if (pj_query_compile(e, pipe, &h) != PJ_OK || pj_query_run(h, &r) != PJ_OK) {
+    buf b = {0};
+    bprintf(&b, "pipejit error: %s (at %d:%d)\n", pj_engine_errmsg(e), pj_engine_errline(e),
+            pj_engine_errcol(e));
+    why = b.s;
+  } else {
+    rows got = {0};
+    result_rows(r, &got);
+    rows want_copy = *want;
+    want_copy.r = malloc(sizeof *want->r * (size_t)(want->n + 1));
+    if (want->n) memcpy(want_copy.r, want->r, sizeof *want->r * (size_t)want->n);
+    why = diff_rows(&want_copy, &got, ordered);
+    free(want_copy.r);
+    rows_free(&got);
+  }
+  pj_result_free(r);
+  pj_query_free(h);
+  return why;
+}
+
 static void test_random_pipelines(void **state) {
   static const int sizes[] = {0, 1, 57, 3000, 20000};
   const int ntables = (int)(sizeof sizes / sizeof *sizes);
@@ -572,25 +600,7 @@ static void test_random_pipelines(void **state) {
     nonempty += want.n > 0;
     if (getenv("PJ_DIFF_VERBOSE")) fprintf(stderr, "%d: %s\n", want.n, q.pipe);
     for (int m = 0; m < nmodes; m++) {
-      pj_engine_set_mode(e, modes[m].mode);
-      pj_query *h = NULL;
-      pj_result *r = NULL;
-      char *why = NULL;
-      if (pj_query_compile(e, q.pipe, &h) != PJ_OK || pj_query_run(h, &r) != PJ_OK) {
-        buf b = {0};
-        bprintf(&b, "pipejit error: %s (at %d:%d)\n", pj_engine_errmsg(e), pj_engine_errline(e),
-                pj_engine_errcol(e));
-        why = b.s;
-      } else {
-        rows got = {0};
-        result_rows(r, &got);
-        rows want_copy = want;
-        want_copy.r = malloc(sizeof *want.r * (size_t)(want.n + 1));
-        if (want.n) memcpy(want_copy.r, want.r, sizeof *want.r * (size_t)want.n);
-        why = diff_rows(&want_copy, &got, q.ordered);
-        free(want_copy.r);
-        rows_free(&got);
-      }
+      char *why = run_and_diff(e, modes[m].mode, q.pipe, &want, q.ordered);
       if (why) {
         print_error("pipeline %d [%s]:\n  %s\nsql:\n  %s\n%s\n", p, modes[m].name, q.pipe, q.sql,
                     why);
@@ -598,8 +608,6 @@ static void test_random_pipelines(void **state) {
         free(why);
       }
       compared++;
-      pj_result_free(r);
-      pj_query_free(h);
     }
     rows_free(&want);
     free(q.pipe);
@@ -756,31 +764,12 @@ static void test_exact_numbers(void **state) {
     sql_rows(pj_engine_sqlite(e), sql.s, &want);
     nonempty += want.n > 0;
     for (int m = 0; m < nmodes; m++) {
-      pj_engine_set_mode(e, modes[m].mode);
-      pj_result *r = NULL;
-      pj_query *h = NULL;
-      char *why = NULL;
-      if (pj_query_compile(e, pipe.s, &h) != PJ_OK || pj_query_run(h, &r) != PJ_OK) {
-        buf b = {0};
-        bprintf(&b, "pipejit error: %s\n", pj_engine_errmsg(e));
-        why = b.s;
-      } else {
-        rows got = {0};
-        result_rows(r, &got);
-        rows want_copy = want;
-        want_copy.r = malloc(sizeof *want.r * (size_t)(want.n + 1));
-        if (want.n) memcpy(want_copy.r, want.r, sizeof *want.r * (size_t)want.n);
-        why = diff_rows(&want_copy, &got, ordered);
-        free(want_copy.r);
-        rows_free(&got);
-      }
+      char *why = run_and_diff(e, modes[m].mode, pipe.s, &want, ordered);
       if (why) {
         print_error("exact %d [%s]:\n  %s\nsql:\n  %s\n%s\n", p, modes[m].name, pipe.s, sql.s, why);
         failures++;
         free(why);
       }
-      pj_result_free(r);
-      pj_query_free(h);
     }
     rows_free(&want);
     free(pipe.s), free(sql.s), free(pr1.s), free(pr2.s), free(v1.s), free(v2.s);
