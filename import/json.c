@@ -78,6 +78,7 @@ int im_json_import(im_trace *t, im_input *in, pj_trace_info *info,
   if (!j) return rt_errorf(err, -1, "TRACE: out of memory");
   j->t = t;
   j->in = in;
+  j->progress = progress;
   j->strid_map = calloc(1, sizeof(im_map));
   int ok = j->strid_map ? import(j, in, info, progress, err)
                         : rt_errorf(err, -1, "TRACE: out of memory");

@@ -94,6 +94,7 @@ typedef struct jsys {
 typedef struct jtrace {
   im_trace *t;
   struct im_input *in;         /* pages behind pass 1 are released */
+  const struct im_progress *progress;   /* may be NULL */
   jev *ev;
   int64_t nev, cev;
   jsys *sys;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "json.h"
+#include "load.h"
 #include "trace.h"
 
 /* A map of three-part keys (flow keys, async cookies) to values. */
@@ -666,11 +667,15 @@ void jt_events(jtrace *j) {
     if ((j->sys[i].kind == 'l' || j->sys[i].kind == 'k') && j->sys[i].ts >= 0) timed[ns++] = j->sys[i];
   qsort(timed, (size_t)ns, sizeof *timed, cmp_sys);
   int64_t a = 0, b = 0;
+  int64_t total = j->norder + ns;
+  const im_progress *pr = j->progress && j->progress->cb ? j->progress : NULL;
   while ((a < j->norder || b < ns) && !im_failed(t)) {
+    if (pr && ((a + b) & 0xffff) == 0) pr->cb(pr->ctx, "events", a + b, total);
     if (b >= ns || (a < j->norder && j->ev[j->order[a]].ts <= timed[b].ts)) one_event(&ps, &j->ev[j->order[a++]]);
     else one_sys(&ps, &timed[b++]);
   }
   free(timed);
+  if (pr) pr->cb(pr->ctx, "events", total, total);
   sys_names(&ps);
   k3_free(&ps.v1_flows);
   k3_free(&ps.cookie_names);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "input.h"
+#include "load.h"
 #include "json.h"
 #include "trace.h"
 
@@ -351,8 +352,11 @@ static int read_events(jtrace *j, jscan *s, int bare) {
       if (j->t && im_failed(j->t)) return 0;
       /* Pass 1 keeps nothing that points into the input (strings are
        * interned, args copied): its pages behind us can go. */
-      if (j->in && (size_t)(s->p - s->base) >= j->in->released + (8u << 20))
+      if (j->in && (size_t)(s->p - s->base) >= j->in->released + (8u << 20)) {
         im_input_release(j->in, (size_t)(s->p - s->base));
+        if (j->progress && j->progress->cb)
+          j->progress->cb(j->progress->ctx, "read", (int64_t)(s->p - s->base), (int64_t)(s->end - s->base));
+      }
     } else {
       /* not an object: skipped and counted */
       if (!js_skip(s)) return 0;

@@ -481,6 +481,15 @@ static void check_real(pj_engine *e, const char *exp) {
   assert_int_equal(one_int(e, "SELECT count(*) FROM slice WHERE id != slice_id"), 0);
 }
 
+typedef struct calls { int read, events; int64_t last_done, last_total; } calls;
+static void on_progress(void *ctx, const char *what, int64_t done, int64_t total) {
+  calls *c = ctx;
+  if (!strcmp(what, "read")) c->read++;
+  else if (!strcmp(what, "events")) c->events++;
+  assert_true(done >= 0 && done <= total);
+  c->last_done = done, c->last_total = total;
+}
+
 static void test_real_traces(void **state) {
   static const char *const files[] = {"lthi_cats.json.gz", "fuchsia_trace.json.gz"};
   for (int i = 0; i < 2; i++) {
@@ -493,6 +502,11 @@ static void test_real_traces(void **state) {
     assert_int_equal(pj_engine_load_trace(e, path, &info), PJ_OK);
     assert_int_equal(info.damaged_at, -1);
     check_real(e, exp);
+    /* progress: bytes read, then events, ending at done == total */
+    calls c = {0};
+    assert_int_equal(pj_engine_load_trace_progress(e, path, NULL, on_progress, &c), PJ_OK);
+    assert_true(c.read >= 2 && c.events >= 2);
+    assert_true(c.last_done == c.last_total && c.last_total > 50000);
     /* pipelines on the fast path see the same rows */
     assert_int_equal(one_int(e, "FROM slice |> WHERE dur != 0 |> AGGREGATE COUNT(*) AS n"),
                      expect_num(exp, "slices_nonzero"));
