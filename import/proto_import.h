@@ -110,7 +110,7 @@ typedef struct pb_stream {
                             offset referred to from that block on (or NULL) */
   size_t released;       /* bytes of v handed back */
 } pb_stream;
-enum { PB_SUF_SHIFT = 12 };
+enum { PB_SUF_SHIFT = 12, PB_STR_CACHE = 4096 };
 
 /* ---- sequences ---------------------------------------------------------- */
 
@@ -301,7 +301,14 @@ typedef struct pb_imp {
   im_args *scratch;
   uint32_t *ftrace_str;  /* per proto_ftrace_events.def row: its name's string id */
   uint32_t s_sched_waking, s_comm, s_pid, s_prio, s_target_cpu;
+  /* a direct-mapped cache in front of the string pool (pb_str) */
+  struct { uint32_t id, len; } str_cache[PB_STR_CACHE];
 } pb_imp;
+
+/* The string id of bytes p[0, n): a small cache in front of the pool for
+ * the strings an importer meets again and again (names, arg keys, file
+ * names), checked by comparing the bytes (proto_seq.c). */
+uint32_t pb_str(pb_imp *m, const void *p, size_t n);
 
 /* ---- proto_seq.c ------------------------------------------------------------- */
 

@@ -28,6 +28,25 @@ int pb_grow(void **v, size_t *cap, size_t need, size_t sz) {
   return 1;
 }
 
+uint32_t pb_str(pb_imp *m, const void *p, size_t n) {
+  const uint8_t *b = p;
+  uint64_t head = 0, tail = 0;
+  memcpy(&head, b, n < 8 ? n : 8);
+  if (n > 8) memcpy(&tail, b + n - 8, 8);
+  uint64_t h = (head * 0x9e3779b97f4a7c15ull) ^ (tail * 0xc2b2ae3d27d4eb4full) ^ n;
+  unsigned slot = (unsigned)(h >> 52) & (PB_STR_CACHE - 1);
+  uint32_t id = m->str_cache[slot].id;
+  if (m->str_cache[slot].len == n + 1) {   /* len + 1: 0 marks an empty slot */
+    size_t have;
+    const char *s = rt_str_get(m->sp, id, &have);
+    if (have == n && memcmp(s, b, n) == 0) return id;
+  }
+  id = im_str(m->t, p, n);
+  m->str_cache[slot].id = id;
+  m->str_cache[slot].len = (uint32_t)n + 1;
+  return id;
+}
+
 pb_seq *pb_seq_get(pb_imp *m, uint32_t id) {
   int64_t i = im_map_get(&m->seq_by_id, id);
   if (i != IM_NONE) return &m->seqs.v[i];

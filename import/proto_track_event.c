@@ -26,7 +26,7 @@ typedef struct te_ctx {
   im_args *args;
 } te_ctx;
 
-static uint32_t span_str(pb_imp *m, pb_span s) { return im_str(m->t, (const char *)s.p, s.n); }
+static uint32_t span_str(pb_imp *m, pb_span s) { return pb_str(m, s.p, s.n); }
 
 static pb_interned *interned(pb_imp *m, const pb_pctx *c, uint32_t field, uint64_t iid) {
   return pb_intern_get(m, c->seq_idx, c->gen->epoch, field, iid);
@@ -61,8 +61,9 @@ static int key_push(keybuf *k, const char *s, size_t n, int sanitize, int index,
 }
 
 static void add_arg(te_ctx *x, const keybuf *k, im_vtype type, int64_t i, double d, uint32_t s) {
-  im_trace *t = x->m->t;
-  im_arg a = {.key = im_str(t, k->key, k->kn), .flat_key = im_str(t, k->flat, k->fn), .type = type,
+  uint32_t key = pb_str(x->m, k->key, k->kn);
+  uint32_t flat = k->fn == k->kn ? key : pb_str(x->m, k->flat, k->fn);   /* no [i] in it */
+  im_arg a = {.key = key, .flat_key = flat, .type = type,
               .i = i, .d = d, .s = s};
   im_args_add(x->args, &a, 0);
 }
