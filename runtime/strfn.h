@@ -9,7 +9,10 @@
  *
  * Strings produced are interned in the pool; a helper returns its input id
  * unchanged when the result equals it (lower('abc'), trim('x')), so no
- * interning happens on the common path.
+ * interning happens on the common path. A result the pool refuses (too
+ * long, out of memory) comes back as RT_STR_FAILED (rt.h), never as the
+ * empty string: both backends check every string result for it and stop
+ * the query with rt_strpool_error. A new string helper must do the same.
  */
 #ifndef PJ_STRFN_H
 #define PJ_STRFN_H
