@@ -545,6 +545,17 @@ static void write_report(const options *o, int argc, char **argv, const row *all
   if (o->svg && bench_report_svg(o->svg, all, nall, &in) != 0) die(NULL, o->svg);
 }
 
+/* The rows of an import workload: MB/s, peak memory against the tables. */
+static void print_import_rows(const char *what, const bench_import_row *rows, int n) {
+  printf("%-36s %9s %9s %9s %9s %10s %7s %10s %10s %10s\n", what, "MB", "ms", "MB/s",
+         "peak_MiB", "tables_MiB", "ratio", "slices", "sched", "counters");
+  for (int i = 0; i < n; i++)
+    printf("%-36s %9.1f %9.1f %9.1f %9.1f %10.1f %7.2f %10lld %10lld %10lld\n", rows[i].file,
+           rows[i].mb, rows[i].ms, rows[i].mb_per_s, rows[i].peak_mb, rows[i].tables_mb,
+           rows[i].tables_mb > 0 ? rows[i].peak_mb / rows[i].tables_mb : 0,
+           (long long)rows[i].slices, (long long)rows[i].sched, (long long)rows[i].counters);
+}
+
 /* import_proto (bench/bench_import.c): MB/s and peak memory of the
  * protobuf importer on the shared traces and a generated one. */
 static void run_import_proto(const options *o) {
@@ -555,13 +566,7 @@ static void run_import_proto(const options *o) {
   bench_import_row rows[8];
   int n = bench_import_proto(o->repeat_set ? o->repeat : 5, o->quick, shared, 4, rows, 8);
   if (n < 0) die(NULL, "import_proto");
-  printf("%-36s %9s %9s %9s %9s %10s %7s %10s %10s %10s\n", "import_proto", "MB", "ms", "MB/s",
-         "peak_MiB", "tables_MiB", "ratio", "slices", "sched", "counters");
-  for (int i = 0; i < n; i++)
-    printf("%-36s %9.1f %9.1f %9.1f %9.1f %10.1f %7.2f %10lld %10lld %10lld\n", rows[i].file,
-           rows[i].mb, rows[i].ms, rows[i].mb_per_s, rows[i].peak_mb, rows[i].tables_mb,
-           rows[i].tables_mb > 0 ? rows[i].peak_mb / rows[i].tables_mb : 0,
-           (long long)rows[i].slices, (long long)rows[i].sched, (long long)rows[i].counters);
+  print_import_rows("import_proto", rows, n);
 }
 
 /* import_json: the same for the Chrome JSON importer (the shared .json.gz
@@ -589,13 +594,7 @@ static void run_import_json(const options *o) {
   bench_import_row rows[8];
   int n = bench_import_json(o->repeat_set ? o->repeat : 5, o->quick, shared, ns, rows, 8);
   if (n < 0) die(NULL, "import_json");
-  printf("%-36s %9s %9s %9s %9s %10s %7s %10s %10s %10s\n", "import_json", "MB", "ms", "MB/s",
-         "peak_MiB", "tables_MiB", "ratio", "slices", "sched", "counters");
-  for (int i = 0; i < n; i++)
-    printf("%-36s %9.1f %9.1f %9.1f %9.1f %10.1f %7.2f %10lld %10lld %10lld\n", rows[i].file,
-           rows[i].mb, rows[i].ms, rows[i].mb_per_s, rows[i].peak_mb, rows[i].tables_mb,
-           rows[i].tables_mb > 0 ? rows[i].peak_mb / rows[i].tables_mb : 0,
-           (long long)rows[i].slices, (long long)rows[i].sched, (long long)rows[i].counters);
+  print_import_rows("import_json", rows, n);
 }
 
 /* *_sql workloads time plain SQLite, which grows too slow at large sizes */

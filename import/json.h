@@ -51,6 +51,13 @@ int js_skip(jscan *s);
  * 't'rue, 'f'alse, 'N'ull, or 0. */
 char js_kind(const jscan *s);
 int js_literal(jscan *s, const char *word);   /* true / false / null */
+/* Walks an object whose '{' was consumed: the next member (1: *key set,
+ * s->p at its value), the end (0: '}' consumed) or a syntax error (-1).
+ * *n counts the members so far (start at 0). */
+int js_member(jscan *s, int *n, const char **key, size_t *klen);
+/* The same for an array whose '[' was consumed: 1 at an element, 0 at
+ * ']' (consumed), -1 on an error. */
+int js_element(jscan *s, int *n);
 
 /* µs → ns (§2.2.1). 0 when the value does not fit. */
 int jn_to_ns(const jnum *n, int64_t *out);

@@ -69,16 +69,8 @@ static void flatten_value(pass *ps, im_args *a, jscan *s, int merge, int depth) 
     s->p++;
     size_t klen = ps->key.len;
     int64_t i = merge ? im_args_next_index(a, ps->key.data, klen) : 0;
-    for (;;) {
-      js_ws(s);
-      if (s->p >= s->end || *s->p == ']') {
-        s->p++;
-        return;
-      }
-      if (*s->p == ',') {
-        s->p++;
-        continue;
-      }
+    int elems = 0;
+    while (js_element(s, &elems) > 0) {
       char idx[32];
       int m = snprintf(idx, sizeof idx, "[%lld]", (long long)i++);
       rt_buf_append(&ps->key, idx, (size_t)m);
@@ -87,6 +79,7 @@ static void flatten_value(pass *ps, im_args *a, jscan *s, int merge, int depth) 
       ps->key.len = klen;
       if (s->failed) return;
     }
+    return;
   }
   case '"':
     if (!js_string(s, &str, &n)) return;
@@ -112,26 +105,14 @@ static void flatten_value(pass *ps, im_args *a, jscan *s, int merge, int depth) 
 static void flatten(pass *ps, im_args *a, jscan *s, int merge, int depth) {
   s->p++;
   size_t klen = ps->key.len, flen = ps->flat.len;
-  for (;;) {
-    js_ws(s);
-    if (s->p >= s->end || *s->p == '}') {
-      s->p++;
-      return;
-    }
-    if (*s->p == ',') {
-      s->p++;
-      continue;
-    }
-    const char *name;
-    size_t n;
-    if (js_kind(s) != '"' || !js_string(s, &name, &n)) return;
+  const char *name;
+  size_t n;
+  int members = 0;
+  while (js_member(s, &members, &name, &n) > 0) {
     rt_buf_append(&ps->key, ".", 1);
     rt_buf_append(&ps->key, name, n);
     rt_buf_append(&ps->flat, ".", 1);
     rt_buf_append(&ps->flat, name, n);
-    js_ws(s);
-    if (s->p < s->end && *s->p == ':') s->p++;
-    js_ws(s);
     if (depth < 100) flatten_value(ps, a, s, merge, depth);
     else js_skip(s);
     ps->key.len = klen;
@@ -176,20 +157,10 @@ static int args_member(pass *ps, const jev *e, const char *name, jscan *s) {
   *s = args_scan(ps, e);
   s->p++;
   size_t want = strlen(name);
-  int found = 0;
-  for (;;) {
-    js_ws(s);
-    if (s->p >= s->end || *s->p == '}') break;
-    if (*s->p == ',') {
-      s->p++;
-      continue;
-    }
-    const char *key;
-    size_t n;
-    if (js_kind(s) != '"' || !js_string(s, &key, &n)) break;
-    js_ws(s);
-    if (s->p < s->end && *s->p == ':') s->p++;
-    js_ws(s);
+  int found = 0, members = 0;
+  const char *key;
+  size_t n;
+  while (js_member(s, &members, &key, &n) > 0) {
     int match = n == want && !memcmp(key, name, n);
     /* later duplicates win: remember the position and go on */
     const char *at = s->p;
@@ -406,21 +377,12 @@ static void counter(pass *ps, const jev *e, int64_t utid) {
   im_args_free(a);
   jscan s = args_scan(ps, e);
   s.p++;
-  for (;;) {
-    js_ws(&s);
-    if (s.p >= s.end || *s.p == '}') break;
-    if (*s.p == ',') {
-      s.p++;
-      continue;
-    }
-    const char *key;
-    size_t klen;
-    if (js_kind(&s) != '"' || !js_string(&s, &key, &klen)) break;
+  const char *key;
+  size_t klen;
+  int members = 0;
+  while (js_member(&s, &members, &key, &klen) > 0) {
     prefix.len = plen;
     rt_buf_append(&prefix, key, klen);
-    js_ws(&s);
-    if (s.p < s.end && *s.p == ':') s.p++;
-    js_ws(&s);
     jnum v;
     int ok = 0;
     if (js_kind(&s) == 'n') {

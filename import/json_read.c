@@ -127,25 +127,16 @@ static int bool_field(jscan *s, jev *e, uint16_t flag) {
   return js_skip(s);
 }
 
+#define KEY(lit) (klen == sizeof lit - 1 && !memcmp(key, lit, sizeof lit - 1))
+
 static int id2_field(jtrace *j, jscan *s, jev *e) {
   if (js_kind(s) != '{') return js_skip(s);
   s->p++;
-  for (;;) {
-    js_ws(s);
-    if (s->p < s->end && *s->p == '}') {
-      s->p++;
-      return 1;
-    }
-    const char *key;
-    size_t klen;
-    if (js_kind(s) != '"') return js_fail(s, "expected a key");
-    if (!js_string(s, &key, &klen)) return 0;
-    int scope = klen == 5 && !memcmp(key, "local", 5) ? JID2_LOCAL
-                : klen == 6 && !memcmp(key, "global", 6) ? JID2_GLOBAL : 0;
-    js_ws(s);
-    if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
-    s->p++;
-    js_ws(s);
+  const char *key;
+  size_t klen;
+  int n = 0, r;
+  while ((r = js_member(s, &n, &key, &klen)) > 0) {
+    int scope = KEY("local") ? JID2_LOCAL : KEY("global") ? JID2_GLOBAL : 0;
     if (scope) {
       uint8_t kind = 0;
       if (!any_id(j, s, &e->id2, &kind)) return 0;
@@ -153,14 +144,9 @@ static int id2_field(jtrace *j, jscan *s, jev *e) {
     } else if (!js_skip(s)) {
       return 0;
     }
-    js_ws(s);
-    if (s->p < s->end && *s->p == ',') s->p++;
-    else if (s->p < s->end && *s->p == '}') continue;
-    else return js_fail(s, "expected ',' or '}'");
   }
+  return r == 0;
 }
-
-#define KEY(lit) (klen == sizeof lit - 1 && !memcmp(key, lit, sizeof lit - 1))
 
 /* One event object; s->p at '{'. Appends a record unless the event is
  * dropped (counted). Returns 0 on a syntax error. */
@@ -390,21 +376,11 @@ static int read_events(jtrace *j, jscan *s, int bare) {
 static int read_metadata(jtrace *j, jscan *s) {
   s->p++;
   char name[300];
-  for (;;) {
-    js_ws(s);
-    if (s->p < s->end && *s->p == '}') {
-      s->p++;
-      return 1;
-    }
-    const char *key;
-    size_t klen;
-    if (js_kind(s) != '"') return js_fail(s, "expected a key in metadata");
-    if (!js_string(s, &key, &klen)) return 0;
+  const char *key;
+  size_t klen;
+  int n = 0, r;
+  while ((r = js_member(s, &n, &key, &klen)) > 0) {
     snprintf(name, sizeof name, "json_metadata.%.*s", (int)(klen > 256 ? 256 : klen), key);
-    js_ws(s);
-    if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
-    s->p++;
-    js_ws(s);
     im_trace *t = j->t;
     char k = js_kind(s);
     if (k == 't' || k == 'f') {
@@ -433,10 +409,8 @@ static int read_metadata(jtrace *j, jscan *s) {
       if (!js_skip(s)) return 0;
       im_meta_str(t, name, im_str(t, start, (size_t)(s->p - start)));
     }
-    js_ws(s);
-    if (s->p < s->end && *s->p == ',') s->p++;
-    else if (!(s->p < s->end && *s->p == '}')) return js_fail(s, "expected ',' or '}' in metadata");
   }
+  return r == 0;
 }
 
 /* ---- systemTraceEvents ------------------------------------------------------------ */
@@ -485,30 +459,20 @@ static int read_thread_ref(jscan *s, int64_t *pid, int64_t *tid, int64_t *state,
   *prio = IM_NONE;
   if (js_kind(s) != '{') return js_skip(s);
   s->p++;
-  for (;;) {
-    js_ws(s);
-    if (s->p < s->end && *s->p == '}') {
-      s->p++;
-      return 1;
-    }
-    const char *key;
-    size_t klen;
-    if (js_kind(s) != '"' || !js_string(s, &key, &klen)) return js_fail(s, "expected a key");
-    js_ws(s);
-    if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
-    s->p++;
-    js_ws(s);
+  const char *key;
+  size_t klen;
+  int n = 0, r;
+  while ((r = js_member(s, &n, &key, &klen)) > 0) {
     int64_t *dst = KEY("pid") ? pid : KEY("tid") ? tid : KEY("state") ? state : KEY("prio") ? prio : NULL;
     if (dst && js_kind(s) == 'n') {
-      jnum n;
-      if (!js_number(s, &n)) return 0;
-      *dst = n.is_int ? n.i : (int64_t)n.d;
+      jnum v;
+      if (!js_number(s, &v)) return 0;
+      *dst = v.is_int ? v.i : (int64_t)v.d;
     } else if (!js_skip(s)) {
       return 0;
     }
-    js_ws(s);
-    if (s->p < s->end && *s->p == ',') s->p++;
   }
+  return r == 0;
 }
 
 /* The Fuchsia form {"type": "fuchsia", "events": [...]}: context switches
@@ -520,24 +484,10 @@ static int read_fuchsia_event(jtrace *j, jscan *s) {
   y.in_prio = IM_NONE;
   int ts_ok = 0;
   s->p++;
-  for (;;) {
-    js_ws(s);
-    if (s->p >= s->end) return js_fail(s, "the file ends inside an event");
-    if (*s->p == '}') {
-      s->p++;
-      break;
-    }
-    if (*s->p == ',') {
-      s->p++;
-      continue;
-    }
-    const char *key;
-    size_t klen;
-    if (js_kind(s) != '"' || !js_string(s, &key, &klen)) return js_fail(s, "expected a key");
-    js_ws(s);
-    if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
-    s->p++;
-    js_ws(s);
+  const char *key;
+  size_t klen;
+  int members = 0, r;
+  while ((r = js_member(s, &members, &key, &klen)) > 0) {
     int ok = 1;
     jnum n;
     if (KEY("ph") && js_kind(s) == '"') {
@@ -565,6 +515,7 @@ static int read_fuchsia_event(jtrace *j, jscan *s) {
     }
     if (!ok) return 0;
   }
+  if (r < 0) return 0;
   if (y.kind == 'k' && !ts_ok) {
     im_stat_add(j->t, IM_STAT_JSON_TOKENIZER_FAILURE, 1);
     return 1;
@@ -579,47 +530,22 @@ static int read_fuchsia_event(jtrace *j, jscan *s) {
 
 static int read_fuchsia(jtrace *j, jscan *s) {
   s->p++;
-  for (;;) {
-    js_ws(s);
-    if (s->p >= s->end) return js_fail(s, "the file ends inside systemTraceEvents");
-    if (*s->p == '}') {
-      s->p++;
-      return 1;
-    }
-    if (*s->p == ',') {
-      s->p++;
+  const char *key;
+  size_t klen;
+  int n = 0, r;
+  while ((r = js_member(s, &n, &key, &klen)) > 0) {
+    if (!(KEY("events") && js_kind(s) == '[')) {
+      if (!js_skip(s)) return 0;
       continue;
     }
-    const char *key;
-    size_t klen;
-    if (js_kind(s) != '"' || !js_string(s, &key, &klen)) return js_fail(s, "expected a key");
-    js_ws(s);
-    if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
     s->p++;
-    js_ws(s);
-    if (KEY("events") && js_kind(s) == '[') {
-      s->p++;
-      for (;;) {
-        js_ws(s);
-        if (s->p >= s->end) return js_fail(s, "the file ends inside systemTraceEvents");
-        if (*s->p == ']') {
-          s->p++;
-          break;
-        }
-        if (*s->p == ',') {
-          s->p++;
-          continue;
-        }
-        if (*s->p == '{') {
-          if (!read_fuchsia_event(j, s)) return 0;
-        } else if (!js_skip(s)) {
-          return 0;
-        }
-      }
-    } else if (!js_skip(s)) {
-      return 0;
+    int k = 0, e;
+    while ((e = js_element(s, &k)) > 0) {
+      if (js_kind(s) == '{' ? !read_fuchsia_event(j, s) : !js_skip(s)) return 0;
     }
+    if (e < 0) return 0;
   }
+  return r == 0;
 }
 
 /* ---- the top level (§2.1) -------------------------------------------------------- */

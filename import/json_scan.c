@@ -295,3 +295,41 @@ int js_skip(jscan *s) {
     }
   }
 }
+
+int js_member(jscan *s, int *n, const char **key, size_t *klen) {
+  js_ws(s);
+  if (s->p >= s->end) return js_fail(s, "the file ends inside an object"), -1;
+  if (*s->p == '}') {
+    s->p++;
+    return 0;
+  }
+  if (*n) {
+    if (*s->p != ',') return js_fail(s, "expected ',' or '}'"), -1;
+    s->p++;
+    js_ws(s);
+  }
+  if (js_kind(s) != '"') return js_fail(s, s->p >= s->end ? "the file ends inside an object" : "expected a key"), -1;
+  if (!js_string(s, key, klen)) return -1;
+  js_ws(s);
+  if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'"), -1;
+  s->p++;
+  js_ws(s);
+  (*n)++;
+  return 1;
+}
+
+int js_element(jscan *s, int *n) {
+  js_ws(s);
+  if (s->p >= s->end) return js_fail(s, "the file ends inside an array"), -1;
+  if (*s->p == ']') {
+    s->p++;
+    return 0;
+  }
+  if (*n) {
+    if (*s->p != ',') return js_fail(s, "expected ',' or ']'"), -1;
+    s->p++;
+    js_ws(s);
+  }
+  (*n)++;
+  return 1;
+}
