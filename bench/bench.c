@@ -547,11 +547,12 @@ static void write_report(const options *o, int argc, char **argv, const row *all
 
 /* The rows of an import workload: MB/s, peak memory against the tables. */
 static void print_import_rows(const char *what, const bench_import_row *rows, int n) {
-  printf("%-36s %9s %9s %9s %9s %10s %7s %10s %10s %10s\n", what, "MB", "ms", "MB/s",
-         "peak_MiB", "tables_MiB", "ratio", "slices", "sched", "counters");
+  printf("%-32s %8s %9s %8s %9s %8s %9s %10s %6s %9s %9s %9s\n", what, "MB", "ms", "MB/s",
+         "cpu_ms", "MB/cpu_s", "peak_MiB", "tables_MiB", "ratio", "slices", "sched", "counters");
   for (int i = 0; i < n; i++)
-    printf("%-36s %9.1f %9.1f %9.1f %9.1f %10.1f %7.2f %10lld %10lld %10lld\n", rows[i].file,
-           rows[i].mb, rows[i].ms, rows[i].mb_per_s, rows[i].peak_mb, rows[i].tables_mb,
+    printf("%-32s %8.1f %9.1f %8.1f %9.1f %8.1f %9.1f %10.1f %6.2f %9lld %9lld %9lld\n",
+           rows[i].file, rows[i].mb, rows[i].ms, rows[i].mb_per_s, rows[i].cpu_ms,
+           rows[i].mb_per_cpu_s, rows[i].peak_mb, rows[i].tables_mb,
            rows[i].tables_mb > 0 ? rows[i].peak_mb / rows[i].tables_mb : 0,
            (long long)rows[i].slices, (long long)rows[i].sched, (long long)rows[i].counters);
 }

@@ -12,6 +12,7 @@ typedef struct bench_import_row {
   double mb;            /* file size, MB (1e6 bytes) */
   double ms;            /* median wall time, open to tables finished */
   double mb_per_s;
+  double cpu_ms, mb_per_cpu_s;   /* median CPU time of the child (user + sys) */
   double peak_mb;       /* peak RSS above the process's before, MiB (worst run) */
   double tables_mb;     /* bytes of the finished tables and strings, MiB */
   int64_t slices, sched, counters;
