@@ -104,10 +104,11 @@ static bool match_op(fe_parser *p, opinfo *o) {
   if (fe_tok_is_kw(t, "ISNULL")) return o->kind = OP_ISNULL, true;
   if (fe_tok_is_kw(t, "NOTNULL")) return o->kind = OP_ISNULL, o->negated = true, true;
   if (fe_tok_is_kw(t, "IS")) {
+    /* `IS [NOT] NULL` is IS with a NULL operand, as in SQLite's grammar:
+     * `x IS NOT NULL || 'a'` is `x IS NOT (NULL || 'a')`. The binder
+     * makes `x IS NULL` an ISNULL test. */
     bool neg = fe_tok_is_kw(t1, "NOT");
     fe_token *n = fe_peek(p, neg ? 2 : 1);
-    if (fe_tok_is_kw(n, "NULL"))
-      return o->kind = OP_ISNULL, o->negated = neg, o->ntoks = neg ? 3 : 2, true;
     if (fe_tok_is_kw(n, "DISTINCT") && fe_tok_is_kw(fe_peek(p, neg ? 3 : 2), "FROM")) {
       /* IS DISTINCT FROM is IS NOT; IS NOT DISTINCT FROM is IS. */
       o->op = neg ? "IS" : "IS NOT";

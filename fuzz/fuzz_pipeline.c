@@ -8,7 +8,9 @@
  * cross 8192-row batches; columns id/parent_id (a tree, sometimes broken),
  * ts/dur (sometimes NULL or negative), g (a small key), i (extreme
  * integers, near 2^53 and 2^63), d (doubles, infinities among them), s
- * (strings, NULLs, UTF-8); comparisons mix integers with doubles. Then one pipeline of
+ * (strings, NULLs, UTF-8); comparisons mix integers with doubles, and
+ * expressions mix in untyped NULLs, COLLATE, LIKE … ESCAPE and x IN ().
+ * Then one pipeline of
  * 1..6 stages — WHERE, EXTEND, SET, SELECT, DROP, RENAME, AS, ORDER BY,
  * LIMIT, AGGREGATE, TREE ACCUMULATE, INTERVAL FLATTEN / JOIN / FILL GAPS,
  * or an INTERVAL INTERSECTION OF source — tracking the row's columns so
@@ -209,6 +211,10 @@ static void leaf(in *s, const row *r, vtype t, buf *o) {
     bprintf(o, "%s", r->c[c].name);
     return;
   }
+  if (pick(s, 8) == 7) {   /* an untyped NULL stands for any type */
+    bprintf(o, pick(s, 2) ? "NULL" : "ifnull(NULL, NULL)");
+    return;
+  }
   if (t == T_INT) bprintf(o, "%s", k_ints[pick(s, N(k_ints))]);
   else if (t == T_DBL) bprintf(o, "%s", k_dbls[pick(s, N(k_dbls))]);
   else bprintf(o, "%s", k_strs[pick(s, N(k_strs))]);
@@ -246,10 +252,15 @@ static void gen_pred(in *s, const row *r, int depth, buf *o) {
     default: bprintf(o, " BETWEEN 9007199254740992.0 AND 9.3e18"); break;
     }
     break;
-  case 5:
+  case 5: {
+    static const char *const tails[] = {
+        " LIKE 'a%%'", " GLOB '*b*'", " LIKE 'a!%%' ESCAPE '!'", " NOT LIKE '%%__' ESCAPE '_'",
+        " COLLATE NOCASE = 'A'", " < 'b ' COLLATE RTRIM", " COLLATE NOCASE IN ('a', 'B')",
+        " IN ()", " NOT IN ()", " COLLATE NOCASE BETWEEN 'a' AND 'B'"};
     gen_expr(s, r, T_STR, depth + 1, o);
-    bprintf(o, pick(s, 2) ? " LIKE 'a%%'" : " GLOB '*b*'");
+    bprintf(o, "%s", tails[pick(s, N(tails))]);
     break;
+  }
   default:
     gen_expr(s, r, t, depth + 1, o);
     bprintf(o, pick(s, 2) ? " IS NULL" : " IS NOT NULL");
@@ -444,9 +455,12 @@ static void gen_stage(in *s, row *r, buf *o) {
     for (int i = 0; i < n; i++) {
       static const char *const dir[] = {"", " DESC", " ASC NULLS LAST", " DESC NULLS FIRST"};
       if (i) bprintf(o, ", ");
-      if (pick(s, 4)) bprintf(o, "%s", r->c[pick(s, (unsigned)r->n)].name);
+      unsigned how = pick(s, 8);
+      if (how == 7) bprintf(o, "%u", 1 + pick(s, (unsigned)r->n + 1));   /* a position (or one past) */
+      else if (how) bprintf(o, "%s", r->c[pick(s, (unsigned)r->n)].name);
       else gen_expr(s, r, (vtype)pick(s, 3), 1, o);
-      bprintf(o, "%s", dir[pick(s, 4)]);
+      static const char *const coll[] = {"", "", " COLLATE NOCASE", " COLLATE RTRIM"};
+      bprintf(o, "%s%s", coll[pick(s, 4)], dir[pick(s, 4)]);
     }
     return;
   }

@@ -286,6 +286,7 @@ static ir_expr *bind_concat(ir_binder *b, ir_expr *a, ir_expr *c, int pos) {
 }
 
 static ir_expr *negate(ir_binder *b, ir_expr *e, int pos) {
+  if (e->type == RT_NULLT) return e;   /* NOT NULL is NULL */
   ir_expr *n = mk1(b, IX_NOT, RT_BOOL, e, pos);
   return n;
 }
@@ -429,7 +430,8 @@ static ir_expr *bind_between(ir_binder *b, const fe_expr *x) {
                               ir_cmp_collation(x->args[0], x->args[2]))
                    : NULL;
   if (!le) return NULL;
-  ir_expr *e = mk2(b, IX_AND, RT_BOOL, ge, le, x->pos);
+  /* a comparison with a NULL bound is a bare NULL: AND needs booleans */
+  ir_expr *e = mk2(b, IX_AND, RT_BOOL, as_bool(b, ge), as_bool(b, le), x->pos);
   return x->negated ? negate(b, e, x->pos) : e;
 }
 
@@ -444,7 +446,8 @@ static ir_expr *bind_case(ir_binder *b, const fe_expr *x) {
     if (!w) return NULL;
     conds[i] = opnd ? bind_cmp(b, IX_EQ, opnd, w, x->whens[i]->pos, x->whens[i]->pos,
                                ir_cmp_collation(x->operand, x->whens[i]))
-                    : as_bool(b, w);
+                    : w;
+    if (conds[i]) conds[i] = as_bool(b, conds[i]);   /* CASE NULL WHEN …: a NULL condition */
     if (!conds[i]) return NULL;
     if (!(vals[i] = ir_bind_expr(b, x->thens[i]))) return NULL;
   }

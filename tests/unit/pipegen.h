@@ -75,7 +75,11 @@ static void pg_int_expr(pg_gen *g, const pg_row *r, pg_buf *b) {
   case 2: pg_put(b, "%s / %d", a, pg_rnd(g, 9)); break;   /* / 0 is NULL */
   case 3: pg_put(b, "%s %% %d", a, pg_rnd(g, 7) + 1); break;
   case 4: pg_put(b, "%s - %s", a, c); break;
-  case 5: pg_put(b, "coalesce(%s, %d)", a, pg_rnd(g, 10)); break;
+  case 5:
+    /* untyped NULLs (issue 11) unify with the integer */
+    if (pg_chance(g, 30)) pg_put(b, "coalesce(ifnull(NULL, NULL), %s, %d)", a, pg_rnd(g, 10));
+    else pg_put(b, "coalesce(%s, %d)", a, pg_rnd(g, 10));
+    break;
   default: pg_put(b, "CASE WHEN %s > %s THEN %s ELSE %d END", a, c, c, pg_rnd(g, 1000)); break;
   }
 }
@@ -95,6 +99,18 @@ static void pg_pred(pg_gen *g, const pg_row *r, pg_buf *b) {
     case 3: pg_put(b, "(%s * 1e308 * 10 - %s * 1e308 * 10) IS NULL", a, pg_int(g, r)); return;
     default: pg_put(b, "%s + 9007199254740993 IN (9007199254740992.0, %d.0, 1e999)", a, pg_rnd(g, 1000)); return;
     }
+  }
+  if (r->nstr && pg_chance(g, 15)) {
+    /* COLLATE, LIKE … ESCAPE, x IN () and an untyped NULL against a string */
+    const char *s = r->strs[pg_rnd(g, r->nstr)];
+    switch (pg_rnd(g, 5)) {
+    case 0: pg_put(b, "%s COLLATE NOCASE >= 'Post'", s); break;
+    case 1: pg_put(b, "%s = 'post' COLLATE %s", s, pg_chance(g, 50) ? "NOCASE" : "RTRIM"); break;
+    case 2: pg_put(b, "%s %sLIKE 'p!_%%' ESCAPE '!'", s, pg_chance(g, 50) ? "" : "NOT "); break;
+    case 3: pg_put(b, "%s %sIN ()", s, pg_chance(g, 50) ? "" : "NOT "); break;
+    default: pg_put(b, "coalesce(%s, CASE WHEN %s > 0 THEN NULL END) IS NOT NULL", s, pg_int(g, r)); break;
+    }
+    return;
   }
   switch (pg_rnd(g, 5)) {
   case 0: pg_put(b, "%s > %d", pg_int(g, r), pg_rnd(g, 2000000)); break;
@@ -218,7 +234,8 @@ static void pg_pipeline(pg_gen *g, pg_buf *b) {
     case 5: {
       const char *c = pg_int(g, &r);
       pg_put(b, " |> ORDER BY %s%s", c, pg_chance(g, 50) ? " DESC" : "");
-      if (r.nstr && pg_chance(g, 50)) pg_put(b, ", %s", r.strs[pg_rnd(g, r.nstr)]);
+      if (r.nstr && pg_chance(g, 50))
+        pg_put(b, ", %s%s", r.strs[pg_rnd(g, r.nstr)], pg_chance(g, 30) ? " COLLATE NOCASE" : "");
       break;
     }
     case 6:

@@ -74,7 +74,8 @@ static char *bdone(buf *b) { return b->s ? b->s : strdup(""); }
 
 /* ---- tables ------------------------------------------------------------------- */
 
-static const char *const g_words[] = {"a", "b", "ab", "B", "", "zeta", "Alpha", "a%b"};
+static const char *const g_words[] = {"a", "b", "ab", "B", "", "zeta", "Alpha", "a%b",
+                                      "b ", "A_b", "a!b"};
 #define NWORDS (int)(sizeof g_words / sizeof *g_words)
 
 /* Loads src_<i> (SQLite) and pt_<i> (columnar) with n random rows. */
@@ -110,7 +111,9 @@ static void make_table(pj_engine *e, int i, int n) {
 
 /* ---- the pipeline generator -------------------------------------------------- */
 
-typedef enum { T_INT, T_DBL, T_STR, T_BOOL } vtype;
+/* T_NULL: a column that holds only untyped NULLs (`EXTEND NULL AS c`): it
+ * stands where any type may (issue 11: NULL's type unifies with all). */
+typedef enum { T_INT, T_DBL, T_STR, T_BOOL, T_NULL } vtype;
 
 typedef struct col {
   char name[16];
@@ -140,11 +143,23 @@ static int pick_col(const gen *g, vtype t) {
 static void gen_expr(const gen *g, vtype t, int depth, expr *out);
 static void gen_pred(const gen *g, int depth, buf *out);
 
-/* A leaf of type t: a column of that type when there is one, else a literal. */
+/* COLLATE and LIKE … ESCAPE appear only in predicates that nothing
+ * aggregates or groups by (WHERE): there a collation could not reach a
+ * MIN/MAX or GROUP BY, which refuse it. */
+static int g_text_rules;
+
+/* A leaf of type t: a column of that type when there is one, else a
+ * literal; now and then an untyped NULL (a literal or a T_NULL column). */
 static void gen_leaf(const gen *g, vtype t, expr *out) {
   int c = chance(75) ? pick_col(g, t) : -1;
   out->t = t;
   out->exact = 1;
+  if (chance(6)) {
+    int n = pick_col(g, T_NULL);
+    if (n >= 0 && chance(50)) bprintf(&out->text, "%s", g->cols[n].name);
+    else bprintf(&out->text, "NULL");
+    return;
+  }
   if (c >= 0) {
     bprintf(&out->text, "%s", g->cols[c].name);
     out->exact = g->cols[c].exact;
@@ -177,7 +192,14 @@ static void gen_int(const gen *g, int depth, expr *o) {
   case 4: bprintf(&o->text, "("), sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, " %s ", chance(50) ? "/" : "%"),
           sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
   case 5: bprintf(&o->text, "abs("), sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
-  case 6: bprintf(&o->text, "coalesce("), sub(g, T_INT, depth - 1, o, &o->text),
+  case 6:
+    if (chance(30)) {   /* untyped NULLs among the arguments */
+      bprintf(&o->text, "coalesce(%s, ", chance(50) ? "ifnull(NULL, NULL)" : "NULL");
+      sub(g, T_INT, depth - 1, o, &o->text);
+      bprintf(&o->text, ")");
+      return;
+    }
+    bprintf(&o->text, "coalesce("), sub(g, T_INT, depth - 1, o, &o->text),
           bprintf(&o->text, ", %d)", rnd(5)); return;
   case 7: bprintf(&o->text, "CASE WHEN "), gen_pred(g, depth - 1, &o->text), bprintf(&o->text, " THEN "),
           sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, " ELSE "),
@@ -214,7 +236,14 @@ static void gen_str(const gen *g, int depth, expr *o) {
           bprintf(&o->text, ")"); return;
   case 3: bprintf(&o->text, "substr("), sub(g, T_STR, depth - 1, o, &o->text),
           bprintf(&o->text, ", %d, %d)", rnd(4) - 1, rnd(3)); return;
-  case 4: bprintf(&o->text, "coalesce("), sub(g, T_STR, depth - 1, o, &o->text),
+  case 4:
+    if (chance(40)) {   /* a CASE of NULLs is an untyped NULL */
+      bprintf(&o->text, "coalesce("), sub(g, T_STR, depth - 1, o, &o->text);
+      bprintf(&o->text, ", CASE WHEN "), gen_pred(g, depth - 1, &o->text);
+      bprintf(&o->text, " THEN NULL END)");
+      return;
+    }
+    bprintf(&o->text, "coalesce("), sub(g, T_STR, depth - 1, o, &o->text),
           bprintf(&o->text, ", 'none')"); return;
   default: bprintf(&o->text, "CASE WHEN "), gen_pred(g, depth - 1, &o->text), bprintf(&o->text, " THEN "),
            sub(g, T_STR, depth - 1, o, &o->text), bprintf(&o->text, " ELSE "),
@@ -242,14 +271,56 @@ static void operand(const gen *g, vtype t, int depth, buf *out) {
   free(x.text.s);
 }
 
+/* COLLATE, LIKE … ESCAPE and x IN () (only where g_text_rules allows). */
+static void gen_text_pred(const gen *g, int depth, buf *out) {
+  static const char *const colls[] = {"NOCASE", "RTRIM", "BINARY", "nocase"};
+  const char *cl = colls[rnd(4)];
+  switch (rnd(6)) {
+  case 0: operand(g, T_STR, depth - 1, out), bprintf(out, " COLLATE %s %s ", cl, cmp_op()),
+          operand(g, T_STR, depth - 1, out); return;
+  case 1: operand(g, T_STR, depth - 1, out), bprintf(out, " %s ", cmp_op()),
+          operand(g, T_STR, depth - 1, out), bprintf(out, " COLLATE %s", cl); return;
+  case 2: operand(g, T_STR, depth - 1, out),
+          bprintf(out, " COLLATE %s %sIN ('a', 'B', 'b', '')", cl, chance(30) ? "NOT " : ""); return;
+  case 3: operand(g, T_STR, depth - 1, out),
+          bprintf(out, " COLLATE %s BETWEEN 'a' AND 'b'", cl); return;
+  case 4: {
+    static const char *const pats[][2] = {{"a!%%", "!"}, {"%%!_%%", "!"}, {"a__", "_"},
+                                          {"a%%%%b", "%%"}, {"A!!b", "!"}, {"%%b", "x"},
+                                          {"a!", "!"}, {"aa%%", "a"}};
+    int k = rnd(8);
+    operand(g, T_STR, depth - 1, out);
+    bprintf(out, " %sLIKE '", chance(30) ? "NOT " : "");
+    bprintf(out, pats[k][0]);
+    bprintf(out, "' ESCAPE '");
+    bprintf(out, pats[k][1]);
+    bprintf(out, "'");
+    return;
+  }
+  default: operand(g, chance(50) ? T_STR : T_INT, depth - 1, out),
+           bprintf(out, " %sIN ()", chance(50) ? "NOT " : ""); return;
+  }
+}
+
 static void gen_pred(const gen *g, int depth, buf *out) {
   vtype nt = chance(50) ? T_INT : T_DBL;
+  if (g_text_rules && chance(15)) {
+    gen_text_pred(g, depth, out);
+    return;
+  }
   switch (depth <= 0 ? rnd(3) : rnd(10)) {
   case 0: operand(g, nt, depth - 1, out), bprintf(out, " %s ", cmp_op()),
           operand(g, chance(70) ? nt : T_INT, depth - 1, out); return;
   case 1: operand(g, T_STR, depth - 1, out), bprintf(out, " %s ", cmp_op()),
           operand(g, T_STR, depth - 1, out); return;
-  case 2: operand(g, rnd(3) == 0 ? T_STR : nt, 0, out),
+  case 2:
+    if (chance(20)) {   /* an untyped NULL compared with a string */
+      operand(g, T_STR, 0, out), bprintf(out, " %s ", cmp_op());
+      int n = pick_col(g, T_NULL);
+      bprintf(out, "%s", n >= 0 ? g->cols[n].name : "NULL");
+      return;
+    }
+    operand(g, rnd(3) == 0 ? T_STR : nt, 0, out),
           bprintf(out, chance(50) ? " IS NULL" : " IS NOT NULL"); return;
   case 3: bprintf(out, "NOT ("), gen_pred(g, depth - 1, out), bprintf(out, ")"); return;
   case 4: bprintf(out, "("), gen_pred(g, depth - 1, out), bprintf(out, " AND "),
@@ -297,7 +368,9 @@ static pair gen_pair(int table, int from_sqlite) {
     int kind = rnd(10);
     if (kind < 3) {   /* WHERE */
       buf p = {0};
+      g_text_rules = 1;
       gen_pred(&g, 2, &p);
+      g_text_rules = 0;
       bprintf(&pipe, " |> WHERE %s", p.s);
       bprintf(&next, "SELECT * FROM (%s) WHERE %s", sql.s, p.s);
       free(p.s);
@@ -310,7 +383,11 @@ static pair gen_pair(int table, int from_sqlite) {
       for (int i = 0; i < n; i++) {
         expr x = {0};
         int boolean = chance(10);
-        if (boolean) {
+        if (chance(5)) {   /* an untyped NULL column */
+          bprintf(&x.text, "NULL");
+          x.t = T_NULL;
+          x.exact = 1;
+        } else if (boolean) {
           gen_pred(&g, 1, &x.text);
           x.t = T_BOOL;
           x.exact = 1;
@@ -331,7 +408,7 @@ static pair gen_pair(int table, int from_sqlite) {
       bprintf(&next, " FROM (%s)", sql.s);
     } else if (kind < 7) {   /* SET */
       int c = rnd(g.ncols);
-      if (g.cols[c].t == T_BOOL) {
+      if (g.cols[c].t == T_BOOL || g.cols[c].t == T_NULL) {
         free(next.s);
         continue;
       }
@@ -408,11 +485,20 @@ static pair gen_pair(int table, int from_sqlite) {
       perm[j] = t;
     }
     buf keys = {0};
+    int collated[32], ncoll = 0;
     for (int i = 0; i < g.ncols; i++) {
       int desc = chance(50), nulls = rnd(3);
-      bprintf(&keys, "%s%s%s%s", i ? ", " : "", g.cols[perm[i]].name, desc ? " DESC" : "",
+      /* A collated string key ties 'a' with 'A': the same column, plain,
+       * at the end keeps the order total. */
+      const char *coll = "";
+      if (g.cols[perm[i]].t == T_STR && chance(30)) {
+        coll = chance(50) ? " COLLATE NOCASE" : " COLLATE RTRIM";
+        collated[ncoll++] = perm[i];
+      }
+      bprintf(&keys, "%s%s%s%s%s", i ? ", " : "", g.cols[perm[i]].name, coll, desc ? " DESC" : "",
               nulls == 1 ? " NULLS FIRST" : nulls == 2 ? " NULLS LAST" : "");
     }
+    for (int i = 0; i < ncoll; i++) bprintf(&keys, ", %s", g.cols[collated[i]].name);
     bprintf(&pipe, " |> ORDER BY %s", keys.s);
     buf next = {0};
     bprintf(&next, "SELECT * FROM (%s) ORDER BY %s", sql.s, keys.s);

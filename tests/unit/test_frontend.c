@@ -535,7 +535,9 @@ static void test_precedence(void **state) {
   assert_string_equal(where_sx("x IN (1, 2, 3) OR x NOT IN ()"),
                       "(OR (IN x 1 2 3) (NOT IN x))");
   assert_string_equal(where_sx("a IS NULL AND b IS NOT NULL AND c ISNULL AND d NOTNULL AND e NOT NULL"),
-                      "(AND (AND (AND (AND (ISNULL a) (NOTNULL b)) (ISNULL c)) (NOTNULL d)) (NOTNULL e))");
+                      "(AND (AND (AND (AND (IS a NULL) (IS NOT b NULL)) (ISNULL c)) (NOTNULL d)) (NOTNULL e))");
+  /* IS [NOT] NULL is IS with a NULL operand, so || binds tighter (SQLite). */
+  assert_string_equal(where_sx("a IS NOT NULL || 'x'"), "(IS NOT a (|| NULL 'x'))");
   assert_string_equal(where_sx("a IS b AND a IS NOT b"), "(AND (IS a b) (IS NOT a b))");
   assert_string_equal(where_sx("a IS DISTINCT FROM b OR a IS NOT DISTINCT FROM b"),
                       "(OR (IS NOT a b) (IS a b))");
