@@ -108,6 +108,21 @@ static int counter_value(pb_imp *m, uint64_t uuid, uint32_t seq, double *v) {
   return 1;
 }
 
+/* Extra counter values v[i] on uuids[i] (as many as both have). */
+static int extra_values(pb_imp *m, uint32_t seq, const double *v, int nv, const uint64_t *uuids,
+                        int nu) {
+  for (int i = 0; i < nv && i < nu; i++) {
+    double val = v[i];
+    if (!counter_value(m, uuids[i], seq, &val)) {
+      pb_stat(m, IM_STAT_TRACK_EVENT_COUNTER_INVALID_TRACK_UUID);
+      continue;
+    }
+    pb_extra x = {.uuid = uuids[i], .value = val};
+    if (!PB_PUSH(m->extra, x)) return im_oom(m->t);
+  }
+  return 1;
+}
+
 int pb_te_read(pb_imp *m, pb_seq *s, uint64_t lpos, pb_span te, int has_ts, int64_t pkt_ts,
                uint32_t clock_id, int at_eof) {
   int has_delta = 0, has_abs = 0, has_ttd = 0, has_tta = 0, has_tid = 0, has_tia = 0;
@@ -211,28 +226,10 @@ int pb_te_read(pb_imp *m, pb_seq *s, uint64_t lpos, pb_span te, int has_ts, int6
     a.flags |= PB_AUX_VALUE;
   }
   /* extra counters: values go to the event's uuids, else the defaults' */
-  const uint64_t *xu_use = nxu ? xu : s->def_extra;
-  int nxu_use = nxu ? nxu : s->n_def_extra;
-  const uint64_t *xdu_use = nxdu ? xdu : s->def_extra_d;
-  int nxdu_use = nxdu ? nxdu : s->n_def_extra_d;
-  for (int i = 0; i < nxv && i < nxu_use; i++) {
-    double val = xv[i];
-    if (!counter_value(m, xu_use[i], s->id, &val)) {
-      pb_stat(m, IM_STAT_TRACK_EVENT_COUNTER_INVALID_TRACK_UUID);
-      continue;
-    }
-    pb_extra x = {.uuid = xu_use[i], .value = val};
-    if (!PB_PUSH(m->extra, x)) return im_oom(m->t);
-  }
-  for (int i = 0; i < nxdv && i < nxdu_use; i++) {
-    double val = xdv[i];
-    if (!counter_value(m, xdu_use[i], s->id, &val)) {
-      pb_stat(m, IM_STAT_TRACK_EVENT_COUNTER_INVALID_TRACK_UUID);
-      continue;
-    }
-    pb_extra x = {.uuid = xdu_use[i], .value = val};
-    if (!PB_PUSH(m->extra, x)) return im_oom(m->t);
-  }
+  if (!extra_values(m, s->id, xv, nxv, nxu ? xu : s->def_extra, nxu ? nxu : s->n_def_extra) ||
+      !extra_values(m, s->id, xdv, nxdv, nxdu ? xdu : s->def_extra_d,
+                    nxdu ? nxdu : s->n_def_extra_d))
+    return 0;
   a.nextra = (uint32_t)m->extra.n - a.extra_first;
   uint32_t flags = 0;
   if (a.flags || a.nextra) {

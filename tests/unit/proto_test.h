@@ -1,7 +1,7 @@
 /*
  * proto_test.h — helpers of the protobuf importer's tests: import a trace
- * (bytes or a file) into a fresh engine through the builder, and compare
- * query results as "a|b\n" text.
+ * (bytes or a file) into a fresh engine through the builder, and find the
+ * shared traces; rows are compared with trace_rows.h.
  */
 #ifndef PJ_TEST_PROTO_TEST_H
 #define PJ_TEST_PROTO_TEST_H
@@ -16,73 +16,11 @@
 #include "import/import.h"
 #include "import/proto.h"
 #include "pipejit.h"
-
-typedef struct ptext { char *s; size_t n; } ptext;
-
-static void ptext_add(ptext *t, const char *s) {
-  size_t k = strlen(s);
-  t->s = realloc(t->s, t->n + k + 1);
-  memcpy(t->s + t->n, s, k + 1);
-  t->n += k;
-}
-
-static int pcollect(void *ctx, const pj_result *r, const char *st, size_t len, size_t off) {
-  ptext *t = ctx;
-  char buf[64];
-  (void)st, (void)len, (void)off;
-  for (int64_t i = 0; i < pj_result_row_count(r); i++) {
-    for (int c = 0; c < pj_result_column_count(r); c++) {
-      if (c) ptext_add(t, "|");
-      if (pj_result_is_null(r, i, c)) {
-        ptext_add(t, "NULL");
-        continue;
-      }
-      switch (pj_result_column_type(r, c)) {
-      case PJ_TYPE_STRING: ptext_add(t, pj_result_text(r, i, c, NULL)); break;
-      case PJ_TYPE_DOUBLE:
-        snprintf(buf, sizeof buf, "%.17g", pj_result_double(r, i, c));
-        ptext_add(t, buf);
-        break;
-      default:
-        snprintf(buf, sizeof buf, "%lld", (long long)pj_result_int64(r, i, c));
-        ptext_add(t, buf);
-      }
-    }
-    ptext_add(t, "\n");
-  }
-  return 0;
-}
-
-/* The rows of a script's results (caller frees). */
-static char *prows(pj_engine *e, const char *script) {
-  ptext t = {0};
-  ptext_add(&t, "");
-  if (pj_engine_exec(e, script, pcollect, &t) != PJ_OK)
-    fail_msg("%s\n-> %s", script, pj_engine_errmsg(e));
-  return t.s;
-}
-
-#define assert_rows(e, script, expected)                                                    \
-  do {                                                                                      \
-    char *got_ = prows(e, script);                                                          \
-    if (strcmp(got_, expected)) {                                                           \
-      print_error("%s\nexpected:\n%sgot:\n%s", script, expected, got_);                     \
-      free(got_);                                                                           \
-      fail();                                                                               \
-    }                                                                                       \
-    free(got_);                                                                             \
-  } while (0)
-
-static int64_t pone(pj_engine *e, const char *script) {
-  char *s = prows(e, script);
-  int64_t v = strtoll(s, NULL, 10);
-  free(s);
-  return v;
-}
+#include "tests/unit/trace_rows.h"
 
 /* A fresh engine holding the protobuf trace p[0, n) (path: a file
  * instead). warning gets the importer's damage note. */
-static pj_engine *proto_engine(const void *p, size_t n, const char *path, char *warning,
+static inline pj_engine *proto_engine(const void *p, size_t n, const char *path, char *warning,
                                size_t cap) {
   pj_engine *e = NULL;
   assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
@@ -102,7 +40,7 @@ static pj_engine *proto_engine(const void *p, size_t n, const char *path, char *
 
 /* The shared traces: ../shared beside the checkout (CI, /work/main), or
  * two levels up from a worktree in /work/wt/; NULL when neither has it. */
-static const char *shared_trace(const char *file) {
+static inline const char *shared_trace(const char *file) {
   static char buf[4][512];
   static int k;
   char *b = buf[k++ & 3];

@@ -82,10 +82,10 @@ static void test_tokio(void **st) {
   char w[256];
   pj_engine *e = proto_engine(NULL, 0, path, w, sizeof w);
   assert_string_equal(w, "");
-  assert_int_equal(pone(e, "SELECT count(*) FROM slice"), expect_int(exp, "te.slices"));
-  assert_int_equal(pone(e, "SELECT count(DISTINCT track_id) FROM slice"), expect_int(exp, "te.tracks"));
-  assert_int_equal(pone(e, "SELECT min(depth) FROM slice"), expect_int(exp, "te.depth.min"));
-  assert_int_equal(pone(e, "SELECT max(depth) FROM slice"), expect_int(exp, "te.depth.max"));
+  assert_int_equal(one_int(e, "SELECT count(*) FROM slice"), expect_int(exp, "te.slices"));
+  assert_int_equal(one_int(e, "SELECT count(DISTINCT track_id) FROM slice"), expect_int(exp, "te.tracks"));
+  assert_int_equal(one_int(e, "SELECT min(depth) FROM slice"), expect_int(exp, "te.depth.min"));
+  assert_int_equal(one_int(e, "SELECT max(depth) FROM slice"), expect_int(exp, "te.depth.max"));
   /* every slice on a thread's track, closed, parents on the same track */
   assert_rows(e,
               "SELECT count(*), sum(s.dur >= 0), sum(s.parent_id IS NULL) = sum(s.depth = 0) FROM slice s "
@@ -141,7 +141,7 @@ static void test_systing(void **st) {
     int64_t n = expect_int(exp, key);
     assert_true(n > 0);
     snprintf(q, sizeof q, "SELECT count(*) FROM sched WHERE cpu = %d", cpu);
-    assert_int_equal(pone(e, q), n - 1);
+    assert_int_equal(one_int(e, q), n - 1);
     total += n;
     snprintf(key, sizeof key, "cs.waking.%d", cpu);
     wakings += expect_int(exp, key);
@@ -156,7 +156,7 @@ static void test_systing(void **st) {
            (long long)(wakings - early));
   assert_rows(e, q, "1\n");
   snprintf(q, sizeof q, "SELECT value FROM stats WHERE name = 'compact_sched_waking_skipped'");
-  assert_int_equal(pone(e, q), early);
+  assert_int_equal(one_int(e, q), early);
   /* each cpu's last sched row is open, the others end where the next starts */
   assert_rows(e, "SELECT count(*) FROM sched WHERE dur = -1", "22\n");
   assert_rows(e,
@@ -480,6 +480,15 @@ static void test_counters(void **st) {
   pw_u(&w, 8, 170), pw_u(&w, 10, SEQ);
   pw_begin(&w, 11), pw_u(&w, 9, 4), pw_u(&w, 11, 20), pw_end(&w);
   pw_end(&w);
+  pw_begin(&w, 1);                    /* a slice carrying extra counter values */
+  pw_u(&w, 8, 180), pw_u(&w, 10, SEQ);
+  pw_begin(&w, 11);
+  pw_u(&w, 9, 3), pw_u(&w, 11, 10), pw_s(&w, 23, "with-extras");
+  uint64_t xu[] = {20, 21}, xv[] = {3, 4};
+  pw_packed(&w, 31, xu, 2), pw_packed(&w, 12, xv, 2);
+  pw_fixed64(&w, 45, 22), pw_d(&w, 46, 0.25);
+  pw_end(&w);
+  pw_end(&w);
   pj_engine *e = load(&w, NULL, 0);
   assert_rows(e,
               "SELECT c.ts, t.name, t.type, c.value FROM counter c JOIN track t ON c.track_id = t.id "
@@ -488,7 +497,10 @@ static void test_counters(void **st) {
               "110|events|process_counter_track_event|5\n"
               "120|events|process_counter_track_event|8\n"
               "130|events|process_counter_track_event|9\n"
-              "140|global|global_counter_track_event|0.5\n");
+              "140|global|global_counter_track_event|0.5\n"
+              "180|mem|process_counter_track_event|3072\n"
+              "180|events|process_counter_track_event|13\n"
+              "180|global|global_counter_track_event|0.25\n");
   assert_rows(e, "SELECT name, unit FROM counter_track ORDER BY id",
               "mem|bytes\nevents|NULL\nglobal|count\n");
   assert_rows(e, "SELECT count(*) FROM process_counter_track p JOIN process USING (upid) WHERE pid = 42",
@@ -839,7 +851,7 @@ static void test_ftrace(void **st) {
               "FROM thread_state ts JOIN thread t USING (utid) WHERE t.tid = 11 ORDER BY ts.id",
               "1100|R|10\n1200|Running|NULL\n");
   assert_rows(e, "SELECT t.name, c.value FROM counter c JOIN track t ON c.track_id = t.id ORDER BY c.ts",
-              "cpufreq|1800000\ncpuidle|2\nqueue|7\n");
+              "cpufreq|1.8e+06\ncpuidle|2\nqueue|7\n");
   assert_rows(e,
               "SELECT s.ts, s.dur, s.name, th.tid FROM slice s JOIN thread_track tt ON s.track_id = tt.id "
               "JOIN thread th USING (utid)",
@@ -968,7 +980,7 @@ static void test_every_prefix(void **st) {
   for (size_t n = 1; n <= w.n; n++) {
     char warn[256];
     pj_engine *e = proto_engine(w.b, n, NULL, warn, sizeof warn);
-    int64_t slices = pone(e, "SELECT count(*) FROM slice");
+    int64_t slices = one_int(e, "SELECT count(*) FROM slice");
     assert_true(slices >= 0 && slices <= 2);
     pj_engine_close(e);
   }

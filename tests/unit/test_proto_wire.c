@@ -21,26 +21,12 @@
 #include <zlib.h>
 
 #include "import/input.h"
+#include "tests/unit/proto_test.h"
 #include "import/proto_wire.h"
 #include "tests/unit/proto_writer.h"
 
-/* The shared traces: ../shared beside the checkout (CI, /work/main), or
- * two levels up from a worktree in /work/wt/. NULL (the test skips) when
- * neither has it. */
-static const char *trace_path(const char *file) {
-  static char buf[4][512];
-  static int k;
-  char *b = buf[k++ & 3];
-  const char *roots[] = {"../shared/data/traces", "../../shared/data/traces"};
-  for (int i = 0; i < 2; i++) {
-    snprintf(b, 512, "%s/%s", roots[i], file);
-    if (access(b, R_OK) == 0) return b;
-  }
-  print_message("skipping: %s not found (CI has shared/ beside the checkout)\n", file);
-  return NULL;
-}
-#define SYSTING trace_path("systing_trace.pb")
-#define TOKIO trace_path("tokio_test.pftrace")
+#define SYSTING shared_trace("systing_trace.pb")
+#define TOKIO shared_trace("tokio_test.pftrace")
 
 static void test_varint(void **st) {
   (void)st;
