@@ -80,7 +80,9 @@ static int gunzip(im_input *in, const unsigned char *src, size_t n, rt_err *err)
   size_t guess = n >= 18 ? (size_t)src[n - 4] | (size_t)src[n - 3] << 8 | (size_t)src[n - 2] << 16 |
                                (size_t)src[n - 1] << 24
                          : 0;
-  if (guess < n) guess = n * 4;
+  /* deflate expands at most ~1032:1: a larger ISIZE is damage (or a
+   * trailer that is not one), and must not size the first allocation */
+  if (guess < n || guess / 1032 > n) guess = n * 4;
   struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
   if (!d) return rt_errorf(err, -1, "TRACE: out of memory");
   size_t cap = guess + 1, len = 0, pos = 0;
