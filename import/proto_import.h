@@ -296,6 +296,7 @@ typedef struct pb_imp {
   /* parse pass */
   im_map flow_live;      /* TrackEvent flow ids begun and not terminated */
   im_map uuid_by_utid, uuid_by_upid;   /* §3.7.3: one descriptor per thread/process */
+  im_map async_names;    /* legacy async cookie → the first name seen with it */
   int64_t default_track; /* the "Default Track" (uuid 0), IM_NONE until used */
   int64_t compact_last[1024];   /* compact_sched: utid last switched in per cpu, -1 */
   im_args *scratch;

@@ -102,5 +102,6 @@ int pb_parse_all(pb_imp *m) {
   im_map_free(&m->flow_live);
   im_map_free(&m->uuid_by_utid);
   im_map_free(&m->uuid_by_upid);
+  im_map_free(&m->async_names);
   return !im_failed(m->t);
 }

@@ -359,6 +359,89 @@ static void thread_counters(pb_imp *m, int64_t ts, int64_t utid, const pb_aux *a
   }
 }
 
+/* ---- legacy async events (§3.6.9) ------------------------------------------------ */
+
+typedef struct legacy_ids {
+  int has_id, local, has_scope, has_bind, direction;
+  uint64_t id, bind;
+  pb_span scope;
+} legacy_ids;
+
+/* b/e/n and S/T/p/F: slices on the async allocator's legacy tracks, keyed
+ * by (scope, id); the set's name is the first name seen for that cookie. */
+static void legacy_async(pb_imp *m, const pb_pctx *c, const te_event *e, int phase,
+                         const legacy_ids *ids, uint64_t name_iid, int has_name_iid) {
+  im_trace *t = m->t;
+  if (!ids->has_id) {
+    pb_stat(m, IM_STAT_TRACK_EVENT_PARSER_ERRORS);
+    return;
+  }
+  uint32_t name = event_name(m, c, e, name_iid, has_name_iid);
+  uint32_t cat = category(m, c, e);
+  int nestable = phase == 'b' || phase == 'e' || phase == 'n';
+  /* the scope dimension: category (b/e/n) or name (S/T/p/F), or
+   * "<category>:<id_scope>" */
+  uint32_t scope = nestable ? cat : name;
+  if (ids->has_scope) {
+    char buf[512];
+    size_t cn = 0;
+    const char *cs = cat != IM_NULL_STR ? rt_str_get(m->sp, cat, &cn) : "";
+    int k = snprintf(buf, sizeof buf, "%.*s:%.*s", (int)cn, cs, (int)ids->scope.n,
+                     (const char *)ids->scope.p);
+    scope = im_str(t, buf, (size_t)(k < (int)sizeof buf ? k : (int)sizeof buf - 1));
+  }
+  int64_t upid = IM_NONE;
+  if (c->gen->has_td) upid = im_thread_upid(t, im_thread_update(t, c->gen->td_tid, c->gen->td_pid));
+  int local = ids->local && upid >= 0;
+  uint64_t key = im_hash(im_hash(im_hash(ids->id, scope), (uint64_t)(local ? upid : -1)), 0xa5);
+  int64_t first = im_map_get(&m->async_names, key);
+  if (first == IM_NONE) {
+    if (!im_map_put(&m->async_names, key, name)) im_oom(t);
+    first = name;
+  }
+  im_track_spec s;
+  im_track_spec_init(&s, local ? "legacy_async_process_slice" : "legacy_async_global_slice",
+                     IM_EV_SLICE);
+  if (local) im_track_dim_int(&s, "upid", upid);
+  im_track_dim_str(&s, "scope", scope);
+  im_track_dim_str(&s, "name", (uint32_t)first);
+  im_args *src = m->scratch;
+  im_args_clear(src);
+  im_args_string(src, im_cstr(t, "source"), im_cstr(t, "chrome"));
+  im_args_bool(src, im_cstr(t, "trace_id_is_process_scoped"), local);
+  if (upid >= 0) im_args_uint(src, im_cstr(t, "upid"), (uint64_t)upid);
+  im_args_string(src, im_cstr(t, "source_scope"), scope);
+  s.source = src;
+  im_cookie ck = {ids->id, key};
+  int begin = phase == 'b' || phase == 'S';
+  int end = phase == 'e' || phase == 'F';
+  int64_t track = im_async_track(t, &s, ck, end ? -1 : 1, (uint32_t)first);
+  im_args_clear(src);
+  if (track < 0) return;
+  int64_t slice;
+  if (begin) slice = im_slice_begin(t, track, c->ts, cat, name == IM_NULL_STR ? im_cstr(t, "[No name]") : name);
+  else if (end) slice = im_slice_end(t, track, c->ts, IM_NULL_STR, IM_NULL_STR);
+  else {
+    slice = im_slice_instant(t, track, c->ts, cat, name);
+    im_async_track(t, &s, ck, -1, (uint32_t)first);
+  }
+  if (slice < 0) return;
+  im_args *a = im_slice_args(t, slice);
+  if (!a) return;
+  te_ctx x = {.m = m, .c = c, .args = a};
+  write_args(&x, e);
+  if (!nestable && !end) {   /* the end's args merge into the slice: keep its begin phase */
+    char ph[2] = {(char)phase, 0};
+    im_args_string(a, im_cstr(t, "legacy_event.phase"), im_cstr(t, ph));
+  }
+  if (c->gen->has_td) {
+    int64_t tu = im_thread_update(t, c->gen->td_tid, c->gen->td_pid);
+    im_arg arg = {.key = im_cstr(t, "legacy_event.passthrough_utid"),
+                  .flat_key = im_cstr(t, "legacy_event.passthrough_utid"), .type = IM_V_UINT, .i = tu};
+    if (tu >= 0) im_args_add(a, &arg, 1);
+  }
+}
+
 /* TrackEventDefaults.track_uuid of the packet's generation. */
 static int default_track(const pb_pctx *c, uint64_t *uuid) {
   pb_field d = {0}, tu = {0};
@@ -380,6 +463,7 @@ void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux 
   int64_t legacy_dur = -1, legacy_tdur = -1;
   uint64_t legacy_name_iid = 0;
   int has_legacy_name = 0;
+  legacy_ids ids = {0};
   if (e.has_legacy) {
     pb_reader r;
     pb_field f = {0};
@@ -389,6 +473,11 @@ void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux 
       if (f.id == 2) phase = (int)f.v;
       if (f.id == 3) legacy_dur = pb_mul(pb_i64(&f), 1000);
       if (f.id == 4) legacy_tdur = pb_mul(pb_i64(&f), 1000);
+      if (f.id == 6 || f.id == 11) ids.has_id = 1, ids.id = f.v;   /* unscoped / global */
+      if (f.id == 10) ids.has_id = 1, ids.id = f.v, ids.local = 1;
+      if (f.id == 7 && f.wt == PB_LEN) ids.has_scope = 1, ids.scope = f.s;
+      if (f.id == 8) ids.has_bind = 1, ids.bind = f.v;
+      if (f.id == 13) ids.direction = (int)f.v;
     }
   }
   int type = e.type;
@@ -399,8 +488,11 @@ void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux 
     case 'X': type = 'X'; break;
     case 'i': case 'I': case 'R': type = TE_INSTANT; break;
     case 'M': type = 'M'; break;
+    case 'b': case 'e': case 'n': case 'S': case 'T': case 'p': case 'F':
+      legacy_async(m, c, &e, phase, &ids, legacy_name_iid, has_legacy_name);
+      return;
     default:
-      /* async (b/e/n, S/T/p/F) and v1 flow (s/t/f) legacy phases */
+      /* v1 flow phases (s/t/f) are not imported (docs/DECISIONS.md) */
       pb_stat(m, IM_STAT_TRACK_EVENT_PARSER_ERRORS);
       return;
     }
@@ -507,6 +599,12 @@ void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux 
     }
   }
   flows(m, slice, &e);
+  if (ids.has_bind && slice >= 0 && ids.direction >= 1 && ids.direction <= 3) {
+    /* §3.6.8: legacy bind_id with flow_direction 1 in, 2 out, 3 in-out */
+    if (ids.direction == 2) im_flow_begin(t, slice, FLOW_NS, ids.bind);
+    else if (ids.direction == 3) im_flow_step(t, slice, FLOW_NS, ids.bind, (int64_t)ids.bind, IM_NONE);
+    else im_flow_end(t, slice, FLOW_NS, ids.bind, (int64_t)ids.bind, IM_NONE, 0);
+  }
   thread_counters(m, c->ts, utid, aux);
   extra_counters(m, c, aux);
 }

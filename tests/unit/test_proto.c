@@ -987,6 +987,61 @@ static void test_every_prefix(void **st) {
   pw_free(&w);
 }
 
+/* Legacy async phases (§3.6.9) and legacy bind_id flows (§3.6.8). */
+static void legacy_ev(pw *w, uint64_t ts, int phase, const char *name, int idfield, uint64_t id,
+                      uint64_t bind, int dir) {
+  pw_begin(w, 1);
+  pw_u(w, 8, ts), pw_u(w, 10, SEQ), pw_u(w, 13, 2);
+  pw_begin(w, 11);
+  if (name) pw_s(w, 23, name);
+  pw_s(w, 22, "cat");
+  pw_begin(w, 6);
+  pw_u(w, 2, (uint64_t)phase);
+  if (idfield) pw_u(w, (uint32_t)idfield, id);
+  if (bind) pw_u(w, 8, bind), pw_u(w, 13, (uint64_t)dir);
+  pw_end(w);
+  pw_end(w);
+  pw_end(w);
+}
+
+static void test_legacy_events(void **st) {
+  (void)st;
+  pw w = {0};
+  pw_begin(&w, 1);
+  pw_u(&w, 10, SEQ), pw_u(&w, 13, 1);
+  pw_begin(&w, 44), pw_u(&w, 1, 30), pw_u(&w, 2, 31), pw_end(&w);
+  pw_end(&w);
+  legacy_ev(&w, 100, 'b', "req", 6, 5, 0, 0);      /* global id 5 */
+  legacy_ev(&w, 110, 'b', "req", 6, 6, 0, 0);      /* overlaps: second track */
+  legacy_ev(&w, 120, 'e', NULL, 6, 5, 0, 0);
+  legacy_ev(&w, 130, 'e', NULL, 6, 6, 0, 0);
+  legacy_ev(&w, 140, 'S', "step", 10, 9, 0, 0);    /* process-scoped */
+  legacy_ev(&w, 150, 'F', "step", 10, 9, 0, 0);
+  legacy_ev(&w, 200, 'B', "out", 0, 0, 77, 2);     /* a thread slice starting flow 77 */
+  legacy_ev(&w, 210, 'E', NULL, 0, 0, 0, 0);
+  legacy_ev(&w, 300, 'X', "in", 0, 0, 77, 1);      /* X without duration: 0 */
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e,
+              "SELECT s.ts, s.dur, s.name, t.type, t.track_group_id IS NOT NULL FROM slice s "
+              "JOIN track t ON s.track_id = t.id ORDER BY s.ts",
+              "100|20|req|legacy_async_global_slice|1\n"
+              "110|20|req|legacy_async_global_slice|1\n"
+              "140|10|step|legacy_async_process_slice|1\n"
+              "200|10|out|thread_execution|0\n"
+              "300|0|in|thread_execution|0\n");
+  assert_rows(e, "SELECT count(DISTINCT track_id) FROM slice WHERE name = 'req'", "2\n");
+  assert_rows(e,
+              "SELECT a.key, a.display_value FROM slice s JOIN args a USING (arg_set_id) "
+              "WHERE s.name = 'step' AND a.key LIKE 'legacy_event.%' ORDER BY a.key",
+              "legacy_event.passthrough_utid|2\nlegacy_event.phase|S\n");
+  assert_rows(e,
+              "SELECT o.name, i.name, f.trace_id FROM flow f JOIN slice o ON f.slice_out = o.id "
+              "JOIN slice i ON f.slice_in = i.id",
+              "out|in|77\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tokio),
@@ -1007,6 +1062,7 @@ int main(void) {
       cmocka_unit_test(test_compact_sched),
       cmocka_unit_test(test_unknown_and_damage),
       cmocka_unit_test(test_every_prefix),
+      cmocka_unit_test(test_legacy_events),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
