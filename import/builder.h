@@ -196,8 +196,12 @@ void im_process_name(im_trace *t, int64_t upid, uint32_t name, int prio);
 int64_t im_thread_upid(const im_trace *t, int64_t utid);      /* IM_NONE if none */
 int64_t im_thread_tid(const im_trace *t, int64_t utid);
 int64_t im_process_pid(const im_trace *t, int64_t upid);
+/* The most recent live thread with that tid (GetThreadOrNull), or
+ * IM_NONE; creates nothing. */
+int64_t im_thread_find(const im_trace *t, int64_t tid);
 /* sched_process_free: the thread's end_ts, and its process's when it is
- * the main thread. */
+ * the main thread; both stop being found by tid / pid, so a reused id
+ * makes a new row. */
 void im_thread_end(im_trace *t, int64_t utid, int64_t ts);
 /* Extra args of a process or thread (sort hints, labels …), committed at
  * end of trace (§1.16.6). */

@@ -208,7 +208,7 @@ void pb_parse_ftrace_event(pb_imp *m, uint32_t cpu, int64_t ts, pb_span evmsg, u
     break;
   }
   case FE_SCHED_PROCESS_FREE:
-    im_thread_end(t, im_thread(t, fint(body, 2, 0)), ts);
+    im_thread_end(t, im_thread_find(t, fint(body, 2, 0)), ts);   /* never creates one */
     break;
   case FE_SCHED_BLOCKED_REASON: {
     int64_t caller = fint(body, 2, -1);

@@ -256,6 +256,69 @@ static int parse_u(const char *s, size_t n, int64_t *out) {
   return 1;
 }
 
+/* The `mem.lmk` instant of a low-memory kill, on the killed process's
+ * android_lmk track. */
+static void lmk_instant(im_trace *t, int64_t ts, int64_t killed_pid) {
+  im_track_spec sp;
+  im_track_spec_init(&sp, "android_lmk", IM_EV_SLICE);
+  im_track_dim_int(&sp, "upid", im_process(t, killed_pid));
+  sp.name = im_cstr(t, "LMK");
+  im_slice_instant(t, im_track(t, &sp), ts, IM_NULL_STR, im_cstr(t, "mem.lmk"));
+}
+
+/* `B|tgid|lmk,pid,reason,adj,…` (lmkd since Android 12): the killed
+ * process's oom_score_adj as a counter, and the mem.lmk instant. Fields
+ * that are not numbers leave only the slice. */
+static void lmk_begin(im_trace *t, int64_t ts, const char *name, size_t n) {
+  const char *f[4];
+  size_t fl[4];
+  size_t at = 0;
+  for (int i = 0; i < 4; i++) {
+    if (at > n) return;   /* fewer than four fields */
+    const char *comma = memchr(name + at, ',', n - at);
+    size_t end = comma ? (size_t)(comma - name) : n;
+    f[i] = name + at;
+    fl[i] = end - at;
+    at = end + 1;
+  }
+  int64_t pid, adj;
+  int neg = fl[3] && f[3][0] == '-';
+  if (!parse_u(f[1], fl[1], &pid) || pid > UINT32_MAX || !parse_u(f[3] + neg, fl[3] - (size_t)neg, &adj) ||
+      adj > INT32_MAX)
+    return;
+  int64_t upid = im_process(t, pid);
+  im_track_spec sp;
+  im_track_spec_init(&sp, "oom_score_adj", IM_EV_COUNTER);
+  im_track_dim_int(&sp, "upid", upid);
+  sp.name = im_cstr(t, "oom_score_adj");
+  im_counter(t, im_track(t, &sp), ts, (double)(neg ? -adj : adj), IM_NONE);
+  lmk_instant(t, ts, pid);
+}
+
+/* Counters trace_processor treats apart (§3.9.6 C): ScreenState and
+ * battery_stats.* are global counters of their own (1: done, no
+ * atrace_counter); kill_one_process (lmkd before Android 12: the value is
+ * the killed pid, reset to 0 after) adds the mem.lmk instant and is also
+ * an ordinary counter (0). */
+static int special_counter(im_trace *t, int64_t ts, const char *name, size_t n, uint32_t nm,
+                           double v) {
+  im_track_spec sp;
+  if (n == 11 && !memcmp(name, "ScreenState", 11)) {
+    im_track_spec_init(&sp, "screen_state", IM_EV_COUNTER);
+    sp.name = nm;
+  } else if (n > 14 && !memcmp(name, "battery_stats.", 14)) {
+    im_track_spec_init(&sp, "battery_stats", IM_EV_COUNTER);
+    im_track_dim_str(&sp, "counter_key", nm);
+    sp.name = nm;
+  } else {
+    if (n == 16 && !memcmp(name, "kill_one_process", 16) && v >= 1 && v <= UINT32_MAX)
+      lmk_instant(t, ts, (int64_t)v);
+    return 0;
+  }
+  im_counter(t, im_track(t, &sp), ts, v, IM_NONE);
+  return 1;
+}
+
 void im_atrace_marker(im_trace *t, int64_t ts, int64_t pid, const char *buf, size_t n) {
   while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\0')) n--;
   if (n < 1) return;
@@ -269,7 +332,14 @@ void im_atrace_marker(im_trace *t, int64_t ts, int64_t pid, const char *buf, siz
     im_stat_add(t, IM_STAT_SYSTRACE_PARSE_FAILURE, 1);
     return;
   }
-  int64_t utid = tgid ? im_thread_update(t, pid, tgid) : im_thread(t, pid);
+  int64_t utid;
+  if (ph == 'E' && !tgid) {
+    /* Older Android writes E without a tgid: a thread never seen can
+     * have no open slice, so the event is dropped without making one. */
+    if ((utid = im_thread_find(t, pid)) == IM_NONE) return;
+  } else {
+    utid = tgid ? im_thread_update(t, pid, tgid) : im_thread(t, pid);
+  }
   int64_t upid = im_thread_upid(t, utid);
   const char *name = NULL;
   size_t name_len = 0;
@@ -284,6 +354,7 @@ void im_atrace_marker(im_trace *t, int64_t ts, int64_t pid, const char *buf, siz
     size_t rest = (size_t)(buf + n - name);
     uint32_t nm = rest ? im_str(t, name, rest) : im_cstr(t, "[empty slice name]");
     im_slice_begin(t, im_thread_track(t, utid), ts, IM_NULL_STR, nm);
+    if (rest > 4 && !memcmp(name, "lmk,", 4)) lmk_begin(t, ts, name, rest);
     return;
   }
   case 'E':
@@ -306,6 +377,7 @@ void im_atrace_marker(im_trace *t, int64_t ts, int64_t pid, const char *buf, siz
     if (*end) break;
     im_track_spec sp;
     uint32_t nm = im_str(t, name, name_len);
+    if (special_counter(t, ts, name, name_len, nm, x)) return;
     im_track_spec_init(&sp, "atrace_counter", IM_EV_COUNTER);
     im_track_dim_int(&sp, "upid", upid);
     im_track_dim_str(&sp, "name", nm);

@@ -153,12 +153,40 @@ im_args *im_thread_args(im_trace *t, int64_t utid) {
   return t->thread_args.v[utid];
 }
 
+int64_t im_thread_find(const im_trace *t, int64_t tid) {
+  return im_map_get(&t->thread_by_tid, (uint64_t)tid);
+}
+
+/* Takes utid out of its tid's chain (the map keeps IM_NONE for an empty
+ * chain, which reads as "no thread"). */
+static void unlink_thread(im_trace *t, int64_t utid) {
+  int64_t tid = im_thread_tid(t, utid);
+  int64_t u = im_map_get(&t->thread_by_tid, (uint64_t)tid);
+  if (u == utid) {
+    if (!im_map_put(&t->thread_by_tid, (uint64_t)tid, t->thread_prev.v[utid])) im_oom(t);
+    return;
+  }
+  for (; u != IM_NONE; u = t->thread_prev.v[u])
+    if (t->thread_prev.v[u] == utid) {
+      t->thread_prev.v[u] = t->thread_prev.v[utid];
+      return;
+    }
+}
+
+/* trace_processor's EndThread: the thread stops being found by its tid
+ * (a reused tid makes a new thread), and a main thread ends its process,
+ * whose pid then makes a new process. */
 void im_thread_end(im_trace *t, int64_t utid, int64_t ts) {
-  if (utid < 0 || utid >= t->thread_prev.n) return;
+  if (utid < 0 || utid >= t->thread_prev.n || t->failed) return;
   im_set_i64(t, IM_T_THREAD, IM_THREAD_END_TS, utid, ts);
+  unlink_thread(t, utid);
   int64_t upid = im_thread_upid(t, utid);
-  if (upid != IM_NONE && im_get_i64(t, IM_T_THREAD, IM_THREAD_IS_MAIN_THREAD, utid) == 1)
-    im_set_i64(t, IM_T_PROCESS, IM_PROCESS_END_TS, upid, ts);
+  if (upid == IM_NONE || im_get_i64(t, IM_T_THREAD, IM_THREAD_IS_MAIN_THREAD, utid) != 1) return;
+  im_set_i64(t, IM_T_PROCESS, IM_PROCESS_END_TS, upid, ts);
+  int64_t pid = im_process_pid(t, upid);
+  if (im_map_get(&t->process_by_pid, (uint64_t)pid) == upid &&
+      !im_map_put(&t->process_by_pid, (uint64_t)pid, IM_NONE))
+    im_oom(t);
 }
 
 /* §1.16.6: process then thread args, in row order. */

@@ -14,6 +14,7 @@
 #include "exec/engine.h"
 #include "import/builder.h"
 #include "import/import.h"
+#include "import/json.h"
 #include "trace_rows.h"
 
 typedef struct fx {
@@ -74,6 +75,46 @@ static void test_identity(void **state) {
   assert_rows(f.e,
               "SELECT a.key, a.int_value FROM thread t JOIN args a USING (arg_set_id)",
               "thread_sort_index_hint|-3\n");
+  close_fx(&f);
+}
+
+/* sched_process_free (trace_processor's EndThread): the ended thread and
+ * (main thread) its process stop being found, so reused ids make new
+ * rows; im_thread_find creates nothing. */
+static void test_thread_end(void **state) {
+  fx f = open_fx(1);
+  int64_t main_t = im_thread_update(f.t, 20, 20), worker = im_thread_update(f.t, 21, 20);
+  assert_int_equal(main_t, 1);   /* process 1 (pid 20): main thread 1, worker 2 */
+  assert_int_equal(worker, 2);
+  assert_int_equal(im_thread_find(f.t, 99), IM_NONE);
+  assert_int_equal(im_rows(f.t, IM_T_THREAD), 3);
+  im_thread_end(f.t, im_thread_find(f.t, 21), 500);
+  assert_int_equal(im_thread_find(f.t, 21), IM_NONE);
+  assert_int_equal(im_thread(f.t, 21), 3);             /* the tid again: a new thread */
+  assert_int_equal(im_thread_update(f.t, 21, 20), 3);  /* attached to the live process */
+  im_thread_end(f.t, main_t, 600);
+  assert_int_equal(im_thread_update(f.t, 20, 20), 4);  /* new process 2 and its main thread */
+  install(&f);
+  assert_rows(f.e, "SELECT utid, tid, end_ts, upid, is_main_thread FROM thread WHERE utid > 0",
+              "1|20|600|1|1\n2|21|500|1|0\n3|21|NULL|1|0\n4|20|NULL|2|1\n");
+  assert_rows(f.e, "SELECT upid, pid, end_ts FROM process", "0|0|NULL\n1|20|600\n2|20|NULL\n");
+  close_fx(&f);
+}
+
+/* §3.9.6: `E` without a tgid from a thread never seen is dropped without
+ * creating it; with a known thread it ends its slice. */
+static void test_atrace_end_tgid0(void **state) {
+  fx f = open_fx(1);
+  int64_t rows = im_rows(f.t, IM_T_THREAD);
+  im_atrace_marker(f.t, 100, 77, "E", 1);
+  im_atrace_marker(f.t, 110, 77, "E|0\n", 4);
+  assert_int_equal(im_rows(f.t, IM_T_THREAD), rows);
+  assert_int_equal(im_rows(f.t, IM_T_TRACK), 0);
+  im_atrace_marker(f.t, 200, 78, "B|5|work", 8);
+  im_atrace_marker(f.t, 300, 78, "E", 1);
+  install(&f);
+  assert_rows(f.e, "SELECT tid FROM thread WHERE utid > 0", "5\n78\n");
+  assert_rows(f.e, "SELECT ts, dur, name FROM slice", "200|100|work\n");
   close_fx(&f);
 }
 
@@ -338,6 +379,7 @@ static void test_stats_metadata(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identity),       cmocka_unit_test(test_swapper),
+      cmocka_unit_test(test_thread_end),     cmocka_unit_test(test_atrace_end_tgid0),
       cmocka_unit_test(test_nesting),        cmocka_unit_test(test_args),
       cmocka_unit_test(test_allocator),      cmocka_unit_test(test_flows_counters),
       cmocka_unit_test(test_sched),          cmocka_unit_test(test_stats_metadata),

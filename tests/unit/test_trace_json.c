@@ -339,6 +339,43 @@ static void test_system_events(void **state) {
   pj_engine_close(e);
 }
 
+/* §2.7 / §3.9.6 atrace special cases: lmkd's `lmk,pid,reason,adj` slices
+ * (oom_score_adj counter and mem.lmk instant of the killed process),
+ * kill_one_process counters (mem.lmk unless 0), ScreenState and
+ * battery_stats.* as global counters of their own. */
+static void test_atrace_lmk(void **state) {
+  pj_engine *e = import(
+      "{\"traceEvents\":[],\"systemTraceEvents\":\""
+      "     lmkd-40    ( 40) [000] ...1  100.000001: tracing_mark_write: B|40|lmk,77,3,-900,low\\n"
+      "     lmkd-40    ( 40) [000] ...1  100.000002: tracing_mark_write: E|40\\n"
+      "     lmkd-40    ( 40) [000] ...1  100.000003: tracing_mark_write: B|40|lmk,78,x\\n"
+      "     lmkd-40    ( 40) [000] ...1  100.000004: tracing_mark_write: E|40\\n"
+      "     lmkd-40    ( 40) [000] ...1  100.000005: tracing_mark_write: C|40|kill_one_process|88\\n"
+      "     lmkd-40    ( 40) [000] ...1  100.000006: tracing_mark_write: C|40|kill_one_process|0\\n"
+      "     lmkd-40    ( 40) [000] ...1  100.000007: tracing_mark_write: C|40|ScreenState|2\\n"
+      "     lmkd-40    ( 40) [000] ...1  100.000008: tracing_mark_write: C|40|battery_stats.audio|1\\n"
+      "\"}");
+  assert_rows(e,
+              "SELECT s.ts, s.dur, s.name, t.type, t.name, p.pid FROM slice s JOIN track t ON s.track_id = t.id"
+              " LEFT JOIN process_track pt ON pt.id = t.id LEFT JOIN process p ON p.upid ="
+              " (SELECT upid FROM __intrinsic_track i WHERE i.id = t.id) ORDER BY s.id",
+              "100000001000|1000|lmk,77,3,-900,low|thread_execution|NULL|NULL\n"
+              "100000001000|0|mem.lmk|android_lmk|LMK|77\n"
+              "100000003000|1000|lmk,78,x|thread_execution|NULL|NULL\n"
+              "100000005000|0|mem.lmk|android_lmk|LMK|88\n");
+  assert_rows(e,
+              "SELECT c.ts, c.value, t.type, t.name, p.pid FROM counter c JOIN counter_track t ON"
+              " c.track_id = t.id LEFT JOIN process p ON p.upid ="
+              " (SELECT upid FROM __intrinsic_track i WHERE i.id = t.id) ORDER BY c.id",
+              "100000001000|-900|oom_score_adj|oom_score_adj|77\n"
+              "100000005000|88|atrace_counter|kill_one_process|40\n"
+              "100000006000|0|atrace_counter|kill_one_process|40\n"
+              "100000007000|2|screen_state|ScreenState|NULL\n"
+              "100000008000|1|battery_stats|battery_stats.audio|NULL\n");
+  assert_rows(e, STATS, "");
+  pj_engine_close(e);
+}
+
 /* ---- damage and bad input ---------------------------------------------------------- */
 
 static void test_damage(void **state) {
@@ -519,6 +556,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_basic),  cmocka_unit_test(test_sort_and_fields),
       cmocka_unit_test(test_phases), cmocka_unit_test(test_system_events),
+      cmocka_unit_test(test_atrace_lmk),
       cmocka_unit_test(test_damage), cmocka_unit_test(test_errors),
       cmocka_unit_test(test_real_traces),
   };
