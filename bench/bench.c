@@ -49,7 +49,7 @@
 #include <unistd.h>
 
 #include "../codegen/cg.h"
-#include "../exec/engine.h"
+#include "api/engine.h"
 #include "bench.h"
 #include "bench_import.h"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../codegen/cg.h"
-#include "../exec/engine.h"
+#include "api/engine.h"
 #include "bench.h"
 
 static char *case_text(int64_t nodes) {

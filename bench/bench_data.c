@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../exec/engine.h"
+#include "api/engine.h"
 #include "bench.h"
 
 static uint64_t splitmix(uint64_t *s) {

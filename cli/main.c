@@ -15,7 +15,7 @@
  * standard error. The first error stops the tool with exit status 1.
  *
  * --dump, --timing and --compare watch the engine through its internal
- * hooks (exec/engine.h), so they also see the pipelines inside CREATE
+ * hooks (api/engine.h), so they also see the pipelines inside CREATE
  * PERFETTO TABLE.
  *
  * Cancelling: Ctrl-C (SIGINT) and --timeout (SIGALRM) call
@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "exec/engine.h"
+#include "api/engine.h"
 
 static void usage(FILE *out) {
   fputs("usage: pipejit [options] [-c TEXT] [FILE ...]\n"

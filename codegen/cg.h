@@ -42,7 +42,7 @@ int64_t cg_plan_size(const ir_plan *p);
  * stores and calls, which the optimizations hardly speed up. */
 #define CG_BIG_PLAN 400
 /* Estimated compile time of a plan at opt level 0 and 2, in ns (for mode
- * auto: see exec/query.c), from its size. */
+ * auto: see api/query.c), from its size. */
 int64_t cg_compile_estimate_ns(const ir_plan *p, int opt_level);
 ex_batch_fn cg_segment_fn(const cg_module *m, int seg);
 /* 1 when segment `seg` runs machine code; 0 when cg_segment_fn gives the

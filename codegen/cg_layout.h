@@ -35,7 +35,7 @@ enum {
   CG_AGGTAB_SLOTS, CG_AGGTAB_MASK, CG_AGGTAB_NULL_GROUP, CG_AGGTAB_HASHES, CG_AGGTAB_KEYS
 };
 
-/* runtime/tree.h. rt_treenum: only the prefix generated code reads is
+/* runtime/tree/tree.h. rt_treenum: only the prefix generated code reads is
  * declared (the inlined dense tiers' counters, and node_out / pnode_out,
  * which the batch-numbered hash tier reads per row). */
 enum {

@@ -1,6 +1,6 @@
 /*
  * cg_tree.c — TREE ACCUMULATE's streaming steps inside the fused loop
- * (runtime/tree.h has the contract; interp/vm_tree.c is the same thing
+ * (runtime/tree/tree.h has the contract; interp/vm_tree.c is the same thing
  * vectorized). The ordering between them is a breaker (TREE_ORDER sink)
  * the driver finishes; this file only does per-row work.
  *

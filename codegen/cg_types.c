@@ -1,7 +1,7 @@
 /*
  * cg_types.c — the runtime structs generated code touches, declared for
  * LLVM in one place. Field order and types mirror exec/exec.h,
- * runtime/rt.h, runtime/store.h and runtime/tree.h; LLVM lays them out with the host's
+ * runtime/rt.h, runtime/store.h and runtime/tree/tree.h; LLVM lays them out with the host's
  * data layout exactly as the C compiler does (natural alignment, no
  * packing), and tests/unit/test_layout.c checks every field offset against
  * offsetof. Change a field there, change it here.

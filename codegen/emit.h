@@ -172,7 +172,7 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
 void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op);
 void cg_agg_free(cg_aggstate *a);
 
-/* cg_tree.c: TREE ACCUMULATE's streaming steps (runtime/tree.h).
+/* cg_tree.c: TREE ACCUMULATE's streaming steps (runtime/tree/tree.h).
  * cg_tree_supported: the step can be lowered (else the segment is left to
  * the interpreter). cg_tree_prologue, once per batch before the loop:
  * loads the state of every tree step of the segment (branching to

@@ -11,7 +11,7 @@
  *             rows; only bounds stored narrower than int64 are widened;
  *   buffered  by its IV_BUFFER sink (a rowbuf like SORT's, holding only
  *             the carried columns, ints widened to int64).
- * The source hands the relations to runtime/interval.h as rt_ivrel (ts,
+ * The source hands the relations to runtime/interval/interval.h as rt_ivrel (ts,
  * dur and PER keys point straight at the stored arrays, narrow keys read
  * in place), then serves the result in batches of up to RT_BATCH rows:
  *
@@ -40,7 +40,7 @@
  */
 #include <stdlib.h>
 
-#include "../runtime/interval.h"
+#include "runtime/interval/interval.h"
 #include "exec.h"
 
 static int iv_fail(ex_run *run, const ir_op *op, const char *msg) {
@@ -48,7 +48,7 @@ static int iv_fail(ex_run *run, const ir_op *op, const char *msg) {
   return -1;
 }
 
-/* After a runtime/interval.h call failed: its error (offset -1) points at
+/* After a runtime/interval/interval.h call failed: its error (offset -1) points at
  * the operator's stage, so the caret lands on the stage keyword. */
 static int iv_rt_failed(ex_run *run, const ir_op *op) {
   if (run->err.offset < 0) run->err.offset = op->pos;

@@ -14,8 +14,8 @@
 
 #include "../ir/plan.h"
 #include "../runtime/store.h"
-#include "../runtime/tree.h"
-#include "../runtime/interval.h"
+#include "runtime/tree/tree.h"
+#include "runtime/interval/interval.h"
 #include "../runtime/budget.h"
 
 /* A parameter value for one run. */
@@ -66,7 +66,7 @@ struct ex_run {
   rt_rowbuf **bufs;
   uint32_t **perms;
   /* TREE ACCUMULATE state, indexed by op index in plan->ops like bufs
-   * (runtime/tree.h; read by generated code):
+   * (runtime/tree/tree.h; read by generated code):
    *   treenums[i]  the rt_treenum of a TREE_NUMBER op, set up when its
    *                segment opens, finished (missing-parent check, nnodes
    *                final) when that segment's input ends, kept to the end

@@ -48,7 +48,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
-#include "exec/engine.h"
+#include "api/engine.h"
 #include "ir/plan.h"
 
 #define PX_MAXARGS 16        /* parameters a pipeline() call can pass */

@@ -31,7 +31,7 @@
 
 #include <sqlite3.h>
 
-#include "exec/engine.h"
+#include "api/engine.h"
 #include "pipejit.h"
 
 /* ---- the input as a stream of choices --------------------------------------- */

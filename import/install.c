@@ -4,7 +4,7 @@
  */
 #include <sqlite3.h>
 
-#include "../runtime/vtab.h"
+#include "runtime/sqlite/vtab.h"
 #include "import.h"
 #include "trace.h"
 

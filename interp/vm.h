@@ -122,7 +122,7 @@ int vm_agg_update(vm *m, rt_batch *b);
  * positions of v, for a step that defines column `col`. */
 uint64_t *vm_col_bits(vm *m, int col, const vm_vec *v, const vm_set *set, uint32_t n);
 
-/* vm_tree.c: TREE ACCUMULATE's streaming steps (runtime/tree.h). Output
+/* vm_tree.c: TREE ACCUMULATE's streaming steps (runtime/tree/tree.h). Output
  * vectors of TREE_ACC are put on m->held until the end of the batch. */
 int vm_tree_number(vm *m, const ir_op *op, rt_batch *b);
 int vm_tree_acc(vm *m, const ir_op *op, rt_batch *b);

@@ -4,7 +4,7 @@
  * TREE_NUMBER hands the batch to the runtime (rt_treenum_batch, whose
  * dense tiers are tight loops) and exposes its two position-indexed
  * uint32 arrays as the node columns. TREE_ACC runs, per live aggregate, one
- * loop over the active rows in order applying the rule of runtime/tree.h
+ * loop over the active rows in order applying the rule of runtime/tree/tree.h
  * to the per-node arrays of run->treeaccs — the same state the JIT's
  * fused loop updates, so a run may switch backends between batches. The
  * rows depend on each other through those arrays (a parent's value is

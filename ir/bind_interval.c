@@ -14,7 +14,7 @@
  * Bounds (ts, dur) must be integers of any kind; PER columns may be
  * integers, doubles or strings, of one kind across relations.
  */
-#include "../runtime/interval.h"
+#include "runtime/interval/interval.h"
 #include "bind.h"
 
 /* The bare entry `name` of `row` (the relation `rel`'s, for messages), or

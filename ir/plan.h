@@ -25,7 +25,7 @@
 
 #include "../runtime/rt.h"
 #include "../runtime/store.h"
-#include "../runtime/tree.h"
+#include "runtime/tree/tree.h"
 
 typedef enum ir_opkind {
 #define OP(name, str, role) IR_##name,
@@ -164,7 +164,7 @@ struct ir_op {
   int nsrc;
 
   /* TREE ACCUMULATE (added by the tree work; runtime state in
-   * runtime/tree.h, found by op index in ex_run.trees). A stage lowers to
+   * runtime/tree/tree.h, found by op index in ex_run.trees). A stage lowers to
    *   TREE_NUMBER  reads tree_id_col, tree_parent_col (bare id, parent_id:
    *                both ints of any kind, or both strings) and defines
    *                tree_node_col, tree_pnode_col: RT_U32, never NULL, the
@@ -180,7 +180,7 @@ struct ir_op {
    *                same ids through the permutation (run->perms).
    *   TREE_ACC     per row, in that order: aggs (SUM, COUNT_STAR, MIN,
    *                MAX; arg_col, out_col, live as for AGGREGATE) with the
-   *                rule of runtime/tree.h, reading the node columns.
+   *                rule of runtime/tree/tree.h, reading the node columns.
    * tree_num / tree_order link the ops of a stage; a later stage over the
    * same id and parent_id columns with only COMPUTEs in between shares its
    * TREE_NUMBER (tree_reuse_num), and in the same direction its

@@ -176,7 +176,7 @@ rt_table *rt_table_share(rt_table *src, const char *name, int n, const int *cols
   return t;
 }
 
-/* Atomic: an Arrow export (exec/arrow.c) holds a reference that its
+/* Atomic: an Arrow export (api/arrow.c) holds a reference that its
  * consumer may release from another thread. */
 rt_table *rt_table_ref(rt_table *t) {
   if (t) __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);

@@ -1,6 +1,6 @@
 /*
  * test_adaptive.c — mode auto's background compile and backend switch,
- * and the compile cache (exec/adaptive.c, exec/query.c).
+ * and the compile cache (exec/adaptive.c, api/query.c).
  *
  *  - Forced switches at every batch boundary (interpreter first, or
  *    compiled code first) give results identical, cell for cell, to the
@@ -34,7 +34,7 @@
 
 #include "../../codegen/cg.h"
 #include "../../exec/adaptive.h"
-#include "../../exec/engine.h"
+#include "api/engine.h"
 
 /* ~7.3 batches of slices: every query below spans several batches. */
 #define NSLICES 60000

@@ -1,5 +1,5 @@
 /*
- * test_arrow.c — the Arrow C data interface export (exec/arrow.c): every
+ * test_arrow.c — the Arrow C data interface export (api/arrow.c): every
  * column type and NULL read back from the exported structs as a consumer
  * would (formats, buffers, bitmaps, offsets) and compared with the row
  * accessors; children moved out and released alone; arrays that outlive
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "exec/engine.h"
+#include "api/engine.h"
 #include "pipejit.h"
 
 static int setup_engine(void **state) {

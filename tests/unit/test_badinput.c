@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "exec/engine.h"
+#include "api/engine.h"
 #include "pipejit.h"
 
 static const pj_mode k_modes[] = {PJ_MODE_INTERP, PJ_MODE_JIT};

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "exec/engine.h"
+#include "api/engine.h"
 #include "import/builder.h"
 #include "import/import.h"
 #include "import/json.h"

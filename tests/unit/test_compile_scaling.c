@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "exec/adaptive.h"
-#include "exec/engine.h"
+#include "api/engine.h"
 
 static void exec_ok(pj_engine *e, const char *script) {
   if (pj_engine_exec(e, script, NULL, NULL) != PJ_OK)

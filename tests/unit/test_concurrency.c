@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "exec/engine.h"
+#include "api/engine.h"
 #include "pipegen.h"
 
 #define NQUERIES 40

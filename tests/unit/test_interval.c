@@ -1,5 +1,5 @@
 /*
- * test_interval.c — unit tests of the interval runtime (runtime/interval.h):
+ * test_interval.c — unit tests of the interval runtime (runtime/interval/interval.h):
  * INTERVAL INTERSECTION OF, FLATTEN, JOIN and FILL GAPS, plus lanes and the
  * max-end tree. Hand cases pin every rule of LANGUAGE.md §3/§4; randomized
  * differential tests (fixed seeds) compare each operator with a brute-force
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "runtime/interval.h"
+#include "runtime/interval/interval.h"
 
 #define NUL INT64_MIN   /* "NULL" in the row literals below */
 #define STAGE_I "INTERVAL INTERSECTION OF"

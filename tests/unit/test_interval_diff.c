@@ -22,7 +22,7 @@
  * instants cut each group into segments (lead() over the sorted cuts),
  * each counted when a row covers it; plus one zero-length segment per distinct point instant,
  * aggregating the points there and the positive rows with ts <= t < end.
- * JOIN: the relationship table of runtime/ijoin.c as a CASE.
+ * JOIN: the relationship table of runtime/interval/ijoin.c as a CASE.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,7 +34,7 @@
 #include <sqlite3.h>
 
 #include "codegen/cg.h"
-#include "exec/engine.h"
+#include "api/engine.h"
 
 /* codegen/cg_segment.c: whether the JIT compiles a segment at all. */
 bool cg_segment_wanted(const ir_segment *seg);
@@ -272,7 +272,7 @@ static void test_flatten(void **state) {
        false, 100);
 }
 
-/* The relationship of input i to operand o (runtime/ijoin.c's table). */
+/* The relationship of input i to operand o (runtime/interval/ijoin.c's table). */
 #define OE "(CASE WHEN o.dur < 0 THEN 9223372036854775807 ELSE o.ts + o.dur END)"
 #define IE "(CASE WHEN i.dur < 0 THEN 9223372036854775807 ELSE i.ts + i.dur END)"
 #define REL(pos, ipt, opt) \

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "codegen/cg.h"
-#include "exec/engine.h"
+#include "api/engine.h"
 
 static pj_engine *E;
 static cg_jit *J;

@@ -1,6 +1,6 @@
 /*
  * test_load.c — copying SQLite tables into columnar tables
- * (runtime/load.c, pj_engine_load_table): a database in the schema that
+ * (runtime/sqlite/load.c, pj_engine_load_table): a database in the schema that
  * Perfetto's `trace_processor_shell --export` writes (slice, sched,
  * thread, process, counter), generated here with a few thousand rows;
  * the same pipelines (TREE ACCUMULATE, AGGREGATE) must give the same rows
@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "exec/engine.h"
+#include "api/engine.h"
 #include "pipejit.h"
 
 /* ---- helpers ------------------------------------------------------------------ */

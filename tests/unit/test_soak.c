@@ -35,7 +35,7 @@
 #include <cmocka.h>
 
 #include "exec/adaptive.h"
-#include "exec/engine.h"
+#include "api/engine.h"
 #include "pipegen.h"
 
 #if defined(__SANITIZE_ADDRESS__)

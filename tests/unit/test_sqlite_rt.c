@@ -20,7 +20,7 @@
 
 #include "import/sample.h"
 #include "runtime/store.h"
-#include "runtime/vtab.h"
+#include "runtime/sqlite/vtab.h"
 
 typedef struct fx {
   sqlite3 *db;

@@ -17,7 +17,7 @@
 
 #include "codegen/cg.h"
 #include "pipejit.h"
-#include "runtime/tree.h"
+#include "runtime/tree/tree.h"
 #include "runtime/budget.h"
 
 /* ---- numbering ------------------------------------------------------------- */

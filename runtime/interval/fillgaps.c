@@ -19,7 +19,7 @@
 #include <stdlib.h>
 
 #include "interval.h"
-#include "budget.h"
+#include "runtime/budget.h"
 
 static const uint64_t U_INF = UINT64_MAX;
 

@@ -37,8 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../codegen/cg.h"
-#include "adaptive.h"
+#include "codegen/cg.h"
+#include "exec/adaptive.h"
 #include "engine.h"
 
 /* The type a parameter's value asks of the plan; RT_NULLT (unbound or

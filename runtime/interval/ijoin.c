@@ -37,7 +37,7 @@
 #include <stdlib.h>
 
 #include "interval.h"
-#include "budget.h"
+#include "runtime/budget.h"
 
 static const uint64_t U_INF = UINT64_MAX;   /* rt_iv_u(INT64_MAX) */
 

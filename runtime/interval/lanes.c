@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 #include "interval.h"
-#include "budget.h"
+#include "runtime/budget.h"
 
 #define INIT_SLOTS 64
 #define INIT_LANES 32

@@ -19,13 +19,13 @@
 #ifndef PJ_TREE_H
 #define PJ_TREE_H
 
-#include "store.h"
+#include "runtime/store.h"
 
 /* CHANGED: rt_treenum's HASH tier keeps each id next to its node number
  * in `map` (rt_treeslot, added at the end of the struct) so a probe
  * touches one cache line. The documented `keys` and `slots` members stay
  * in the layout but are no longer allocated (always NULL); `mask` is now
- * the mask of `map`. Nothing outside runtime/tree_number.c read them.
+ * the mask of `map`. Nothing outside runtime/tree/tree_number.c read them.
  * Added (no existing declaration changed): rt_treenum.map, .size_hint;
  * the streaming DOWN order rt_treedown_* below. */
 
@@ -141,7 +141,7 @@ int rt_treenum_batch(rt_treenum *t, const rt_view *id, const rt_view *parent,
  * 0 or -1. */
 int rt_treenum_finish(rt_treenum *t);
 
-/* Zeroed memory for large per-row arrays (runtime/tree_mem.c): blocks of
+/* Zeroed memory for large per-row arrays (runtime/tree/tree_mem.c): blocks of
  * 4 MiB and more are mapped 2 MiB-aligned and advised as huge pages;
  * smaller ones come from calloc. Free with the same byte count. NULL on
  * out of memory. */
@@ -189,7 +189,7 @@ uint32_t *rt_tree_order(const int64_t *node, const int64_t *pnode, int64_t n, ui
 int rt_tree_table_order(rt_treenum *num, const rt_view *parent, int64_t n, bool up,
                         uint32_t **perm);
 
-/* ---- streaming DOWN order (runtime/tree_down.c) ------------------------------ */
+/* ---- streaming DOWN order (runtime/tree/tree_down.c) ------------------------------ */
 
 /* Parent-first order without a breaker. Per batch: rows that are roots or
  * whose parent was emitted pass (pass[0..npass), positions in input

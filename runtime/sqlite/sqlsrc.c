@@ -18,7 +18,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
-#include "store.h"
+#include "runtime/store.h"
 
 /* ---- type from the declared type (SQLite's affinity rules, §3.1 of
  * https://sqlite.org/datatype3.html, applied in the same order) ---------- */

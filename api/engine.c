@@ -18,14 +18,14 @@
 
 #include <sqlite3.h>
 
-#include "../codegen/cg.h"
-#include "../runtime/load.h"
-#include "../import/sample.h"
-#include "../import/export.h"
-#include "../import/load.h"
-#include "../import/builder.h"
-#include "../runtime/vtab.h"
-#include "adaptive.h"
+#include "codegen/cg.h"
+#include "runtime/sqlite/load.h"
+#include "import/sample.h"
+#include "import/export.h"
+#include "import/load.h"
+#include "import/builder.h"
+#include "runtime/sqlite/vtab.h"
+#include "exec/adaptive.h"
 #include "engine.h"
 
 /* ---- errors ----------------------------------------------------------- */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "budget.h"
+#include "runtime/budget.h"
 #include "tree.h"
 
 #define RT_TREE_BIG ((size_t)4 << 20)

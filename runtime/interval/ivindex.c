@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 
 #include "interval.h"
-#include "budget.h"
+#include "runtime/budget.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
 

@@ -17,7 +17,7 @@
 
 #include <sqlite3.h>
 
-#include "rt.h"
+#include "runtime/rt.h"
 
 /* Registers the "pipejit" module on a connection (once per connection: a
  * second call replaces the module). cat and sp must outlive the

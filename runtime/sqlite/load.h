@@ -17,7 +17,7 @@
 
 #include <sqlite3.h>
 
-#include "rt.h"
+#include "runtime/rt.h"
 
 /* Called every RT_LOAD_PROGRESS_ROWS rows and once at the end, with the
  * rows copied so far and the table's row count. */

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 
 #include "interval.h"
-#include "budget.h"
+#include "runtime/budget.h"
 
 #define INF UINT64_MAX
 

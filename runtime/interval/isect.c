@@ -34,7 +34,7 @@
 #include <stdlib.h>
 
 #include "interval.h"
-#include "budget.h"
+#include "runtime/budget.h"
 
 typedef struct opnd {
   uint32_t nl;             /* lanes known when this operand was read */

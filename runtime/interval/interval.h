@@ -22,8 +22,8 @@
 #ifndef PJ_INTERVAL_H
 #define PJ_INTERVAL_H
 
-#include "rt.h"
-#include "store.h"
+#include "runtime/rt.h"
+#include "runtime/store.h"
 
 #define RT_NO_LANE UINT32_MAX
 #define RT_NO_ROW UINT32_MAX

@@ -18,7 +18,7 @@
 
 #include <sqlite3.h>
 
-#include "../runtime/vtab.h"
+#include "runtime/sqlite/vtab.h"
 #include "engine.h"
 
 #define CREATE_STAGE "CREATE PERFETTO TABLE"

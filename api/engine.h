@@ -6,9 +6,9 @@
 #ifndef PJ_ENGINE_H
 #define PJ_ENGINE_H
 
-#include "../include/pipejit.h"
-#include "../frontend/ast.h"
-#include "exec.h"
+#include "pipejit.h"
+#include "frontend/ast.h"
+#include "exec/exec.h"
 
 struct cg_jit;
 struct cg_module;

@@ -20,7 +20,7 @@
  */
 #include <stdlib.h>
 
-#include "budget.h"
+#include "runtime/budget.h"
 #include "tree.h"
 
 static uint32_t *order_fail(rt_err *err, int pos, const char *stage, const char *msg, int *path) {
