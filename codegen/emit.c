@@ -65,20 +65,6 @@ LLVMValueRef cg_slot(cg_ctx *cx, LLVMTypeRef t, const char *name) {
   return a;
 }
 
-LLVMValueRef cg_test_bit(cg_ctx *cx, LLVMValueRef bits, LLVMValueRef r64, const char *name) {
-  LLVMValueRef w = cg_load_elem(cx, cx->t_i64, bits, LLVMBuildLShr(cx->b, r64, cg_i64(cx, 6), ""),
-                                "");
-  LLVMValueRef sh = LLVMBuildLShr(cx->b, w, LLVMBuildAnd(cx->b, r64, cg_i64(cx, 63), ""), "");
-  return LLVMBuildTrunc(cx->b, sh, cx->t_i1, name);
-}
-
-void cg_set_bit(cg_ctx *cx, LLVMValueRef bits, LLVMValueRef r64) {
-  LLVMValueRef wp = cg_elem_ptr(cx, cx->t_i64, bits, LLVMBuildLShr(cx->b, r64, cg_i64(cx, 6), ""), "");
-  LLVMValueRef w = LLVMBuildLoad2(cx->b, cx->t_i64, wp, "");
-  LLVMValueRef bit = LLVMBuildShl(cx->b, cg_i64(cx, 1), LLVMBuildAnd(cx->b, r64, cg_i64(cx, 63), ""), "");
-  LLVMBuildStore(cx->b, LLVMBuildOr(cx->b, w, bit, ""), wp);
-}
-
 /* ---- control flow ------------------------------------------------------- */
 
 LLVMBasicBlockRef cg_block(cg_ctx *cx, const char *name) {

@@ -119,10 +119,6 @@ LLVMValueRef cg_load_elem(cg_ctx *cx, LLVMTypeRef ety, LLVMValueRef base, LLVMVa
                           const char *name);
 /* An alloca in the entry block (so mem2reg can promote it). */
 LLVMValueRef cg_slot(cg_ctx *cx, LLVMTypeRef t, const char *name);
-/* Tests bit `r` of a validity bitvector: i1 "is set". */
-LLVMValueRef cg_test_bit(cg_ctx *cx, LLVMValueRef bits, LLVMValueRef r64, const char *name);
-/* Sets bit `r` of a bitvector. */
-void cg_set_bit(cg_ctx *cx, LLVMValueRef bits, LLVMValueRef r64);
 
 /* ---- control flow ----------------------------------------------------- */
 LLVMBasicBlockRef cg_block(cg_ctx *cx, const char *name);

@@ -434,13 +434,9 @@ static vm_vec *vm_arith(vm *m, const ir_expr *e, const vm_set *set) {
     case IX_ADD: VM_EACH(set, i, o[i] = x[i] + y[i];); break;
     case IX_SUB: VM_EACH(set, i, o[i] = x[i] - y[i];); break;
     case IX_MUL: VM_EACH(set, i, o[i] = x[i] * y[i];); break;
+    /* (the binder lowers a real % to integers: ir/verify.c refuses a
+     * double MOD) */
     case IX_DIV: VM_EACH(set, i, o[i] = y[i] == 0.0 ? NAN : x[i] / y[i];); break;
-    case IX_MOD:
-      /* SQLite: both sides truncated to integers; by zero → NULL; the
-       * result is a double. */
-      VM_EACH(set, i, int64_t p = rt_fn_f64_to_i64(x[i]); int64_t q = rt_fn_f64_to_i64(y[i]);
-              o[i] = q == 0 ? NAN : q == -1 ? 0.0 : (double)(p % q););
-      break;
     default: break;
     }
     /* SQLite turns a NaN result (0/0, inf-inf, by zero above) into NULL. */

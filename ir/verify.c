@@ -64,8 +64,12 @@ static int check_expr(vctx *v, const ir_expr *e) {
   case IX_ABS: return a0 == r && r != V_STR ? 1 : bad(v, e, "numeric operand expected");
   case IX_BITNOT: return a0 == V_INT && r == V_INT ? 1 : bad(v, e, "int operand expected");
   case IX_NOT: return e->args[0]->type == RT_BOOL ? 1 : bad(v, e, "boolean operand expected");
-  case IX_ADD: case IX_SUB: case IX_MUL: case IX_DIV: case IX_MOD:
+  case IX_ADD: case IX_SUB: case IX_MUL: case IX_DIV:
     return a0 == a1 && a0 == r && r != V_STR ? 1 : bad(v, e, "arithmetic operands differ");
+  case IX_MOD:
+    /* a real % is lowered to integers by the binder (bind_arith): no
+     * backend has a double remainder */
+    return a0 == V_INT && a1 == V_INT && r == V_INT ? 1 : bad(v, e, "MOD needs int operands");
   case IX_BITAND: case IX_BITOR: case IX_SHL: case IX_SHR:
     return a0 == V_INT && a1 == V_INT && r == V_INT ? 1 : bad(v, e, "int operands expected");
   case IX_CONCAT: return a0 == V_STR && a1 == V_STR && r == V_STR ? 1 : bad(v, e, "strings expected");

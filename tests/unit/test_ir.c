@@ -534,6 +534,13 @@ static void test_verify(void **state) {
   assert_false(ir_verify(p, &err));
   assert_non_null(strstr(err.msg, "untyped NULL"));
   mul->args[1]->type = RT_F64;
+  /* a double remainder: the binder lowers a real % to integers, and no
+   * backend has one */
+  mul->kind = IX_MOD;
+  memset(&err, 0, sizeof err);
+  assert_false(ir_verify(p, &err));
+  assert_non_null(strstr(err.msg, "MOD needs int operands"));
+  mul->kind = IX_MUL;
   /* the filter reads x: swapping the steps uses x before it is defined */
   ir_op *t = p->segs[0].steps[0];
   p->segs[0].steps[0] = p->segs[0].steps[1];
