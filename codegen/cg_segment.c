@@ -302,7 +302,9 @@ static void cg_emit_step(cg_ctx *cx, const ir_op *op, cg_limit *lim, cg_treestat
   }
   case IR_LIMIT: cg_emit_limit(cx, lim); break;
   case IR_TREE_NUMBER: case IR_TREE_ACC: cg_tree_step(cx, ts, op); break;
-  default:
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_IV_BUFFER: case IR_ISECT:
+  case IR_FLATTEN: case IR_IJOIN: case IR_FILLGAPS: case IR_SORT: case IR_AGGREGATE:
+  case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
     rt_errorf(cx->err, op->pos, "JIT: unexpected step '%s' in a segment", ir_op_names[op->kind]);
     break;
   }
@@ -322,11 +324,11 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   cg_uses u = {calloc((size_t)p->ncols + 1, sizeof(bool)), calloc((size_t)p->nparams + 1, sizeof(bool))};
   cg_collect(cx, seg, &u);
   const ir_op *src = seg->source;
-  /* Buffers of breakers other than AGGREGATE are read through a
-   * permutation (ORDER BY, tree order): rows come through selections. */
-  cx->general_sel = src->kind == IR_SCAN_BUF && !(src->buf_op && src->buf_op->kind == IR_AGGREGATE);
-  /* The INTERVAL sources serve operand columns through selections too. */
-  cx->general_sel |= src->kind == IR_ISECT || src->kind == IR_FLATTEN || src->kind == IR_IJOIN;
+  /* Rows come through selections (ops.def SEL): a breaker's buffer read
+   * back through a permutation (ORDER BY, tree order), the operand
+   * columns an interval source serves. */
+  cx->general_sel = ir_op_has(src->kind, OPF_SEL) ||
+                    (src->kind == IR_SCAN_BUF && src->buf_op && ir_op_has(src->buf_op->kind, OPF_SEL));
   for (int c = 0; c < p->ncols; c++) {
     if (!cx->src[c].used) continue;
     cx->src[c].vtype = cg_view_type(cx, src, c);
@@ -495,17 +497,24 @@ bool cg_segment_wanted(const ir_segment *seg) {
     const ir_op *op = seg->steps[k];
     if (op->dead) continue;
     /* a step this backend does not compile leaves the whole segment to
-     * the interpreter */
-    bool tree = op->kind == IR_TREE_NUMBER || op->kind == IR_TREE_ACC;
-    if (tree && !cg_tree_supported(op)) return false;
-    if (!tree && op->kind != IR_FILTER && op->kind != IR_COMPUTE && op->kind != IR_LIMIT) return false;
+     * the interpreter (ops.def JIT; of the tree aggregates, those
+     * cg_tree_supported takes) */
+    if (!ir_op_has(op->kind, OPF_JIT)) return false;
+    if ((op->kind == IR_TREE_NUMBER || op->kind == IR_TREE_ACC) && !cg_tree_supported(op)) return false;
     live++;
   }
+  if (!ir_op_has(seg->sink->kind, OPF_JIT)) return false;
+  /* A sink that only appends rows is not worth a compile by itself; the
+   * aggregate update is per-row work. */
   switch (seg->sink->kind) {
   case IR_AGGREGATE: return true;
   case IR_OUTPUT: case IR_SORT: case IR_TREE_ORDER: case IR_IV_BUFFER: return live > 0;
-  default: return false;
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
+  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:
+  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+    break;
   }
+  return false;
 }
 
 int cg_emit_plan(cg_ctx *cx, const char *prefix) {

@@ -27,37 +27,6 @@
 
 #include "exec.h"
 
-/* Columns (plan column ids) of the buffer a breaker writes, in buffer
- * order; the next segment's SCAN_BUF reads them under these ids.
- *   SORT:      carry, then any sort key the carry lacks (the binder carries
- *              keys already; this keeps the sort correct if not);
- *   TREE_ORDER: carry (which holds the node columns);
- *   AGGREGATE: group_out, then the live aggregates' out_col.
- * `cols` needs room for ncarry + nkeys or ngroup + naggs entries. */
-static int ex_buf_layout(const ir_op *op, int *cols) {
-  int n = 0;
-  if (op->kind == IR_TREE_ORDER || op->kind == IR_IV_BUFFER) {
-    for (int k = 0; k < op->ncarry; k++) cols[n++] = op->carry[k];
-  } else if (op->kind == IR_SORT) {
-    for (int k = 0; k < op->ncarry; k++) cols[n++] = op->carry[k];
-    for (int k = 0; k < op->nkeys; k++) {
-      bool have = false;
-      for (int j = 0; j < n; j++) have |= cols[j] == op->keys[k].col;
-      if (!have) cols[n++] = op->keys[k].col;
-    }
-  } else {
-    for (int k = 0; k < op->ngroup; k++) cols[n++] = op->group_out[k];
-    for (int k = 0; k < op->naggs; k++)
-      if (op->aggs[k].live) cols[n++] = op->aggs[k].out_col;
-  }
-  return n;
-}
-
-static int ex_buf_layout_max(const ir_op *op) {
-  if (op->kind == IR_TREE_ORDER || op->kind == IR_IV_BUFFER) return op->ncarry;
-  return op->kind == IR_SORT ? op->ncarry + op->nkeys : op->ngroup + op->naggs;
-}
-
 static int ex_op_index(const ir_plan *p, const ir_op *op) {
   for (int i = 0; i < p->nops; i++)
     if (p->ops[i] == op) return i;
@@ -161,34 +130,22 @@ void ex_run_init(ex_run *run, const ir_plan *plan, rt_strpool *strings, void *db
 
 /* ---- LIMIT counts ----------------------------------------------------------- */
 
+/* A LIMIT count is a constant or a parameter (verify.c checks it). */
 static int ex_const_value(ex_run *run, const ir_expr *e, ex_value *v) {
   memset(v, 0, sizeof *v);
-  switch (e->kind) {
-  case IX_CONST:
+  if (e->kind == IX_CONST) {
     if (e->is_null || e->type == RT_NULLT) v->type = RT_NULLT;
     else if (e->type == RT_F64) v->type = RT_F64, v->f = e->fval;
     else if (e->type == RT_STR) v->type = RT_STR, v->s = e->sval;
     else v->type = RT_I64, v->i = e->ival;
     return 0;
-  case IX_PARAM:
+  }
+  if (e->kind == IX_PARAM) {
     if (e->param >= 1 && e->param <= run->nparams && run->params) *v = run->params[e->param];
     else v->type = RT_NULLT;
     return 0;
-  case IX_NEG:
-  case IX_TOF64:
-  case IX_TOINT:
-    if (e->nargs != 1 || ex_const_value(run, e->args[0], v) < 0) return -1;
-    if (e->kind == IX_NEG) {
-      if (v->type == RT_F64) v->f = -v->f;
-      else if (v->type == RT_I64) {
-        if (v->i == INT64_MIN) return -1;
-        v->i = -v->i;
-      }
-    }
-    return 0;
-  default:
-    return -1;
   }
+  return -1;
 }
 
 int ex_eval_count(ex_run *run, const ir_expr *e, const char *stage, int64_t *out) {
@@ -238,8 +195,8 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
   case IR_TREE_ORDER: {
     int idx = ex_op_index(p, sink);
     if (idx < 0) return ex_fail(run, sink->pos, sink->stage, "the sort is not in the plan");
-    s->buf_cols = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)ex_buf_layout_max(sink) + 1));
-    s->nbuf = ex_buf_layout(sink, s->buf_cols);
+    s->buf_cols = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)ir_buf_layout_max(sink) + 1));
+    s->nbuf = ir_buf_layout(sink, s->buf_cols);
     rt_type types[s->nbuf > 0 ? s->nbuf : 1];
     for (int j = 0; j < s->nbuf; j++) types[j] = p->cols[s->buf_cols[j]].type;
     s->buf = rt_arena_alloc(&run->arena, sizeof *s->buf);
@@ -250,8 +207,7 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
     const ir_op *src = s->seg->source;
     bool all_rows = src->kind == IR_SCAN_TABLE && src->table;
     for (int k = 0; k < s->seg->nsteps && all_rows; k++)
-      all_rows = s->seg->steps[k]->dead || (s->seg->steps[k]->kind != IR_FILTER &&
-                                            s->seg->steps[k]->kind != IR_LIMIT);
+      all_rows = s->seg->steps[k]->dead || !ir_op_has(s->seg->steps[k]->kind, OPF_ROWS);
     /* A streaming DOWN order's buffer only stages one batch. */
     if (all_rows && !ex_down_streams(s->seg) && src->table->nrows > 0)
       rt_rowbuf_reserve(s->buf, src->table->nrows);
@@ -277,9 +233,12 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
       return ex_fail(run, sink->pos, sink->stage, "out of memory");
     return 0;
   }
-  default:
-    return ex_fail(run, sink->pos, sink->stage, "a segment ends in an op that is not a sink");
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
+  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:
+  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+    break;
   }
+  return ex_fail(run, sink->pos, sink->stage, "a segment ends in an op that is not a sink");
 }
 
 static int ex_limits_open(ex_run *run, ex_seg *s) {
@@ -330,9 +289,7 @@ static int ex_trees_open(ex_run *run, ex_seg *s) {
        * reaches the numbering: no FILTER or LIMIT before it): sizes the
        * hash map once if the run moves to the HASH tier. */
       bool every = true;
-      for (int j = 0; j < k; j++)
-        every &= seg->steps[j]->dead ||
-                 (seg->steps[j]->kind != IR_FILTER && seg->steps[j]->kind != IR_LIMIT);
+      for (int j = 0; j < k; j++) every &= seg->steps[j]->dead || !ir_op_has(seg->steps[j]->kind, OPF_ROWS);
       if (every && seg->source->kind == IR_SCAN_TABLE && seg->source->table)
         t->size_hint = (uint64_t)seg->source->table->nrows;
       else if (every && seg->source->kind == IR_SCAN_BUF) {
@@ -660,8 +617,8 @@ static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
     return ex_fail(run, src->pos, src->stage, "the buffer to read was not written");
   const rt_rowbuf *buf = run->bufs[idx];
   const uint32_t *perm = run->perms[idx];
-  int *layout = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)ex_buf_layout_max(src->buf_op) + 1));
-  int nl = ex_buf_layout(src->buf_op, layout);
+  int *layout = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)ir_buf_layout_max(src->buf_op) + 1));
+  int nl = ir_buf_layout(src->buf_op, layout);
   /* Buffer column of each scanned column (all of them when none listed). */
   int nc = src->nscan > 0 ? src->nscan : nl;
   int *bc = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)nc + 1));
@@ -685,49 +642,63 @@ static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
 
 /* ---- sink finish ---------------------------------------------------------------- */
 
-static int ex_sink_finish(ex_run *run, ex_seg *s) {
-  const ir_plan *p = run->plan;
+/* ORDER BY: the permutation the next segment reads the buffer through. */
+static int ex_sort_finish(ex_run *run, ex_seg *s, int idx) {
   const ir_op *sink = s->seg->sink;
-  if (sink->kind == IR_TREE_ORDER) {
-    int idx = ex_op_index(p, sink);
-    if (idx < 0) return ex_fail(run, sink->pos, sink->stage, "the tree order is not in the plan");
-    return ex_tree_order_finish(run, s, idx);
+  rt_sortkey keys[sink->nkeys > 0 ? sink->nkeys : 1];
+  for (int k = 0; k < sink->nkeys; k++) {
+    keys[k].desc = sink->keys[k].desc;
+    keys[k].nulls_first = sink->keys[k].nulls_first;
+    keys[k].col = -1;
+    for (int j = 0; j < s->nbuf && keys[k].col < 0; j++)
+      if (s->buf_cols[j] == sink->keys[k].col) keys[k].col = j;
   }
-  if (sink->kind == IR_SORT) {
-    int idx = ex_op_index(p, sink);
-    rt_sortkey keys[sink->nkeys > 0 ? sink->nkeys : 1];
-    for (int k = 0; k < sink->nkeys; k++) {
-      keys[k].desc = sink->keys[k].desc;
-      keys[k].nulls_first = sink->keys[k].nulls_first;
-      keys[k].col = -1;
-      for (int j = 0; j < s->nbuf && keys[k].col < 0; j++)
-        if (s->buf_cols[j] == sink->keys[k].col) keys[k].col = j;
-    }
-    if (s->buf->nrows > 0) {
-      run->perms[idx] = rt_sort_perm(s->buf, sink->nkeys, keys, run->strings);
-      if (!run->perms[idx]) return ex_fail(run, sink->pos, sink->stage, "out of memory");
-    }
-  } else if (sink->kind == IR_AGGREGATE) {
-    int idx = ex_op_index(p, sink);
-    if (idx < 0) return ex_fail(run, sink->pos, sink->stage, "the aggregate is not in the plan");
-    rt_aggtab *t = s->agg;
-    /* The emitted rows are keys then aggregates, in the table's own types,
-     * which is the layout ex_buf_layout gives the next segment. */
-    int nc = t->nkeys + t->naggs;
-    rt_type types[nc > 0 ? nc : 1];
-    for (int k = 0; k < t->nkeys; k++) types[k] = t->keys.types[k];
-    for (int a = 0; a < t->naggs; a++) types[t->nkeys + a] = t->aggs[a].out;
-    rt_rowbuf *out = rt_arena_alloc(&run->arena, sizeof *out);
-    rt_rowbuf_init(out, nc, types);
-    int64_t ngroups = t->ngroups;
-    rt_aggtab_emit(t, out);
-    run->bufs[idx] = out;
-    rt_aggtab_free(t);
-    s->agg = NULL;
-    /* emit leaves the buffer empty when it cannot grow it */
-    if (out->nrows != ngroups) return ex_fail(run, sink->pos, sink->stage, "out of memory");
+  if (s->buf->nrows > 0) {
+    run->perms[idx] = rt_sort_perm(s->buf, sink->nkeys, keys, run->strings);
+    if (!run->perms[idx]) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   }
   return 0;
+}
+
+/* AGGREGATE: the groups become the buffer the next segment scans. */
+static int ex_agg_finish(ex_run *run, ex_seg *s, int idx) {
+  const ir_op *sink = s->seg->sink;
+  rt_aggtab *t = s->agg;
+  /* The emitted rows are keys then aggregates, in the table's own types,
+   * which is the layout ir_buf_layout gives the next segment. */
+  int nc = t->nkeys + t->naggs;
+  rt_type types[nc > 0 ? nc : 1];
+  for (int k = 0; k < t->nkeys; k++) types[k] = t->keys.types[k];
+  for (int a = 0; a < t->naggs; a++) types[t->nkeys + a] = t->aggs[a].out;
+  rt_rowbuf *out = rt_arena_alloc(&run->arena, sizeof *out);
+  rt_rowbuf_init(out, nc, types);
+  int64_t ngroups = t->ngroups;
+  rt_aggtab_emit(t, out);
+  run->bufs[idx] = out;
+  rt_aggtab_free(t);
+  s->agg = NULL;
+  /* emit leaves the buffer empty when it cannot grow it */
+  if (out->nrows != ngroups) return ex_fail(run, sink->pos, sink->stage, "out of memory");
+  return 0;
+}
+
+static int ex_sink_finish(ex_run *run, ex_seg *s) {
+  const ir_op *sink = s->seg->sink;
+  int idx = ex_op_index(run->plan, sink);
+  if (idx < 0 && ir_op_role(sink->kind) == IR_ROLE_BREAKER)
+    return ex_fail(run, sink->pos, sink->stage, "the breaker is not in the plan");
+  switch (sink->kind) {
+  case IR_OUTPUT:
+  case IR_IV_BUFFER: return 0;   /* the rows are all there is */
+  case IR_SORT: return ex_sort_finish(run, s, idx);
+  case IR_TREE_ORDER: return ex_tree_order_finish(run, s, idx);
+  case IR_AGGREGATE: return ex_agg_finish(run, s, idx);
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
+  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:
+  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+    break;
+  }
+  return ex_fail(run, sink->pos, sink->stage, "a segment ends in an op that is not a sink");
 }
 
 /* Frees the buffer a finished segment read (nobody reads it again). */
@@ -818,7 +789,11 @@ static int ex_seg_run_body(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, vo
   case IR_FLATTEN:
   case IR_IJOIN:
   case IR_FILLGAPS: rc = ex_iv_scan(run, s, b, pick, ctx, dn); break;
-  default: rc = ex_fail(run, seg->source->pos, seg->source->stage, "a segment starts with an op that is not a source");
+  case IR_FILTER: case IR_COMPUTE: case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC:
+  case IR_IV_BUFFER: case IR_SORT: case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT:
+  case IR__COUNT:
+    rc = ex_fail(run, seg->source->pos, seg->source->stage, "a segment starts with an op that is not a source");
+    break;
   }
   if (rc < 0 || run->err.set || ex_trees_finish(run, s) < 0) {
     if (dn) rt_treedown_free(&down.d);

@@ -78,12 +78,30 @@ static int iv_scan_col(const ir_op *src, int c) {
   return -1;
 }
 
+/* Whether interval source k can read an operand straight from its table
+ * (iv_rel_direct) rather than from the IV_BUFFER the operand's segment
+ * filled. FILL GAPS copies its input rows into the output buffer, so it
+ * reads buffers. */
+static bool iv_reads_tables(ir_opkind k) {
+  switch (k) {
+  case IR_ISECT:
+  case IR_FLATTEN:
+  case IR_IJOIN: return true;
+  case IR_FILLGAPS: return false;
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
+  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_IV_BUFFER: case IR_SORT:
+  case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
+    return false;   /* not an interval source */
+  }
+  return false;
+}
+
 bool ex_iv_direct(const ir_plan *p, const ir_segment *seg) {
   const ir_op *bop = seg->sink, *src = seg->source, *user = bop ? bop->iv_user : NULL;
   if (!bop || bop->kind != IR_IV_BUFFER || !user || !src || src->kind != IR_SCAN_TABLE ||
       !src->table)
     return false;
-  if (user->kind != IR_ISECT && user->kind != IR_FLATTEN && user->kind != IR_IJOIN) return false;
+  if (!iv_reads_tables(user->kind)) return false;
   if (user->kind == IR_IJOIN && user->iv_left && user->iv_nrel > 1 && user->iv_bufs[1] == bop)
     return false;
   if (src->table->nrows >= (int64_t)RT_NO_ROW) return false;
@@ -591,18 +609,18 @@ static int iv_fillgaps(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
 
 /* ---- entry points ----------------------------------------------------------- */
 
-bool ex_iv_is_source(int kind) {
-  return kind == IR_ISECT || kind == IR_FLATTEN || kind == IR_IJOIN || kind == IR_FILLGAPS;
-}
-
 static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
   switch (s->seg->source->kind) {
   case IR_ISECT: return iv_isect(run, s, b, pick, ctx, dn);
   case IR_FLATTEN: return iv_flatten(run, s, b, pick, ctx, dn);
   case IR_IJOIN: return iv_ijoin(run, s, b, pick, ctx, dn);
   case IR_FILLGAPS: return iv_fillgaps(run, s, b, pick, ctx, dn);
-  default: return iv_fail(run, s->seg->source, "not an interval source");
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
+  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_IV_BUFFER: case IR_SORT:
+  case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
+    break;
   }
+  return iv_fail(run, s->seg->source, "not an interval source");
 }
 
 /* The operator holds its working arrays (indexes, scratch, outputs) in

@@ -119,10 +119,9 @@ int ex_eval_count(ex_run *run, const ir_expr *e, const char *stage, int64_t *out
 int ex_feed(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick, void *ctx,
             void *down);
 
-/* The sources of the INTERVAL operators (driver_interval.c): true for
- * IR_ISECT, IR_FLATTEN, IR_IJOIN, IR_FILLGAPS; ex_iv_scan runs the
- * operator over its relations' IV_BUFFERs and serves the output. */
-bool ex_iv_is_source(int kind);
+/* The sources of the INTERVAL operators (driver_interval.c; the
+ * ir_op_is_interval ops): ex_iv_scan runs the operator over its
+ * relations' IV_BUFFERs and serves the output. */
 int ex_iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *down);
 /* True when segment seg only copies an unfiltered table scan into an
  * IV_BUFFER whose interval source reads the table in place: the driver

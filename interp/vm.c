@@ -257,7 +257,12 @@ int vm_run_batch(ex_seg *s, rt_batch *b) {
     case IR_LIMIT: vm_limit(m, nlimit++, b); break;
     case IR_TREE_NUMBER: rc = vm_tree_number(m, op, b); break;
     case IR_TREE_ACC: rc = vm_tree_acc(m, op, b); break;
-    default: m->op = op; vm_fail(m, "unexpected step in a segment"); rc = -1; break;
+    case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_IV_BUFFER: case IR_ISECT:
+    case IR_FLATTEN: case IR_IJOIN: case IR_FILLGAPS: case IR_SORT: case IR_AGGREGATE:
+    case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
+      vm_fail(m, "unexpected step in a segment");
+      rc = -1;
+      break;
     }
   }
   if (rc == 0 && b->nactive > 0) {
@@ -269,7 +274,12 @@ int vm_run_batch(ex_seg *s, rt_batch *b) {
     case IR_IV_BUFFER:
     case IR_OUTPUT: rc = vm_append(m, b); break;
     case IR_AGGREGATE: rc = vm_agg_update(m, b); break;
-    default: vm_fail(m, "unexpected sink of a segment"); rc = -1; break;
+    case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
+    case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:
+    case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+      vm_fail(m, "unexpected sink of a segment");
+      rc = -1;
+      break;
     }
   }
   /* Release this batch's COMPUTE results: their views die with the batch. */

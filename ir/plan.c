@@ -11,7 +11,25 @@
 #include "plan.h"
 
 const char *const ir_op_names[IR__COUNT] = {
-#define OP(name, str, role) str,
+#define OP(name, str, role, flags, arity) str,
+#include "ops.def"
+#undef OP
+};
+
+const ir_oprole ir_op_roles[IR__COUNT] = {
+#define OP(name, str, role, flags, arity) IR_ROLE_##role,
+#include "ops.def"
+#undef OP
+};
+
+const unsigned ir_op_flags[IR__COUNT] = {
+#define OP(name, str, role, flags, arity) flags,
+#include "ops.def"
+#undef OP
+};
+
+const signed char ir_op_arities[IR__COUNT] = {
+#define OP(name, str, role, flags, arity) arity,
 #include "ops.def"
 #undef OP
 };
@@ -28,6 +46,41 @@ const char *const ir_agg_names[] = {
     [RT_AGG_MIN] = "min",             [RT_AGG_MAX] = "max",     [RT_AGG_AVG] = "avg",
     [RT_AGG_ANY_VALUE] = "any_value",
 };
+
+int ir_buf_layout_max(const ir_op *op) {
+  return ir_buf_layout(op, NULL);
+}
+
+int ir_buf_layout(const ir_op *op, int *cols) {
+  int n = 0;
+  switch (op->kind) {
+  case IR_SORT:        /* the keys are carried (verify.c checks it) */
+  case IR_TREE_ORDER:  /* the node columns are carried */
+  case IR_IV_BUFFER:
+    for (int k = 0; k < op->ncarry; k++)
+      if (cols) cols[n++] = op->carry[k];
+      else n++;
+    return n;
+  case IR_AGGREGATE:
+    for (int k = 0; k < op->ngroup; k++)
+      if (cols) cols[n++] = op->group_out[k];
+      else n++;
+    for (int k = 0; k < op->naggs; k++)
+      if (!cols) n++;
+      else if (op->aggs[k].live) cols[n++] = op->aggs[k].out_col;
+    return n;
+  case IR_OUTPUT:
+    for (int k = 0; k < op->nout; k++)
+      if (cols) cols[n++] = op->out[k];
+      else n++;
+    return n;
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
+  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:
+  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+    break;   /* not a sink */
+  }
+  return 0;
+}
 
 int ir_col_new(ir_plan *p, const char *name, rt_type type, bool nullable) {
   if (p->ncols == p->capcols) {

@@ -27,8 +27,18 @@
 #include "../runtime/store.h"
 #include "runtime/tree/tree.h"
 
+/* Where an op sits in a segment, and what else its consumers ask about it:
+ * the ROLE, FLAGS and ARITY columns of ops.def (read them there). */
+typedef enum ir_oprole { IR_ROLE_SOURCE, IR_ROLE_STEP, IR_ROLE_SINK, IR_ROLE_BREAKER } ir_oprole;
+enum {
+  OPF_IV = 1 << 0,
+  OPF_SEL = 1 << 1,
+  OPF_JIT = 1 << 2,
+  OPF_ROWS = 1 << 3,
+};
+
 typedef enum ir_opkind {
-#define OP(name, str, role) IR_##name,
+#define OP(name, str, role, flags, arity) IR_##name,
 #include "ops.def"
 #undef OP
   IR__COUNT
@@ -43,6 +53,21 @@ typedef enum ir_exkind {
 
 extern const char *const ir_op_names[IR__COUNT];
 extern const char *const ir_ex_names[IX__COUNT];
+extern const ir_oprole ir_op_roles[IR__COUNT];
+extern const unsigned ir_op_flags[IR__COUNT];
+extern const signed char ir_op_arities[IR__COUNT];
+
+static inline ir_oprole ir_op_role(ir_opkind k) { return ir_op_roles[k]; }
+static inline bool ir_op_has(ir_opkind k, unsigned flag) { return (ir_op_flags[k] & flag) != 0; }
+/* Starts a segment / ends one (a plain sink or a breaker). */
+static inline bool ir_op_is_source(ir_opkind k) { return ir_op_roles[k] == IR_ROLE_SOURCE; }
+static inline bool ir_op_is_sink(ir_opkind k) {
+  return ir_op_roles[k] == IR_ROLE_SINK || ir_op_roles[k] == IR_ROLE_BREAKER;
+}
+/* An INTERVAL source (ISECT, FLATTEN, IJOIN, FILLGAPS, …). */
+static inline bool ir_op_is_interval(ir_opkind k) {
+  return ir_op_roles[k] == IR_ROLE_SOURCE && (ir_op_flags[k] & OPF_IV);
+}
 
 /* A column of the plan. Scan columns keep their storage type (RT_ID,
  * RT_U32, …); computed columns are RT_I64, RT_F64, RT_STR or RT_BOOL. */
@@ -320,6 +345,18 @@ void ir_plan_free(ir_plan *p);
 ir_plan *ir_bind(const struct fe_pipeline *p, const char *text, ir_env *env, rt_err *err);
 void ir_live(ir_plan *p);
 void ir_segment_plan(ir_plan *p);
+
+/* The columns of the buffer a sink writes, in buffer order; for a
+ * breaker, the next segment's SCAN_BUF reads them under these ids:
+ *   SORT, TREE_ORDER, IV_BUFFER  carry (which holds the sort keys, the
+ *                                node columns);
+ *   AGGREGATE                    group_out, then the live aggregates'
+ *                                out_col;
+ *   OUTPUT                       out.
+ * Fills cols (room for ir_buf_layout_max(op) entries; NULL: just count
+ * that maximum) and returns how many; 0 for an op that is not a sink. */
+int ir_buf_layout(const ir_op *op, int *cols);
+int ir_buf_layout_max(const ir_op *op);
 
 /* Adds a column; returns its id. */
 int ir_col_new(ir_plan *p, const char *name, rt_type type, bool nullable);

@@ -280,10 +280,15 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
     rt_buf_printf(out, "; operand indexed per lane (binary search if disjoint, else interval "
                        "tree) -> ");
     break;
-  default:
+  case IR_FILLGAPS:
     rt_buf_printf(out, "interval fill gaps ");
     put_rels(p, op, out);
     rt_buf_printf(out, " -> ");
+    break;
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
+  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_IV_BUFFER: case IR_SORT:
+  case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
+    rt_buf_printf(out, "%s -> ", ir_op_names[op->kind]);   /* not an interval source */
     break;
   }
 }
@@ -298,11 +303,16 @@ static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
   case IR_SCAN_SQL:
     rt_buf_printf(out, "scan sqlite %s ", op->table_name ? op->table_name : "(subquery)");
     break;
-  default:
+  case IR_SCAN_BUF:
     if (op->buf_op && op->buf_op->tree_table && op->table_name)
       rt_buf_printf(out, "scan table %s in tree order ", op->table_name);
     else
       rt_buf_printf(out, "scan buffer of %s ", op->buf_op ? ir_op_names[op->buf_op->kind] : "?");
+    break;
+  case IR_FILTER: case IR_COMPUTE: case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC:
+  case IR_IV_BUFFER: case IR_SORT: case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT:
+  case IR__COUNT:
+    rt_buf_printf(out, "%s (not a source) ", ir_op_names[op->kind]);
     break;
   }
   put_cols(p, op->nscan, op->out_cols, out);
@@ -408,7 +418,10 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     }
     rt_buf_printf(out, "]");
     break;
-  default: put_source(p, op, out); return;
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_ISECT: case IR_FLATTEN:
+  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+    put_source(p, op, out);
+    return;
   }
   rt_buf_printf(out, "\n");
 }

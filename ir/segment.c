@@ -87,43 +87,40 @@ static ir_op *scan_buf(ir_plan *p, ir_op *brk) {
   op->pos = brk->pos;
   op->out_col = -1;
   op->buf_op = brk;
-  if (brk->kind == IR_SORT || brk->kind == IR_TREE_ORDER) {
-    op->nscan = brk->ncarry;
-    op->out_cols = rt_arena_memdup(&p->arena, brk->carry, sizeof(int) * ((size_t)brk->ncarry + 1));
-  } else {
-    op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)(brk->ngroup + brk->naggs) + 1));
-    for (int k = 0; k < brk->ngroup; k++) op->out_cols[op->nscan++] = brk->group_out[k];
-    for (int k = 0; k < brk->naggs; k++)
-      if (brk->aggs[k].live) op->out_cols[op->nscan++] = brk->aggs[k].out_col;
-  }
+  op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)ir_buf_layout_max(brk) + 1));
+  op->nscan = ir_buf_layout(brk, op->out_cols);
   return op;
 }
 
-static bool is_source(ir_opkind k) {
-  return k == IR_SCAN_TABLE || k == IR_SCAN_SQL || k == IR_SCAN_BUF || k == IR_ISECT ||
-         k == IR_FLATTEN || k == IR_IJOIN || k == IR_FILLGAPS;
-}
-
 /* The columns an interval source serves, once live.c has trimmed the
- * buffers (FILL GAPS lists its own): ISECT ts, dur, then each operand's
- * carry; FLATTEN ts, dur, PER, live aggregates; IJOIN both carries. */
+ * buffers: ISECT ts, dur, then each operand's carry; FLATTEN ts, dur, PER,
+ * live aggregates; IJOIN both carries; FILL GAPS lists its own when bound. */
 static void iv_outputs(ir_plan *p, ir_op *op) {
-  if (op->kind == IR_FILLGAPS) return;
+  bool bounds = false, carries = false, flat = false;
+  switch (op->kind) {
+  case IR_ISECT: bounds = carries = true; break;
+  case IR_FLATTEN: bounds = flat = true; break;
+  case IR_IJOIN: carries = true; break;
+  case IR_FILLGAPS: return;
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
+  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_IV_BUFFER: case IR_SORT:
+  case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
+    return;   /* not an interval source */
+  }
   int max = 2 + op->iv_nper + op->naggs;
   for (int j = 0; j < op->iv_nrel; j++) max += op->iv_bufs[j]->ncarry;
   op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)max + 1));
   op->nscan = 0;
-  if (op->kind != IR_IJOIN) {
+  if (bounds) {
     op->out_cols[op->nscan++] = op->iv_ts_out;
     op->out_cols[op->nscan++] = op->iv_dur_out;
   }
-  if (op->kind == IR_FLATTEN) {
+  if (flat) {
     for (int k = 0; k < op->iv_nper; k++) op->out_cols[op->nscan++] = op->iv_per[0][k];
     for (int k = 0; k < op->naggs; k++)
       if (op->aggs[k].live) op->out_cols[op->nscan++] = op->aggs[k].out_col;
-    return;
   }
-  for (int j = 0; j < op->iv_nrel; j++)
+  for (int j = 0; carries && j < op->iv_nrel; j++)
     for (int k = 0; k < op->iv_bufs[j]->ncarry; k++)
       op->out_cols[op->nscan++] = op->iv_bufs[j]->carry[k];
 }
@@ -137,17 +134,15 @@ void ir_segment_plan(ir_plan *p) {
     if (op->kind == IR_SCAN_BUF) continue;
     if (op->kind == IR_TREE_ORDER) op->tree_table = false;   /* decided again below */
     ops[nops++] = op;
-    if (!op->dead && (op->kind == IR_SORT || op->kind == IR_AGGREGATE || op->kind == IR_TREE_ORDER))
-      ops[nops++] = scan_buf(p, op);
+    if (!op->dead && ir_op_role(op->kind) == IR_ROLE_BREAKER) ops[nops++] = scan_buf(p, op);
   }
   p->ops = ops;
   p->nops = nops;
 
   int nsegs = 0;
   for (int i = 0; i < nops; i++) {
-    if (!ops[i]->dead && is_source(ops[i]->kind)) nsegs++;
-    if (ops[i]->kind == IR_ISECT || ops[i]->kind == IR_FLATTEN || ops[i]->kind == IR_IJOIN)
-      iv_outputs(p, ops[i]);
+    if (!ops[i]->dead && ir_op_is_source(ops[i]->kind)) nsegs++;
+    if (ir_op_is_interval(ops[i]->kind)) iv_outputs(p, ops[i]);
   }
   p->segs = rt_arena_alloc(&p->arena, sizeof(ir_segment) * ((size_t)nsegs + 1));
   p->nsegs = 0;
@@ -155,34 +150,20 @@ void ir_segment_plan(ir_plan *p) {
   for (int i = 0; i < nops; i++) {
     ir_op *op = ops[i];
     if (op->dead) continue;
-    switch (op->kind) {
-    case IR_SCAN_TABLE:
-    case IR_SCAN_SQL:
-    case IR_SCAN_BUF:
-    case IR_ISECT:
-    case IR_FLATTEN:
-    case IR_IJOIN:
-    case IR_FILLGAPS:
+    switch (ir_op_role(op->kind)) {
+    case IR_ROLE_SOURCE:
       seg = &p->segs[p->nsegs++];
       seg->source = op;
       seg->steps = rt_arena_alloc(&p->arena, sizeof(ir_op *) * ((size_t)nops + 1));
       break;
-    case IR_FILTER:
-    case IR_COMPUTE:
-    case IR_LIMIT:
-    case IR_TREE_NUMBER:
-    case IR_TREE_ACC:
+    case IR_ROLE_STEP:
       if (seg) seg->steps[seg->nsteps++] = op;
       break;
-    case IR_SORT:
-    case IR_AGGREGATE:
-    case IR_TREE_ORDER:
-    case IR_IV_BUFFER:
-    case IR_OUTPUT:
+    case IR_ROLE_SINK:
+    case IR_ROLE_BREAKER:
       if (seg) seg->sink = op;
       seg = NULL;
       break;
-    case IR__COUNT: break;
     }
   }
   for (int si = 0; si < p->nsegs; si++) {

@@ -138,6 +138,9 @@ static bool carried(const ir_op *buf, int c) {
 static int check_interval(vctx *v, const ir_op *op) {
   const ir_plan *p = v->p;
   if (op->iv_nrel < 1 || !op->iv_bufs) return bad(v, NULL, "interval source without relations");
+  int arity = ir_op_arities[op->kind];
+  if (arity > 0 ? op->iv_nrel != arity : op->iv_nrel < 2)
+    return bad(v, NULL, "interval source reads the wrong number of relations");
   for (int j = 0; j < op->iv_nrel; j++) {
     const ir_op *buf = op->iv_bufs[j];
     if (!buf || buf->kind != IR_IV_BUFFER || buf->iv_user != op || buf->dead)
@@ -167,11 +170,9 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
   memset(avail, 0, (size_t)p->ncols + 1);
   const ir_op *src = seg->source;
   v->op = src;
-  bool ivsrc = src && (src->kind == IR_ISECT || src->kind == IR_FLATTEN || src->kind == IR_IJOIN ||
-                       src->kind == IR_FILLGAPS);
-  if (!src || (src->kind != IR_SCAN_TABLE && src->kind != IR_SCAN_SQL && src->kind != IR_SCAN_BUF &&
-               !ivsrc))
+  if (!src || !ir_op_is_source(src->kind))
     return src ? bad(v, NULL, "segment does not start with a source") : 0;
+  bool ivsrc = ir_op_is_interval(src->kind);
   if (src->kind == IR_SCAN_BUF) {
     if (!prev_sink || src->buf_op != prev_sink)
       return bad(v, NULL, "buffer scan does not read the previous breaker");
@@ -241,7 +242,10 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
         avail[a->out_col] = true;
       }
       break;
-    default: return bad(v, NULL, "not a streaming step");
+    case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_IV_BUFFER: case IR_ISECT:
+    case IR_FLATTEN: case IR_IJOIN: case IR_FILLGAPS: case IR_SORT: case IR_AGGREGATE:
+    case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
+      return bad(v, NULL, "not a streaming step");
     }
   }
   const ir_op *sink = seg->sink;
@@ -287,7 +291,10 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     for (int i = 0; i < sink->nout; i++)
       if (!use(v, sink->out[i])) return 0;
     break;
-  default: return bad(v, NULL, "not a sink");
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
+  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:
+  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+    return bad(v, NULL, "not a sink");
   }
   return 1;
 }

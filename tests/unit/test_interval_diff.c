@@ -167,7 +167,7 @@ static void run_one(pj_query *q, cg_module *code, lines *rows) {
   bool fell_back = false, after_source = false;
   for (int i = 0; i < run.nsegs; i++) {
     const ir_op *src = run.segs[i].seg->source;
-    bool ivsrc = ex_iv_is_source(src->kind);
+    bool ivsrc = ir_op_is_interval(src->kind);
     if (code && cg_segment_compiled(code, i)) {
       fell_back |= run.segs[i].vm != NULL;
       after_source |= ivsrc;
