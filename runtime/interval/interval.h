@@ -139,10 +139,6 @@ static inline int64_t rt_iv_s(uint64_t u) { return (int64_t)(u ^ (1ull << 63)); 
  * false when out of memory. */
 bool rt_iv_sort(uint64_t *s, uint64_t *e, uint32_t *row, size_t n);
 
-/* Stable sort of a permutation by a caller's order (merge sort). */
-typedef int (*rt_iv_cmp)(const void *ctx, uint32_t a, uint32_t b);
-bool rt_iv_sort_perm(uint32_t *perm, size_t n, rt_iv_cmp cmp, const void *ctx);
-
 /* First index i in [0, n) with a[i] >= x (a non-decreasing); n if none. */
 size_t rt_iv_lower(const uint64_t *a, size_t n, uint64_t x);
 

@@ -202,38 +202,6 @@ bool rt_iv_sort(uint64_t *s, uint64_t *e, uint32_t *row, size_t n) {
   return true;
 }
 
-bool rt_iv_sort_perm(uint32_t *perm, size_t n, rt_iv_cmp cmp, const void *ctx) {
-  size_t i = 1;
-  while (i < n && cmp(ctx, perm[i - 1], perm[i]) <= 0) i++;
-  if (i >= n) return true;
-  uint32_t *tmp = rt_mem_alloc(n * sizeof *tmp);
-  if (!tmp) return false;
-  for (size_t lo = 0; lo < n; lo += RUN) {
-    size_t hi = lo + RUN < n ? lo + RUN : n;
-    for (size_t a = lo + 1; a < hi; a++) {
-      uint32_t x = perm[a];
-      size_t j = a;
-      for (; j > lo && cmp(ctx, x, perm[j - 1]) < 0; j--) perm[j] = perm[j - 1];
-      perm[j] = x;
-    }
-  }
-  uint32_t *src = perm, *dst = tmp;
-  for (size_t w = RUN; w < n; w *= 2) {
-    for (size_t lo = 0; lo < n; lo += 2 * w) {
-      size_t mid = lo + w < n ? lo + w : n;
-      size_t hi = lo + 2 * w < n ? lo + 2 * w : n;
-      size_t a = lo, b = mid, o = lo;
-      while (a < mid && b < hi) dst[o++] = cmp(ctx, src[b], src[a]) < 0 ? src[b++] : src[a++];
-      while (a < mid) dst[o++] = src[a++];
-      while (b < hi) dst[o++] = src[b++];
-    }
-    uint32_t *x = src; src = dst; dst = x;
-  }
-  if (src != perm) memcpy(perm, src, n * sizeof *perm);
-  rt_mem_free(tmp);
-  return true;
-}
-
 /* ---- max-end pyramid ---------------------------------------------------------- */
 
 bool rt_ivtree_build(rt_ivtree *t, const uint64_t *end, size_t n) {
