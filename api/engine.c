@@ -20,10 +20,6 @@
 
 #include "codegen/cg.h"
 #include "runtime/sqlite/load.h"
-#include "import/sample.h"
-#include "import/export.h"
-#include "import/load.h"
-#include "import/builder.h"
 #include "runtime/sqlite/vtab.h"
 #include "exec/adaptive.h"
 #include "engine.h"
@@ -171,19 +167,6 @@ pj_status pj__engine_jit(pj_engine *e) {
   return pj__fail(e, &err, NULL);
 }
 
-pj_status pj_engine_load_sample_trace(pj_engine *e, int64_t nslices) {
-  pj__clear_error(e);
-  rt_err err = {.offset = -1};
-  if (!rt_sample_trace(e->catalog, e->strings, nslices, &err)) return pj__fail(e, &err, NULL);
-  char *msg = NULL;
-  if (rt_vtab_expose_all(e->db, e->catalog, &msg) != SQLITE_OK) {
-    pj__failf(e, "SQLite: cannot expose the sample trace: %s", msg ? msg : "unknown error");
-    sqlite3_free(msg);
-    return PJ_ERROR;
-  }
-  return PJ_OK;
-}
-
 /* ---- PERFETTO PRAGMA -------------------------------------------------- */
 
 /* Only `pipelines` exists, and pipelines are always on: the value is
@@ -320,7 +303,7 @@ pj_status pj_engine_exec_len(pj_engine *e, const char *script, size_t len, pj_re
   return s;
 }
 
-/* ---- importing: SQLite tables and Chrome JSON traces ------------------- */
+/* ---- loading SQLite tables (traces: trace.c) --------------------------- */
 
 /* Makes catalog table `name` visible to SQL as temp."name". */
 static pj_status expose(pj_engine *e, const char *name) {
@@ -343,30 +326,6 @@ pj_status pj_engine_load_table_progress(pj_engine *e, const char *name, pj_progr
 
 pj_status pj_engine_load_table(pj_engine *e, const char *name) {
   return pj_engine_load_table_progress(e, name, NULL, NULL);
-}
-
-pj_status pj_engine_load_trace_progress(pj_engine *e, const char *path, pj_trace_info *info,
-                                        pj_progress_cb progress, void *ctx) {
-  pj__clear_error(e);
-  pj__begin_run(e);
-  rt_err err = {.offset = -1};
-  im_progress pr = {progress, ctx};
-  if (!im_load(e->catalog, e->db, e->strings, path, info, &pr, &e->interrupt, &err))
-    return pj__fail(e, &err, NULL);
-  return PJ_OK;
-}
-
-pj_status pj_engine_load_trace(pj_engine *e, const char *path, pj_trace_info *info) {
-  return pj_engine_load_trace_progress(e, path, info, NULL, NULL);
-}
-
-const char *const *pj_engine_trace_tables(void) { return im_table_names(); }
-
-pj_status pj_engine_export(pj_engine *e, const char *path) {
-  pj__clear_error(e);
-  rt_err err = {.offset = -1};
-  if (!im_export(e->db, e->catalog, path, &err)) return pj__fail(e, &err, NULL);
-  return PJ_OK;
 }
 
 int pj_engine_table_count(pj_engine *e) { return rt_catalog_count(e->catalog); }

@@ -18,6 +18,7 @@
 
 #include <sqlite3.h>
 
+#include "runtime/sqlite/sqlsrc.h"
 #include "runtime/sqlite/vtab.h"
 #include "engine.h"
 
@@ -83,20 +84,11 @@ static int rows_push(rows *r, sqlite3_stmt *q, rt_strpool *sp) {
   return 1;
 }
 
-/* Type of a column with no values, from SQLite's declared type (the same
- * affinity rules rt_sql_describe uses). */
+/* Type of a column with no values, from SQLite's declared type
+ * (rt_sql_decl_type; integer when it names none). */
 static rt_type decl_type(const char *decl) {
-  if (!decl) return RT_I64;
-  char up[64];
-  size_t n = 0;
-  for (; decl[n] && n + 1 < sizeof up; n++)
-    up[n] = (char)(decl[n] >= 'a' && decl[n] <= 'z' ? decl[n] - 32 : decl[n]);
-  up[n] = 0;
-  if (strstr(up, "INT")) return RT_I64;
-  if (strstr(up, "CHAR") || strstr(up, "CLOB") || strstr(up, "TEXT") || strstr(up, "STRING"))
-    return RT_STR;
-  if (strstr(up, "REAL") || strstr(up, "FLOA") || strstr(up, "DOUB")) return RT_F64;
-  return RT_I64;
+  rt_type t = rt_sql_decl_type(decl);
+  return t == RT_NULLT ? RT_I64 : t;
 }
 
 /* A number shown as text the way SQLite prints it (for result columns that

@@ -39,6 +39,7 @@
 
 #include "codegen/cg.h"
 #include "exec/adaptive.h"
+#include "runtime/sqlite/sqlsrc.h"
 #include "engine.h"
 
 /* The type a parameter's value asks of the plan; RT_NULLT (unbound or

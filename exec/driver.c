@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "exec.h"
+#include "runtime/sqlite/sqlsrc.h"
 
 static int ex_op_index(const ir_plan *p, const ir_op *op) {
   for (int i = 0; i < p->nops; i++)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "bind.h"
+#include "runtime/sqlite/sqlsrc.h"
 
 int ir_fail(ir_binder *b, int pos, const char *fmt, ...) {
   char msg[400];

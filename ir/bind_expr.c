@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "bind.h"
+#include "runtime/sqlite/sqlsrc.h"
 
 typedef enum cls { CL_NULL, CL_INT, CL_F64, CL_STR } cls;
 
@@ -474,40 +475,27 @@ static ir_expr *bind_case(ir_binder *b, const fe_expr *x) {
   return e;
 }
 
-/* CAST's type by SQLite's affinity rules (datatype3.html §3.1), so
- * `VARCHAR(10)` is text and `BIGINT` an integer; STRING is text too, as
- * Perfetto writes it. 'i' integer, 't' text, 'r' real, 0 unknown. */
-static char cast_kind(const char *tn) {
-  static const struct { const char *part; char kind; } rules[] = {
-      {"INT", 'i'}, {"CHAR", 't'}, {"CLOB", 't'}, {"TEXT", 't'}, {"STRING", 't'},
-      {"REAL", 'r'}, {"FLOA", 'r'}, {"DOUB", 'r'},
-  };
-  for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
-    size_t n = strlen(rules[r].part);
-    for (const char *c = tn; *c; c++)
-      if (rt_strnieq(c, rules[r].part, n)) return rules[r].kind;
-  }
-  return 0;
-}
-
 static ir_expr *bind_cast(ir_binder *b, const fe_expr *x) {
   ir_expr *a = ir_bind_expr(b, x->args[0]);
   if (!a) return NULL;
   const char *tn = x->str ? x->str : "";
   cls c = classof(a->type);
-  char kind = cast_kind(tn);
-  if (kind == 'i') {
+  /* By SQLite's affinity rules (rt_sql_decl_type), so `VARCHAR(10)` is
+   * text and `BIGINT` an integer; STRING is text too, as Perfetto writes
+   * it. */
+  rt_type kind = rt_sql_decl_type(tn);
+  if (kind == RT_I64) {
     if (c == CL_NULL) return ir_ex_const_null(b, RT_I64, x->pos);
     if (c == CL_INT) return a;
     return mk1(b, IX_TOINT, RT_I64, a, x->pos);
   }
-  if (kind == 'r') {
+  if (kind == RT_F64) {
     if (c == CL_NULL) return ir_ex_const_null(b, RT_F64, x->pos);
     if (c == CL_F64) return a;
     if (c == CL_STR) return mk1(b, IX_STRTOF64, RT_F64, a, x->pos);
     return to_f64(b, a);
   }
-  if (kind == 't') return to_str(b, a);
+  if (kind == RT_STR) return to_str(b, a);
   ir_fail(b, x->pos, "cannot cast to '%s': expected INTEGER, REAL or TEXT", tn);
   return NULL;
 }

@@ -1,6 +1,7 @@
 /*
  * store.h — runtime structures that breakers write and sources read: row
- * buffers, the aggregation hash table, sorting, and the SQLite source.
+ * buffers, the aggregation hash table and sorting (the SQLite source is
+ * runtime/sqlite/sqlsrc.h).
  *
  * Both backends write these same structures (the interpreter a batch at a
  * time, the JIT a row at a time from generated code), so every layout here
@@ -131,47 +132,5 @@ typedef struct rt_sortkey {
  * numbers numerically. */
 uint32_t *rt_sort_perm(const rt_rowbuf *b, int nkeys, const rt_sortkey *keys,
                        const rt_strpool *sp);
-
-/* ---- SQLite source ------------------------------------------------------- */
-
-/* Describes a SQL query's result columns for the binder: names and types.
- * Types come from the declared type of the column when SQLite knows it
- * (INT → RT_I64, REAL/FLOA/DOUB → RT_F64, CHAR/CLOB/TEXT → RT_STR), else
- * from the values of the first RT_BATCH rows (any string → RT_STR, any
- * double → RT_F64, else RT_I64; strings mixed with numbers is an error).
- * Arrays come from arena a. */
-typedef struct rt_sqlcols {
-  int ncols;
-  char **names;
-  rt_type *types;
-  int sampled;          /* 1 when some type came from the values */
-} rt_sqlcols;
-int rt_sql_describe(void *db, const char *sql, rt_arena *a, rt_sqlcols *out, rt_err *err);
-
-/* What a plan bound against SQLite depends on, as numbers to compare
- * before a run. rt_sql_schema_cookie changes whenever the schema of any
- * database of the connection changes (a hash of every attached database's
- * name and `PRAGMA schema_version`, so DDL through this connection or
- * another one, ATTACH and DETACH all show); rt_sql_data_cookie whenever
- * data changes (sqlite3_total_changes64 of this connection plus each
- * database's data_version, which moves on other connections' commits).
- * Both return 0 when the connection cannot say, which never equals a
- * cookie taken before (they are never 0 otherwise). */
-uint64_t rt_sql_schema_cookie(void *db);
-uint64_t rt_sql_data_cookie(void *db);
-
-/* Steps a prepared query and copies its values into batches of up to
- * RT_BATCH rows: views[c] gets contiguous values of types[c] (ints as
- * int64, doubles, string ids interned in sp) with validity bits. A value
- * whose type does not fit (text in a number column, a real with a
- * fraction in an integer column, a blob) stops with an error naming the
- * column and row; an integer in a double column is converted. */
-typedef struct rt_sqlsrc rt_sqlsrc;
-rt_sqlsrc *rt_sqlsrc_open(void *db, const char *sql, int ncols, const rt_type *types,
-                          const char *const *names, rt_strpool *sp, const char *stage,
-                          rt_err *err);
-/* Fills views and *n; returns 1 for a batch, 0 at the end, -1 on error. */
-int rt_sqlsrc_next(rt_sqlsrc *s, rt_view *views, uint32_t *n, rt_err *err);
-void rt_sqlsrc_close(rt_sqlsrc *s);
 
 #endif

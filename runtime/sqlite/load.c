@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "load.h"
+#include "sqlsrc.h"
 
 enum { K_NONE, K_INT, K_REAL, K_TEXT };
 
@@ -114,20 +115,11 @@ static void add_row(loader *l, sqlite3_stmt *q) {
   }
 }
 
-/* The type of a column that held only NULLs, from its declared type (by
- * SQLite's affinity rules). */
+/* The kind of a column that held only NULLs, from its declared type
+ * (rt_sql_decl_type; integer when it names none). */
 static int decl_kind(const char *decl) {
-  if (!decl) return K_INT;
-  char up[64];
-  size_t n = 0;
-  for (; decl[n] && n + 1 < sizeof up; n++)
-    up[n] = (char)(decl[n] >= 'a' && decl[n] <= 'z' ? decl[n] - 32 : decl[n]);
-  up[n] = 0;
-  if (strstr(up, "INT")) return K_INT;
-  if (strstr(up, "CHAR") || strstr(up, "CLOB") || strstr(up, "TEXT") || strstr(up, "STRING"))
-    return K_TEXT;
-  if (strstr(up, "REAL") || strstr(up, "FLOA") || strstr(up, "DOUB")) return K_REAL;
-  return K_INT;
+  rt_type t = rt_sql_decl_type(decl);
+  return t == RT_STR ? K_TEXT : t == RT_F64 ? K_REAL : K_INT;
 }
 
 /* Moves the loader's columns into a finalized table. */

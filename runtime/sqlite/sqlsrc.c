@@ -19,26 +19,19 @@
 #include <stdlib.h>
 
 #include "runtime/store.h"
+#include "sqlsrc.h"
 
-/* ---- type from the declared type (SQLite's affinity rules, §3.1 of
- * https://sqlite.org/datatype3.html, applied in the same order) ---------- */
-
-static int ci_contains(const char *s, const char *needle) {
-  size_t n = strlen(needle);
-  for (; *s; s++)
-    if (rt_strnieq(s, needle, n)) return 1;
-  return 0;
-}
-
-/* RT_NULLT stands for "unknown: sample the values". */
-static rt_type type_from_decl(const char *decl) {
-  if (!decl || !*decl) return RT_NULLT;
-  if (ci_contains(decl, "INT")) return RT_I64;
-  if (ci_contains(decl, "CHAR") || ci_contains(decl, "CLOB") || ci_contains(decl, "TEXT"))
-    return RT_STR;
-  if (ci_contains(decl, "REAL") || ci_contains(decl, "FLOA") || ci_contains(decl, "DOUB"))
-    return RT_F64;
-  return RT_NULLT;  /* BLOB or NUMERIC affinity: the values decide */
+/* A declared type's value type, RT_NULLT (sample the values) for BLOB and
+ * NUMERIC affinity and no declared type, which SQLite stores as given. */
+static rt_type sql_decl_type(const char *decl) {
+  switch (rt_sql_affinity(decl)) {
+  case RT_AFF_INTEGER: return RT_I64;
+  case RT_AFF_TEXT: return RT_STR;
+  case RT_AFF_REAL: return RT_F64;
+  case RT_AFF_BLOB:
+  case RT_AFF_NUMERIC: break;
+  }
+  return RT_NULLT;
 }
 
 static const char *type_word(rt_type t) {
@@ -151,7 +144,7 @@ static int describe_once(sqlite3 *db, const char *sql, rt_arena *a, rt_sqlcols *
   for (int c = 0; c < n; c++) {
     const char *nm = sqlite3_column_name(st, c);
     names[c] = rt_arena_strdup(a, nm ? nm : "");
-    types[c] = type_from_decl(sqlite3_column_decltype(st, c));
+    types[c] = sql_decl_type(sqlite3_column_decltype(st, c));
     unknown += types[c] == RT_NULLT;
   }
   int ok = unknown ? sample_types(db, st, n, names, types, err) : 1;
@@ -322,7 +315,7 @@ static int value_error(rt_sqlsrc *s, int c, int sqlite_type, int64_t row, rt_err
   /* A column without a declared type was typed from the values of its
    * first rows (rt_sql_describe, the same affinity rule): say so, in
    * Perfetto's words. */
-  if (type_from_decl(sqlite3_column_decltype(s->st, c)) == RT_NULLT) {
+  if (sql_decl_type(sqlite3_column_decltype(s->st, c)) == RT_NULLT) {
     const char *why = "";
     if (sqlite_type == SQLITE_FLOAT && s->cols[c].store == RT_I64) {
       double d = sqlite3_column_double(s->st, c);

@@ -14,11 +14,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
 
 #include "import/sample.h"
+#include "runtime/sqlite/sqlsrc.h"
 #include "runtime/store.h"
 #include "runtime/sqlite/vtab.h"
 
@@ -56,6 +58,60 @@ static void exec_ok(sqlite3 *db, const char *sql) {
   char *msg = NULL;
   int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
   if (rc != SQLITE_OK) fail_msg("%s: %s", sql, msg ? msg : "?");
+}
+
+/* ---- declared types ------------------------------------------------------ */
+
+/* rt_sql_affinity against SQLite itself: CAST to a type name applies that
+ * name's affinity, and the types of CAST('1.5' AS t) and CAST(12 AS t)
+ * tell the five apart (NUMERIC keeps 1.5 real but 12 an integer). */
+static void test_affinity_matches_sqlite(void **state) {
+  fx *f = *state;
+  static const char *const decls[] = {
+      "INT", "integer", "TINYINT", "UNSIGNED BIG INT", "INT8", "FLOATING POINT", "pointer",
+      "CHARACTER(20)", "VARCHAR(255)", "nchar(55)", "TEXT", "CLOB", "CHARINT", "BLOB",
+      "blob text", "REAL", "DOUBLE PRECISION", "FLOAT", "BLOBREAL", "NUMERIC",
+      "DECIMAL(10,5)", "BOOLEAN", "DATETIME", "STRING", "STRINGREAL", "x",
+      "A_VERY_LONG_TYPE_NAME_THAT_GOES_ON_PAST_SIXTY_FOUR_CHARACTERS_BEFORE_INT",
+  };
+  static const char *const names[] = {"INTEGER", "TEXT", "BLOB", "REAL", "NUMERIC"};
+  for (size_t i = 0; i < sizeof decls / sizeof *decls; i++) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT typeof(CAST('1.5' AS %s)), typeof(CAST(12 AS %s))", decls[i],
+             decls[i]);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(f->db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    char sig[64];
+    snprintf(sig, sizeof sig, "%s %s", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1));
+    sqlite3_finalize(st);
+    const char *want = strcmp(sig, "integer integer") == 0 ? "INTEGER"
+                       : strcmp(sig, "text text") == 0     ? "TEXT"
+                       : strcmp(sig, "blob blob") == 0     ? "BLOB"
+                       : strcmp(sig, "real real") == 0     ? "REAL"
+                       : strcmp(sig, "real integer") == 0  ? "NUMERIC"
+                                                           : sig;
+    const char *got = names[rt_sql_affinity(decls[i])];
+    if (strcmp(got, want) != 0) fail_msg("%s: rt_sql_affinity says %s, SQLite %s", decls[i], got, want);
+  }
+  assert_int_equal(rt_sql_affinity(NULL), RT_AFF_BLOB);
+  assert_int_equal(rt_sql_affinity(""), RT_AFF_BLOB);
+}
+
+/* The Perfetto reading: STRING is text, ranked with the text words. */
+static void test_decl_type(void **state) {
+  (void)state;
+  assert_int_equal(rt_sql_decl_type("bigint"), RT_I64);
+  assert_int_equal(rt_sql_decl_type("VARCHAR(10)"), RT_STR);
+  assert_int_equal(rt_sql_decl_type("STRING"), RT_STR);
+  assert_int_equal(rt_sql_decl_type("STRINGREAL"), RT_STR);
+  assert_int_equal(rt_sql_decl_type("STRING BLOB"), RT_STR);
+  assert_int_equal(rt_sql_decl_type("INTSTRING"), RT_I64);
+  assert_int_equal(rt_sql_decl_type("double"), RT_F64);
+  assert_int_equal(rt_sql_decl_type("NUMERIC"), RT_NULLT);
+  assert_int_equal(rt_sql_decl_type("BLOB"), RT_NULLT);
+  assert_int_equal(rt_sql_decl_type(""), RT_NULLT);
+  assert_int_equal(rt_sql_decl_type(NULL), RT_NULLT);
 }
 
 /* ---- describe ------------------------------------------------------------- */
@@ -931,6 +987,8 @@ static void test_sample_through_sql(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_affinity_matches_sqlite, setup, teardown),
+    cmocka_unit_test(test_decl_type),
     cmocka_unit_test_setup_teardown(test_describe_declared, setup, teardown),
     cmocka_unit_test_setup_teardown(test_describe_sampled, setup, teardown),
     cmocka_unit_test_setup_teardown(test_describe_mixed_is_error, setup, teardown),
