@@ -559,7 +559,12 @@ cg_val cg_expr(cg_ctx *cx, const ir_expr *e, const char *name) {
     if (a.type != RT_STR) return cg_coerce(cx, a, RT_I64);
     return cg_strfn(cx, e, name);
   }
-  default:
+  case IX_CONCAT: case IX_LIKE: case IX_GLOB: case IX_TOSTR: case IX_STRTOF64: case IX_LENGTH:
+  case IX_LOWER: case IX_UPPER: case IX_SUBSTR: case IX_INSTR: case IX_TRIM: case IX_LTRIM:
+  case IX_RTRIM:
     return cg_strfn(cx, e, name);
+  case IX__COUNT: break;
   }
+  rt_errorf(cx->err, e->pos, "JIT: unexpected expression kind %d", (int)e->kind);
+  return cg_nullval(cx, e->type);
 }

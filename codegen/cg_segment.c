@@ -237,20 +237,17 @@ static void cg_stage_name(const ir_op *op, const char *what, char *buf, size_t n
  * tests downstream: `WHERE a > 5 |> AGGREGATE SUM(a)` adds without a
  * select and marks `has` unconditionally. */
 static void cg_refine_notnull(cg_ctx *cx, const ir_expr *e) {
-  switch (e->kind) {
-  case IX_AND:
+  if (e->kind == IX_AND) {
     cg_refine_notnull(cx, e->args[0]);
     cg_refine_notnull(cx, e->args[1]);
-    break;
-  case IX_EQ: case IX_NE: case IX_LT: case IX_LE: case IX_GT: case IX_GE:
-  case IX_LIKE: case IX_GLOB: case IX_NOTNULL:
-    for (int i = 0; i < e->nargs; i++) {
-      const ir_expr *a = e->args[i];
-      if (a->kind == IX_TOF64) a = a->args[0];   /* int → double keeps NULLs */
-      if (a->kind == IX_COL && cx->have[a->col]) cx->row[a->col].null = cg_i1(cx, 0);
-    }
-    break;
-  default: break;
+    return;
+  }
+  /* A STRICT node (exprs.def) that is true had no NULL argument. */
+  if (e->kind != IX_NOTNULL && ir_ex_nullss[e->kind] != IR_NULLS_STRICT) return;
+  for (int i = 0; i < e->nargs; i++) {
+    const ir_expr *a = e->args[i];
+    if (a->kind == IX_TOF64) a = a->args[0];   /* int → double keeps NULLs */
+    if (a->kind == IX_COL && cx->have[a->col]) cx->row[a->col].null = cg_i1(cx, 0);
   }
 }
 

@@ -44,17 +44,25 @@ fe_token *fe_lex(rt_arena *a, const char *text, size_t len, int *ntok, rt_err *e
 
 /* ---- expressions --------------------------------------------------------- */
 
+/* The operator of an AX_UNARY or AX_BINARY node: the expression kind it
+ * binds to (ir/exprs.def, so FO_x and the binder's IX_x are the same
+ * number), and unary plus, which binds to no node. `NOT LIKE` is FO_LIKE
+ * with `negated`; `==` is FO_EQ, `<>` FO_NE, `IS NOT DISTINCT FROM` FO_IS. */
+typedef enum fe_op {
+#define EX(name, str, arity, form, prec, nulls) FO_##name,
+#include "../ir/exprs.def"
+#undef EX
+  FO_PLUS,
+} fe_op;
+
 typedef enum fe_exkind {
   AX_INT, AX_FLOAT, AX_STRING, AX_NULL, AX_TRUE, AX_FALSE,
   AX_PARAM,            /* name = "?", "?3", "$x", ":x", "@x" */
   AX_COLUMN,           /* [qual.]name */
-  AX_UNARY,            /* op: "-", "+", "~", "NOT" */
-  AX_BINARY,           /* op: "OR" "AND" "=" "==" "!=" "<>" "<" "<=" ">" ">="
-                          "IS" "IS NOT" "||" "*" "/" "%" "+" "-" "<<" ">>"
-                          "&" "|" "LIKE" "GLOB" "NOT LIKE" "NOT GLOB"
-                          (LIKE with ESCAPE has args[2], the escape)
-                          ("IS DISTINCT FROM" is "IS NOT",
-                           "IS NOT DISTINCT FROM" is "IS") */
+  AX_UNARY,            /* op: FO_NEG, FO_PLUS, FO_BITNOT, FO_NOT */
+  AX_BINARY,           /* op: an INFIX kind of exprs.def (FO_OR … FO_GLOB);
+                          `x NOT LIKE p` is FO_LIKE with negated (LIKE with
+                          ESCAPE has args[2], the escape) */
   AX_ISNULL,           /* x IS NULL / x ISNULL (negated: IS NOT NULL / NOTNULL / NOT NULL) */
   AX_IN,               /* args[0] [NOT] IN (args[1..]) */
   AX_BETWEEN,          /* args[0] [NOT] BETWEEN args[1] AND args[2] */
@@ -77,8 +85,8 @@ struct fe_expr {
   char *qual;          /* AX_COLUMN qualifier or NULL */
   char *name;          /* AX_COLUMN name */
   int namepos;         /* AX_COLUMN: offset of the name token */
-  const char *op;      /* AX_UNARY / AX_BINARY, canonical upper-case */
-  bool negated;        /* NOT IN / NOT BETWEEN / IS NOT NULL */
+  fe_op op;            /* AX_UNARY / AX_BINARY */
+  bool negated;        /* NOT IN / NOT BETWEEN / IS NOT NULL / NOT LIKE / NOT GLOB */
   bool star;           /* COUNT(*) */
   bool distinct;       /* f(DISTINCT x): rejected by the binder */
   int nargs;

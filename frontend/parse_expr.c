@@ -18,7 +18,8 @@
  */
 #include "parse.h"
 
-enum { PREC_OR = 1, PREC_AND, PREC_NOT, PREC_EQ, PREC_REL, PREC_BIT, PREC_ADD, PREC_MUL,
+/* The PREC column of ir/exprs.def names these levels (NONE: not infix). */
+enum { PREC_NONE = 0, PREC_OR, PREC_AND, PREC_NOT, PREC_EQ, PREC_REL, PREC_BIT, PREC_ADD, PREC_MUL,
        PREC_CONCAT, PREC_COLLATE };
 
 static fe_expr *parse_binary(fe_parser *p, int minprec);
@@ -68,42 +69,35 @@ typedef enum { OP_BIN, OP_ISNULL, OP_IN, OP_BETWEEN, OP_COLLATE } opkind;
 
 typedef struct opinfo {
   opkind kind;
-  const char *op;      /* canonical spelling for OP_BIN */
+  fe_op op;            /* OP_BIN */
   int prec;
   int ntoks;           /* tokens the operator spans */
   bool negated;
 } opinfo;
 
+/* The binary operators: exprs.def's INFIX entries (those with a PREC),
+ * spelled as punctuation or as one keyword, and two more spellings. IS
+ * (IS NOT, IS [NOT] DISTINCT FROM) is matched by hand: it spans tokens. */
+static const struct binop { const char *s; fe_op op; int prec; } k_binops[] = {
+#define EX(name, str, arity, form, prec, nulls) {str, FO_##name, PREC_##prec},
+#include "../ir/exprs.def"
+#undef EX
+    {"==", FO_EQ, PREC_EQ},
+    {"<>", FO_NE, PREC_EQ},
+};
+
+static bool is_word(const char *s) {
+  for (; *s; s++)
+    if (!((*s >= 'A' && *s <= 'Z') || *s == '_')) return false;
+  return true;
+}
+
 /* Recognizes the operator at the cursor without consuming it. */
 static bool match_op(fe_parser *p, opinfo *o) {
-  static const struct { const char *s; int prec; } puncts[] = {
-    {"||", PREC_CONCAT}, {"*", PREC_MUL}, {"/", PREC_MUL}, {"%", PREC_MUL},
-    {"+", PREC_ADD}, {"-", PREC_ADD}, {"<<", PREC_BIT}, {">>", PREC_BIT}, {"&", PREC_BIT},
-    {"|", PREC_BIT}, {"<", PREC_REL}, {"<=", PREC_REL}, {">", PREC_REL}, {">=", PREC_REL},
-    {"=", PREC_EQ}, {"==", PREC_EQ}, {"!=", PREC_EQ}, {"<>", PREC_EQ},
-  };
   fe_token *t = fe_cur(p), *t1 = fe_peek(p, 1);
   *o = (opinfo){.kind = OP_BIN, .prec = PREC_EQ, .ntoks = 1};
-  if (t->kind == TK_PUNCT) {
-    for (size_t i = 0; i < sizeof puncts / sizeof puncts[0]; i++) {
-      if (strcmp(t->text, puncts[i].s) != 0) continue;
-      o->op = puncts[i].s;
-      o->prec = puncts[i].prec;
-      return true;
-    }
-    return false;
-  }
-  if (t->kind != TK_IDENT) return false;
-  if (fe_tok_is_kw(t, "COLLATE")) return o->kind = OP_COLLATE, o->prec = PREC_COLLATE, true;
-  if (fe_tok_is_kw(t, "OR")) return o->op = "OR", o->prec = PREC_OR, true;
-  if (fe_tok_is_kw(t, "AND")) return o->op = "AND", o->prec = PREC_AND, true;
-  if (fe_tok_is_kw(t, "LIKE")) return o->op = "LIKE", true;
-  if (fe_tok_is_kw(t, "GLOB")) return o->op = "GLOB", true;
-  if (fe_tok_is_kw(t, "IN")) return o->kind = OP_IN, true;
-  if (fe_tok_is_kw(t, "BETWEEN")) return o->kind = OP_BETWEEN, true;
-  if (fe_tok_is_kw(t, "ISNULL")) return o->kind = OP_ISNULL, true;
-  if (fe_tok_is_kw(t, "NOTNULL")) return o->kind = OP_ISNULL, o->negated = true, true;
-  if (fe_tok_is_kw(t, "IS")) {
+  if (t->kind != TK_PUNCT && t->kind != TK_IDENT) return false;
+  if (t->kind == TK_IDENT && fe_tok_is_kw(t, "IS")) {
     /* `IS [NOT] NULL` is IS with a NULL operand, as in SQLite's grammar:
      * `x IS NOT NULL || 'a'` is `x IS NOT (NULL || 'a')`. The binder
      * makes `x IS NULL` an ISNULL test. */
@@ -111,22 +105,38 @@ static bool match_op(fe_parser *p, opinfo *o) {
     fe_token *n = fe_peek(p, neg ? 2 : 1);
     if (fe_tok_is_kw(n, "DISTINCT") && fe_tok_is_kw(fe_peek(p, neg ? 3 : 2), "FROM")) {
       /* IS DISTINCT FROM is IS NOT; IS NOT DISTINCT FROM is IS. */
-      o->op = neg ? "IS" : "IS NOT";
+      o->op = neg ? FO_IS : FO_ISNOT;
       o->ntoks = neg ? 4 : 3;
       return true;
     }
-    o->op = neg ? "IS NOT" : "IS";
+    o->op = neg ? FO_ISNOT : FO_IS;
     o->ntoks = neg ? 2 : 1;
     return true;
   }
+  for (size_t i = 0; i < sizeof k_binops / sizeof k_binops[0]; i++) {
+    const struct binop *b = &k_binops[i];
+    if (b->prec == PREC_NONE) continue;
+    bool word = is_word(b->s);
+    if (word ? t->kind != TK_IDENT || !fe_tok_is_kw(t, b->s) : t->kind != TK_PUNCT || strcmp(t->text, b->s))
+      continue;
+    o->op = b->op;
+    o->prec = b->prec;
+    return true;
+  }
+  if (t->kind != TK_IDENT) return false;
+  if (fe_tok_is_kw(t, "COLLATE")) return o->kind = OP_COLLATE, o->prec = PREC_COLLATE, true;
+  if (fe_tok_is_kw(t, "IN")) return o->kind = OP_IN, true;
+  if (fe_tok_is_kw(t, "BETWEEN")) return o->kind = OP_BETWEEN, true;
+  if (fe_tok_is_kw(t, "ISNULL")) return o->kind = OP_ISNULL, true;
+  if (fe_tok_is_kw(t, "NOTNULL")) return o->kind = OP_ISNULL, o->negated = true, true;
   if (fe_tok_is_kw(t, "NOT")) {
     o->negated = true;
     o->ntoks = 2;
     if (fe_tok_is_kw(t1, "NULL")) return o->kind = OP_ISNULL, true;
     if (fe_tok_is_kw(t1, "IN")) return o->kind = OP_IN, true;
     if (fe_tok_is_kw(t1, "BETWEEN")) return o->kind = OP_BETWEEN, true;
-    if (fe_tok_is_kw(t1, "LIKE")) return o->op = "NOT LIKE", true;
-    if (fe_tok_is_kw(t1, "GLOB")) return o->op = "NOT GLOB", true;
+    if (fe_tok_is_kw(t1, "LIKE")) return o->op = FO_LIKE, true;
+    if (fe_tok_is_kw(t1, "GLOB")) return o->op = FO_GLOB, true;
   }
   return false;
 }
@@ -158,7 +168,8 @@ static fe_expr *apply_op(fe_parser *p, fe_expr *left, const opinfo *o) {
     if (!right) return NULL;
     e = mk(p, AX_BINARY, left->pos);
     e->op = o->op;
-    bool like = strstr(o->op, "LIKE") || strstr(o->op, "GLOB");
+    e->negated = o->negated;
+    bool like = o->op == FO_LIKE || o->op == FO_GLOB;
     if (like && fe_accept_kw(p, "ESCAPE")) {
       fe_expr *esc = parse_binary(p, o->prec + 1);
       if (!esc) return NULL;
@@ -386,7 +397,7 @@ static fe_expr *parse_unary(fe_parser *p) {
   fe_leave(p);
   if (!x) return NULL;
   fe_expr *e = mk(p, AX_UNARY, t->pos);
-  e->op = not ? "NOT" : fe_tok_is_punct(t, "-") ? "-" : fe_tok_is_punct(t, "+") ? "+" : "~";
+  e->op = not ? FO_NOT : fe_tok_is_punct(t, "-") ? FO_NEG : fe_tok_is_punct(t, "+") ? FO_PLUS : FO_BITNOT;
   set_args(p, e, 1, x, NULL, NULL);
   return finish(p, e);
 }

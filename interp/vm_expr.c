@@ -931,7 +931,7 @@ vm_vec *vm_eval(vm *m, const ir_expr *e, const vm_set *set) {
   case IX_TRIM:
   case IX_LTRIM:
   case IX_RTRIM: return vm_eval_strfn(m, e, set);
-  default: break;
+  case IX__COUNT: break;
   }
   return vm_fail(m, "unexpected expression");
 }

@@ -292,41 +292,42 @@ static ir_expr *negate(ir_binder *b, ir_expr *e, int pos) {
   return n;
 }
 
+/* fe_op and ir_exkind are the same list (ast.h). */
+_Static_assert((int)FO_RTRIM == (int)IX_RTRIM && (int)FO_PLUS == (int)IX__COUNT,
+               "fe_op and ir_exkind are expanded from exprs.def alike");
+
 static ir_expr *bind_binary(ir_binder *b, const fe_expr *x) {
-  const char *op = x->op;
+  ir_exkind k = (ir_exkind)x->op;
+  const char *op = x->op == FO_PLUS ? "+" : ir_ex_names[k];
   ir_expr *a = ir_bind_expr(b, x->args[0]);
   if (!a) return NULL;
   ir_expr *c = ir_bind_expr(b, x->args[1]);
   if (!c) return NULL;
   int pos = x->pos, oppos = x->oppos;
-  if (!strcmp(op, "AND") || !strcmp(op, "OR")) {
+  switch (x->op) {
+  case FO_AND:
+  case FO_OR:
     a = as_bool(b, a);
     c = a ? as_bool(b, c) : NULL;
     if (!c) return NULL;
-    return mk2(b, op[0] == 'A' ? IX_AND : IX_OR, RT_BOOL, a, c, pos);
+    return mk2(b, k, RT_BOOL, a, c, pos);
+  case FO_EQ: case FO_NE: case FO_LT: case FO_LE: case FO_GT: case FO_GE: case FO_IS:
+  case FO_ISNOT:
+    return bind_cmp(b, k, a, c, pos, oppos, ir_cmp_collation(x->args[0], x->args[1]));
+  case FO_ADD: case FO_SUB: case FO_MUL: case FO_DIV: case FO_MOD:
+    return bind_arith(b, k, op, a, c, pos, oppos);
+  case FO_BITAND: case FO_BITOR: case FO_SHL: case FO_SHR: return bind_bits(b, k, op, a, c, pos);
+  case FO_CONCAT: return bind_concat(b, a, c, pos);
+  case FO_LIKE:
+  case FO_GLOB:
+    return ir_bind_like(b, x->op == FO_GLOB, x->negated, a, c, x->nargs > 2 ? x->args[2] : NULL, pos);
+  case FO_CONST: case FO_COL: case FO_PARAM: case FO_TOF64: case FO_NEG: case FO_BITNOT:
+  case FO_NOT: case FO_ISNULL: case FO_NOTNULL: case FO_IN: case FO_CASE: case FO_COALESCE:
+  case FO_NULLIF: case FO_MIN: case FO_MAX: case FO_ABS: case FO_TOINT: case FO_TOSTR:
+  case FO_STRTOF64: case FO_LENGTH: case FO_LOWER: case FO_UPPER: case FO_SUBSTR: case FO_INSTR:
+  case FO_TRIM: case FO_LTRIM: case FO_RTRIM: case FO_PLUS:
+    break;   /* not a binary operator */
   }
-  static const struct { const char *op; ir_exkind k; } cmps[] = {
-      {"=", IX_EQ},  {"==", IX_EQ}, {"!=", IX_NE}, {"<>", IX_NE},  {"<", IX_LT},
-      {"<=", IX_LE}, {">", IX_GT},  {">=", IX_GE}, {"IS", IX_IS}, {"IS NOT", IX_ISNOT},
-  };
-  for (size_t i = 0; i < sizeof cmps / sizeof cmps[0]; i++)
-    if (!strcmp(op, cmps[i].op))
-      return bind_cmp(b, cmps[i].k, a, c, pos, oppos, ir_cmp_collation(x->args[0], x->args[1]));
-  static const struct { const char *op; ir_exkind k; } ariths[] = {
-      {"+", IX_ADD}, {"-", IX_SUB}, {"*", IX_MUL}, {"/", IX_DIV}, {"%", IX_MOD},
-  };
-  for (size_t i = 0; i < sizeof ariths / sizeof ariths[0]; i++)
-    if (!strcmp(op, ariths[i].op)) return bind_arith(b, ariths[i].k, op, a, c, pos, oppos);
-  static const struct { const char *op; ir_exkind k; } bits[] = {
-      {"&", IX_BITAND}, {"|", IX_BITOR}, {"<<", IX_SHL}, {">>", IX_SHR},
-  };
-  for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
-    if (!strcmp(op, bits[i].op)) return bind_bits(b, bits[i].k, op, a, c, pos);
-  if (!strcmp(op, "||")) return bind_concat(b, a, c, pos);
-  bool neg = !strncmp(op, "NOT ", 4);
-  const char *base = neg ? op + 4 : op;
-  if (!strcmp(base, "LIKE") || !strcmp(base, "GLOB"))
-    return ir_bind_like(b, base[0] == 'G', neg, a, c, x->nargs > 2 ? x->args[2] : NULL, pos);
   ir_fail(b, oppos, "unknown operator '%s'", op);
   return NULL;
 }
@@ -334,19 +335,17 @@ static ir_expr *bind_binary(ir_binder *b, const fe_expr *x) {
 static ir_expr *bind_unary(ir_binder *b, const fe_expr *x) {
   ir_expr *a = ir_bind_expr(b, x->args[0]);
   if (!a) return NULL;
-  const char *op = x->op;
-  if (!strcmp(op, "NOT")) {
+  switch (x->op) {
+  case FO_NOT:
     a = as_bool(b, a);
     return a ? mk1(b, IX_NOT, RT_BOOL, a, x->pos) : NULL;
-  }
-  if (!strcmp(op, "+")) {
+  case FO_PLUS:
     if (classof(a->type) == CL_STR) {
       ir_fail(b, x->oppos, "expected a number after '+', but got a string");
       return NULL;
     }
     return a;
-  }
-  if (!strcmp(op, "-")) {
+  case FO_NEG:
     switch (classof(a->type)) {
     case CL_NULL: return bare_null(b, x->pos);
     case CL_STR: ir_fail(b, x->oppos, "expected a number after '-', but got a string"); return NULL;
@@ -360,13 +359,21 @@ static ir_expr *bind_unary(ir_binder *b, const fe_expr *x) {
         return const_int(b, -a->ival, RT_I64, x->pos);
       return mk1(b, IX_NEG, RT_I64, a, x->pos);
     }
-  }
-  if (!strcmp(op, "~")) {
+  case FO_BITNOT:
     if (a->type == RT_NULLT) return bare_null(b, x->pos);
     a = to_int(b, a, "~");
     return a ? mk1(b, IX_BITNOT, RT_I64, a, x->pos) : NULL;
+  case FO_CONST: case FO_COL: case FO_PARAM: case FO_TOF64: case FO_ADD: case FO_SUB:
+  case FO_MUL: case FO_DIV: case FO_MOD: case FO_BITAND: case FO_BITOR: case FO_SHL: case FO_SHR:
+  case FO_CONCAT: case FO_EQ: case FO_NE: case FO_LT: case FO_LE: case FO_GT: case FO_GE:
+  case FO_IS: case FO_ISNOT: case FO_AND: case FO_OR: case FO_ISNULL: case FO_NOTNULL: case FO_IN:
+  case FO_LIKE: case FO_GLOB: case FO_CASE: case FO_COALESCE: case FO_NULLIF: case FO_MIN:
+  case FO_MAX: case FO_ABS: case FO_TOINT: case FO_TOSTR: case FO_STRTOF64: case FO_LENGTH:
+  case FO_LOWER: case FO_UPPER: case FO_SUBSTR: case FO_INSTR: case FO_TRIM: case FO_LTRIM:
+  case FO_RTRIM:
+    break;   /* not a unary operator */
   }
-  ir_fail(b, x->oppos, "unknown operator '%s'", op);
+  ir_fail(b, x->oppos, "unknown operator");
   return NULL;
 }
 

@@ -46,7 +46,7 @@ ir_coll ir_collation(const fe_expr *x) {
   case AX_COLLATE: return coll_named(x->str);
   case AX_UNARY: case AX_CAST: case AX_ISNULL: left = x->args[0]; break;
   case AX_BINARY:
-    if (x->nargs > 2 || strstr(x->op, "LIKE") || strstr(x->op, "GLOB")) {
+    if (x->nargs > 2 || x->op == FO_LIKE || x->op == FO_GLOB) {
       /* like(pattern, x [, escape]) in SQLite: an argument list */
       ir_coll c = ir_collation(x->args[1]);
       if (!c) c = ir_collation(x->args[0]);

@@ -35,7 +35,25 @@ const signed char ir_op_arities[IR__COUNT] = {
 };
 
 const char *const ir_ex_names[IX__COUNT] = {
-#define EX(name, str, nargs) str,
+#define EX(name, str, arity, form, prec, nulls) str,
+#include "exprs.def"
+#undef EX
+};
+
+const ir_exform ir_ex_forms[IX__COUNT] = {
+#define EX(name, str, arity, form, prec, nulls) IR_FORM_##form,
+#include "exprs.def"
+#undef EX
+};
+
+const ir_exnulls ir_ex_nullss[IX__COUNT] = {
+#define EX(name, str, arity, form, prec, nulls) IR_NULLS_##nulls,
+#include "exprs.def"
+#undef EX
+};
+
+const signed char ir_ex_arities[IX__COUNT] = {
+#define EX(name, str, arity, form, prec, nulls) arity,
 #include "exprs.def"
 #undef EX
 };

@@ -44,8 +44,15 @@ typedef enum ir_opkind {
   IR__COUNT
 } ir_opkind;
 
+/* The FORM and NULLS columns of exprs.def (read them there). */
+typedef enum ir_exform {
+  IR_FORM_LEAF, IR_FORM_PREFIX, IR_FORM_INFIX, IR_FORM_POSTFIX, IR_FORM_LIST, IR_FORM_CASE,
+  IR_FORM_CALL,
+} ir_exform;
+typedef enum ir_exnulls { IR_NULLS_STRICT, IR_NULLS_NEVER, IR_NULLS_LOGIC, IR_NULLS_OWN } ir_exnulls;
+
 typedef enum ir_exkind {
-#define EX(name, str, nargs) IX_##name,
+#define EX(name, str, arity, form, prec, nulls) IX_##name,
 #include "exprs.def"
 #undef EX
   IX__COUNT
@@ -56,6 +63,9 @@ extern const char *const ir_ex_names[IX__COUNT];
 extern const ir_oprole ir_op_roles[IR__COUNT];
 extern const unsigned ir_op_flags[IR__COUNT];
 extern const signed char ir_op_arities[IR__COUNT];
+extern const ir_exform ir_ex_forms[IX__COUNT];
+extern const ir_exnulls ir_ex_nullss[IX__COUNT];
+extern const signed char ir_ex_arities[IX__COUNT];
 
 static inline ir_oprole ir_op_role(ir_opkind k) { return ir_op_roles[k]; }
 static inline bool ir_op_has(ir_opkind k, unsigned flag) { return (ir_op_flags[k] & flag) != 0; }

@@ -119,19 +119,9 @@ static void put_aggs(const ir_plan *p, const ir_op *op, const char *lead, rt_buf
   }
 }
 
-static bool is_infix(ir_exkind k) {
-  switch (k) {
-  case IX_ADD: case IX_SUB: case IX_MUL: case IX_DIV: case IX_MOD: case IX_BITAND:
-  case IX_BITOR: case IX_SHL: case IX_SHR: case IX_CONCAT: case IX_EQ: case IX_NE:
-  case IX_LT: case IX_LE: case IX_GT: case IX_GE: case IX_IS: case IX_ISNOT: case IX_AND:
-  case IX_OR: case IX_LIKE: case IX_GLOB: case IX_IN: case IX_ISNULL: case IX_NOTNULL:
-    return true;
-  default: return false;
-  }
-}
-
 static void put_sub(const ir_plan *p, const ir_expr *e, rt_buf *out) {
-  bool paren = is_infix(e->kind);
+  ir_exform f = ir_ex_forms[e->kind];
+  bool paren = f == IR_FORM_INFIX || f == IR_FORM_POSTFIX || f == IR_FORM_LIST;
   if (paren) rt_buf_printf(out, "(");
   ir_print_expr(p, e, out);
   if (paren) rt_buf_printf(out, ")");
@@ -175,34 +165,58 @@ static void put_const(const ir_plan *p, const ir_expr *e, rt_buf *out) {
   }
 }
 
-void ir_print_expr(const ir_plan *p, const ir_expr *e, rt_buf *out) {
-  switch (e->kind) {
-  case IX_CONST: put_const(p, e, out); return;
-  case IX_COL: put_col(p, e->col, out); return;
-  case IX_PARAM: {
+static void put_leaf(const ir_plan *p, const ir_expr *e, rt_buf *out) {
+  if (e->kind == IX_CONST) {
+    put_const(p, e, out);
+  } else if (e->kind == IX_COL) {
+    put_col(p, e->col, out);
+  } else {
     const char *name = e->param >= 1 && e->param <= p->nparams ? p->params[e->param - 1].name : NULL;
     if (name) rt_buf_printf(out, "%s", name);
     else rt_buf_printf(out, "?%d", e->param);
-    return;
   }
-  case IX_NEG: rt_buf_printf(out, "-"); put_sub(p, e->args[0], out); return;
-  case IX_BITNOT: rt_buf_printf(out, "~"); put_sub(p, e->args[0], out); return;
-  case IX_NOT: rt_buf_printf(out, "NOT "); put_sub(p, e->args[0], out); return;
-  case IX_ISNULL:
-  case IX_NOTNULL:
+}
+
+static void put_call(const ir_plan *p, const ir_expr *e, rt_buf *out) {
+  rt_buf_printf(out, "%s(", ir_ex_names[e->kind]);
+  for (int i = 0; i < e->nargs; i++) {
+    if (i) rt_buf_printf(out, ", ");
+    ir_print_expr(p, e->args[i], out);
+  }
+  rt_buf_printf(out, ")");
+}
+
+/* By the node's FORM (exprs.def): the spelling column is the operator, the
+ * postfix test or the function name. */
+void ir_print_expr(const ir_plan *p, const ir_expr *e, rt_buf *out) {
+  const char *sp = ir_ex_names[e->kind];
+  switch (ir_ex_forms[e->kind]) {
+  case IR_FORM_LEAF: put_leaf(p, e, out); return;
+  case IR_FORM_PREFIX:
+    rt_buf_printf(out, "%s%s", sp, sp[0] >= 'A' && sp[0] <= 'Z' ? " " : "");   /* NOT x, -x */
     put_sub(p, e->args[0], out);
-    rt_buf_printf(out, e->kind == IX_ISNULL ? " IS NULL" : " IS NOT NULL");
     return;
-  case IX_IN:
+  case IR_FORM_POSTFIX:
     put_sub(p, e->args[0], out);
-    rt_buf_printf(out, " IN (");
+    rt_buf_printf(out, "%s", sp);
+    return;
+  case IR_FORM_INFIX:
+    if (e->nargs != 2) break;
+    put_sub(p, e->args[0], out);
+    rt_buf_printf(out, " %s ", sp);
+    put_sub(p, e->args[1], out);
+    if (e->kind == IX_LIKE && e->ival) rt_buf_printf(out, " ESCAPE U+%04X", (unsigned)e->ival);
+    return;
+  case IR_FORM_LIST:
+    put_sub(p, e->args[0], out);
+    rt_buf_printf(out, " %s (", sp);
     for (int i = 1; i < e->nargs; i++) {
       if (i > 1) rt_buf_printf(out, ", ");
       ir_print_expr(p, e->args[i], out);
     }
     rt_buf_printf(out, ")");
     return;
-  case IX_CASE:
+  case IR_FORM_CASE:
     rt_buf_printf(out, "CASE");
     for (int i = 0; i + 1 < e->nargs; i += 2) {
       rt_buf_printf(out, " WHEN ");
@@ -214,31 +228,9 @@ void ir_print_expr(const ir_plan *p, const ir_expr *e, rt_buf *out) {
     ir_print_expr(p, e->args[e->nargs - 1], out);
     rt_buf_printf(out, " END");
     return;
-  default: break;
+  case IR_FORM_CALL: break;
   }
-  if (is_infix(e->kind) && e->nargs == 2) {
-    const char *op = ir_ex_names[e->kind];
-    switch (e->kind) {
-    case IX_IS: op = "IS"; break;
-    case IX_ISNOT: op = "IS NOT"; break;
-    case IX_AND: op = "AND"; break;
-    case IX_OR: op = "OR"; break;
-    case IX_LIKE: op = "LIKE"; break;
-    case IX_GLOB: op = "GLOB"; break;
-    default: break;
-    }
-    put_sub(p, e->args[0], out);
-    rt_buf_printf(out, " %s ", op);
-    put_sub(p, e->args[1], out);
-    if (e->kind == IX_LIKE && e->ival) rt_buf_printf(out, " ESCAPE U+%04X", (unsigned)e->ival);
-    return;
-  }
-  rt_buf_printf(out, "%s(", ir_ex_names[e->kind]);
-  for (int i = 0; i < e->nargs; i++) {
-    if (i) rt_buf_printf(out, ", ");
-    ir_print_expr(p, e->args[i], out);
-  }
-  rt_buf_printf(out, ")");
+  put_call(p, e, out);
 }
 
 static const char *const k_ijrels[] = {"OVERLAPPING BOUNDS", "COVERING BEGIN", "COVERING END",

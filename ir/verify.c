@@ -47,6 +47,13 @@ static int check_expr(vctx *v, const ir_expr *e) {
   if (e->type == RT_NULLT) return bad(v, e, "untyped NULL");
   for (int i = 0; i < e->nargs; i++)
     if (!check_expr(v, e->args[i])) return 0;
+  int arity = ir_ex_arities[e->kind];
+  if (arity >= 0 && e->nargs != arity) return bad(v, e, "wrong number of arguments");
+  /* exprs.def NULLS: a STRICT or three-valued node is NULL when an argument
+   * is (or can be); a backend skips NULL tests where nullable is false. */
+  if (!e->nullable && (ir_ex_nullss[e->kind] == IR_NULLS_STRICT || ir_ex_nullss[e->kind] == IR_NULLS_LOGIC))
+    for (int i = 0; i < e->nargs; i++)
+      if (e->args[i]->nullable) return bad(v, e, "not nullable, but an argument is");
   vcls r = vclass(e->type);
   vcls a0 = e->nargs > 0 ? vclass(e->args[0]->type) : V_BAD;
   vcls a1 = e->nargs > 1 ? vclass(e->args[1]->type) : V_BAD;

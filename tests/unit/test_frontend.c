@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "frontend/ast.h"
+#include "ir/plan.h"
 
 static rt_arena g_arena;
 
@@ -94,7 +95,9 @@ static void sx_rec(const fe_expr *e, char *buf, size_t cap) {
     break;
   case AX_UNARY:
   case AX_BINARY:
-    sx_append(buf, cap, "(%s", e->op);
+    /* the operator's spelling in exprs.def (fe_op is ir_exkind) */
+    sx_append(buf, cap, "(%s%s", e->negated ? "NOT " : "",
+              e->op == FO_PLUS ? "+" : ir_ex_names[e->op]);
     sx_args(e, buf, cap);
     sx_append(buf, cap, ")");
     break;
@@ -544,7 +547,7 @@ static void test_precedence(void **state) {
   assert_string_equal(where_sx("a LIKE 'x%' AND b NOT GLOB 'y*' AND c NOT LIKE d AND e GLOB f"),
                       "(AND (AND (AND (LIKE a 'x%') (NOT GLOB b 'y*')) (NOT LIKE c d)) (GLOB e f))");
   assert_string_equal(where_sx("(a OR b) AND c"), "(AND (OR a b) c)");
-  assert_string_equal(where_sx("a == b != c <> d"), "(<> (!= (== a b) c) d)");
+  assert_string_equal(where_sx("a == b != c <> d"), "(!= (!= (= a b) c) d)");
   assert_string_equal(where_sx("1 = NOT 0"), "(= 1 (NOT 0))");
   assert_string_equal(where_sx("a % b / c"), "(/ (% a b) c)");
   /* COLLATE is postfix, tighter than || and looser than unary operators. */
