@@ -373,6 +373,10 @@ static void iv_add_stats(rt_isect_stats *t, const rt_isect_stats *st) {
   t->partitions += st->partitions;
   t->part_disjoint += st->part_disjoint;
   t->part_narrow += st->part_narrow;
+  t->part_stream += st->part_stream;
+  t->part_capped += st->part_capped;
+  t->stream_events += st->stream_events;
+  t->stream_skips += st->stream_skips;
   t->step_sweep += st->step_sweep;
   t->step_bsearch += st->step_bsearch;
   t->step_tree += st->step_tree;

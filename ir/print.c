@@ -255,8 +255,9 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
   case IR_ISECT:
     rt_buf_printf(out, "interval intersection of ");
     put_rels(p, op, out);
-    rt_buf_printf(out, "; path decided at run time per partition: all-disjoint sweep or pairwise "
-                       "narrowing (linear sweep, binary search or interval tree per step) -> ");
+    rt_buf_printf(out, "; path decided at run time per partition: all-disjoint sweep, streaming "
+                       "sweep, or pairwise narrowing (linear sweep, binary search or interval tree "
+                       "per step; streams past a cap) -> ");
     break;
   case IR_FLATTEN: {
     rt_buf_printf(out, "interval flatten ");

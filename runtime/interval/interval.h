@@ -188,10 +188,14 @@ typedef struct rt_isect_stats {
   uint64_t lanes_sorted;   /* operand partitions that needed a sort */
   uint64_t partitions;     /* present in every operand */
   uint64_t part_disjoint;  /* ran the all-disjoint multi-way sweep */
-  uint64_t part_narrow;    /* ran pairwise narrowing */
+  uint64_t part_narrow;    /* served by pairwise narrowing */
+  uint64_t part_stream;    /* served by the streaming sweep (isect_sweep.c) */
+  uint64_t part_capped;    /* … of those: narrowing gave up at the cap */
   uint64_t step_sweep;     /* narrowing steps by linear sweep */
   uint64_t step_bsearch;   /* … by binary search into a disjoint operand */
   uint64_t step_tree;      /* … by max-end tree into an overlapping operand */
+  uint64_t stream_events;  /* starts the streaming sweep visited */
+  uint64_t stream_skips;   /* … and its jumps over idle stretches */
   uint64_t regions;
 } rt_isect_stats;
 
@@ -216,6 +220,18 @@ rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect
                          rt_err *err);
 int64_t rt_isect_next(rt_isect *it, rt_isect_out *out, size_t max);
 void rt_isect_end(rt_isect *it);
+
+/* Paths within a partition whose operands are not all disjoint: two
+ * operands that narrowing would sweep (comparable sizes) stream (the
+ * streaming sweep, isect_sweep.c: regions made in output order, a slice
+ * at a time); otherwise pairwise narrowing runs, which holds the
+ * partition's regions, and gives up for the streaming sweep once a step
+ * would hold more than RT_ISECT_NARROW_CAP of them. So the memory of a
+ * partition is bounded by its rows, not its regions. Tests set another
+ * cap (0: every such partition that has a region streams) before the
+ * first rt_isect_next. */
+#define RT_ISECT_NARROW_CAP ((size_t)1 << 16)
+void rt_isect_set_narrow_cap(rt_isect *it, size_t cap);
 
 /* ---- INTERVAL FLATTEN (flatten.c) ------------------------------------------- */
 

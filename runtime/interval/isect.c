@@ -17,12 +17,18 @@
  *    disjoint operand, or through a max-end tree into an operand that
  *    overlaps itself (the last two when candidates are few against a big
  *    operand). The sweep keeps an active list per side, so it stays linear
- *    in input + output even when both sides overlap themselves.
+ *    in input + output even when both sides overlap themselves. Narrowing
+ *    holds the partition's regions, so it gives up once a step would hold
+ *    more than the cap (RT_ISECT_NARROW_CAP), and two operands of
+ *    comparable size, which narrowing would sweep, do not narrow at all:
+ *    both stream (isect_sweep.c), making the regions in output order a
+ *    slice at a time in memory bounded by the partition's rows.
  *
  * 3. Serve: rt_isect_next resumes where the last slice stopped (inside a
- *    partition's sweep, or part way through a narrowed partition's
- *    regions), so a caller can take a batch at a time and the regions of
- *    all partitions never exist at once; rt_isect_run collects them all.
+ *    partition's multi-way or streaming sweep, or part way through a
+ *    narrowed partition's regions), so a caller can take a batch at a time
+ *    and no partition's regions need to exist at once; rt_isect_run
+ *    collects them all.
  *
  * Bounds are kept doubled (start 2ts; end 2(ts+dur), or 2ts+1 for a
  * point), which makes a point a half-open interval of its own: then "meet"
@@ -35,6 +41,7 @@
 
 #include "interval.h"
 #include "runtime/budget.h"
+#include "isect_sweep.h"
 
 typedef struct opnd {
   uint32_t nl;             /* lanes known when this operand was read */
@@ -71,13 +78,14 @@ typedef struct ctx {
   size_t kacap, kbcap, ibcap;
   uint32_t *act_a, *act_b;
   size_t capa, capb;
+  size_t narrow_cap;       /* regions a narrowing step may hold */
 } ctx;
 
 static int oom(ctx *c) { return rt_errorf(c->err, -1, "%s: out of memory", c->stage); }
 
 /* ---- output ------------------------------------------------------------------ */
 
-static bool out_reserve(rt_isect_out *o, size_t need) {
+bool rt_isect_reserve(rt_isect_out *o, size_t need) {
   if (need <= o->cap) return true;
   size_t cap = o->cap;
   size_t c2 = cap;
@@ -266,7 +274,7 @@ static inline size_t lane_n(const opnd *o, uint32_t l) { return o->off[l + 1] - 
 /* Where an iterator stands: looking for the next partition, inside a
  * partition's multi-way sweep (positions p[]), or serving a narrowed
  * partition's regions (cur through perm, from pos). */
-enum { AT_NEXT, AT_SWEEP, AT_SERVE, AT_END };
+enum { AT_NEXT, AT_SWEEP, AT_SERVE, AT_STREAM, AT_END };
 
 struct rt_isect {
   ctx c;
@@ -276,6 +284,7 @@ struct rt_isect {
   int jmin;
   size_t *p, *hi;          /* k each: sweep positions and lane ends */
   size_t pos;              /* AT_SERVE: next region of cur */
+  rt_isweep *sw;           /* AT_STREAM: the partition's streaming sweep */
   rt_isect_stats dummy;
 };
 
@@ -306,7 +315,7 @@ static int sweep_disjoint(rt_isect *it, size_t limit) {
       uint64_t S = s0[p0] > s1[p1] ? s0[p0] : s1[p1];
       uint64_t a = e0[p0], b = e1[p1], E = a < b ? a : b;
       if (S < E) {
-        if (out->n == out->cap && !out_reserve(out, out->n + 1)) return oom(c);
+        if (out->n == out->cap && !rt_isect_reserve(out, out->n + 1)) return oom(c);
         put_region(out, S, E);
         put_rows2(out, ops, p0, p1);
         out->n++;
@@ -329,7 +338,7 @@ static int sweep_disjoint(rt_isect *it, size_t limit) {
       if (ops[j].e[p[j]] < E) E = ops[j].e[p[j]];
     }
     if (S < E) {
-      if (out->n == out->cap && !out_reserve(out, out->n + 1)) return oom(c);
+      if (out->n == out->cap && !rt_isect_reserve(out, out->n + 1)) return oom(c);
       put_region(out, S, E);
       for (int j = 0; j < k; j++) out->rows[j][out->n] = ops[j].row[p[j]];
       out->n++;
@@ -358,13 +367,15 @@ typedef struct step {
   int ninc;
   size_t ci;               /* candidate of a tree query */
   bool failed;
+  bool capped;             /* gave up: more regions than c->narrow_cap */
 } step;
 
 /* Appends the region of candidate ci and item x of the new operand. */
 static bool emit(step *st, size_t ci, size_t x) {
   cands *n = st->nxt;
   int k = st->c->k;
-  if (n->n == n->cap && !cands_reserve(n, k, n->n + 1)) {
+  if (n->n >= st->c->narrow_cap) st->capped = true;
+  if (st->capped || (n->n == n->cap && !cands_reserve(n, k, n->n + 1))) {
     st->failed = true;
     return false;
   }
@@ -378,10 +389,16 @@ static bool emit(step *st, size_t ci, size_t x) {
 }
 
 /* Makes room for `more` regions after nxt's current ones and returns false
- * when out of memory; the sweep reserves once per event, for every region
- * the event can yield, so its inner loops store without checks. */
+ * when out of memory or past the cap (st->capped); the sweep reserves
+ * once per event, for every region the event can yield, so its inner
+ * loops store without checks (and passes the cap by at most one event's
+ * regions, no more than the operands' rows). */
 static inline bool room(step *st, size_t more) {
   cands *n = st->nxt;
+  if (n->n > st->c->narrow_cap) {
+    st->capped = true;
+    return false;
+  }
   return n->n + more <= n->cap || cands_reserve(n, st->c->k, n->n + more);
 }
 
@@ -748,17 +765,35 @@ static bool sort_cands_by_start(ctx *c, const int *inc, int ninc) {
   return true;
 }
 
-static int narrow(ctx *c, uint32_t l) {
+/* order[] = the operands by their interval count in lane l (insertion
+ * sort: k is small; stable), the order narrowing adds them in. */
+static void by_count(const ctx *c, uint32_t l, int *order) {
   int k = c->k;
-  int order[k];
   for (int j = 0; j < k; j++) order[j] = j;
-  /* Operands by interval count (insertion sort: k is small; stable). */
   for (int a = 1; a < k; a++) {
     int x = order[a], b = a;
     for (; b > 0 && lane_n(&c->ops[order[b - 1]], l) > lane_n(&c->ops[x], l); b--)
       order[b] = order[b - 1];
     order[b] = x;
   }
+}
+
+/* Whether ncand candidates search an operand of nb items one by one
+ * (binary search or tree) rather than sweep it: per-candidate searches
+ * pay about log2(nb) each, a sweep pays nb. */
+static bool few_against(size_t ncand, size_t nb) {
+  size_t lg = 1;
+  while (((size_t)1 << lg) < nb) lg++;
+  return ncand * (lg + 1) * 2 < nb;
+}
+
+/* Narrows partition l into cur. Returns 1, 0 on error, -1 when a step
+ * would hold more than c->narrow_cap regions (the partition then
+ * streams instead). */
+static int narrow(ctx *c, uint32_t l) {
+  int k = c->k;
+  int order[k];
+  by_count(c, l, order);
   const opnd *seed = &c->ops[order[0]];
   size_t n0 = lane_n(seed, l), lo0 = lane_lo(seed, l);
   cands *cu = c->cur;
@@ -774,10 +809,7 @@ static int narrow(ctx *c, uint32_t l) {
     step st = {.c = c, .cur = c->cur, .nxt = c->nxt, .jb = order[q], .bs = o->s + lob,
                .be = o->e + lob, .brow = o->row + lob, .inc = order, .ninc = q};
     st.nxt->n = 0;
-    /* Per-candidate searches pay about log2(nb) each; a sweep pays nb. */
-    size_t lg = 1;
-    while (((size_t)1 << lg) < nb) lg++;
-    bool few = c->cur->n * (lg + 1) * 2 < nb;
+    bool few = few_against(c->cur->n, nb);
     bool ok;
     if (few && !o->overlaps[l]) {
       c->st->step_bsearch++;
@@ -798,7 +830,7 @@ static int narrow(ctx *c, uint32_t l) {
       ok = narrow_sweep(&st, nb);
       by_start = true;
     }
-    if (!ok) return oom(c);
+    if (!ok) return st.capped ? -1 : oom(c);
     cands *x = c->cur;
     c->cur = c->nxt;
     c->nxt = x;
@@ -815,7 +847,7 @@ static int serve_narrowed(rt_isect *it, size_t limit) {
   rt_isect_out *out = c->out;
   size_t room = limit - out->n, left = cu->n - it->pos;
   size_t m = left < room ? left : room;
-  if (!out_reserve(out, out->n + m)) return oom(c);
+  if (!rt_isect_reserve(out, out->n + m)) return oom(c);
   size_t o = out->n, from = it->pos;
   int64_t *ts = out->ts + o, *dur = out->dur + o;
   if (c->ident) {
@@ -861,6 +893,7 @@ void rt_isect_end(rt_isect *it) {
   rt_mem_free(c->act_b);
   rt_mem_free(it->p);
   rt_mem_free(it->hi);
+  rt_isweep_free(it->sw);
   rt_mem_free(it);
 }
 
@@ -878,7 +911,7 @@ rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect
   if (!stats) stats = &it->dummy;
   memset(stats, 0, sizeof *stats);
   ctx *c = &it->c;
-  *c = (ctx){.k = k, .stage = stage, .err = err, .st = stats};
+  *c = (ctx){.k = k, .stage = stage, .err = err, .st = stats, .narrow_cap = RT_ISECT_NARROW_CAP};
   c->ops = rt_mem_calloc((size_t)k, sizeof *c->ops);
   c->cur = cands_new(k);
   c->nxt = cands_new(k);
@@ -907,6 +940,22 @@ rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect
   return it;
 }
 
+/* Sets up the streaming sweep over partition l. */
+static int start_stream(rt_isect *it, uint32_t l) {
+  ctx *c = &it->c;
+  if (!it->sw && !(it->sw = rt_isweep_new(c->k))) return oom(c);
+  rt_isweep_lane lanes[c->k];
+  for (int j = 0; j < c->k; j++) {
+    const opnd *o = &c->ops[j];
+    size_t lo = lane_lo(o, l);
+    lanes[j] = (rt_isweep_lane){.s = o->s + lo, .e = o->e + lo, .row = o->row + lo,
+                                .n = lane_n(o, l), .overlaps = o->overlaps[l]};
+  }
+  return rt_isweep_start(it->sw, lanes) ? 1 : oom(c);
+}
+
+void rt_isect_set_narrow_cap(rt_isect *it, size_t cap) { it->c.narrow_cap = cap; }
+
 /* Moves to the next partition present in every operand and sets up its
  * sweep, or narrows it whole; AT_END when none is left. */
 static int next_partition(rt_isect *it) {
@@ -931,14 +980,39 @@ static int next_partition(rt_isect *it) {
       it->at = AT_SWEEP;
       return 1;
     }
+    /* Two operands that a narrowing would sweep: the streaming sweep
+     * does the same work without holding the regions. Otherwise narrow,
+     * and stream when the regions pass the cap. */
+    size_t na = lane_n(&c->ops[0], l), nb = lane_n(&c->ops[1], l);
+    int r = -1;
+    if (c->k > 2 || few_against(na < nb ? na : nb, na < nb ? nb : na)) {
+      r = narrow(c, l);
+      if (r == 0) return 0;
+      if (r < 0) c->st->part_capped++;
+    }
+    if (r < 0) {
+      if (!start_stream(it, l)) return 0;
+      c->st->part_stream++;
+      it->at = AT_STREAM;
+      return 1;
+    }
     c->st->part_narrow++;
-    if (!narrow(c, l)) return 0;
     if (c->cur->n == 0) continue;
     it->pos = 0;
     it->at = AT_SERVE;
     return 1;
   }
   it->at = AT_END;
+  return 1;
+}
+
+/* Serves the streaming sweep of the current partition until out holds
+ * `limit` regions or the partition ends. */
+static int serve_stream(rt_isect *it, size_t limit) {
+  int r = rt_isweep_step(it->sw, it->c.out, limit);
+  if (r == RT_ISWEEP_OOM) return oom(&it->c);
+  if (r == RT_ISWEEP_DONE) it->at = AT_NEXT;
+  rt_isweep_counts(it->sw, &it->c.st->stream_events, &it->c.st->stream_skips);
   return 1;
 }
 
@@ -953,10 +1027,11 @@ int64_t rt_isect_next(rt_isect *it, rt_isect_out *out, size_t max) {
   size_t n0 = out->n, limit = max > SIZE_MAX - n0 ? SIZE_MAX : n0 + max;
   /* One reservation covers a batch-sized slice (the sweep grows past it
    * only for large slices). */
-  if (!out_reserve(out, n0 + (max < 65536 ? max : 65536))) return oom(c), -1;
+  if (!rt_isect_reserve(out, n0 + (max < 65536 ? max : 65536))) return oom(c), -1;
   while (out->n < limit && it->at != AT_END) {
     int ok = it->at == AT_NEXT    ? next_partition(it)
              : it->at == AT_SWEEP ? sweep_disjoint(it, limit)
+             : it->at == AT_STREAM ? serve_stream(it, limit)
                                   : serve_narrowed(it, limit);
     if (!ok) return -1;
   }
@@ -976,7 +1051,7 @@ int rt_isect_run(int k, const rt_ivrel *ops, const char *stage, rt_isect_out *ou
   size_t rows = 0;
   for (int j = 0; j < k; j++) rows += it->c.ops[j].off[it->c.ops[j].nl];
   out->rows = rt_mem_calloc((size_t)k, sizeof *out->rows);
-  int ok = out->rows && out_reserve(out, rows + 1) ? 1 : oom(&it->c);
+  int ok = out->rows && rt_isect_reserve(out, rows + 1) ? 1 : oom(&it->c);
   int64_t got = 1;
   while (ok && got > 0) {
     got = rt_isect_next(it, out, SIZE_MAX);

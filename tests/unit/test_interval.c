@@ -196,7 +196,7 @@ static void test_isect_self_overlap(void **state) {
   const int64_t want[][2 + MAXK] = {
       {15, 15, 0, 0}, {15, 5, 1, 0}, {15, 0, 2, 0}, {90, 10, 0, 1}};
   expect_regions(&o, 4, want);
-  assert_int_equal(st.part_narrow, 1);
+  assert_int_equal(st.part_stream, 1);   /* two comparable operands stream */
   assert_int_equal(st.part_disjoint, 0);
   rt_isect_free(&o);
   /* Both sides overlapping themselves. */
@@ -328,6 +328,22 @@ static size_t ref_isect(int k, trel **ops, ref_region **outp) {
       best = np;
     }
   }
+  /* partition position of each row of operand 0: the rank of its key
+   * among the first-seen keys of operand jmin's valid rows */
+  int64_t *part0 = malloc(((size_t)ops[0]->r.n + 1) * sizeof *part0);
+  for (uint32_t i = 0; i < ops[0]->r.n; i++) {
+    part0[i] = -1;
+    int64_t pos = 0;
+    for (uint32_t q = 0; q < ops[jmin]->r.n && part0[i] < 0; q++) {
+      if (!rvalid(ops[jmin], q)) continue;
+      bool first = true;
+      for (uint32_t p = 0; p < q && first; p++)
+        first = !(rvalid(ops[jmin], p) && same_key(ops[jmin], p, ops[jmin], q));
+      if (!first) continue;
+      if (same_key(ops[jmin], q, ops[0], i)) part0[i] = pos;
+      pos++;
+    }
+  }
   size_t cap = 1024, n = 0;
   ref_region *out = malloc(cap * sizeof *out);
   uint32_t idx[MAXK] = {0};
@@ -350,18 +366,7 @@ static size_t ref_isect(int k, trel **ops, ref_region **outp) {
       r->ts = (int64_t)(S / 2);
       r->dur = (E - S == 1) ? 0 : (int64_t)((E - S) / 2);
       for (int j = 0; j < k; j++) r->rows[j] = idx[j];
-      /* partition position: first valid row of jmin with this key */
-      r->part = -1;
-      int64_t pos = 0;
-      for (uint32_t q = 0; q < ops[jmin]->r.n && r->part < 0; q++) {
-        if (!rvalid(ops[jmin], q)) continue;
-        bool first = true;
-        for (uint32_t p = 0; p < q && first; p++)
-          first = !(rvalid(ops[jmin], p) && same_key(ops[jmin], p, ops[jmin], q));
-        if (!first) continue;
-        if (same_key(ops[jmin], q, ops[0], idx[0])) r->part = pos;
-        pos++;
-      }
+      r->part = part0[idx[0]];
     }
     int j = 0;
     for (; j < k; j++) {
@@ -373,12 +378,67 @@ static size_t ref_isect(int k, trel **ops, ref_region **outp) {
     for (int q = 0; q < k; q++) empty |= ops[q]->r.n == 0;
     if (empty) break;
   }
+  free(part0);
   k_cmp = k;
   qsort(out, n, sizeof *out, cmp_region);
   *outp = out;
   return n;
 }
 
+/* Stats of the streamed runs of check_isect_against_ref, summed. */
+static rt_isect_stats g_streamed;
+
+static void add_stats(rt_isect_stats *t, const rt_isect_stats *s) {
+  t->part_disjoint += s->part_disjoint;
+  t->part_narrow += s->part_narrow;
+  t->part_stream += s->part_stream;
+  t->part_capped += s->part_capped;
+  t->step_sweep += s->step_sweep;
+  t->stream_events += s->stream_events;
+  t->stream_skips += s->stream_skips;
+  t->regions += s->regions;
+}
+
+/* rt_isect_begin / next with narrowing capped at `cap` regions, served
+ * in slices of 1 + rnd(max) regions, against the reference's n regions;
+ * stats summed into *total. */
+static void check_streamed(int k, trel **ops, size_t cap, uint32_t max, const ref_region *ref,
+                           size_t n, rt_isect_stats *total) {
+  rt_ivrel rels[MAXK];
+  for (int j = 0; j < k; j++) rels[j] = ops[j]->r;
+  rt_err err = {0};
+  rt_isect_stats st;
+  rt_isect *it = rt_isect_begin(k, rels, STAGE_I, &st, &err);
+  if (!it) fail_msg("unexpected error: %s", err.msg);
+  rt_isect_set_narrow_cap(it, cap);
+  rt_isect_out o = {0};
+  size_t at = 0;
+  int64_t got;
+  while ((got = rt_isect_next(it, &o, 1 + rnd(max))) > 0) {
+    for (int64_t i = 0; i < got; i++, at++) {
+      if (at >= n) fail_msg("more than the %zu regions of the reference", n);
+      const ref_region *r = &ref[at];
+      bool same = o.ts[i] == r->ts && o.dur[i] == r->dur;
+      for (int j = 0; j < k; j++) same = same && o.rows[j][i] == r->rows[j];
+      if (!same)
+        fail_msg("region %zu (cap %zu): [%lld +%lld rows %u %u] want [%lld +%lld rows %u %u]", at,
+                 cap, (long long)o.ts[i], (long long)o.dur[i], o.rows[0][i], o.rows[1][i],
+                 (long long)r->ts, (long long)r->dur, r->rows[0], r->rows[1]);
+    }
+    o.n = 0;
+  }
+  assert_int_equal(got, 0);
+  assert_int_equal(at, n);
+  assert_int_equal(st.regions, n);
+  rt_isect_end(it);
+  rt_isect_free(&o);
+  add_stats(total, &st);
+}
+
+/* rt_isect_run against the reference, then the same served in slices
+ * with narrowing capped at 0 regions, so that every partition that
+ * narrowing would serve streams (the streaming sweep's stats go to
+ * g_streamed). */
 static void check_isect_against_ref(int k, trel **ops, rt_isect_stats *st) {
   rt_isect_out o;
   isect_ok(k, ops, &o, st);
@@ -390,6 +450,7 @@ static void check_isect_against_ref(int k, trel **ops, rt_isect_stats *st) {
     assert_int_equal(o.dur[i], ref[i].dur);
     for (int j = 0; j < k; j++) assert_int_equal(o.rows[j][i], ref[i].rows[j]);
   }
+  check_streamed(k, ops, 0, 7, ref, n, &g_streamed);
   free(ref);
   rt_isect_free(&o);
 }
@@ -431,14 +492,15 @@ static void test_isect_random_small(void **state) {
       ops[j] = random_rel(rnd(maxn + 1), nkeys, 40, 1 + rnd(12), 3, rnd(3) == 0);
     rt_isect_stats st;
     check_isect_against_ref(k, ops, &st);
-    total.part_disjoint += st.part_disjoint;
-    total.part_narrow += st.part_narrow;
-    total.step_sweep += st.step_sweep;
+    add_stats(&total, &st);
     for (int j = 0; j < k; j++) trel_free(ops[j]);
   }
   assert_true(total.part_disjoint > 100);
   assert_true(total.part_narrow > 100);
+  assert_true(total.part_stream > 100);   /* two comparable operands */
   assert_true(total.step_sweep > 100);
+  assert_true(g_streamed.part_capped > 50);   /* narrowing gave up at cap 0 */
+  assert_true(g_streamed.stream_skips > 100);
 }
 
 /* Few candidates against a big operand: binary search (disjoint) and the
@@ -447,6 +509,7 @@ static void test_isect_random_paths(void **state) {
   (void)state;
   rng_state = 7;
   uint64_t bs = 0, tree = 0, sweep = 0;
+  rt_isect_stats before = g_streamed;
   for (int iter = 0; iter < 300; iter++) {
     int k = 2 + (int)rnd(2);
     trel *ops[MAXK];
@@ -461,6 +524,8 @@ static void test_isect_random_paths(void **state) {
   }
   assert_true(bs > 20);
   assert_true(tree > 20);
+  /* streamed, the small operand's gaps are jumped over in the big ones */
+  assert_true(g_streamed.stream_skips - before.stream_skips > 300);
 }
 
 /* Long runs of regions sharing a start (many rows starting at one instant
@@ -502,6 +567,66 @@ static void test_isect_long_runs_and_wide_starts(void **state) {
   }
   assert_true(sweep > 10);
   assert_true(other > 5);
+}
+
+/* Many overlapping intervals, each partition holding several batches of
+ * regions (RT_BATCH = 8,192), with long runs of equal starts and points:
+ * two operands stream directly; three and four give up narrowing at the
+ * cap (RT_ISECT_NARROW_CAP regions) and stream. Each is compared with the
+ * reference whole, served in batch-sized slices with the default cap and
+ * in odd slices with cap 0 (pausing inside one start's regions). */
+static void test_isect_many_overlaps_in_batches(void **state) {
+  (void)state;
+  rng_state = 2024;
+  static const struct {
+    int k;
+    uint32_t n;
+    int nkeys;
+  } cases[] = {{2, 400, 1}, {2, 300, 0}, {3, 80, 0}, {4, 32, 0}};
+  rt_isect_stats streamed = {0};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    int k = cases[c].k;
+    trel *ops[MAXK];
+    for (int j = 0; j < k; j++) {
+      ops[j] = trel_new(cases[c].n, cases[c].nkeys);
+      for (uint32_t i = 0; i < cases[c].n; i++) {
+        int64_t ts = rnd(4) == 0 ? 50 : (int64_t)rnd(120);
+        int64_t dur = rnd(6) == 0 ? 0 : 40 + (int64_t)rnd(400);
+        trel_set(ops[j], i, ts, dur, cases[c].nkeys ? (int64_t)rnd(2) : 0, 0);
+      }
+    }
+    rt_isect_stats st;
+    rt_isect_out o;
+    isect_ok(k, ops, &o, &st);
+    ref_region *ref;
+    size_t n = ref_isect(k, ops, &ref);
+    assert_int_equal(o.n, n);
+    for (size_t i = 0; i < n; i++) {
+      assert_int_equal(o.ts[i], ref[i].ts);
+      assert_int_equal(o.dur[i], ref[i].dur);
+      for (int j = 0; j < k; j++) assert_int_equal(o.rows[j][i], ref[i].rows[j]);
+    }
+    /* every partition yields more than one batch */
+    size_t run = 0;
+    for (size_t i = 0; i <= n; i++) {
+      if (i < n && (i == 0 || ref[i].part == ref[i - 1].part)) {
+        run++;
+        continue;
+      }
+      if (run <= RT_BATCH) fail_msg("case %zu: a partition of %zu regions", c, run);
+      run = 1;
+    }
+    assert_true(st.partitions >= 1);
+    assert_int_equal(st.part_stream, st.partitions);
+    assert_int_equal(st.part_capped, k > 2 ? st.partitions : 0);
+    check_streamed(k, ops, RT_ISECT_NARROW_CAP, RT_BATCH, ref, n, &streamed);
+    check_streamed(k, ops, 0, 1000, ref, n, &streamed);
+    print_message("[ info ] %d operands of %u rows: %zu regions\n", k, cases[c].n, n);
+    free(ref);
+    rt_isect_free(&o);
+    for (int j = 0; j < k; j++) trel_free(ops[j]);
+  }
+  assert_true(streamed.stream_events > 100);
 }
 
 /* rt_iv_sort orders (start, end, row) like a comparison sort, above the
@@ -1512,6 +1637,7 @@ int main(void) {
       cmocka_unit_test(test_isect_random_paths),
       cmocka_unit_test(test_isect_streamed_and_narrow_keys),
       cmocka_unit_test(test_isect_long_runs_and_wide_starts),
+      cmocka_unit_test(test_isect_many_overlaps_in_batches),
       cmocka_unit_test(test_iv_sort_matches_qsort),
       cmocka_unit_test(test_flatten_points_and_segments),
       cmocka_unit_test(test_flatten_aggregates),
