@@ -336,31 +336,22 @@ static inline __attribute__((always_inline)) bool single2(side *d, const side *y
       first = false;
     }
   }
-  size_t w = 0;
-  for (size_t i = d->a0; i < d->an; i++) {
-    uint32_t x = act[i];
-    uint64_t ex = e[x];
-    if (ex <= t) continue;
-    act[w++] = x;
-    uint64_t E = ex < ey ? ex : ey;
-    ots[n] = ts;
-    odur[n] = region_dur(t, E);
-    od[n] = row[x];
-    oy[n] = ry;
-    n++;
-  }
-  for (size_t i = d->t0; i < d->tn; i++) {
-    uint32_t x = tail[i];
-    uint64_t ex = e[x];
-    if (ex <= t) continue;
-    act[w++] = x;
-    uint64_t E = ex < ey ? ex : ey;
-    ots[n] = ts;
-    odur[n] = region_dur(t, E);
-    od[n] = row[x];
-    oy[n] = ry;
-    n++;
-  }
+  /* the set, then the tail, each item kept and paired while active */
+  const uint32_t *src[2] = {act + d->a0, tail + d->t0};
+  size_t len[2] = {d->an - d->a0, d->tn - d->t0}, w = 0;
+  for (int part = 0; part < 2; part++)
+    for (size_t i = 0; i < len[part]; i++) {
+      uint32_t x = src[part][i];
+      uint64_t ex = e[x];
+      if (ex <= t) continue;
+      act[w++] = x;
+      uint64_t E = ex < ey ? ex : ey;
+      ots[n] = ts;
+      odur[n] = region_dur(t, E);
+      od[n] = row[x];
+      oy[n] = ry;
+      n++;
+    }
   d->a0 = d->t0 = d->tn = 0;
   d->an = w;
   out->n = n;
@@ -482,77 +473,63 @@ static inline size_t out_room(rt_isect_out *out, size_t limit, size_t want) {
   return m;
 }
 
+/* Regions at t of one fixed item (row rf, end ef; its row goes to
+ * out->rows[of]) with the items l[*i..n) of operand d (out->rows[1 - of]),
+ * from *i on. Returns 1 when done, 0 when out reached limit first, -1
+ * when out of memory. */
+static inline __attribute__((always_inline)) int pair_run(rt_isect_out *out, size_t limit,
+                                                          uint64_t t, const side *d,
+                                                          const uint32_t *l, size_t n,
+                                                          size_t *i, uint32_t rf, uint64_t ef,
+                                                          int of) {
+  int64_t ts = (int64_t)(t >> 1);
+  const uint64_t *e = d->e;
+  const uint32_t *row = d->row;
+  while (*i < n) {
+    if (out->n == limit) return 0;
+    size_t m = out_room(out, limit, n - *i);
+    if (!m) return -1;
+    int64_t *ots = out->ts + out->n, *odur = out->dur + out->n;
+    uint32_t *of_ = out->rows[of] + out->n, *od = out->rows[1 - of] + out->n;
+    const uint32_t *x = l + *i;
+    for (size_t q = 0; q < m; q++) {
+      uint64_t ex = e[x[q]], E = ex < ef ? ex : ef;
+      ots[q] = ts;
+      odur[q] = region_dur(t, E);
+      of_[q] = rf;
+      od[q] = row[x[q]];
+    }
+    *i += m;
+    out->n += m;
+  }
+  return 1;
+}
+
 /* Two operands: x0 over its choices, x1 over A_1 when x0 is new, else
  * N_1. Returns 1 when the event is done, 0 when out is full, -1. */
 static int emit2(rt_isweep *w, rt_isect_out *out, size_t limit) {
   const side *a = &w->sd[0], *b = &w->sd[1];
   uint64_t t = w->t;
-  int64_t ts = (int64_t)(t >> 1);
   const uint32_t *l0 = w->lst[0];
   size_t n0 = w->len[0], i0 = w->pos[0], i1 = w->pos[1];
-  const uint64_t *be = b->e;
-  const uint32_t *brow = b->row;
+  int r = 1;
   if (a->nn == 0 && b->nn == 1) {
-    /* one new item of operand 1 against the active items of operand 0
-     * (the usual event): one region each */
-    uint32_t x1 = b->nw[0], r1 = brow[x1];
-    uint64_t e1 = be[x1];
-    const uint64_t *ae = a->e;
-    const uint32_t *arow = a->row;
-    while (i0 < n0) {
-      if (out->n == limit) {
-        w->pos[0] = i0;
-        return 0;
-      }
-      size_t m = out_room(out, limit, n0 - i0);
-      if (!m) return -1;
-      int64_t *ots = out->ts + out->n, *odur = out->dur + out->n;
-      uint32_t *o0 = out->rows[0] + out->n, *o1 = out->rows[1] + out->n;
-      const uint32_t *l = l0 + i0;
-      for (size_t q = 0; q < m; q++) {
-        uint32_t x0 = l[q];
-        uint64_t e0 = ae[x0], E = e0 < e1 ? e0 : e1;
-        ots[q] = ts;
-        odur[q] = region_dur(t, E);
-        o0[q] = arow[x0];
-        o1[q] = r1;
-      }
-      i0 += m;
-      out->n += m;
-    }
-    return 1;
-  }
-  for (; i0 < n0; i0++, i1 = 0) {
-    uint32_t x0 = l0[i0];
-    bool fresh = a->s[x0] == t;
-    const uint32_t *l1 = fresh ? b->act : b->nw;
-    size_t n1 = fresh ? b->an : b->nn;
-    uint64_t e0 = a->e[x0];
-    uint32_t r0 = a->row[x0];
-    while (i1 < n1) {
-      if (out->n == limit) {
-        w->pos[0] = i0;
-        w->pos[1] = i1;
-        return 0;
-      }
-      size_t m = out_room(out, limit, n1 - i1);
-      if (!m) return -1;
-      int64_t *ots = out->ts + out->n, *odur = out->dur + out->n;
-      uint32_t *o0 = out->rows[0] + out->n, *o1 = out->rows[1] + out->n;
-      const uint32_t *l = l1 + i1;
-      for (size_t q = 0; q < m; q++) {
-        uint32_t x1 = l[q];
-        uint64_t e1 = be[x1], E = e0 < e1 ? e0 : e1;
-        ots[q] = ts;
-        odur[q] = region_dur(t, E);
-        o0[q] = r0;
-        o1[q] = brow[x1];
-      }
-      i1 += m;
-      out->n += m;
+    /* one new item of operand 1 against the active items of operand 0:
+     * one region each, in one run */
+    uint32_t x1 = b->nw[0];
+    r = pair_run(out, limit, t, a, l0, n0, &i0, b->row[x1], b->e[x1], 1);
+  } else {
+    for (; i0 < n0; i0++, i1 = 0) {
+      uint32_t x0 = l0[i0];
+      bool fresh = a->s[x0] == t;
+      r = pair_run(out, limit, t, b, fresh ? b->act : b->nw, fresh ? b->an : b->nn, &i1,
+                   a->row[x0], a->e[x0], 0);
+      if (r <= 0) break;
     }
   }
-  return 1;
+  w->pos[0] = i0;
+  w->pos[1] = i1;
+  return r;
 }
 
 /* Any k: the odometer, levels 0..k-1, the last one emitted in runs. */

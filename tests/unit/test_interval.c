@@ -385,6 +385,16 @@ static size_t ref_isect(int k, trel **ops, ref_region **outp) {
   return n;
 }
 
+/* out holds exactly the reference's n regions, in its order. */
+static void expect_ref(int k, const rt_isect_out *o, const ref_region *ref, size_t n) {
+  assert_int_equal(o->n, n);
+  for (size_t i = 0; i < n; i++) {
+    assert_int_equal(o->ts[i], ref[i].ts);
+    assert_int_equal(o->dur[i], ref[i].dur);
+    for (int j = 0; j < k; j++) assert_int_equal(o->rows[j][i], ref[i].rows[j]);
+  }
+}
+
 /* Stats of the streamed runs of check_isect_against_ref, summed. */
 static rt_isect_stats g_streamed;
 
@@ -444,12 +454,7 @@ static void check_isect_against_ref(int k, trel **ops, rt_isect_stats *st) {
   isect_ok(k, ops, &o, st);
   ref_region *ref;
   size_t n = ref_isect(k, ops, &ref);
-  assert_int_equal(o.n, n);
-  for (size_t i = 0; i < n; i++) {
-    assert_int_equal(o.ts[i], ref[i].ts);
-    assert_int_equal(o.dur[i], ref[i].dur);
-    for (int j = 0; j < k; j++) assert_int_equal(o.rows[j][i], ref[i].rows[j]);
-  }
+  expect_ref(k, &o, ref, n);
   check_streamed(k, ops, 0, 7, ref, n, &g_streamed);
   free(ref);
   rt_isect_free(&o);
@@ -600,12 +605,7 @@ static void test_isect_many_overlaps_in_batches(void **state) {
     isect_ok(k, ops, &o, &st);
     ref_region *ref;
     size_t n = ref_isect(k, ops, &ref);
-    assert_int_equal(o.n, n);
-    for (size_t i = 0; i < n; i++) {
-      assert_int_equal(o.ts[i], ref[i].ts);
-      assert_int_equal(o.dur[i], ref[i].dur);
-      for (int j = 0; j < k; j++) assert_int_equal(o.rows[j][i], ref[i].rows[j]);
-    }
+    expect_ref(k, &o, ref, n);
     /* every partition yields more than one batch */
     size_t run = 0;
     for (size_t i = 0; i <= n; i++) {
