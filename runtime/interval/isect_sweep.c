@@ -154,22 +154,34 @@ bool rt_isweep_start(rt_isweep *w, const rt_isweep_lane *lanes) {
 
 /* ---- active sets ------------------------------------------------------------ */
 
-static int by_row(const void *ctx, uint32_t a, uint32_t b) {
-  const uint32_t *row = ctx;
-  return row[a] < row[b] ? -1 : row[a] > row[b];
-}
-
-/* Sorts items idx[0..n) by row (rows differ): insertion sort for the
- * short lists that are usual, else a merge sort. */
-static bool sort_by_row(uint32_t *idx, size_t n, const uint32_t *row) {
-  if (n > 32) return rt_iv_sort_perm(idx, n, by_row, row);
-  for (size_t a = 1; a < n; a++) {
-    uint32_t x = idx[a], rx = row[x];
-    size_t j = a;
-    for (; j > 0 && row[idx[j - 1]] > rx; j--) idx[j] = idx[j - 1];
-    idx[j] = x;
+/* Sorts items idx[0..n) by row (rows differ), tmp[0..n) scratch:
+ * insertion-sorted runs (the short lists that are usual are one run,
+ * and a sorted list costs one scan), then bottom-up merges. */
+static void sort_by_row(uint32_t *idx, size_t n, const uint32_t *row, uint32_t *tmp) {
+  enum { RUN = 32 };
+  for (size_t lo = 0; lo < n; lo += RUN) {
+    size_t hi = lo + RUN < n ? lo + RUN : n;
+    for (size_t a = lo + 1; a < hi; a++) {
+      uint32_t x = idx[a], rx = row[x];
+      size_t j = a;
+      for (; j > lo && row[idx[j - 1]] > rx; j--) idx[j] = idx[j - 1];
+      idx[j] = x;
+    }
   }
-  return true;
+  uint32_t *src = idx, *dst = tmp;
+  for (size_t w = RUN; w < n; w *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * w) {
+      size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      size_t a = lo, b = mid, o = lo;
+      while (a < mid && b < hi) dst[o++] = row[src[b]] < row[src[a]] ? src[b++] : src[a++];
+      while (a < mid) dst[o++] = src[a++];
+      while (b < hi) dst[o++] = src[b++];
+    }
+    uint32_t *x = src;
+    src = dst;
+    dst = x;
+  }
+  if (src != idx) memcpy(idx, src, n * sizeof *idx);
 }
 
 /* A disjoint operand keeps no sets: no item of it can be active at
@@ -188,13 +200,13 @@ static inline __attribute__((always_inline)) bool has_live(side *d, uint64_t t) 
 
 /* Makes act[0..an) exactly the items active at t, by row: drops ended
  * items, then merges the tail in. */
-static inline __attribute__((always_inline)) bool refresh(side *d, uint64_t t) {
+static inline __attribute__((always_inline)) void refresh(side *d, uint64_t t) {
   const uint64_t *e = d->e;
   if (!d->overlaps) {
     d->a0 = 0;
     d->act[0] = (uint32_t)(d->p - 1);
     d->an = d->p && e[d->p - 1] > t;
-    return true;
+    return;
   }
   const uint32_t *row = d->row;
   size_t w = 0;
@@ -211,13 +223,13 @@ static inline __attribute__((always_inline)) bool refresh(side *d, uint64_t t) {
     d->tail[w++] = x;
   }
   d->t0 = d->tn = 0;
-  if (w == 0) return true;
-  if (!sorted && !sort_by_row(d->tail, w, row)) return false;
+  if (w == 0) return;
+  if (!sorted) sort_by_row(d->tail, w, row, d->tmp);   /* tmp is free until the merge */
   if (d->an == 0 || row[d->act[d->an - 1]] < row[d->tail[0]]) {
     /* the usual case: rows follow start order, so the new items come last */
     memcpy(d->act + d->an, d->tail, w * sizeof *d->tail);
     d->an += w;
-    return true;
+    return;
   }
   const uint32_t *a = d->act, *b = d->tail;
   size_t na = d->an, i = 0, j = 0, o = 0;
@@ -228,7 +240,6 @@ static inline __attribute__((always_inline)) bool refresh(side *d, uint64_t t) {
   d->tmp = d->act;
   d->act = m;
   d->an = o;
-  return true;
 }
 
 static bool push_hit(void *ctx, size_t x) {
@@ -270,20 +281,19 @@ static bool jump(side *d, uint64_t T) {
 
 /* Takes the operand's d->nn items starting at the event into nw (by
  * row) and its tail. */
-static inline __attribute__((always_inline)) bool take_new(side *d) {
+static inline __attribute__((always_inline)) void take_new(side *d) {
   size_t nn = d->nn, p = d->p;
   if (nn == 1) {
     d->nw[0] = (uint32_t)p;
     if (d->overlaps) d->tail[d->tn++] = (uint32_t)p;
     d->p = p + 1;
-    return true;
+    return;
   }
   for (size_t i = 0; i < nn; i++) d->nw[i] = (uint32_t)(p + i);
-  if (!sort_by_row(d->nw, nn, d->row)) return false;
+  sort_by_row(d->nw, nn, d->row, d->tmp);
   memcpy(d->tail + d->tn, d->nw, nn * sizeof *d->nw);
   d->tn += nn;
   d->p = p + nn;
-  return true;
 }
 
 /* The number of items from d->p on that start at t. */
@@ -384,14 +394,16 @@ static int next_event2(rt_isweep *w, rt_isect_out *out, size_t limit) {
       int o = b->nn == 1;
       side *ys = o ? b : a;
       if (single2(o ? a : b, ys, o, t, out, limit)) {
-        take_new(ys);   /* one item: cannot fail */
+        take_new(ys);
         w->events++;
         if (out->n >= limit) return 2;
         continue;
       }
     }
-    if ((a->nn && !take_new(a)) || (b->nn && !take_new(b))) return -1;
-    if ((b->nn && !refresh(a, t)) || (a->nn && !refresh(b, t))) return -1;
+    if (a->nn) take_new(a);
+    if (b->nn) take_new(b);
+    if (b->nn) refresh(a, t);
+    if (a->nn) refresh(b, t);
     w->t = t;
     w->in_event = true;
     w->lst[0] = b->nn ? a->act : a->nw;
@@ -437,7 +449,7 @@ static int next_event(rt_isweep *w) {
     }
     int nnew = 0;
     for (int j = 0; j < k; j++) {
-      if (sd[j].nn && !take_new(&sd[j])) return -1;
+      if (sd[j].nn) take_new(&sd[j]);
       nnew += sd[j].nn > 0;
     }
     bool later = false;
@@ -447,7 +459,7 @@ static int next_event(rt_isweep *w) {
     }
     /* A_j is enumerated only when another operand has a new item */
     for (int j = 0; j < k; j++)
-      if (nnew - (sd[j].nn > 0) > 0 && !refresh(&sd[j], t)) return -1;
+      if (nnew - (sd[j].nn > 0) > 0) refresh(&sd[j], t);
     w->t = t;
     w->in_event = true;
     w->depth = 0;
