@@ -5,6 +5,7 @@
  * columnar tables are temp virtual tables there). Independent of libedit
  * so tests can call it.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -13,14 +14,28 @@
 
 #include "shell.h"
 
+/* Keywords that no list below names: SQL's, PerfettoSQL's, FROM and
+ * INTERVAL INTERSECTION OF, CASE and BETWEEN. */
 static const char *const keywords[] = {
-    "ACCUMULATE", "AGGREGATE", "AND", "AS", "ASC", "AVG", "BETWEEN", "BOUNDS", "BY", "CASE",
-    "COUNT", "COVERING", "CREATE", "DELETE", "DESC", "DISTINCT", "DOWN", "DROP", "ELSE", "END",
-    "EXCEPT", "EXTEND", "FILL", "FLATTEN", "FROM", "GAPS", "GLOB", "GROUP", "IN", "INSERT",
-    "INTERSECTION", "INTERVAL", "INTO", "IS", "JOIN", "LEFT", "LIKE", "LIMIT", "MAX", "MIN", "NOT",
-    "NULL", "NULLS", "OF", "OFFSET", "ON", "OR", "ORDER", "PER", "PERFETTO", "PRAGMA", "RENAME",
-    "REPLACE", "SELECT", "SET", "SUM", "TABLE", "THEN", "TREE", "UP", "UPDATE", "VALUES", "VIEW",
-    "WHEN", "WHERE", "WITH",
+    "BETWEEN", "CASE", "CREATE", "DELETE", "DISTINCT", "ELSE", "END", "FROM", "INSERT",
+    "INTERSECTION", "INTERVAL", "INTO", "OF", "ON", "PERFETTO", "PRAGMA", "REPLACE", "SELECT",
+    "TABLE", "THEN", "UPDATE", "VALUES", "VIEW", "WHEN", "WHERE", "WITH",
+};
+
+/* The words of the pipe language's lists (data only: ir/stages.def,
+ * aggs.def and exprs.def are X-macro lists, no internal header): each
+ * stage's name and syntax words, each aggregate's name, each operator
+ * spelled in words (AND, IS NOT, IS NULL …). */
+static const char *const list_words[] = {
+#define STAGE(name, str, w1, w2, parse, bind, words) str, words,
+#include "../ir/stages.def"
+#undef STAGE
+#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat) sql,
+#include "../ir/aggs.def"
+#undef AGG
+#define EX(name, str, arity, form, prec, nulls) str,
+#include "../ir/exprs.def"
+#undef EX
 };
 
 static const char *const dot_commands[] = {".dump", ".exit", ".help", ".mode", ".quit",
@@ -49,6 +64,24 @@ static void add(list *l, const char *s, const char *prefix) {
     return;
   }
   l->n++;
+}
+
+/* Adds each word of `words` (space-separated) that is a keyword (upper
+ * case letters and '_': not an operator sign or a function's own name),
+ * in lower case when `lower`. */
+static void add_words(list *l, const char *words, const char *prefix, int lower) {
+  for (const char *w = words; *w;) {
+    while (*w == ' ') w++;
+    char kw[32];
+    size_t k = 0;
+    bool word = true;
+    for (; *w && *w != ' '; w++) {
+      word &= (*w >= 'A' && *w <= 'Z') || *w == '_';
+      if (k + 1 < sizeof kw) kw[k++] = lower ? (char)(*w | 0x20) : *w;
+    }
+    kw[k] = 0;
+    if (word && k > 0) add(l, kw, prefix);
+  }
 }
 
 /* Adds every string the query's first column returns. */
@@ -82,14 +115,9 @@ char **cli_complete(pj_engine *e, const char *line, size_t start, const char *pr
     /* Keywords in the case the user started typing (lowercase if the
      * prefix is lowercase). */
     int lower = prefix[0] >= 'a' && prefix[0] <= 'z';
-    for (size_t i = 0; i < sizeof keywords / sizeof *keywords; i++) {
-      char kw[32];
-      size_t k = 0;
-      for (; keywords[i][k] && k + 1 < sizeof kw; k++)
-        kw[k] = lower ? (char)(keywords[i][k] | 0x20) : keywords[i][k];
-      kw[k] = 0;
-      add(&l, kw, prefix);
-    }
+    for (size_t i = 0; i < sizeof keywords / sizeof *keywords; i++) add_words(&l, keywords[i], prefix, lower);
+    for (size_t i = 0; i < sizeof list_words / sizeof *list_words; i++)
+      add_words(&l, list_words[i], prefix, lower);
   }
   sqlite3 *db = e ? pj_engine_sqlite(e) : NULL;
   if (db && (*p != '.' || !first)) {

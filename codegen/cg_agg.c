@@ -229,7 +229,7 @@ static void cg_or_has(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g,
 }
 
 static void cg_agg_one(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g) {
-  const char *an = ir_agg_names[s->kind];
+  const char *an = ir_aggs[s->kind].printed;
   char nm[96];
   snprintf(nm, sizeof nm, "agg.%s", an ? an : "x");
   if (s->kind == RT_AGG_COUNT_STAR) {
@@ -265,7 +265,8 @@ static void cg_agg_one(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g
     cg_or_has(cx, a, s, g, ok);
     return;
   }
-  default: break;
+  case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE: break;   /* below */
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: return;   /* counted above */
   }
   /* MIN / MAX / ANY_VALUE: replace when not NULL and (no value yet or better) */
   LLVMTypeRef ty = f ? cx->t_f64 : cx->t_i64;

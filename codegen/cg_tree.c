@@ -88,8 +88,9 @@ static bool cg_tree_agg_ok(const ir_agg *ag) {
     rt_type t = rt_store_type(ag->arg_type);
     return ag->arg_col >= 0 && (t == RT_I64 || t == RT_F64);
   }
-  default: return false;
+  case RT_AGG_AVG: case RT_AGG_ANY_VALUE: return false;   /* not tree aggregates */
   }
+  return false;
 }
 
 bool cg_tree_supported(const ir_op *op) {
@@ -461,7 +462,10 @@ static void cg_tree_accumulate(cg_ctx *cx, cg_treeop *t) {
       out = cg_tree_sum(cx, g, up, v, n, q, root, nm);
       break;
     }
-    default: {
+    case RT_AGG_MIN:
+    case RT_AGG_MAX:
+    case RT_AGG_AVG:        /* not tree aggregates: cg_tree_supported refuses them */
+    case RT_AGG_ANY_VALUE: {
       cg_val x = cg_coerce(cx, cg_column(cx, g->ag->arg_col), g->in);
       out = cg_tree_minmax(cx, g, up, x, n, q, root, nm);
       break;

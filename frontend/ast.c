@@ -4,22 +4,10 @@
  */
 #include "ast.h"
 
-/* Indexed by fe_stagekind. */
-const char *const fe_stage_names[] = {
-  [ST_WHERE] = "WHERE",
-  [ST_SELECT] = "SELECT",
-  [ST_EXTEND] = "EXTEND",
-  [ST_SET] = "SET",
-  [ST_DROP] = "DROP",
-  [ST_RENAME] = "RENAME",
-  [ST_AS] = "AS",
-  [ST_ORDER_BY] = "ORDER BY",
-  [ST_LIMIT] = "LIMIT",
-  [ST_AGGREGATE] = "AGGREGATE",
-  [ST_TREE] = "TREE ACCUMULATE",
-  [ST_FLATTEN] = "INTERVAL FLATTEN",
-  [ST_IJOIN] = "INTERVAL JOIN",
-  [ST_FILL_GAPS] = "INTERVAL FILL GAPS",
+const char *const fe_stage_names[ST__COUNT] = {
+#define STAGE(name, str, w1, w2, parse, bind, words) str,
+#include "../ir/stages.def"
+#undef STAGE
 };
 
 /* Columns count bytes, so a caret printed under the line lines up for

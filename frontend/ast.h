@@ -136,16 +136,17 @@ typedef struct fe_order {
   int nulls;           /* 0 default, 1 NULLS FIRST, 2 NULLS LAST */
 } fe_order;
 
+/* The stages of ir/stages.def. */
 typedef enum fe_stagekind {
-  ST_WHERE, ST_SELECT, ST_EXTEND, ST_SET, ST_DROP, ST_RENAME, ST_AS,
-  ST_ORDER_BY, ST_LIMIT, ST_AGGREGATE, ST_TREE, ST_FLATTEN, ST_IJOIN,
-  ST_FILL_GAPS,
+#define STAGE(name, str, w1, w2, parse, bind, words) ST_##name,
+#include "../ir/stages.def"
+#undef STAGE
+  ST__COUNT
 } fe_stagekind;
 
 /* Stage names as used in error messages: "WHERE", "ORDER BY",
- * "TREE ACCUMULATE", "INTERVAL FLATTEN", "INTERVAL JOIN",
- * "INTERVAL FILL GAPS", … */
-extern const char *const fe_stage_names[];
+ * "TREE ACCUMULATE", "INTERVAL FLATTEN", … (stages.def). */
+extern const char *const fe_stage_names[ST__COUNT];
 
 typedef enum fe_joinrel {
   JR_OVERLAPPING_BOUNDS, JR_COVERING_BEGIN, JR_COVERING_END,

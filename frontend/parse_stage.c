@@ -223,6 +223,31 @@ static bool parse_items(fe_parser *p, fe_item **out, int *n) {
 
 /* ---- stages ----------------------------------------------------------- */
 
+static bool parse_where(fe_parser *p, fe_stage *st) {
+  return (st->expr = fe_parse_expr(p)) != NULL;
+}
+
+static bool parse_select(fe_parser *p, fe_stage *st) {
+  return parse_items(p, &st->items, &st->nitems);
+}
+
+static bool parse_extend(fe_parser *p, fe_stage *st) {
+  return parse_items(p, &st->items, &st->nitems);
+}
+
+static bool parse_drop(fe_parser *p, fe_stage *st) {
+  return parse_names(p, &st->names, &st->nnames, "a column name");
+}
+
+static bool parse_as(fe_parser *p, fe_stage *st) {
+  return fe_parse_name(p, &st->alias, "an alias");
+}
+
+static bool parse_limit(fe_parser *p, fe_stage *st) {
+  if (!(st->limit = fe_parse_expr(p))) return false;
+  return !fe_accept_kw(p, "OFFSET") || (st->offset = fe_parse_expr(p)) != NULL;
+}
+
 static bool parse_set(fe_parser *p, fe_stage *st) {
   int cap = 0;
   do {
@@ -324,10 +349,6 @@ static bool stage_error(fe_parser *p, fe_token *t, const char *what) {
   return fe_syntax_error(p, t, what);
 }
 
-#define STAGE_LIST                                                                         \
-  "a pipe stage (WHERE, SELECT, EXTEND, SET, DROP, RENAME, AS, ORDER BY, LIMIT, AGGREGATE, " \
-  "TREE ACCUMULATE, INTERVAL FLATTEN, INTERVAL JOIN, INTERVAL FILL GAPS)"
-
 static bool begin(fe_parser *p, fe_stage *st, fe_stagekind kind, int nwords) {
   st->kind = kind;
   p->stage = fe_stage_names[kind];
@@ -347,6 +368,37 @@ static bool at_join(fe_parser *p) {
   return fe_tok_is_kw(fe_peek(p, k), "JOIN");
 }
 
+/* stages.def, in order: the words that select each stage and its parse
+ * function. */
+static const struct stage_entry {
+  const char *w1, *w2;
+  bool (*parse)(fe_parser *, fe_stage *);
+} k_stages[ST__COUNT] = {
+#define STAGE(name, str, w1, w2, parse, bind, words) {w1, w2, parse},
+#include "../ir/stages.def"
+#undef STAGE
+};
+
+/* "a, b or c" of the stage names whose first word is `w1` (without that
+ * word), or of every stage name when w1 is NULL. */
+static const char *stage_list(fe_parser *p, const char *w1, const char *lead, const char *tail) {
+  rt_buf m = {0};
+  rt_buf_printf(&m, "%s", lead);
+  int n = 0, total = 0;
+  for (int k = 0; k < ST__COUNT; k++) total += !w1 || (k_stages[k].w2 && !strcmp(k_stages[k].w1, w1));
+  for (int k = 0; k < ST__COUNT; k++) {
+    if (w1 && !(k_stages[k].w2 && !strcmp(k_stages[k].w1, w1))) continue;
+    const char *name = fe_stage_names[k];
+    if (w1) name += strlen(w1) + 1;
+    rt_buf_printf(&m, "%s%s", n == 0 ? "" : w1 && n == total - 1 ? " or " : ", ", name);
+    n++;
+  }
+  rt_buf_printf(&m, "%s", tail);
+  const char *out = m.data ? rt_arena_strndup(p->a, m.data, m.len) : lead;
+  rt_buf_free(&m);
+  return out;
+}
+
 /* One stage; the cursor is just after `|>`. */
 static bool parse_stage(fe_parser *p, fe_stage *st) {
   fe_token *t = fe_cur(p);
@@ -356,40 +408,32 @@ static bool parse_stage(fe_parser *p, fe_stage *st) {
     return fe_fail(p, t->pos, "JOIN is not supported in pipelines yet: use FROM (SELECT … JOIN …) "
                               "or INTERVAL JOIN");
   }
-  if (fe_tok_is_kw(t, "WHERE") && begin(p, st, ST_WHERE, 1))
-    return (st->expr = fe_parse_expr(p)) != NULL;
-  if (fe_tok_is_kw(t, "SELECT") && begin(p, st, ST_SELECT, 1))
-    return parse_items(p, &st->items, &st->nitems);
-  if (fe_tok_is_kw(t, "EXTEND") && begin(p, st, ST_EXTEND, 1))
-    return parse_items(p, &st->items, &st->nitems);
-  if (fe_tok_is_kw(t, "SET") && begin(p, st, ST_SET, 1)) return parse_set(p, st);
-  if (fe_tok_is_kw(t, "DROP") && begin(p, st, ST_DROP, 1))
-    return parse_names(p, &st->names, &st->nnames, "a column name");
-  if (fe_tok_is_kw(t, "RENAME") && begin(p, st, ST_RENAME, 1)) return parse_rename(p, st);
-  if (fe_tok_is_kw(t, "AS") && begin(p, st, ST_AS, 1))
-    return fe_parse_name(p, &st->alias, "an alias");
-  if (fe_tok_is_kw(t, "ORDER") && begin(p, st, ST_ORDER_BY, 1)) return parse_order(p, st);
-  if (fe_tok_is_kw(t, "LIMIT") && begin(p, st, ST_LIMIT, 1)) {
-    if (!(st->limit = fe_parse_expr(p))) return false;
-    return !fe_accept_kw(p, "OFFSET") || (st->offset = fe_parse_expr(p)) != NULL;
-  }
-  if (fe_tok_is_kw(t, "AGGREGATE") && begin(p, st, ST_AGGREGATE, 1))
-    return parse_aggregate(p, st);
-  if (fe_tok_is_kw(t, "TREE") && begin(p, st, ST_TREE, 1)) return parse_tree(p, st);
   if (fe_tok_is_kw(t, "LEFT")) {
     begin(p, st, ST_IJOIN, 1);
     st->left = true;
     if (!fe_expect_kw(p, "INTERVAL", NULL) || !fe_expect_kw(p, "JOIN", NULL)) return false;
     return parse_join(p, st);
   }
-  if (fe_tok_is_kw(t, "INTERVAL")) {
-    fe_token *t1 = fe_peek(p, 1);
-    if (fe_tok_is_kw(t1, "FLATTEN") && begin(p, st, ST_FLATTEN, 2)) return parse_flatten(p, st);
-    if (fe_tok_is_kw(t1, "JOIN") && begin(p, st, ST_IJOIN, 2)) return parse_join(p, st);
-    if (fe_tok_is_kw(t1, "FILL") && begin(p, st, ST_FILL_GAPS, 2)) return parse_fill_gaps(p, st);
-    return stage_error(p, t1, "FLATTEN, JOIN or FILL GAPS after INTERVAL");
+  const char *lead = NULL;   /* the first word of two-word stages, seen */
+  for (int k = 0; k < ST__COUNT; k++) {
+    const struct stage_entry *e = &k_stages[k];
+    if (!fe_tok_is_kw(t, e->w1)) continue;
+    if (e->w2 && !fe_tok_is_kw(fe_peek(p, 1), e->w2)) {
+      lead = e->w1;
+      continue;
+    }
+    begin(p, st, (fe_stagekind)k, e->w2 ? 2 : 1);
+    return e->parse(p, st);
   }
-  return stage_error(p, t, STAGE_LIST);
+  if (lead) {
+    /* "FLATTEN, JOIN or FILL GAPS after INTERVAL" */
+    rt_buf tail = {0};
+    rt_buf_printf(&tail, " after %s", lead);
+    const char *what = stage_list(p, lead, "", tail.data ? tail.data : "");
+    rt_buf_free(&tail);
+    return stage_error(p, fe_peek(p, 1), what);
+  }
+  return stage_error(p, t, stage_list(p, NULL, "a pipe stage (", ")"));
 }
 
 fe_pipeline *fe_parse_pipeline_at(fe_parser *p) {

@@ -200,7 +200,10 @@ int vm_tree_acc(vm *m, const ir_op *op, rt_batch *b) {
         out->anynull = any != 0;
       } else if (acc_sum_i64(a, g, &set, nd, pd, x->v, out->v) < 0) rc = -1;
       break;
-    default:
+    case RT_AGG_MIN:
+    case RT_AGG_MAX:
+    case RT_AGG_AVG:        /* not a tree aggregate (aggs.def) */
+    case RT_AGG_ANY_VALUE:
       out->anynull = acc_minmax(a, g, &set, nd, pd, x->v, x->anynull ? x->nul : NULL, out->v, out->nul);
       break;
     }

@@ -123,21 +123,25 @@ ir_expr *ir_bind_like(ir_binder *b, bool glob, bool neg, ir_expr *x, ir_expr *pa
                       const fe_expr *escx, int pos);
 
 /* ---- bind_stage.c ---- */
+/* Binds one stage: the bind function stages.def names for its kind. */
 int ir_bind_stage(ir_binder *b, const fe_stage *st);
+/* The stages' bind functions (stages.def), in bind_stage.c unless said
+ * below: each edits the row model and adds the stage's ops. */
+#define STAGE(name, str, w1, w2, parse, bind, words) int bind(ir_binder *b, const fe_stage *st);
+#include "stages.def"
+#undef STAGE
 /* Column id holding e's value: e's column when it is a plain column,
  * else a new COMPUTE named `name` at stage position pos. -1 on error. */
 int ir_materialize(ir_binder *b, ir_expr *e, const char *name, int pos);
 /* An aggregate item `f(x) AS name` (or COUNT(*)) of a stage that takes the
- * aggregates `names` (each function's canonical spelling and kind): checks
- * the call, binds and materializes its argument into ag->arg_col. Kinds
- * whose bit is set in numbers_only reject string arguments. *arg gets the
- * bound argument (NULL for COUNT(*); RT_NULLT for a bare NULL) so the
- * stage can type its output.
+ * aggregates aggs.def allows at `where`: checks the call, binds and
+ * materializes its argument into ag->arg_col (a NUM argument there
+ * rejects strings). *arg gets the bound argument (NULL for COUNT(*);
+ * RT_NULLT for a bare NULL) so the stage can type its output.
  * Errors: "<expected>, but got '…'" for anything else, and the shared
  * DISTINCT / arity / name / string messages. */
-typedef struct ir_aggname { const char *name; rt_aggkind kind; } ir_aggname;
-int ir_bind_agg_call(ir_binder *b, const fe_item *it, const ir_aggname *names, int nnames,
-                     const char *expected, unsigned numbers_only, ir_agg *ag, ir_expr **arg);
+int ir_bind_agg_call(ir_binder *b, const fe_item *it, ir_aggplace where, const char *expected,
+                     ir_agg *ag, ir_expr **arg);
 
 /* An aggregate whose argument is a bare NULL (arg as ir_bind_agg_call
  * returns it) gives an untyped NULL, except COUNT (0). */
@@ -147,15 +151,12 @@ bool ir_agg_untyped(const ir_agg *ag, const ir_expr *arg);
 int ir_check_output_names(ir_binder *b, int n, const char *const *names, const int *pos);
 
 /* ---- bind_tree.c ---- */
-/* TREE ACCUMULATE UP/DOWN: TREE_NUMBER, TREE_ORDER, TREE_ACC (plan.h). */
-int ir_bind_tree(ir_binder *b, const fe_stage *st);
+/* ir_bind_tree: TREE ACCUMULATE UP/DOWN as TREE_NUMBER, TREE_ORDER,
+ * TREE_ACC (plan.h). */
 
 /* ---- bind_interval.c ---- */
-/* INTERVAL INTERSECTION OF (a source), INTERVAL FLATTEN, INTERVAL JOIN and
- * INTERVAL FILL GAPS (stages): IV_BUFFER sinks and their source op. */
+/* INTERVAL INTERSECTION OF (a source), and ir_bind_flatten, ir_bind_ijoin,
+ * ir_bind_fillgaps (stages): IV_BUFFER sinks and their source op. */
 int ir_bind_isect(ir_binder *b, const fe_source *src);
-int ir_bind_flatten(ir_binder *b, const fe_stage *st);
-int ir_bind_ijoin(ir_binder *b, const fe_stage *st);
-int ir_bind_fillgaps(ir_binder *b, const fe_stage *st);
 
 #endif

@@ -510,12 +510,12 @@ static ir_expr *bind_cast(ir_binder *b, const fe_expr *x) {
 /* ---- functions ---------------------------------------------------------- */
 
 bool ir_is_agg_name(const char *name, int nargs) {
-  if (ir_name_eq(name, "count") || ir_name_eq(name, "sum") || ir_name_eq(name, "avg") ||
-      ir_name_eq(name, "any_value"))
-    return true;
   /* min/max with one argument aggregate; with two or more they are the
    * scalar functions, as in SQLite. */
-  return (ir_name_eq(name, "min") || ir_name_eq(name, "max")) && nargs <= 1;
+  if ((ir_name_eq(name, "min") || ir_name_eq(name, "max")) && nargs > 1) return false;
+  for (int k = 0; k < IR_NAGGS; k++)
+    if (ir_name_eq(name, ir_aggs[k].sql)) return true;   /* aggs.def */
+  return false;
 }
 
 static int arity(ir_binder *b, const fe_expr *x, int lo, int hi) {

@@ -186,19 +186,14 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
 /* COUNT(*), COUNT(x), SUM, MIN, MAX, AVG of numbers (COUNT of anything). */
 static int bind_flat_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
                          bool *out_null, bool *untyped) {
-  static const ir_aggname names[] = {{"COUNT", RT_AGG_COUNT}, {"SUM", RT_AGG_SUM},
-                                     {"MIN", RT_AGG_MIN},     {"MAX", RT_AGG_MAX},
-                                     {"AVG", RT_AGG_AVG}};
   ir_expr *e;
-  if (!ir_bind_agg_call(b, it, names, 5, "expected COUNT, SUM, MIN, MAX or AVG",
-                        1u << RT_AGG_SUM | 1u << RT_AGG_MIN | 1u << RT_AGG_MAX | 1u << RT_AGG_AVG,
-                        ag, &e))
+  if (!ir_bind_agg_call(b, it, IR_AGG_IN_FLATTEN, "expected COUNT, SUM, MIN, MAX or AVG", ag, &e))
     return 0;
   *untyped = ir_agg_untyped(ag, e);
   *out_type = RT_I64;
   *out_null = false;
   if (!e) return 1;
-  if (ag->kind == RT_AGG_AVG || (ag->kind != RT_AGG_COUNT && e->type == RT_F64)) *out_type = RT_F64;
+  *out_type = ir_agg_out_type(ag->kind, e->type, true);
   /* Every segment has a covering row; only NULL inputs make it NULL, or a
    * double SUM/AVG of +inf and -inf (NaN is NULL). */
   *out_null = (ag->kind != RT_AGG_COUNT && e->nullable) ||

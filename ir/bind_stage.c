@@ -102,7 +102,7 @@ static int bind_items(ir_binder *b, const fe_stage *st, bool bare_star, ir_rowb 
   return 1;
 }
 
-static int bind_select(ir_binder *b, const fe_stage *st) {
+int ir_bind_select(ir_binder *b, const fe_stage *st) {
   ir_rowb rb = {0};
   if (!bind_items(b, st, true, &rb)) return 0;
   b->row = ir_rowb_done(&rb);
@@ -110,7 +110,7 @@ static int bind_select(ir_binder *b, const fe_stage *st) {
   return 1;
 }
 
-static int bind_extend(ir_binder *b, const fe_stage *st) {
+int ir_bind_extend(ir_binder *b, const fe_stage *st) {
   ir_rowb rb = {0};
   for (int i = 0; i < b->row.n; i++) ir_rowb_add(b, &rb, b->row.e[i].name, b->row.e[i].col, b->row.e[i].qonly);
   if (!bind_items(b, st, false, &rb)) return 0;
@@ -134,7 +134,7 @@ static void drop_aliases(ir_binder *b, int n, const char *const *names) {
   b->naliases = nk;
 }
 
-static int bind_set(ir_binder *b, const fe_stage *st) {
+int ir_bind_set(ir_binder *b, const fe_stage *st) {
   int n = st->nassign;
   int *cols = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)n + 1));
   const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * ((size_t)n + 1));
@@ -160,7 +160,7 @@ static int bind_set(ir_binder *b, const fe_stage *st) {
   return 1;
 }
 
-static int bind_drop(ir_binder *b, const fe_stage *st) {
+int ir_bind_drop(ir_binder *b, const fe_stage *st) {
   int n = st->nnames;
   const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * ((size_t)n + 1));
   for (int k = 0; k < n; k++) {
@@ -186,7 +186,7 @@ static int bind_drop(ir_binder *b, const fe_stage *st) {
   return 1;
 }
 
-static int bind_rename(ir_binder *b, const fe_stage *st) {
+int ir_bind_rename(ir_binder *b, const fe_stage *st) {
   int n = st->nassign;
   for (int k = 0; k < n; k++) {
     const fe_assign *a = &st->assign[k];
@@ -211,7 +211,7 @@ static int bind_rename(ir_binder *b, const fe_stage *st) {
 
 /* ---- WHERE, ORDER BY, LIMIT -------------------------------------------- */
 
-static int bind_where(ir_binder *b, const fe_stage *st) {
+int ir_bind_where(ir_binder *b, const fe_stage *st) {
   ir_expr *e = ir_bind_cond(b, st->expr);
   if (!e) return 0;
   ir_op *op = ir_op_add(b, IR_FILTER, st->pos);
@@ -234,7 +234,7 @@ static ir_expr *order_position(ir_binder *b, const fe_expr *x) {
   return NULL;
 }
 
-static int bind_order(ir_binder *b, const fe_stage *st) {
+int ir_bind_order(ir_binder *b, const fe_stage *st) {
   ir_sortkey *keys = rt_arena_alloc(&b->p->arena, sizeof(ir_sortkey) * ((size_t)st->norder + 1));
   for (int i = 0; i < st->norder; i++) {
     const fe_order *o = &st->order[i];
@@ -281,7 +281,7 @@ static ir_expr *bind_count(ir_binder *b, const fe_expr *x) {
   return e;
 }
 
-static int bind_limit(ir_binder *b, const fe_stage *st) {
+int ir_bind_limit(ir_binder *b, const fe_stage *st) {
   ir_expr *lim = bind_count(b, st->limit);
   if (!lim) return 0;
   ir_expr *off = NULL;
@@ -300,46 +300,48 @@ static rt_type widen(rt_type t) {
   return t == RT_F64 || t == RT_STR || t == RT_BOOL ? t : RT_I64;
 }
 
-/* Names and kinds of every aggregate function; stages pass the subset
- * they take. */
-static const ir_aggname k_aggs[] = {
-    {"COUNT", RT_AGG_COUNT}, {"SUM", RT_AGG_SUM}, {"MIN", RT_AGG_MIN},
-    {"MAX", RT_AGG_MAX},     {"AVG", RT_AGG_AVG}, {"ANY_VALUE", RT_AGG_ANY_VALUE},
-};
+/* The aggregate of aggs.def called `name` that stage `where` takes with
+ * an argument (star: in the f(*) form); -1 if none. */
+static int agg_find(const char *name, ir_aggplace where, bool star) {
+  for (int k = 0; k < IR_NAGGS; k++) {
+    ir_aggarg a = ir_aggs[k].arg[where];
+    if (a != IR_AGGARG_NO && (a == IR_AGGARG_STAR) == star && ir_name_eq(name, ir_aggs[k].sql))
+      return k;
+  }
+  return -1;
+}
 
-int ir_bind_agg_call(ir_binder *b, const fe_item *it, const ir_aggname *names, int nnames,
-                     const char *expected, unsigned numbers_only, ir_agg *ag, ir_expr **arg) {
+int ir_bind_agg_call(ir_binder *b, const fe_item *it, ir_aggplace where, const char *expected,
+                     ir_agg *ag, ir_expr **arg) {
   const fe_expr *x = it->expr;
-  const ir_aggname *fn = NULL;
+  int fn = -1;
   /* min/max with two or more arguments are the scalar functions. */
   if (it->kind == IT_EXPR && x->kind == AX_CALL && ir_is_agg_name(x->str, x->nargs))
-    for (int i = 0; i < nnames; i++)
-      if (ir_name_eq(x->str, names[i].name)) fn = &names[i];
-  if (!fn)
+    fn = agg_find(x->str, where, false);
+  if (fn < 0)
     return ir_fail(b, it->kind == IT_EXPR ? x->pos : it->pos, "%s, but got '%s'", expected,
                    it->kind == IT_EXPR ? ir_expr_text(b, x) : "*");
   if (x->distinct) return ir_fail(b, x->pos, "DISTINCT is not supported in aggregates");
   if (x->star) {
-    if (fn->kind != RT_AGG_COUNT || x->nargs)
-      return ir_fail(b, x->pos, "expected an argument to %s(), not *", x->str);
+    fn = x->nargs ? -1 : agg_find(x->str, where, true);
+    if (fn < 0) return ir_fail(b, x->pos, "expected an argument to %s(), not *", x->str);
   } else if (x->nargs != 1) {
     return ir_fail(b, x->pos, "expected 1 argument to %s(), but got %d", x->str, x->nargs);
   }
   if (!it->name) return no_name(b, x);
-  *ag = (ir_agg){.kind = x->star ? RT_AGG_COUNT_STAR : fn->kind, .arg_col = -1,
-                 .arg_type = RT_I64, .live = true};
+  *ag = (ir_agg){.kind = (rt_aggkind)fn, .arg_col = -1, .arg_type = RT_I64, .live = true};
   *arg = NULL;
   if (x->star) return 1;
   b->agg_msg = "an aggregate cannot contain another aggregate";
   ir_expr *e = ir_bind_expr(b, x->args[0]);
   b->agg_msg = NULL;
   if (!e) return 0;
-  if ((fn->kind == RT_AGG_MIN || fn->kind == RT_AGG_MAX) &&
-      !ir_refuse_collation(b, x->args[0], e, fn->kind == RT_AGG_MIN ? "MIN()" : "MAX()"))
+  if ((fn == RT_AGG_MIN || fn == RT_AGG_MAX) &&
+      !ir_refuse_collation(b, x->args[0], e, fn == RT_AGG_MIN ? "MIN()" : "MAX()"))
     return 0;
-  if (e->type == RT_STR && (numbers_only >> fn->kind & 1))
+  if (e->type == RT_STR && ir_aggs[fn].arg[where] == IR_AGGARG_NUM)
     return ir_fail(b, x->args[0]->pos, "expected a number in %s(), but '%s' is a string",
-                   fn->name, ir_expr_text(b, x->args[0]));
+                   ir_aggs[fn].sql, ir_expr_text(b, x->args[0]));
   /* *arg keeps RT_NULLT for a bare NULL argument: the stage's output is
    * then an untyped NULL too (ir_agg_untyped). */
   *arg = e;
@@ -356,8 +358,8 @@ bool ir_agg_untyped(const ir_agg *ag, const ir_expr *arg) {
 static int bind_agg(ir_binder *b, const fe_item *it, ir_agg *ag, int ngroup, rt_type *out_type,
                     bool *out_null, bool *untyped) {
   ir_expr *e;
-  if (!ir_bind_agg_call(b, it, k_aggs, 6, "expected an aggregate such as COUNT(*) or SUM(x)",
-                        1u << RT_AGG_SUM | 1u << RT_AGG_AVG, ag, &e))
+  if (!ir_bind_agg_call(b, it, IR_AGG_IN_AGGREGATE, "expected an aggregate such as COUNT(*) or SUM(x)",
+                        ag, &e))
     return 0;
   *untyped = ir_agg_untyped(ag, e);
   if (!e) {
@@ -368,13 +370,8 @@ static int bind_agg(ir_binder *b, const fe_item *it, ir_agg *ag, int ngroup, rt_
   /* Without GROUP BY an empty input still gives one row, where SUM & co.
    * are NULL; with groups every group has a row, so only NULL inputs make
    * them NULL. */
-  *out_null = e->nullable || ngroup == 0;
-  switch (ag->kind) {
-  case RT_AGG_COUNT: *out_type = RT_I64; *out_null = false; break;
-  case RT_AGG_SUM: *out_type = e->type == RT_F64 ? RT_F64 : RT_I64; break;
-  case RT_AGG_AVG: *out_type = RT_F64; break;
-  default: *out_type = widen(e->type); break;
-  }
+  *out_null = (e->nullable || ngroup == 0) && ag->kind != RT_AGG_COUNT;
+  *out_type = ir_agg_out_type(ag->kind, e->type, false);
   /* A double sum of +inf and -inf is NaN, which is NULL. */
   if ((ag->kind == RT_AGG_SUM || ag->kind == RT_AGG_AVG) && e->type == RT_F64) *out_null = true;
   return 1;
@@ -414,7 +411,7 @@ static int aggregate_names(ir_binder *b, const fe_stage *st, const char **gnames
   return ir_check_output_names(b, n, names, pos);
 }
 
-static int bind_aggregate(ir_binder *b, const fe_stage *st) {
+int ir_bind_aggregate(ir_binder *b, const fe_stage *st) {
   ir_plan *p = b->p;
   int ng = st->ngroup, na = st->nitems;
   int *gcols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)ng + 1));
@@ -458,24 +455,18 @@ static int bind_aggregate(ir_binder *b, const fe_stage *st) {
   return 1;
 }
 
+int ir_bind_as(ir_binder *b, const fe_stage *st) {
+  ir_alias_set_one(b, st->alias.name, b->row);
+  return 1;
+}
+
 int ir_bind_stage(ir_binder *b, const fe_stage *st) {
   switch (st->kind) {
-  case ST_WHERE: return bind_where(b, st);
-  case ST_SELECT: return bind_select(b, st);
-  case ST_EXTEND: return bind_extend(b, st);
-  case ST_SET: return bind_set(b, st);
-  case ST_DROP: return bind_drop(b, st);
-  case ST_RENAME: return bind_rename(b, st);
-  case ST_AS:
-    ir_alias_set_one(b, st->alias.name, b->row);
-    return 1;
-  case ST_ORDER_BY: return bind_order(b, st);
-  case ST_LIMIT: return bind_limit(b, st);
-  case ST_AGGREGATE: return bind_aggregate(b, st);
-  case ST_TREE: return ir_bind_tree(b, st);
-  case ST_FLATTEN: return ir_bind_flatten(b, st);
-  case ST_IJOIN: return ir_bind_ijoin(b, st);
-  case ST_FILL_GAPS: return ir_bind_fillgaps(b, st);
+#define STAGE(name, str, w1, w2, parse, bind, words) \
+  case ST_##name: return bind(b, st);
+#include "stages.def"
+#undef STAGE
+  case ST__COUNT: break;
   }
   return ir_fail(b, st->pos, "unknown stage");
 }

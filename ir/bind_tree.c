@@ -18,21 +18,16 @@
  */
 #include "bind.h"
 
-static const ir_aggname k_tree_aggs[] = {
-    {"SUM", RT_AGG_SUM}, {"COUNT", RT_AGG_COUNT}, {"MIN", RT_AGG_MIN}, {"MAX", RT_AGG_MAX}};
-
 static int bind_tree_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
                          bool *out_null, bool *untyped) {
   ir_expr *e;
-  if (!ir_bind_agg_call(b, it, k_tree_aggs, 4, "expected SUM, COUNT, MIN or MAX",
-                        1u << RT_AGG_SUM | 1u << RT_AGG_MIN | 1u << RT_AGG_MAX, ag, &e))
-    return 0;
+  if (!ir_bind_agg_call(b, it, IR_AGG_IN_TREE, "expected SUM, COUNT, MIN or MAX", ag, &e)) return 0;
   /* SUM of NULLs is 0 here (NULL adds 0), so only MIN and MAX stay NULL. */
   *untyped = ir_agg_untyped(ag, e) && ag->kind != RT_AGG_SUM;
   *out_type = RT_I64;
   *out_null = false;
   if (!e) return 1;
-  if (ag->kind != RT_AGG_COUNT && e->type == RT_F64) *out_type = RT_F64;
+  *out_type = ir_agg_out_type(ag->kind, e->type, true);
   /* SUM and COUNT are never NULL (NULL adds 0), but a double SUM of +inf
    * and -inf is NaN, which is NULL; MIN/MAX are NULL when no value in the
    * subtree (or on the path) is there. */

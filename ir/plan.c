@@ -58,12 +58,26 @@ const signed char ir_ex_arities[IX__COUNT] = {
 #undef EX
 };
 
-/* Indexed by rt_aggkind (store.h). */
-const char *const ir_agg_names[] = {
-    [RT_AGG_COUNT_STAR] = "count(*)", [RT_AGG_COUNT] = "count", [RT_AGG_SUM] = "sum",
-    [RT_AGG_MIN] = "min",             [RT_AGG_MAX] = "max",     [RT_AGG_AVG] = "avg",
-    [RT_AGG_ANY_VALUE] = "any_value",
+/* Indexed by rt_aggkind (store.h): an entry without its RT_AGG_ kind does
+ * not compile. */
+const ir_agginfo ir_aggs[] = {
+#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat) \
+  [RT_AGG_##name] = {sql, printed, IR_AGGOUT_##out, {IR_AGGARG_##in_agg, IR_AGGARG_##in_tree, IR_AGGARG_##in_flat}},
+#include "aggs.def"
+#undef AGG
 };
+
+rt_type ir_agg_out_type(rt_aggkind k, rt_type arg, bool numeric) {
+  switch (ir_aggs[k].out) {
+  case IR_AGGOUT_I64: return RT_I64;
+  case IR_AGGOUT_F64: return RT_F64;
+  case IR_AGGOUT_SUM: return arg == RT_F64 ? RT_F64 : RT_I64;
+  case IR_AGGOUT_ARG:
+    if (arg == RT_F64 || (!numeric && (arg == RT_STR || arg == RT_BOOL))) return arg;
+    return RT_I64;
+  }
+  return RT_I64;
+}
 
 int ir_buf_layout_max(const ir_op *op) {
   return ir_buf_layout(op, NULL);

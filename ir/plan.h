@@ -111,7 +111,30 @@ struct ir_expr {
   ir_expr **args;
 };
 
-extern const char *const ir_agg_names[];   /* indexed by rt_aggkind */
+/* The aggregates of aggs.def, indexed by rt_aggkind (read the columns
+ * there). */
+typedef enum ir_aggout { IR_AGGOUT_I64, IR_AGGOUT_F64, IR_AGGOUT_SUM, IR_AGGOUT_ARG } ir_aggout;
+typedef enum ir_aggarg { IR_AGGARG_NO, IR_AGGARG_STAR, IR_AGGARG_ANY, IR_AGGARG_NUM } ir_aggarg;
+typedef enum ir_aggplace { IR_AGG_IN_AGGREGATE, IR_AGG_IN_TREE, IR_AGG_IN_FLATTEN, IR_AGG_IN__COUNT } ir_aggplace;
+typedef struct ir_agginfo {
+  const char *sql;        /* "COUNT": the name it is called by */
+  const char *printed;    /* "count(*)": in plans */
+  ir_aggout out;
+  ir_aggarg arg[IR_AGG_IN__COUNT];   /* what each stage takes */
+} ir_agginfo;
+extern const ir_agginfo ir_aggs[];
+enum {
+  IR_NAGGS = 0   /* entries of aggs.def */
+#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat) +1
+#include "aggs.def"
+#undef AGG
+};
+
+/* Output type of aggregate k over an argument of type `arg` (RT_NULLT for
+ * a bare NULL), by its OUT column: ARG keeps the argument's type with
+ * ints widened to I64, and with `numeric` (the TREE and FLATTEN runtimes,
+ * which accumulate int64 or double) booleans too. */
+rt_type ir_agg_out_type(rt_aggkind k, rt_type arg, bool numeric);
 
 /* One aggregate of an AGGREGATE op. arg_col is the input column (-1 for
  * COUNT(*)); out_col the output column. Output types: COUNT → I64; SUM of

@@ -110,7 +110,7 @@ static void put_aggs(const ir_plan *p, const ir_op *op, const char *lead, rt_buf
     if (!a->live) continue;
     rt_buf_printf(out, "%s", n++ ? ", " : lead);
     put_col(p, a->out_col, out);
-    rt_buf_printf(out, " = %s", ir_agg_names[a->kind]);
+    rt_buf_printf(out, " = %s", ir_aggs[a->kind].printed);
     if (a->kind != RT_AGG_COUNT_STAR) {
       rt_buf_printf(out, "(");
       put_col(p, a->arg_col, out);

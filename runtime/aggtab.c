@@ -52,8 +52,9 @@ static rt_type agg_out_type(rt_aggkind k, rt_type in) {
   case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: return RT_I64;
   case RT_AGG_AVG: return RT_F64;
   case RT_AGG_SUM: return in == RT_F64 ? RT_F64 : RT_I64;
-  default: return in;
+  case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE: return in;
   }
+  return in;
 }
 
 void rt_aggtab_init(rt_aggtab *t, int nkeys, const rt_type *key_types, int naggs,
@@ -356,7 +357,7 @@ void rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
          * NaN sum (inf + -inf), as everywhere a NaN is made (SQLite). */
         if (ag->n[g] > 0 && !isnan(ag->f[g])) put_f(out, c, r, ag->f[g] / (double)ag->n[g]);
         break;
-      default:
+      case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE:
         if (!ag->has[g]) break;   /* stays NULL */
         if (ag->in == RT_F64) {
           if (!isnan(ag->f[g])) put_f(out, c, r, ag->f[g]);

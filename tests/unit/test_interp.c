@@ -231,7 +231,7 @@ static int tp_agg_add(ir_plan *p, ir_op *op, rt_aggkind kind, int arg, bool live
   rt_type out = kind == RT_AGG_COUNT || kind == RT_AGG_COUNT_STAR ? RT_I64
                 : kind == RT_AGG_AVG                               ? RT_F64
                                                                    : in;
-  a->out_col = ir_col_new(p, ir_agg_names[kind], out, true);
+  a->out_col = ir_col_new(p, ir_aggs[kind].printed, out, true);
   return a->out_col;
 }
 
