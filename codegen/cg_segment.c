@@ -15,6 +15,9 @@
  *                 sink       append to s->buf, or update s->agg
  *   exit:       write counters back; report the smallest failed step
  *
+ * cg_seg_prologue emits entry, fallback and sink.init; cg_seg_loop the
+ * loop; cg_seg_epilogue the exit.
+ *
  * Errors. The interpreter runs each step over the whole batch, so the
  * error it reports is that of the first step (in step order) at which any
  * row fails. To report the same one, a failing row here only records its
@@ -309,7 +312,24 @@ static void cg_emit_step(cg_ctx *cx, const ir_op *op, cg_limit *lim, cg_treestat
 
 /* ---- the function --------------------------------------------------------- */
 
-static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
+/* What the three parts of a segment's function hand each other. */
+typedef struct cg_segfn {
+  cg_uses u;
+  LLVMValueRef count, active, hasactive;   /* positions to visit, and how */
+  LLVMBasicBlockRef fallback;              /* return vm_run_batch(s, b) */
+  cg_bufstate *bs;                         /* sink: rows appended … */
+  cg_aggstate *as;                         /* … or groups updated */
+  cg_treestate *ts;
+  int nlim;
+  cg_limit *lims;                          /* one per live LIMIT step */
+  LLVMValueRef skips, lefts;               /* s->limit_skip, s->limit_left */
+} cg_segfn;
+
+/* Prologue: the function `int seg(ex_seg *s, rt_batch *b)`, its entry
+ * (views of the columns read, parameters; a batch that is not what the
+ * code was compiled for falls back to the interpreter), then the sink,
+ * tree and LIMIT state. Leaves the builder at the end of sink.init. */
+static void cg_seg_prologue(cg_ctx *cx, int si, const char *prefix, cg_segfn *f) {
   const ir_plan *p = cx->plan;
   const ir_segment *seg = &p->segs[si];
   cx->seg = seg;
@@ -318,8 +338,8 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   cx->err_phi = NULL;
   memset(cx->src, 0, sizeof *cx->src * ((size_t)p->ncols + 1));
   memset(cx->have, 0, sizeof *cx->have * ((size_t)p->ncols + 1));
-  cg_uses u = {calloc((size_t)p->ncols + 1, sizeof(bool)), calloc((size_t)p->nparams + 1, sizeof(bool))};
-  cg_collect(cx, seg, &u);
+  f->u = (cg_uses){calloc((size_t)p->ncols + 1, sizeof(bool)), calloc((size_t)p->nparams + 1, sizeof(bool))};
+  cg_collect(cx, seg, &f->u);
   const ir_op *src = seg->source;
   /* Rows come through selections (ops.def SEL): a breaker's buffer read
    * back through a permutation (ORDER BY, tree order), the operand
@@ -353,12 +373,12 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   LLVMBuildStore(cx->b, cg_i32(cx, -1), cx->err_slot);
   cx->run = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_RUN, cx->t_ptr, "run");
   cx->strings = cg_load_field(cx, cx->st.run, cx->run, CG_RUN_STRINGS, cx->t_ptr, "strings");
-  cg_load_params(cx, &u);
+  cg_load_params(cx, &f->u);
   LLVMValueRef n = cg_load_field(cx, cx->st.batch, cx->batch, CG_BATCH_N, cx->t_i32, "n");
   LLVMValueRef nactive = cg_load_field(cx, cx->st.batch, cx->batch, CG_BATCH_NACTIVE, cx->t_i32, "nactive");
-  LLVMValueRef active = cg_load_field(cx, cx->st.batch, cx->batch, CG_BATCH_ACTIVE, cx->t_ptr, "active");
-  LLVMValueRef hasactive = LLVMBuildIsNotNull(cx->b, active, "has.active");
-  LLVMValueRef count = LLVMBuildSelect(cx->b, hasactive, nactive, n, "count");
+  f->active = cg_load_field(cx, cx->st.batch, cx->batch, CG_BATCH_ACTIVE, cx->t_ptr, "active");
+  f->hasactive = LLVMBuildIsNotNull(cx->b, f->active, "has.active");
+  f->count = LLVMBuildSelect(cx->b, f->hasactive, nactive, n, "count");
 
   /* A word of ones stands in for absent validity bits. */
   LLVMValueRef ones = LLVMGetNamedGlobal(cx->m, "valid.ones");
@@ -371,10 +391,10 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   }
   LLVMValueRef fits = cg_load_views(cx, ones);
 
-  LLVMBasicBlockRef fallback = cg_block(cx, "fallback");
+  f->fallback = cg_block(cx, "fallback");
   LLVMBasicBlockRef init = cg_block(cx, "sink.init");
-  LLVMBuildCondBr(cx->b, fits, init, fallback);
-  cg_at(cx, fallback);
+  LLVMBuildCondBr(cx->b, fits, init, f->fallback);
+  cg_at(cx, f->fallback);
   {
     LLVMValueRef args[2] = {cx->s, cx->batch};
     LLVMBuildRet(cx->b, cg_call(cx, "vm_run_batch", args, 2, "interp"));
@@ -383,30 +403,32 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   /* sink and LIMIT state */
   cg_at(cx, init);
   const ir_op *sink = seg->sink;
-  cg_bufstate *bs = NULL;
-  cg_aggstate *as = NULL;
-  if (sink->kind == IR_AGGREGATE) as = cg_agg_prologue(cx, sink, fallback);
-  else bs = cg_buf_prologue(cx, sink, count, fallback);
-  cg_treestate *ts = cg_tree_prologue(cx, fallback);
-  int nlim = 0;
+  if (sink->kind == IR_AGGREGATE) f->as = cg_agg_prologue(cx, sink, f->fallback);
+  else f->bs = cg_buf_prologue(cx, sink, f->count, f->fallback);
+  f->ts = cg_tree_prologue(cx, f->fallback);
   for (int k = 0; k < seg->nsteps; k++)
-    if (!seg->steps[k]->dead && seg->steps[k]->kind == IR_LIMIT) nlim++;
-  cg_limit *lims = calloc((size_t)nlim + 1, sizeof *lims);
-  LLVMValueRef skips = NULL, lefts = NULL;
-  if (nlim) {
-    skips = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_LIMIT_SKIP, cx->t_ptr, "");
-    lefts = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_LIMIT_LEFT, cx->t_ptr, "");
+    if (!seg->steps[k]->dead && seg->steps[k]->kind == IR_LIMIT) f->nlim++;
+  f->lims = calloc((size_t)f->nlim + 1, sizeof *f->lims);
+  if (f->nlim) {
+    f->skips = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_LIMIT_SKIP, cx->t_ptr, "");
+    f->lefts = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_LIMIT_LEFT, cx->t_ptr, "");
   }
-  for (int m = 0; m < nlim; m++) {
-    lims[m].skip = cg_slot(cx, cx->t_i64, "skip.slot");
-    lims[m].left = cg_slot(cx, cx->t_i64, "left.slot");
-    lims[m].reached = cg_slot(cx, cx->t_i1, "reached.slot");
-    LLVMBuildStore(cx->b, cg_load_elem(cx, cx->t_i64, skips, cg_i64(cx, m), ""), lims[m].skip);
-    LLVMBuildStore(cx->b, cg_load_elem(cx, cx->t_i64, lefts, cg_i64(cx, m), ""), lims[m].left);
-    LLVMBuildStore(cx->b, cg_i1(cx, 0), lims[m].reached);
+  for (int m = 0; m < f->nlim; m++) {
+    cg_limit *l = &f->lims[m];
+    l->skip = cg_slot(cx, cx->t_i64, "skip.slot");
+    l->left = cg_slot(cx, cx->t_i64, "left.slot");
+    l->reached = cg_slot(cx, cx->t_i1, "reached.slot");
+    LLVMBuildStore(cx->b, cg_load_elem(cx, cx->t_i64, f->skips, cg_i64(cx, m), ""), l->skip);
+    LLVMBuildStore(cx->b, cg_load_elem(cx, cx->t_i64, f->lefts, cg_i64(cx, m), ""), l->left);
+    LLVMBuildStore(cx->b, cg_i1(cx, 0), l->reached);
   }
+}
 
-  /* the loop */
+/* The loop: for each position k < count (through the active list when
+ * there is one) every step of the segment, then the sink. Leaves the
+ * builder in the block after the loop. */
+static void cg_seg_loop(cg_ctx *cx, cg_segfn *f) {
+  const ir_segment *seg = cx->seg;
   LLVMBasicBlockRef pre = cg_here(cx);
   LLVMBasicBlockRef head = cg_block(cx, "loop");
   LLVMBasicBlockRef rowbb = cg_block(cx, "row");
@@ -415,13 +437,13 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   LLVMBuildBr(cx->b, head);
   cg_at(cx, head);
   LLVMValueRef k = LLVMBuildPhi(cx->b, cx->t_i32, "k");
-  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, k, count, ""), rowbb, exit);
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, k, f->count, ""), rowbb, exit);
   cg_at(cx, rowbb);
   {
     LLVMBasicBlockRef via = cg_block(cx, "row.active"), join = cg_block(cx, "row.pos");
-    LLVMBuildCondBr(cx->b, hasactive, via, join);
+    LLVMBuildCondBr(cx->b, f->hasactive, via, join);
     cg_at(cx, via);
-    LLVMValueRef ai = cg_load_elem(cx, cx->t_i32, active, LLVMBuildZExt(cx->b, k, cx->t_i64, ""), "");
+    LLVMValueRef ai = cg_load_elem(cx, cx->t_i32, f->active, LLVMBuildZExt(cx->b, k, cx->t_i64, ""), "");
     LLVMBuildBr(cx->b, join);
     cg_at(cx, join);
     cx->pos = LLVMBuildPhi(cx->b, cx->t_i32, "i");
@@ -435,11 +457,11 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
     const ir_op *op = seg->steps[s];
     if (op->dead) continue;
     cx->step = s;
-    cg_emit_step(cx, op, op->kind == IR_LIMIT ? &lims[m++] : NULL, ts);
+    cg_emit_step(cx, op, op->kind == IR_LIMIT ? &f->lims[m++] : NULL, f->ts);
   }
   cx->step = seg->nsteps;
-  if (as) cg_agg_update(cx, as, sink);
-  else cg_buf_append(cx, bs);
+  if (f->as) cg_agg_update(cx, f->as, seg->sink);
+  else cg_buf_append(cx, f->bs);
   LLVMBuildBr(cx->b, next);
   cg_at(cx, next);
   LLVMValueRef k1 = LLVMBuildAdd(cx->b, k, cg_i32(cx, 1), "k.next");
@@ -449,18 +471,23 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
     LLVMBasicBlockRef bbs[2] = {pre, next};
     LLVMAddIncoming(k, vs, bbs, 2);
   }
-
-  /* after the loop */
   cg_at(cx, exit);
-  if (bs) cg_buf_epilogue(cx, bs);
-  cg_tree_epilogue(cx, ts);
+}
+
+/* Epilogue, after the loop: the sink's and the trees' state, the LIMIT
+ * counters written back (and s->done once a LIMIT that saw rows is used
+ * up), then the error of the smallest failed step or 0. Frees f. */
+static void cg_seg_epilogue(cg_ctx *cx, cg_segfn *f) {
+  if (f->bs) cg_buf_epilogue(cx, f->bs);
+  cg_tree_epilogue(cx, f->ts);
   LLVMValueRef done = NULL;
-  for (int j = 0; j < nlim; j++) {
-    LLVMValueRef left = LLVMBuildLoad2(cx->b, cx->t_i64, lims[j].left, "");
-    LLVMBuildStore(cx->b, LLVMBuildLoad2(cx->b, cx->t_i64, lims[j].skip, ""),
-                   cg_elem_ptr(cx, cx->t_i64, skips, cg_i64(cx, j), ""));
-    LLVMBuildStore(cx->b, left, cg_elem_ptr(cx, cx->t_i64, lefts, cg_i64(cx, j), ""));
-    LLVMValueRef reached = LLVMBuildLoad2(cx->b, cx->t_i1, lims[j].reached, "");
+  for (int j = 0; j < f->nlim; j++) {
+    cg_limit *l = &f->lims[j];
+    LLVMValueRef left = LLVMBuildLoad2(cx->b, cx->t_i64, l->left, "");
+    LLVMBuildStore(cx->b, LLVMBuildLoad2(cx->b, cx->t_i64, l->skip, ""),
+                   cg_elem_ptr(cx, cx->t_i64, f->skips, cg_i64(cx, j), ""));
+    LLVMBuildStore(cx->b, left, cg_elem_ptr(cx, cx->t_i64, f->lefts, cg_i64(cx, j), ""));
+    LLVMValueRef reached = LLVMBuildLoad2(cx->b, cx->t_i1, l->reached, "");
     LLVMValueRef fin = LLVMBuildAnd(cx->b, reached, LLVMBuildICmp(cx->b, LLVMIntEQ, left, cg_i64(cx, 0), ""), "");
     done = done ? LLVMBuildOr(cx->b, done, fin, "") : fin;
   }
@@ -480,12 +507,19 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   cg_at(cx, okbb);
   LLVMBuildRet(cx->b, cg_i32(cx, 0));
 
-  if (as) cg_agg_free(as);
-  if (bs) cg_buf_free(bs);
-  cg_tree_free(ts);
-  free(lims);
-  free(u.computed);
-  free(u.params);
+  if (f->as) cg_agg_free(f->as);
+  if (f->bs) cg_buf_free(f->bs);
+  cg_tree_free(f->ts);
+  free(f->lims);
+  free(f->u.computed);
+  free(f->u.params);
+}
+
+static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
+  cg_segfn f = {0};
+  cg_seg_prologue(cx, si, prefix, &f);
+  cg_seg_loop(cx, &f);
+  cg_seg_epilogue(cx, &f);
 }
 
 bool cg_segment_wanted(const ir_segment *seg) {
