@@ -10,13 +10,18 @@
 #include "trace.h"
 
 void jt_free(jtrace *j) {
-  free(j->ev);
-  free(j->sys);
-  free(j->blob);
+  js_store_free(&j->ev);
+  js_store_free(&j->sys);
+  free(j->names);
+  free(j->threads);
+  if (j->thread_map) im_map_free(j->thread_map);
+  free(j->thread_map);
   free(j->strids);
   if (j->strid_map) im_map_free(j->strid_map);
   free(j->strid_map);
-  free(j->order);
+  rt_buf_free(&j->key);
+  rt_buf_free(&j->flat);
+  im_args_free(j->scratch);
   memset(j, 0, sizeof *j);
 }
 
@@ -80,8 +85,12 @@ int im_json_import(im_trace *t, im_input *in, pj_trace_info *info,
   j->in = in;
   j->progress = progress;
   j->strid_map = calloc(1, sizeof(im_map));
-  int ok = j->strid_map ? import(j, in, info, progress, err)
-                        : rt_errorf(err, -1, "TRACE: out of memory");
+  j->thread_map = calloc(1, sizeof(im_map));
+  j->scratch = im_args_new(t);
+  j->last_thread = -1;
+  j->V = INT64_MAX;
+  int ok = j->strid_map && j->thread_map && j->scratch ? import(j, in, info, progress, err)
+                                                        : rt_errorf(err, -1, "TRACE: out of memory");
   jt_free(j);
   free(j);
   return ok;

@@ -3,7 +3,10 @@
  *   json_scan.c   the tokenizer: strings, numbers, skipping values, over a
  *                 whole buffer (no per-event allocation)
  *   json_read.c   pass 1: the top level and every event into a compact
- *                 record (jev), metadata, systemTraceEvents lines
+ *                 record in the store, metadata, systemTraceEvents
+ *   json_store.c  the store of records and sort keys, given back as
+ *                 pass 2 goes
+ *   json_args.c   args flattening (§2.6), at parse time or in pass 2
  *   json_sort.c   the §2.3 order
  *   json_events.c pass 2: records in that order through the builder
  *                 (every phase of §2.5, args flattening §2.6)
@@ -67,66 +70,128 @@ int jn_to_ns(const jnum *n, int64_t *out);
 enum {
   JF_DUR = 1 << 0, JF_TTS = 1 << 1, JF_TDUR = 1 << 2, JF_PID = 1 << 3, JF_TID = 1 << 4,
   JF_PID_STR = 1 << 5, JF_TID_STR = 1 << 6, JF_FLOW_IN = 1 << 7, JF_FLOW_OUT = 1 << 8,
-  JF_BP_E = 1 << 9, JF_ARGS = 1 << 10,
+  JF_BP_E = 1 << 9, JF_ARGS = 1 << 10, JF_ARGSET = 1 << 11, JF_IDS = 1 << 12,
+  JF_SCOPE_SHIFT = 13,   /* two bits: 0 none, 1 g, 2 p, 3 t */
 };
 /* id kinds */
 enum { JID_NONE = 0, JID_INT, JID_STR };
 /* id2 kinds: JID_* in the low bits, scope above */
 enum { JID2_GLOBAL = 4, JID2_LOCAL = 8 };
 
+/* An event as pass 2 sees it, decoded from its record. */
 typedef struct jev {
   int64_t ts, dur, tts, tdur;
   int64_t pid, tid;
   int64_t id, id2, bind_id;    /* ints, or string ids (JID_STR) */
-  uint64_t args_off;           /* into the args blob */
+  const char *args;            /* raw args object (JF_ARGS), in the store */
   uint32_t args_len;
+  int64_t argset;              /* args written at parse time (JF_ARGSET) */
   uint32_t name, cat;          /* IM_NULL_STR for none / "" */
-  uint16_t flags;
+  uint32_t thread;             /* index into the (pid, tid) table */
+  uint32_t flags;
   uint8_t id_kind, id2_kind, bind_kind;
   char ph, scope;
 } jev;
 
-/* A systemTraceEvents entry: a systrace line (text in the blob) or a
- * Fuchsia context switch / name record. */
+/* A systemTraceEvents entry: a systrace line (its text) or a Fuchsia
+ * context switch; Fuchsia name records are kept apart (jname). */
 typedef struct jsys {
   int64_t ts;
-  uint64_t off;                /* text in the blob (systrace lines) */
+  const char *text;            /* 'l': the line, in the store */
   uint32_t len;
-  char kind;                   /* 'l' line, 'k' switch, 'p' / 't' names */
-  uint32_t seq;                /* file order, for a stable sort */
-  uint32_t cpu, name;
+  char kind;                   /* 'l' line, 'k' switch */
+  uint32_t cpu;
   int64_t out_pid, out_tid, out_state, in_pid, in_tid, in_prio;
 } jsys;
+
+typedef struct jname { char kind; int64_t pid, tid; uint32_t name; } jname;
+
+/* ---- the event store (json_store.c) ------------------------------------------------
+ * Pass 1 appends every event as a compact variable-length record to
+ * blocks of anonymous memory, and a sort key (ts, record) to one array;
+ * pass 2 walks the sorted keys, decodes each record and gives back each
+ * block (and the keys) once every record in it was processed, so the
+ * store shrinks while the tables grow. Temporary memory is mapped here
+ * directly, not malloc'd, so that freeing it does not raise malloc's
+ * mmap threshold (which would put the growing table columns on the heap,
+ * where realloc copies and fragments). */
+typedef struct jkey { uint64_t ts; uint64_t ref; } jkey;   /* ref: block << 32 | offset */
+
+typedef struct jblock { char *p; uint32_t len, cap; int64_t live; } jblock;
+
+typedef struct jstore {
+  jblock *blocks;
+  int64_t nblocks, cblocks;
+  jkey *keys;                  /* mapped; file order, then sorted */
+  int64_t nkeys, ckeys;
+} jstore;
+
+/* A (pid, tid) of events (with JF_PID/JF_TID/_STR flags): records name
+ * threads by index. */
+typedef struct jthread { int64_t pid, tid; uint32_t flags; int64_t utid; } jthread;
+
+void *jt_map(size_t n);                         /* zeroed pages, NULL when out of memory */
+void *jt_remap(void *p, size_t old, size_t n);  /* grows a jt_map block */
+void jt_unmap(void *p, size_t n);
+void jt_release(void *from, void *to);          /* gives back the whole pages inside */
+
+/* Appends a record of n bytes and its key; returns where to write it. */
+char *js_store_add(jstore *st, size_t n, int64_t ts);
+/* The record of a key. */
+const char *js_store_rec(const jstore *st, uint64_t ref);
+/* Pass 2 processed the record of ref: its block is given back with its
+ * last record. */
+void js_store_done(jstore *st, uint64_t ref);
+void js_store_free(jstore *st);
+
+/* Record encoding: the event's fields (all but ts) in at most
+ * JREC_MAX + args bytes. */
+enum { JREC_MAX = 96 };
+size_t jt_encode(char *out, const jev *e);
+size_t jt_encoded_size(const jev *e);
+void jt_decode(const char *p, jev *e);
+size_t jt_sys_size(const jsys *y);
+size_t jt_sys_encode(char *out, const jsys *y);
+void jt_sys_decode(const char *p, jsys *y);
 
 typedef struct jtrace {
   im_trace *t;
   struct im_input *in;         /* pages behind pass 1 are released */
   const struct im_progress *progress;   /* may be NULL */
-  jev *ev;
-  int64_t nev, cev;
-  jsys *sys;
-  int64_t nsys, csys;
-  char *blob;                  /* args objects and systrace lines */
-  uint64_t nblob, cblob;
-  int has_x;
+  jstore ev, sys;              /* events; timed systemTraceEvents */
+  int64_t nev;                 /* events read (info->events) */
+  jname *names;                /* Fuchsia name records */
+  int64_t nnames, cnames;
+  jthread *threads;
+  int64_t nthreads, cthreads;
+  void *thread_map;            /* (pid, tid, flags) hash → first index (chained by scan) */
+  int64_t last_thread;
   int fatal;                   /* the load fails as a whole */
+  /* §2.3: slow mode, the largest ts so far, V */
+  int slow, any;
+  int64_t max_ts, V;
   /* string pid/tid numbers (§2.2.3): string id → number */
   uint32_t *strids;            /* number - 2^32 → the string */
   int64_t nstrids, cstrids;
   void *strid_map;
   int64_t next_strid;
+  /* args flattening: the key and flat key being built */
+  rt_buf key, flat;
+  struct im_args *scratch;
   /* recently interned strings (names, categories, arg keys repeat) */
   struct { const char *p; uint32_t len, id; } icache[4096];
-  /* sorting */
-  uint32_t *order;
-  int64_t norder;
 } jtrace;
+
+/* Flattens the args object at s->p into a (§2.6; merge: a holds the set's
+ * earlier rows, array indexes continue). */
+void jt_flatten(jtrace *j, struct im_args *a, jscan *s, int merge);
 
 /* Pass 1 over the whole buffer. Returns 1 (also when the input was cut
  * or damaged: what came before is kept, s->failed says where), 0 when the
  * file is not a JSON trace at all (s->err). */
 int jt_read(jtrace *j, jscan *s);
-/* §2.3: fills j->order (indexes into ev) and drops negative ts. */
+/* §2.3: sorts the event keys (negative ts were dropped in pass 1) and
+ * the systemTraceEvents keys. */
 int jt_sort(jtrace *j);
 /* Pass 2. */
 void jt_events(jtrace *j);

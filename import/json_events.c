@@ -39,92 +39,14 @@ typedef struct pass {
   im_trace *t;
   k3map v1_flows;        /* (id, cat, name) → trace_id */
   k3map cookie_names;    /* (cookie, upid) → name of its first event */
-  rt_buf key, flat;
   uint32_t s_no_name, s_args, s_name, s_cat, s_utid, s_source, s_chrome, s_tiip, s_upid, s_scope;
   int64_t global_instants;
 } pass;
 
 /* ---- args (§2.6) --------------------------------------------------------------- */
 
-static void flatten(pass *ps, im_args *a, jscan *s, int merge, int depth);
-
-static void leaf(pass *ps, im_args *a, im_vtype type, int64_t i, double d, uint32_t str) {
-  im_arg arg = {.key = jt_intern(ps->j, ps->key.data, ps->key.len),
-                .flat_key = jt_intern(ps->j, ps->flat.data, ps->flat.len),
-                .type = type, .i = i, .d = d, .s = str};
-  im_args_add(a, &arg, 0);
-}
-
-/* The value at s->p under the current key / flat key. */
-static void flatten_value(pass *ps, im_args *a, jscan *s, int merge, int depth) {
-  char k = js_kind(s);
-  const char *str;
-  size_t n;
-  jnum num;
-  switch (k) {
-  case '{':
-    flatten(ps, a, s, merge, depth + 1);
-    return;
-  case '[': {
-    s->p++;
-    size_t klen = ps->key.len;
-    int64_t i = merge ? im_args_next_index(a, ps->key.data, klen) : 0;
-    int elems = 0;
-    while (js_element(s, &elems) > 0) {
-      char idx[32];
-      int m = snprintf(idx, sizeof idx, "[%lld]", (long long)i++);
-      rt_buf_append(&ps->key, idx, (size_t)m);
-      if (depth < 100) flatten_value(ps, a, s, merge, depth + 1);
-      else js_skip(s);
-      ps->key.len = klen;
-      if (s->failed) return;
-    }
-    return;
-  }
-  case '"':
-    if (!js_string(s, &str, &n)) return;
-    leaf(ps, a, IM_V_STRING, 0, 0, jt_intern(ps->j, str, n));
-    return;
-  case 'n':
-    if (!js_number(s, &num)) return;
-    if (num.is_int) leaf(ps, a, IM_V_INT, num.i, 0, 0);
-    else leaf(ps, a, IM_V_REAL, 0, num.d, 0);
-    return;
-  case 't': case 'f':
-    if (js_literal(s, k == 't' ? "true" : "false")) leaf(ps, a, IM_V_BOOL, k == 't', 0, 0);
-    return;
-  case 'N':
-    js_literal(s, "null");   /* null members are skipped */
-    return;
-  default:
-    js_skip(s);
-  }
-}
-
-/* An object at s->p: members add ".name" to key and flat key. */
-static void flatten(pass *ps, im_args *a, jscan *s, int merge, int depth) {
-  s->p++;
-  size_t klen = ps->key.len, flen = ps->flat.len;
-  const char *name;
-  size_t n;
-  int members = 0;
-  while (js_member(s, &members, &name, &n) > 0) {
-    rt_buf_append(&ps->key, ".", 1);
-    rt_buf_append(&ps->key, name, n);
-    rt_buf_append(&ps->flat, ".", 1);
-    rt_buf_append(&ps->flat, name, n);
-    if (depth < 100) flatten_value(ps, a, s, merge, depth);
-    else js_skip(s);
-    ps->key.len = klen;
-    ps->flat.len = flen;
-    if (s->failed) return;
-  }
-}
-
-static jscan args_scan(pass *ps, const jev *e) {
-  jscan s = {.base = ps->j->blob + e->args_off};
-  s.p = s.base;
-  s.end = s.base + e->args_len;
+static jscan args_scan(const jev *e) {
+  jscan s = {.base = e->args, .p = e->args, .end = e->args + e->args_len};
   return s;
 }
 
@@ -132,19 +54,29 @@ static jscan args_scan(pass *ps, const jev *e) {
  * rows (an E merging into its B). */
 static void add_args(pass *ps, im_args *a, const jev *e, int merge) {
   if (!a || !(e->flags & JF_ARGS)) return;
-  jscan s = args_scan(ps, e);
-  ps->key.len = ps->flat.len = 0;
-  rt_buf_append(&ps->key, "args", 4);
-  rt_buf_append(&ps->flat, "args", 4);
-  flatten(ps, a, &s, merge, 0);
+  jscan s = args_scan(e);
+  jt_flatten(ps->j, a, &s, merge);
   rt_buf_free(&s.tmp);
+}
+
+/* A new slice's own args: the set pass 1 wrote, or (raw args) flattened
+ * now and written. */
+static void own_args(pass *ps, int64_t s, const jev *e) {
+  if (s == IM_NONE) return;
+  if (e->flags & JF_ARGSET) {
+    im_set_i64(ps->t, IM_T_SLICE, IM_SLICE_ARG_SET_ID, s, e->argset);
+    return;
+  }
+  add_args(ps, im_slice_args(ps->t, s), e, 0);
+  im_slice_commit_args(ps->t, s);
 }
 
 /* The args object has at least one member. */
 static int args_nonempty(pass *ps, const jev *e) {
+  (void)ps;
   if (!(e->flags & JF_ARGS)) return 0;
   for (uint32_t i = 1; i < e->args_len; i++) {
-    char c = ps->j->blob[e->args_off + i];
+    char c = e->args[i];
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
     return c != '}';
   }
@@ -153,8 +85,9 @@ static int args_nonempty(pass *ps, const jev *e) {
 
 /* Positions s at the value of top-level member `name` of e's args. */
 static int args_member(pass *ps, const jev *e, const char *name, jscan *s) {
+  (void)ps;
   if (!(e->flags & JF_ARGS)) return 0;
-  *s = args_scan(ps, e);
+  *s = args_scan(e);
   s->p++;
   size_t want = strlen(name);
   int found = 0, members = 0;
@@ -303,8 +236,7 @@ static void complete(pass *ps, const jev *e, int64_t utid) {
   }
   if (s != IM_NONE) {
     set_thread_ts(ps, s, e, 1);
-    add_args(ps, im_slice_args(t, s), e, 0);
-    im_slice_commit_args(t, s);
+    own_args(ps, s, e);
   }
   v2_flow(ps, e, track);
 }
@@ -346,8 +278,7 @@ static void instant(pass *ps, const jev *e, int64_t utid) {
   int64_t s = im_slice_instant(t, track, e->ts, e->cat, name);
   if (s == IM_NONE) return;
   if (e->scope != 'g' && e->scope != 'p') set_thread_ts(ps, s, e, 0);
-  add_args(ps, im_slice_args(t, s), e, 0);
-  im_slice_commit_args(t, s);
+  own_args(ps, s, e);
 }
 
 static void counter(pass *ps, const jev *e, int64_t utid) {
@@ -375,7 +306,7 @@ static void counter(pass *ps, const jev *e, int64_t utid) {
   im_args_uint(a, ps->s_utid, (uint64_t)utid);
   int64_t set = im_args_commit(t, a);
   im_args_free(a);
-  jscan s = args_scan(ps, e);
+  jscan s = args_scan(e);
   s.p++;
   const char *key;
   size_t klen;
@@ -463,10 +394,7 @@ static void async_event(pass *ps, const jev *e, int64_t utid) {
     int64_t track = im_async_track(t, &set, c, +1, e->name);
     im_async_track(t, &set, c, -1, e->name);
     s = im_slice_instant(t, track, e->ts, e->cat, e->name);
-    if (s != IM_NONE) {
-      add_args(ps, im_slice_args(t, s), e, 0);
-      im_slice_commit_args(t, s);
-    }
+    own_args(ps, s, e);
     v2_flow(ps, e, track);
   }
   im_args_free(src);
@@ -520,7 +448,11 @@ static void one_event(pass *ps, const jev *e) {
    * every event, whatever its phase. */
   if (e->flags & JF_PID_STR)
     im_process_name(t, im_process(t, e->pid), j->strids[e->pid - ((int64_t)1 << 32)], IM_PNAME_SYSTEM);
-  int64_t utid = im_thread_update(t, e->tid, e->pid);
+  /* A (pid, tid) always gives the same thread in a JSON trace (nothing
+   * ends threads here): it is looked up once. */
+  jthread *th = &j->threads[e->thread];
+  if (th->utid == IM_NONE) th->utid = im_thread_update(t, e->tid, e->pid);
+  int64_t utid = th->utid;
   if (e->flags & JF_TID_STR)
     im_thread_name(t, utid, j->strids[e->tid - ((int64_t)1 << 32)], IM_TNAME_OTHER);
   switch (e->ph) {
@@ -573,7 +505,7 @@ static int64_t fuchsia_state(int64_t st) {
 static void one_sys(pass *ps, const jsys *y) {
   im_trace *t = ps->t;
   if (y->kind == 'l') {
-    jt_systrace_line(t, ps->j->blob + y->off, y->len);
+    jt_systrace_line(t, y->text, y->len);
   } else if (y->kind == 'k') {
     int64_t prev = im_thread_update(t, y->out_tid, y->out_pid);
     int64_t next = im_thread_update(t, y->in_tid, y->in_pid);
@@ -585,21 +517,22 @@ static void one_sys(pass *ps, const jsys *y) {
  * numbering; names the trace's own metadata gave win. */
 static void sys_names(pass *ps) {
   im_trace *t = ps->t;
-  for (int64_t i = 0; i < ps->j->nsys; i++) {
-    const jsys *y = &ps->j->sys[i];
+  for (int64_t i = 0; i < ps->j->nnames; i++) {
+    const jname *y = &ps->j->names[i];
     if (y->kind == 'p') {
-      im_process_name(t, im_process(t, y->out_pid), y->name, IM_PNAME_DESCRIPTOR);
-    } else if (y->kind == 't') {
-      int64_t u = im_thread_update(t, y->out_tid, y->out_pid);
+      im_process_name(t, im_process(t, y->pid), y->name, IM_PNAME_DESCRIPTOR);
+    } else {
+      int64_t u = im_thread_update(t, y->tid, y->pid);
       if (im_is_null(t, IM_T_THREAD, IM_THREAD_NAME, u)) im_thread_name(t, u, y->name, IM_TNAME_OTHER);
     }
   }
 }
 
-static int cmp_sys(const void *pa, const void *pb) {
-  const jsys *a = pa, *b = pb;
-  if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
-  return a->seq < b->seq ? -1 : a->seq > b->seq;
+/* The keys behind the cursor are given back every 64k. */
+static void keys_behind(jstore *st, int64_t done, int64_t *released) {
+  if (done - *released < 65536) return;
+  jt_release(st->keys + *released, st->keys + done);
+  *released = done;
 }
 
 void jt_events(jtrace *j) {
@@ -614,33 +547,38 @@ void jt_events(jtrace *j) {
   ps.s_tiip = im_cstr(t, "trace_id_is_process_scoped");
   ps.s_upid = im_cstr(t, "upid");
   ps.s_scope = im_cstr(t, "source_scope");
-  /* The systrace / Fuchsia stream in ts order (file order on ties).
-   * Fuchsia names are not timed. */
-  int64_t ns = 0;
-  for (int64_t i = 0; i < j->nsys; i++)
-    if (j->sys[i].kind == 'l' || j->sys[i].kind == 'k') ns++;
-  jsys *timed = malloc((size_t)(ns ? ns : 1) * sizeof *timed);
-  if (!timed) {
-    im_oom(t);
-    return;
-  }
-  ns = 0;
-  for (int64_t i = 0; i < j->nsys; i++)
-    if ((j->sys[i].kind == 'l' || j->sys[i].kind == 'k') && j->sys[i].ts >= 0) timed[ns++] = j->sys[i];
-  qsort(timed, (size_t)ns, sizeof *timed, cmp_sys);
-  int64_t a = 0, b = 0;
-  int64_t total = j->norder + ns;
+  /* The events and the systrace / Fuchsia stream, both in their order,
+   * merged by ts (JSON first on ties). */
+  jstore *ev = &j->ev, *sy = &j->sys;
+  int64_t a = 0, b = 0, ra = 0, rb = 0, na = ev->nkeys, nb = sy->nkeys;
+  int64_t total = na + nb;
   const im_progress *pr = j->progress && j->progress->cb ? j->progress : NULL;
-  while ((a < j->norder || b < ns) && !im_failed(t)) {
+  while ((a < na || b < nb) && !im_failed(t)) {
     if (pr && ((a + b) & 0xffff) == 0) pr->cb(pr->ctx, "events", a + b, total);
-    if (b >= ns || (a < j->norder && j->ev[j->order[a]].ts <= timed[b].ts)) one_event(&ps, &j->ev[j->order[a++]]);
-    else one_sys(&ps, &timed[b++]);
+    if (b >= nb || (a < na && ev->keys[a].ts <= sy->keys[b].ts)) {
+      jev e;
+      uint64_t ref = ev->keys[a].ref;
+      jt_decode(js_store_rec(ev, ref), &e);
+      e.ts = (int64_t)ev->keys[a++].ts;
+      const jthread *th = &j->threads[e.thread];
+      e.pid = th->pid;
+      e.tid = th->tid;
+      e.flags |= th->flags;
+      one_event(&ps, &e);
+      js_store_done(ev, ref);
+      keys_behind(ev, a, &ra);
+    } else {
+      jsys y;
+      uint64_t ref = sy->keys[b].ref;
+      jt_sys_decode(js_store_rec(sy, ref), &y);
+      y.ts = (int64_t)sy->keys[b++].ts;
+      one_sys(&ps, &y);
+      js_store_done(sy, ref);
+      keys_behind(sy, b, &rb);
+    }
   }
-  free(timed);
   if (pr) pr->cb(pr->ctx, "events", total, total);
   sys_names(&ps);
   k3_free(&ps.v1_flows);
   k3_free(&ps.cookie_names);
-  rt_buf_free(&ps.key);
-  rt_buf_free(&ps.flat);
 }

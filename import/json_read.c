@@ -1,9 +1,11 @@
 /*
  * json_read.c — pass 1 of the Chrome JSON importer: the top level
- * (TRACES.md §2.1) and every event into a compact record (§2.2), in one
- * walk over the buffer. Event args are kept as their raw JSON text in a
- * blob (more compact than flattened rows) and flattened in pass 2, when
- * the slice they merge into is known (§2.6.3).
+ * (TRACES.md §2.1) and every event into a compact record of the store
+ * (§2.2, json_store.c), in one walk over the buffer. The args of events
+ * that get a set of their own (X, instants, n) are flattened and written
+ * (deduplicated) right here, so only an arg set id is kept; B/E and b/e
+ * keep their raw args text, flattened in pass 2 when the slice they merge
+ * into is known (§2.6.3), and so do C, M and T, whose args are values.
  *
  * Damage: the file cut short or a syntax error inside the events keeps
  * every event read before it; the scanner's error says where. Only a file
@@ -17,14 +19,6 @@
 #include "load.h"
 #include "json.h"
 #include "trace.h"
-
-static int blob_add(jtrace *j, const char *p, size_t n, uint64_t *off) {
-  if (!im_grow((void **)&j->blob, (int64_t *)&j->cblob, (int64_t)(j->nblob + n), 1)) return 0;
-  memcpy(j->blob + j->nblob, p, n);
-  *off = j->nblob;
-  j->nblob += n;
-  return 1;
-}
 
 /* §2.2.3: a string pid/tid becomes a number of its own (above every
  * numeric one, which are < 2^32), the same for the same string. */
@@ -121,7 +115,7 @@ static int bool_field(jscan *s, jev *e, uint16_t flag) {
     return js_literal(s, "true");
   }
   if (k == 'f') {
-    e->flags &= (uint16_t)~flag;
+    e->flags &= (uint32_t)~flag;
     return js_literal(s, "false");
   }
   return js_skip(s);
@@ -148,6 +142,97 @@ static int id2_field(jtrace *j, jscan *s, jev *e) {
   return r == 0;
 }
 
+/* Phases whose args become a set of the event's own slice (§2.5), written
+ * at parse time; the others keep raw text (B/E, b/e merge; C, M, T read
+ * values) or drop it. */
+static int own_set_phase(char ph) {
+  return ph == 'X' || ph == 'i' || ph == 'I' || ph == 'R' || ph == 'n';
+}
+static int raw_args_phase(char ph) {
+  return ph == 'B' || ph == 'E' || ph == 'b' || ph == 'e' || ph == 'C' || ph == 'M' || ph == 'T';
+}
+
+/* Does the event make a slice that takes its args (the checks pass 2
+ * makes before it, §2.5)? Otherwise its set would be written for nothing. */
+static int gets_slice(const jev *e) {
+  switch (e->ph) {
+  case 'X': return (e->flags & JF_DUR) && e->dur >= 0;
+  case 'n': return (e->flags & JF_PID) && (e->id_kind || (e->id2_kind & (JID2_GLOBAL | JID2_LOCAL)));
+  default:   /* instants */
+    if (e->scope == 'g') return 1;
+    return e->scope == 'p' ? (e->flags & JF_PID) != 0 : (e->flags & JF_TID) != 0;
+  }
+}
+
+/* The index of the event's (pid, tid) in j->threads. */
+static uint32_t thread_index(jtrace *j, int64_t pid, int64_t tid, uint32_t flags) {
+  flags &= JF_PID | JF_TID | JF_PID_STR | JF_TID_STR;
+  if (j->last_thread >= 0) {
+    const jthread *th = &j->threads[j->last_thread];
+    if (th->pid == pid && th->tid == tid && th->flags == flags) return (uint32_t)j->last_thread;
+  }
+  im_map *m = j->thread_map;
+  uint64_t h = im_hash(im_hash(im_hash(7, (uint64_t)pid), (uint64_t)tid), flags);
+  for (;; h = im_hash(h, 1)) {
+    int64_t i = im_map_get(m, h);
+    if (i == IM_NONE) break;
+    const jthread *th = &j->threads[i];
+    if (th->pid == pid && th->tid == tid && th->flags == flags) return (uint32_t)(j->last_thread = i);
+  }
+  if (!im_grow((void **)&j->threads, &j->cthreads, j->nthreads + 1, sizeof *j->threads) ||
+      !im_map_put(m, h, j->nthreads))
+    return im_oom(j->t), 0;
+  j->threads[j->nthreads] = (jthread){pid, tid, flags, IM_NONE};
+  return (uint32_t)(j->last_thread = j->nthreads++);
+}
+
+/* The end of a read event: its args settled, the §2.3 bookkeeping, its
+ * record into the store. args_at..args_end: its (last) args object;
+ * flattened: j->scratch holds it flattened. */
+static int add_event(jtrace *j, jev *e, const char *args_at, const char *args_end, int flattened) {
+  im_trace *t = j->t;
+  e->argset = IM_NONE;
+  if (e->flags & JF_ARGS) {
+    e->flags &= (uint32_t)~JF_ARGS;
+    if (own_set_phase(e->ph) && gets_slice(e)) {
+      if (!flattened) {
+        jscan a = {.base = args_at, .p = args_at, .end = args_end};
+        im_args_clear(j->scratch);
+        jt_flatten(j, j->scratch, &a, 0);
+        rt_buf_free(&a.tmp);
+      }
+      e->argset = im_args_commit(t, j->scratch);
+      if (e->argset != IM_NONE) e->flags |= JF_ARGSET;
+    } else if (raw_args_phase(e->ph)) {
+      e->args = args_at;
+      e->args_len = (uint32_t)(args_end - args_at);
+      e->flags |= JF_ARGS;
+    }
+  }
+  j->nev++;
+  /* §2.3.5: negative ts are dropped here, before the order is decided */
+  if (e->ts < 0) {
+    im_stat_add(t, IM_STAT_TRACE_SORTER_NEGATIVE_TIMESTAMP_DROPPED, 1);
+    return 1;
+  }
+  /* §2.3: slow mode from the first X; V = the smallest violating ts */
+  if (e->ph == 'X') j->slow = 1;
+  if (j->any && (e->ts < j->max_ts || (e->ts == j->max_ts && j->slow)) && e->ts < j->V) j->V = e->ts;
+  if (!j->any || e->ts > j->max_ts) j->max_ts = e->ts;
+  j->any = 1;
+  if (e->id_kind || e->id2_kind || e->bind_kind) e->flags |= JF_IDS;
+  int sc = e->scope == 'g' ? 1 : e->scope == 'p' ? 2 : e->scope == 't' ? 3 : 0;
+  e->flags |= (uint32_t)sc << JF_SCOPE_SHIFT;
+  e->thread = thread_index(j, e->pid, e->tid, e->flags);
+  e->flags &= (uint32_t)~(JF_PID | JF_TID | JF_PID_STR | JF_TID_STR);   /* in the thread */
+  char *rec = js_store_add(&j->ev, jt_encoded_size(e), e->ts);
+  if (!rec) return im_oom(t);
+  size_t n = jt_encode(rec, e);
+  /* give back what the size bound over-reserved */
+  j->ev.blocks[j->ev.nblocks - 1].len -= (uint32_t)(jt_encoded_size(e) - n);
+  return 1;
+}
+
 /* One event object; s->p at '{'. Appends a record unless the event is
  * dropped (counted). Returns 0 on a syntax error. */
 static int read_event(jtrace *j, jscan *s) {
@@ -155,6 +240,9 @@ static int read_event(jtrace *j, jscan *s) {
   memset(&e, 0, sizeof e);
   e.name = e.cat = IM_NULL_STR;
   int has_ph = 0, ts_state = 0 /* 0 missing, 1 ok, 2 bad */, bad_time = 0, members = 0;
+  const char *args_at = NULL, *args_end = NULL;   /* the last args object */
+  int flat = 0;                                   /* it is in j->scratch … */
+  char flat_ph = 0;                               /* … flattened for this ph */
   s->p++;
   for (;;) {
     js_ws(s);
@@ -195,7 +283,7 @@ static int read_event(jtrace *j, jscan *s) {
       } else if (KEY("pid")) {
         ok = id_value(j, s, &v, &is_str);
         e.pid = v;
-        e.flags = (uint16_t)((e.flags | JF_PID) & ~JF_PID_STR) | (is_str ? JF_PID_STR : 0);
+        e.flags = (uint32_t)((e.flags | JF_PID) & ~JF_PID_STR) | (is_str ? JF_PID_STR : 0);
       } else {
         ok = js_skip(s);
       }
@@ -208,7 +296,7 @@ static int read_event(jtrace *j, jscan *s) {
       } else if (KEY("tid")) {
         ok = id_value(j, s, &v, &is_str);
         e.tid = v;
-        e.flags = (uint16_t)((e.flags | JF_TID) & ~JF_TID_STR) | (is_str ? JF_TID_STR : 0);
+        e.flags = (uint32_t)((e.flags | JF_TID) & ~JF_TID_STR) | (is_str ? JF_TID_STR : 0);
       } else if (KEY("tts") || KEY("tdur")) {
         int tdur = klen == 4;
         ok = time_value(s, &v, &good);
@@ -247,7 +335,7 @@ static int read_event(jtrace *j, jscan *s) {
         size_t n;
         ok = js_string(s, &bp, &n);
         if (n == 1 && bp[0] == 'e') e.flags |= JF_BP_E;
-        else e.flags &= (uint16_t)~JF_BP_E;
+        else e.flags &= (uint32_t)~JF_BP_E;
       } else if (KEY("bind_id")) {
         e.bind_kind = 0;
         ok = any_id(j, s, &e.bind_id, &e.bind_kind);
@@ -273,17 +361,22 @@ static int read_event(jtrace *j, jscan *s) {
       break;
     case 'a':
       if (KEY("args") && js_kind(s) == '{') {
-        const char *start = s->p;
-        ok = js_skip(s);
-        if (ok) {
-          uint64_t off;
-          if (!blob_add(j, start, (size_t)(s->p - start), &off)) return im_oom(j->t);
-          e.args_off = off;
-          e.args_len = (uint32_t)(s->p - start);
-          e.flags |= JF_ARGS;
+        /* flattened now when the phase is known to want a set of its
+         * own (the usual order: ph before args); else kept by position */
+        args_at = s->p;
+        flat = has_ph && own_set_phase(e.ph);
+        if (flat) {
+          im_args_clear(j->scratch);
+          jt_flatten(j, j->scratch, s, 0);
+          ok = !s->failed;
+          flat_ph = e.ph;
+        } else {
+          ok = js_skip(s);
         }
+        args_end = s->p;
+        e.flags |= JF_ARGS;
       } else {
-        if (KEY("args")) e.flags &= (uint16_t)~JF_ARGS;
+        if (KEY("args")) e.flags &= (uint32_t)~JF_ARGS;
         ok = js_skip(s);
       }
       break;
@@ -304,10 +397,7 @@ static int read_event(jtrace *j, jscan *s) {
   if (e.ph == 'M' && ts_state != 1) e.ts = 0;
   /* §2.2.2: tid defaults to pid */
   if (e.tid == 0 && e.pid != 0 && !(e.flags & JF_TID_STR)) e.tid = e.pid;
-  if (e.ph == 'X') j->has_x = 1;
-  if (!im_grow((void **)&j->ev, &j->cev, j->nev + 1, sizeof *j->ev)) return im_oom(j->t);
-  j->ev[j->nev++] = e;
-  return 1;
+  return add_event(j, &e, args_at, args_end, flat && flat_ph == e.ph);
 }
 
 /* The events array; s->p at '['. bare: a top-level array, which may end
@@ -415,13 +505,14 @@ static int read_metadata(jtrace *j, jscan *s) {
 
 /* ---- systemTraceEvents ------------------------------------------------------------ */
 
-static jsys *new_sys(jtrace *j) {
-  if (!im_grow((void **)&j->sys, &j->csys, j->nsys + 1, sizeof *j->sys)) return im_oom(j->t), NULL;
-  jsys *y = &j->sys[j->nsys];
-  memset(y, 0, sizeof *y);
-  y->name = IM_NULL_STR;
-  y->seq = (uint32_t)j->nsys++;
-  return y;
+/* A timed entry into the sys store (ts < 0: dropped, as the merge would). */
+static int add_sys(jtrace *j, const jsys *y) {
+  if (y->ts < 0) return 1;
+  char *rec = js_store_add(&j->sys, jt_sys_size(y), y->ts);
+  if (!rec) return im_oom(j->t);
+  size_t n = jt_sys_encode(rec, y);
+  j->sys.blocks[j->sys.nblocks - 1].len -= (uint32_t)(jt_sys_size(y) - n);
+  return 1;
 }
 
 int64_t jt_systrace_ts(const char *line, size_t n, int *ok);
@@ -440,11 +531,8 @@ static int read_systrace_text(jtrace *j, const char *text, size_t n) {
       if (!ok) {
         im_stat_add(j->t, IM_STAT_SYSTRACE_PARSE_FAILURE, 1);
       } else {
-        jsys *y = new_sys(j);
-        if (!y || !blob_add(j, p, len, &y->off)) return 0;
-        y->kind = 'l';
-        y->ts = ts;
-        y->len = (uint32_t)len;
+        jsys y = {.ts = ts, .text = p, .len = (uint32_t)len, .kind = 'l'};
+        if (!add_sys(j, &y)) return 0;
       }
     }
     p = nl ? nl + 1 : end;
@@ -480,8 +568,8 @@ static int read_thread_ref(jscan *s, int64_t *pid, int64_t *tid, int64_t *state,
 static int read_fuchsia_event(jtrace *j, jscan *s) {
   jsys y;
   memset(&y, 0, sizeof y);
-  y.name = IM_NULL_STR;
   y.in_prio = IM_NONE;
+  uint32_t name = IM_NULL_STR;
   int ts_ok = 0;
   s->p++;
   const char *key;
@@ -503,7 +591,7 @@ static int read_fuchsia_event(jtrace *j, jscan *s) {
       else if (c == 'p') y.out_pid = n.is_int ? n.i : (int64_t)n.d;
       else y.out_tid = n.is_int ? n.i : (int64_t)n.d;
     } else if (KEY("name")) {
-      ok = str_field(j, s, &y.name);
+      ok = str_field(j, s, &name);
     } else if (KEY("out")) {
       int64_t prio;
       ok = read_thread_ref(s, &y.out_pid, &y.out_tid, &y.out_state, &prio);
@@ -520,11 +608,10 @@ static int read_fuchsia_event(jtrace *j, jscan *s) {
     im_stat_add(j->t, IM_STAT_JSON_TOKENIZER_FAILURE, 1);
     return 1;
   }
-  if (y.kind != 'k' && y.kind != 'p' && y.kind != 't') return 1;
-  jsys *dst = new_sys(j);
-  if (!dst) return 0;
-  y.seq = dst->seq;
-  *dst = y;
+  if (y.kind == 'k') return add_sys(j, &y);
+  if (y.kind != 'p' && y.kind != 't') return 1;
+  if (!im_grow((void **)&j->names, &j->cnames, j->nnames + 1, sizeof *j->names)) return im_oom(j->t);
+  j->names[j->nnames++] = (jname){y.kind, y.out_pid, y.out_tid, name};
   return 1;
 }
 

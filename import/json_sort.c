@@ -2,13 +2,14 @@
  * json_sort.c — the order events are parsed in (TRACES.md §2.3), exact:
  * by ts; events before the first "violation" keep file order among equal
  * ts; from it on, when the file has an X, equal ts are ordered E first,
- * then X by decreasing dur, then the rest, each in file order.
+ * then X by decreasing dur, then the rest, each in file order. V (the
+ * smallest violating ts) was found while reading (json_read.c).
  *
- * A violation is an event whose ts is below the largest ts read so far
- * (or equal to it once an X has been read). The sort is an LSD radix sort
- * of (ts − min ts) over 11-bit digits, stable, skipping digits where every
- * key agrees; then each run of equal ts at or after V is put in key order
- * (runs are short).
+ * The keys (ts, record) are in file order; an LSD radix sort of
+ * (ts − min ts) over 11-bit digits, stable, skipping digits where every
+ * key agrees, puts them in ts order; then each run of equal ts at or
+ * after V is put in tie order (runs are short). The systemTraceEvents
+ * keys are sorted the same way (ts, then file order).
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -16,99 +17,83 @@
 #include "json.h"
 #include "trace.h"
 
-typedef struct skey {
-  uint64_t k;
-  uint32_t i;
-} skey;
-
 static int64_t tie_key(const jev *e) {
   if (e->ph == 'E') return INT64_MIN;
   if (e->ph == 'X') return (e->flags & JF_DUR) ? INT64_MAX - (e->dur < 0 ? 0 : e->dur) : INT64_MIN;
   return INT64_MAX;
 }
 
-static int cmp_tie(const void *pa, const void *pb, void *ctx) {
-  const jev *ev = ctx;
-  const uint32_t *a = pa, *b = pb;
-  int64_t x = tie_key(&ev[*a]), y = tie_key(&ev[*b]);
-  if (x != y) return x < y ? -1 : 1;
-  return *a < *b ? -1 : *a > *b;
+typedef struct tie { int64_t key; int64_t pos; jkey k; } tie;
+
+static int cmp_tie(const void *pa, const void *pb) {
+  const tie *a = pa, *b = pb;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-/* Stable LSD radix sort of keys by k. */
-static int radix(skey **keys, int64_t n) {
+/* Stable LSD radix sort of the keys by ts (they are ≥ 0 here). */
+static int radix(jstore *st) {
+  int64_t n = st->nkeys;
   if (n < 2) return 1;
-  skey *a = *keys, *b = malloc((size_t)n * sizeof *b);
+  jkey *a = st->keys;
+  size_t bytes = (size_t)st->ckeys * sizeof *a;
+  jkey *b = jt_map(bytes);
   if (!b) return 0;
+  uint64_t lo = UINT64_MAX;
+  for (int64_t i = 0; i < n; i++)
+    if (a[i].ts < lo) lo = a[i].ts;
   uint64_t all_or = 0, all_and = ~0ull;
-  for (int64_t i = 0; i < n; i++) all_or |= a[i].k, all_and &= a[i].k;
-  static int64_t count[2048];
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t k = a[i].ts - lo;
+    all_or |= k, all_and &= k;
+  }
+  int64_t count[2048];
   for (int shift = 0; shift < 64; shift += 11) {
     uint64_t mask = 2047ull << shift;
     if (!((all_or ^ all_and) & mask)) continue;   /* every key has the same digit */
     memset(count, 0, sizeof count);
-    for (int64_t i = 0; i < n; i++) count[(a[i].k >> shift) & 2047]++;
+    for (int64_t i = 0; i < n; i++) count[((a[i].ts - lo) >> shift) & 2047]++;
     int64_t sum = 0;
     for (int d = 0; d < 2048; d++) {
       int64_t c = count[d];
       count[d] = sum;
       sum += c;
     }
-    for (int64_t i = 0; i < n; i++) b[count[(a[i].k >> shift) & 2047]++] = a[i];
-    skey *t = a;
+    for (int64_t i = 0; i < n; i++) b[count[((a[i].ts - lo) >> shift) & 2047]++] = a[i];
+    jkey *t = a;
     a = b, b = t;
   }
-  free(b);
-  *keys = a;
+  jt_unmap(b, bytes);
+  st->keys = a;
   return 1;
 }
 
 int jt_sort(jtrace *j) {
-  int64_t n = j->nev;
-  skey *keys = malloc((size_t)(n ? n : 1) * sizeof *keys);
-  if (!keys) return im_oom(j->t);
-  /* One walk over the records: V, the smallest ts of a violating event,
-   * and the keys (negative ts are dropped; they never reach the order). */
-  int64_t m = INT64_MIN, V = INT64_MAX, lo = INT64_MAX;
-  int slow = 0, first = 1;
-  int64_t k = 0;
-  for (int64_t i = 0; i < n; i++) {
-    const jev *e = &j->ev[i];
-    if (e->ts < 0) {
-      im_stat_add(j->t, IM_STAT_TRACE_SORTER_NEGATIVE_TIMESTAMP_DROPPED, 1);
-      continue;
+  if (!radix(&j->ev) || !radix(&j->sys)) return im_oom(j->t);
+  if (!j->slow || !j->any || j->V == INT64_MAX) return 1;
+  /* Equal-ts runs at or after V: E, X by decreasing dur, others. */
+  jkey *k = j->ev.keys;
+  int64_t n = j->ev.nkeys;
+  tie *run = NULL;
+  int64_t crun = 0;
+  for (int64_t i = 0; i < n;) {
+    int64_t e = i + 1;
+    while (e < n && k[e].ts == k[i].ts) e++;
+    if (e - i > 1 && (int64_t)k[i].ts >= j->V) {
+      if (!im_grow((void **)&run, &crun, e - i, sizeof *run)) {
+        free(run);
+        return im_oom(j->t);
+      }
+      for (int64_t r = i; r < e; r++) {
+        jev ev;
+        jt_decode(js_store_rec(&j->ev, k[r].ref), &ev);
+        run[r - i] = (tie){tie_key(&ev), r, k[r]};
+      }
+      qsort(run, (size_t)(e - i), sizeof *run, cmp_tie);
+      for (int64_t r = i; r < e; r++) k[r] = run[r - i].k;
     }
-    if (e->ph == 'X') slow = 1;
-    if (!first && (e->ts < m || (e->ts == m && slow)) && e->ts < V) V = e->ts;
-    first = 0;
-    if (e->ts > m) m = e->ts;
-    if (e->ts < lo) lo = e->ts;
-    keys[k].k = (uint64_t)e->ts;
-    keys[k++].i = (uint32_t)i;
+    i = e;
   }
-  for (int64_t i = 0; i < k; i++) keys[i].k -= (uint64_t)lo;
-  if (!radix(&keys, k)) {
-    free(keys);
-    return im_oom(j->t);
-  }
-  j->order = malloc((size_t)(k ? k : 1) * sizeof *j->order);
-  if (!j->order) {
-    free(keys);
-    return im_oom(j->t);
-  }
-  for (int64_t i = 0; i < k; i++) j->order[i] = keys[i].i;
-  j->norder = k;
-  if (j->has_x && V != INT64_MAX) {
-    /* Equal-ts runs at or after V: E, X by decreasing dur, others. */
-    uint64_t from = (uint64_t)(V - lo);
-    for (int64_t i = 0; i < k;) {
-      int64_t e = i + 1;
-      while (e < k && keys[e].k == keys[i].k) e++;
-      if (e - i > 1 && keys[i].k >= from)
-        qsort_r(j->order + i, (size_t)(e - i), sizeof *j->order, cmp_tie, j->ev);
-      i = e;
-    }
-  }
-  free(keys);
+  free(run);
   return 1;
 }
