@@ -265,10 +265,12 @@ static int import_json;
 /* The JSON importer as pj_engine_load_trace runs it (import/load.c). */
 static int json_file(im_trace *t, const char *path, int64_t *bytes, rt_err *err) {
   im_input in;
-  if (!im_input_open(&in, path, err)) return 0;
-  *bytes = (int64_t)in.len;
+  if (!im_input_open_stream(&in, path, err)) return 0;
   im_trace_file(t, path, in.file_size, "json", in.gzip, (int64_t)in.len, in.head, in.headlen);
   int ok = im_json_import(t, &in, NULL, NULL, err);
+  while (!in.eof && im_input_more(&in, in.len) > 0) {}
+  *bytes = (int64_t)(in.win_off + in.len);
+  if (in.gzip) im_trace_file_size(t, *bytes);
   im_input_close(&in);
   return ok;
 }

@@ -133,6 +133,9 @@ void im_meta_int_multi(im_trace *t, const char *name, int64_t v);
  * decompressed size; = size otherwise). */
 void im_trace_file(im_trace *t, const char *name, int64_t size, const char *trace_type, int gzip,
                    int64_t inner_size, const void *head, size_t headlen);
+/* The decompressed size, once known (a gzip file read as a stream):
+ * the child row's size and trace_size_bytes. */
+void im_trace_file_size(im_trace *t, int64_t inner_size);
 /* trace_uuid from a TraceUuid packet (replaces the hash-based one). */
 void im_trace_uuid(im_trace *t, uint64_t msb, uint64_t lsb);
 

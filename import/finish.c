@@ -60,7 +60,7 @@ void im_trace_free(im_trace *t) {
   if (!t) return;
   for (int i = 0; i < IM_NTABLES; i++) im_tab_free(&t->tabs[i]);
   im__args_free_all(t);
-  free(t->slice_pending.v);
+  free(t->pending);
   im__threads_free(t);
   im__tracks_free(t);
   im_map_free(&t->flow_by_hash);

@@ -2,11 +2,13 @@
  * input.h — a trace file's bytes in memory, and what format they are.
  *
  * A plain file is mapped read-only (pages the importer has read can be
- * dropped with im_input_release, so a large file does not stay resident);
- * a gzip file is decompressed into one buffer with libdeflate (2-3x
- * zlib's speed), or — when libdeflate rejects it, as it does for a
- * truncated or damaged stream — with zlib, which gives back everything up
- * to the damage (input.damaged says where).
+ * dropped with im_input_release, so a large file does not stay resident).
+ * A gzip file is decompressed with ISA-L's streaming inflate, either into
+ * one buffer (im_input_open, for importers that need it whole) or as a
+ * window that im_input_more slides forward (im_input_open_stream, the
+ * JSON importer: memory is the window, not the decompressed file). A
+ * truncated or damaged stream gives everything up to the damage
+ * (input.damaged says where).
  */
 #ifndef PJ_IMPORT_INPUT_H
 #define PJ_IMPORT_INPUT_H
@@ -35,12 +37,30 @@ typedef struct im_input {
   /* ownership */
   void *map;            /* mmap'd file, or NULL */
   size_t map_len;
-  char *owned;          /* malloc'd decompressed bytes */
+  char *owned;          /* malloc'd decompressed bytes (or the window) */
   size_t released;      /* bytes at the start already dropped */
+  /* streaming gzip: data[0..len) are the bytes from offset win_off of
+   * the decompressed stream; eof: none come after them */
+  void *gz;             /* decoder state, NULL once everything is in data */
+  char *window;         /* the mapped window (cap bytes) */
+  int eof;
+  size_t win_off, cap;
+  size_t map_released;  /* compressed bytes given back */
+  int64_t in_done;      /* compressed bytes decoded so far (progress) */
 } im_input;
 
 /* Opens path; 1, or 0 with err set ("TRACE: cannot open …"). */
 int im_input_open(im_input *in, const char *path, rt_err *err);
+/* The same, a gzip file as a window (the first bytes decompressed). */
+int im_input_open_stream(im_input *in, const char *path, rt_err *err);
+/* Streaming: drops data[0..keep), keeps the rest at the start of the
+ * window (a larger window when it is more than half of it) and
+ * decompresses after it. Returns the bytes added; 0 at the end (eof), -1
+ * out of memory. Pointers into data are invalid afterwards. */
+int64_t im_input_more(im_input *in, size_t keep);
+/* Streaming: decompresses the rest so data holds the whole stream (right
+ * after opening); a no-op for other inputs. */
+int im_input_whole(im_input *in, rt_err *err);
 /* The same over bytes in memory: used in place (the caller keeps them
  * alive), or decompressed when they are gzip. */
 int im_input_memory(im_input *in, const void *p, size_t n, rt_err *err);

@@ -51,10 +51,10 @@ uint32_t jt_intern(jtrace *j, const char *s, size_t n) {
 static int import(jtrace *j, im_input *in, pj_trace_info *info, const im_progress *progress,
                   rt_err *err) {
   im_trace *t = j->t;
-  jscan s = {.base = in->data, .p = in->data, .end = in->data + in->len};
+  jscan s = {.base = in->data, .p = in->data, .end = in->data + in->len, .base_off = in->win_off};
   im_meta_int(t, "trace_time_clock_id", 11);
   int ok = jt_read(j, &s);
-  if (progress && progress->cb) progress->cb(progress->ctx, "read", (int64_t)in->len, (int64_t)in->len);
+  if (progress && progress->cb) progress->cb(progress->ctx, "read", in->file_size, in->file_size);
   if (!ok) {
     if (im_failed(t)) rt_errorf(err, -1, "TRACE: out of memory");
     else rt_errorf(err, -1, "TRACE: not a JSON trace: %s at byte %zu", s.err, s.err_at);

@@ -22,8 +22,9 @@
 
 typedef struct jscan {
   const char *base, *p, *end;
+  size_t base_off;        /* offset of base in the whole (decompressed) input */
   int failed;
-  size_t err_at;          /* byte offset of the first error */
+  size_t err_at;          /* byte offset of the first error, in the whole input */
   char err[96];
   rt_buf tmp;             /* unescaped strings */
 } jscan;
@@ -166,6 +167,7 @@ typedef struct jtrace {
   int64_t nthreads, cthreads;
   void *thread_map;            /* (pid, tid, flags) hash → first index (chained by scan) */
   int64_t last_thread;
+  size_t reported;             /* input offset of the last progress report */
   int fatal;                   /* the load fails as a whole */
   /* §2.3: slow mode, the largest ts so far, V */
   int slow, any;

@@ -528,9 +528,9 @@ static void sys_names(pass *ps) {
   }
 }
 
-/* The keys behind the cursor are given back every 64k. */
+/* The keys behind the cursor are given back every 4096 (64 KiB). */
 static void keys_behind(jstore *st, int64_t done, int64_t *released) {
-  if (done - *released < 65536) return;
+  if (done - *released < 4096) return;
   jt_release(st->keys + *released, st->keys + done);
   *released = done;
 }

@@ -400,12 +400,82 @@ static int read_event(jtrace *j, jscan *s) {
   return add_event(j, &e, args_at, args_end, flat && flat_ph == e.ph);
 }
 
+/* ---- the input window ------------------------------------------------------------------
+ * A gzip trace is read through a window (input.h) that slides forward
+ * between elements: before each element the window is topped up, and an
+ * element that fails where the window ends is read again from its start
+ * once the window holds more (the window grows for a larger element).
+ * Only what an element reads is redone: its strings are interned again
+ * (the same ids), and nothing is recorded before it ends. A plain file
+ * is one window (eof from the start). */
+
+/* Slides the window to start at *from (≤ s->p) with more bytes after;
+ * 1 when bytes were added. *from and s's pointers follow the move. */
+static int more(jtrace *j, jscan *s, const char **from) {
+  im_input *in = j->in;
+  if (!in || !in->gz || in->eof) return 0;
+  size_t keep = (size_t)(*from - s->base), pos = (size_t)(s->p - s->base);
+  int64_t got = im_input_more(in, keep);
+  if (got < 0) return im_oom(j->t);
+  s->base = in->data;
+  s->base_off = in->win_off;
+  s->end = in->data + in->len;
+  s->p = s->base + (pos - keep);
+  *from = s->base;
+  return got > 0;
+}
+
+/* Keeps at least 64 KiB ahead of s->p when the input has more. */
+static void ahead(jtrace *j, jscan *s) {
+  if (s->end - s->p < (64 << 10)) {
+    const char *from = s->p;
+    more(j, s, &from);
+  }
+}
+
+/* A failure at the window's end that more input may cure: slides the
+ * window to `from` and clears the failure (1: read again from s->p). */
+static int retry(jtrace *j, jscan *s, const char *from) {
+  if (!s->failed || !j->in || !j->in->gz || j->in->eof) return 0;
+  if (s->err_at + 64 < s->base_off + (size_t)(s->end - s->base)) return 0;   /* a real error */
+  s->p = from;
+  if (!more(j, s, &from)) return 0;
+  s->failed = 0;
+  return 1;
+}
+
+/* js_ws, topping the window up at its end. */
+static void ws_more(jtrace *j, jscan *s) {
+  for (;;) {
+    js_ws(s);
+    if (s->p < s->end) return;
+    const char *from = s->p;
+    if (!more(j, s, &from)) return;
+  }
+}
+
+/* Pass 1 keeps nothing that points into the input (strings are
+ * interned, args and lines copied into the store): the pages behind the
+ * cursor are given back every 256 KiB, and progress reported in bytes of
+ * the file (compressed bytes for gzip). */
+static void behind(jtrace *j, const jscan *s) {
+  im_input *in = j->in;
+  if (!in) return;
+  size_t pos = s->base_off + (size_t)(s->p - s->base);
+  if (pos < j->reported + (256u << 10)) return;
+  j->reported = pos;
+  if (!in->gz) im_input_release(in, pos);
+  if (j->progress && j->progress->cb)
+    j->progress->cb(j->progress->ctx, "read", in->gz ? in->in_done : (int64_t)pos, in->file_size);
+}
+
 /* The events array; s->p at '['. bare: a top-level array, which may end
  * without ']' (an incomplete last event is dropped silently). */
 static int read_events(jtrace *j, jscan *s, int bare) {
   s->p++;
   for (;;) {
-    js_ws(s);
+    ahead(j, s);
+    ws_more(j, s);
     if (s->p >= s->end) {
       if (bare) return 1;
       return js_fail(s, "the file ends inside traceEvents");
@@ -414,9 +484,11 @@ static int read_events(jtrace *j, jscan *s, int bare) {
       s->p++;
       return 1;
     }
+    const char *start = s->p;
     if (*s->p == '{') {
-      const char *start = s->p;
-      if (!read_event(j, s)) {
+      int ok;
+      while (!(ok = read_event(j, s)) && retry(j, s, start)) start = s->p;
+      if (!ok) {
         /* A bare array cut inside its last event: dropped silently. */
         if (bare && s->p >= s->end) {
           s->failed = 0;
@@ -426,26 +498,22 @@ static int read_events(jtrace *j, jscan *s, int bare) {
         return 0;
       }
       if (j->t && im_failed(j->t)) return 0;
-      /* Pass 1 keeps nothing that points into the input (strings are
-       * interned, args copied): its pages behind us can go. */
-      if (j->in && (size_t)(s->p - s->base) >= j->in->released + (8u << 20)) {
-        im_input_release(j->in, (size_t)(s->p - s->base));
-        if (j->progress && j->progress->cb)
-          j->progress->cb(j->progress->ctx, "read", (int64_t)(s->p - s->base), (int64_t)(s->end - s->base));
-      }
+      behind(j, s);
     } else {
       /* not an object: skipped and counted */
-      if (!js_skip(s)) return 0;
+      int ok;
+      while (!(ok = js_skip(s)) && retry(j, s, start)) start = s->p;
+      if (!ok) return 0;
       im_stat_add(j->t, IM_STAT_JSON_TOKENIZER_FAILURE, 1);
     }
-    js_ws(s);
+    ws_more(j, s);
     if (s->p >= s->end) {
       if (bare) return 1;
       return js_fail(s, "the file ends inside traceEvents");
     }
     if (*s->p == ',') {
       s->p++;
-      js_ws(s);
+      ws_more(j, s);
       if (s->p < s->end && *s->p == ']') {   /* [{…},] */
         s->p++;
         return 1;
@@ -615,20 +683,46 @@ static int read_fuchsia_event(jtrace *j, jscan *s) {
   return 1;
 }
 
+/* A js_member / js_element step, read again when it ran into the
+ * window's end. */
+static int member_more(jtrace *j, jscan *s, int *n, const char **key, size_t *klen) {
+  const char *at = s->p;
+  int r;
+  while ((r = js_member(s, n, key, klen)) < 0 && retry(j, s, at)) at = s->p;
+  return r;
+}
+static int element_more(jtrace *j, jscan *s, int *n) {
+  ahead(j, s);
+  const char *at = s->p;
+  int r;
+  while ((r = js_element(s, n)) < 0 && retry(j, s, at)) at = s->p;
+  return r;
+}
+static int skip_more(jtrace *j, jscan *s) {
+  const char *at = s->p;
+  int ok;
+  while (!(ok = js_skip(s)) && retry(j, s, at)) at = s->p;
+  return ok;
+}
+
 static int read_fuchsia(jtrace *j, jscan *s) {
   s->p++;
   const char *key;
   size_t klen;
   int n = 0, r;
-  while ((r = js_member(s, &n, &key, &klen)) > 0) {
+  while ((r = member_more(j, s, &n, &key, &klen)) > 0) {
     if (!(KEY("events") && js_kind(s) == '[')) {
-      if (!js_skip(s)) return 0;
+      if (!skip_more(j, s)) return 0;
       continue;
     }
     s->p++;
     int k = 0, e;
-    while ((e = js_element(s, &k)) > 0) {
-      if (js_kind(s) == '{' ? !read_fuchsia_event(j, s) : !js_skip(s)) return 0;
+    while ((e = element_more(j, s, &k)) > 0) {
+      const char *at = s->p;
+      int ok;
+      while (!(ok = js_kind(s) == '{' ? read_fuchsia_event(j, s) : js_skip(s)) && retry(j, s, at)) at = s->p;
+      if (!ok) return 0;
+      behind(j, s);
     }
     if (e < 0) return 0;
   }
@@ -637,56 +731,69 @@ static int read_fuchsia(jtrace *j, jscan *s) {
 
 /* ---- the top level (§2.1) -------------------------------------------------------- */
 
+/* One member of the top-level object, key and value. *streamed: the
+ * value (traceEvents, a Fuchsia object) slides the window itself, so a
+ * failure in it is not read again. */
+static int read_member(jtrace *j, jscan *s, int *streamed) {
+  const char *key;
+  size_t klen;
+  if (js_kind(s) != '"') return js_fail(s, "expected a key");
+  if (!js_string(s, &key, &klen)) return 0;
+  js_ws(s);
+  if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
+  s->p++;
+  js_ws(s);
+  char k = js_kind(s);
+  if (!k && s->p >= s->end) return js_fail(s, "the file ends before the closing '}'");
+  if (KEY("traceEvents")) {
+    if (k != '[') return j->fatal = 1, js_fail(s, "traceEvents is not an array");
+    *streamed = 1;
+    return read_events(j, s, 0);
+  }
+  if (KEY("systemTraceEvents")) {
+    if (k == '"') {
+      const char *text;
+      size_t n;
+      if (!js_string(s, &text, &n)) return 0;
+      /* the text lives in s->tmp only until the next string: copy */
+      char *copy = malloc(n ? n : 1);
+      if (!copy) return im_oom(j->t);
+      memcpy(copy, text, n);
+      int ok = read_systrace_text(j, copy, n);
+      free(copy);
+      return ok;
+    }
+    if (k == '{') {
+      *streamed = 1;
+      return read_fuchsia(j, s);
+    }
+    return j->fatal = 1, js_fail(s, "systemTraceEvents is neither a string nor a Fuchsia object");
+  }
+  if (KEY("displayTimeUnit") && k == '"') {
+    if (!js_skip(s)) return 0;
+    im_stat_add(j->t, IM_STAT_JSON_DISPLAY_TIME_UNIT, 1);
+    return 1;
+  }
+  if (KEY("metadata") && k == '{') return read_metadata(j, s);
+  return js_skip(s);
+}
+
 static int read_object(jtrace *j, jscan *s) {
   s->p++;
   for (;;) {
-    js_ws(s);
+    ws_more(j, s);
     if (s->p >= s->end) return js_fail(s, "the file ends before the closing '}'");
     if (*s->p == '}') {
       s->p++;
       return 1;
     }
-    const char *key;
-    size_t klen;
-    if (js_kind(s) != '"') return js_fail(s, "expected a key");
-    if (!js_string(s, &key, &klen)) return 0;
-    js_ws(s);
-    if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'");
-    s->p++;
-    js_ws(s);
-    char k = js_kind(s);
-    int ok;
-    if (KEY("traceEvents")) {
-      if (k != '[') return j->fatal = 1, js_fail(s, "traceEvents is not an array");
-      ok = read_events(j, s, 0);
-    } else if (KEY("systemTraceEvents")) {
-      if (k == '"') {
-        const char *text;
-        size_t n;
-        ok = js_string(s, &text, &n);
-        if (ok) {
-          /* the text lives in s->tmp only until the next string: copy */
-          char *copy = malloc(n ? n : 1);
-          if (!copy) return im_oom(j->t);
-          memcpy(copy, text, n);
-          ok = read_systrace_text(j, copy, n);
-          free(copy);
-        }
-      } else if (k == '{') {
-        ok = read_fuchsia(j, s);
-      } else {
-        return j->fatal = 1, js_fail(s, "systemTraceEvents is neither a string nor a Fuchsia object");
-      }
-    } else if (KEY("displayTimeUnit") && k == '"') {
-      im_stat_add(j->t, IM_STAT_JSON_DISPLAY_TIME_UNIT, 1);
-      ok = js_skip(s);
-    } else if (KEY("metadata") && k == '{') {
-      ok = read_metadata(j, s);
-    } else {
-      ok = js_skip(s);
+    const char *member = s->p;
+    int streamed = 0;
+    while (!read_member(j, s, &streamed)) {
+      if (streamed || j->fatal || !retry(j, s, member)) return 0;
+      member = s->p;
     }
-    if (!ok) return 0;
-    js_ws(s);
+    ws_more(j, s);
     if (s->p < s->end && *s->p == ',') {
       s->p++;
       continue;
@@ -699,12 +806,10 @@ static int read_object(jtrace *j, jscan *s) {
 int jt_read(jtrace *j, jscan *s) {
   js_ws(s);
   if (s->p >= s->end) return js_fail(s, "the file is empty");
-  if (*s->p == '[') {
-    read_events(j, s, 1);
-    return !im_failed(j->t);
-  }
-  if (*s->p != '{') return js_fail(s, "expected '[' or '{'");
-  read_object(j, s);
+  if (*s->p == '[') read_events(j, s, 1);
+  else if (*s->p != '{') return js_fail(s, "expected '[' or '{'");
+  else read_object(j, s);
   if (j->fatal) return 0;   /* the two type errors that fail the whole load */
+  if (j->in) im_input_release(j->in, j->in->len);   /* all of it: pass 2 reads the store */
   return !im_failed(j->t);
 }

@@ -14,7 +14,7 @@
 int js_fail(jscan *s, const char *what) {
   if (!s->failed) {
     s->failed = 1;
-    s->err_at = (size_t)(s->p - s->base);
+    s->err_at = s->base_off + (size_t)(s->p - s->base);
     snprintf(s->err, sizeof s->err, "%s", what);
   }
   return 0;

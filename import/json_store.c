@@ -39,14 +39,17 @@ void jt_release(void *from, void *to) {
 
 /* ---- the store ----------------------------------------------------------------------- */
 
-enum { BLOCK = 1 << 20 };
+/* Small blocks first (a small trace gives them back early), 1 MiB once
+ * the store is large (fewer mappings). */
+enum { BLOCK = 1 << 20, SMALL_BLOCK = 64 << 10, SMALL_BLOCKS = 256 };
 
 char *js_store_add(jstore *st, size_t n, int64_t ts) {
   jblock *b = st->nblocks ? &st->blocks[st->nblocks - 1] : NULL;
   if (!b || b->cap - b->len < n) {
-    if (n > UINT32_MAX - BLOCK) return NULL;
+    if (n > UINT32_MAX - BLOCK) return NULL;   /* one args object over 4 GiB */
     if (!im_grow((void **)&st->blocks, &st->cblocks, st->nblocks + 1, sizeof *st->blocks)) return NULL;
-    uint32_t cap = n > BLOCK ? (uint32_t)n : BLOCK;
+    uint32_t unit = st->nblocks < SMALL_BLOCKS ? SMALL_BLOCK : BLOCK;
+    uint32_t cap = n > unit ? (uint32_t)n : unit;
     char *p = jt_map(cap);
     if (!p) return NULL;
     b = &st->blocks[st->nblocks++];

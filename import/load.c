@@ -22,8 +22,13 @@ int im_load(rt_catalog *cat, void *db, rt_strpool *sp, const char *path, pj_trac
     info->damaged_at = -1;
   }
   im_input in;
-  if (!im_input_open(&in, path, err)) return 0;
+  if (!im_input_open_stream(&in, path, err)) return 0;   /* gzip: the first window */
   im_format f = im_detect(in.data, in.len);
+  /* the protobuf reader wants the whole stream; JSON reads the window */
+  if (f == IM_FMT_PROTO && !im_input_whole(&in, err)) {
+    im_input_close(&in);
+    return 0;
+  }
   int ok = 0;
   if (info) {
     info->gzip = in.gzip;
@@ -47,6 +52,13 @@ int im_load(rt_catalog *cat, void *db, rt_strpool *sp, const char *path, pj_trac
     im_trace_file(t, path, in.file_size, "json", in.gzip, (int64_t)in.len, in.head, in.headlen);
     if (info) info->format = "json";
     ok = im_json_import(t, &in, info, progress, err);
+    if (in.gzip) {
+      /* the decompressed size: the rest of the stream counted if the
+       * import stopped early */
+      while (!in.eof && im_input_more(&in, in.len) > 0) {}
+      im_trace_file_size(t, (int64_t)(in.win_off + in.len));
+      if (info) info->bytes = (int64_t)(in.win_off + in.len);
+    }
     if (ok && in.damaged >= 0) {
       im_stat_add(t, IM_STAT_TRACE_TRUNCATED, 1);
       if (info) {

@@ -71,9 +71,7 @@ static int64_t push_slice(im_trace *t, int64_t track, im_track_state *st, int64_
   im_set_str(t, T, IM_SLICE_NAME, s, name);
   im_set_i64(t, T, IM_SLICE_DEPTH, s, depth);
   if (depth) im_set_i64(t, T, IM_SLICE_PARENT_ID, s, st->stack.v[depth - 1].slice);
-  if (!IM_PUSH(t, st->stack, ((im_stack_entry){.slice = s, .ts = ts, .dur = dur})) ||
-      !IM_PUSH(t, t->slice_pending, NULL))
-    return IM_NONE;
+  if (!IM_PUSH(t, st->stack, ((im_stack_entry){.slice = s, .ts = ts, .dur = dur}))) return IM_NONE;
   /* JSON v1 flow ends waiting for the next slice on this track. */
   for (int64_t i = 0; i < st->next_flows.n; i++) {
     im_flow_pending *f = &st->next_flows.v[i];
@@ -144,26 +142,100 @@ int64_t im_slice_top(const im_trace *t, int64_t track) {
   return st->stack.n ? st->stack.v[st->stack.n - 1].slice : IM_NONE;
 }
 
+/* ---- pending args: slice id → im_args, linear probing with deletion --------------- */
+
+static uint64_t pend_slot(const im_trace *t, int64_t slice) {
+  return ((uint64_t)slice * 0x9e3779b97f4a7c15ull >> 17) & (uint64_t)(t->cpending - 1);
+}
+
+static struct im_pending *pend_find(const im_trace *t, int64_t slice) {
+  if (!t->cpending) return NULL;
+  for (uint64_t i = pend_slot(t, slice);; i = (i + 1) & (uint64_t)(t->cpending - 1)) {
+    struct im_pending *p = &t->pending[i];
+    if (!p->args) return NULL;
+    if (p->slice == slice) return p;
+  }
+}
+
+static int pend_put(im_trace *t, int64_t slice, im_args *a) {
+  if ((t->npending + 1) * 2 > t->cpending) {
+    int64_t cap = t->cpending ? t->cpending * 2 : 64, old = t->cpending;
+    struct im_pending *o = t->pending, *n = calloc((size_t)cap, sizeof *n);
+    if (!n) return 0;
+    t->pending = n;
+    t->cpending = cap;
+    for (int64_t i = 0; i < old; i++)
+      if (o[i].args) {
+        uint64_t k = pend_slot(t, o[i].slice);
+        while (n[k].args) k = (k + 1) & (uint64_t)(cap - 1);
+        n[k] = o[i];
+      }
+    free(o);
+  }
+  uint64_t k = pend_slot(t, slice);
+  while (t->pending[k].args) k = (k + 1) & (uint64_t)(t->cpending - 1);
+  t->pending[k] = (struct im_pending){slice, a};
+  t->npending++;
+  return 1;
+}
+
+/* Backward-shift deletion: later entries of the run move into the hole
+ * when their home slot is not between the hole and them. */
+static void pend_del(im_trace *t, struct im_pending *p) {
+  uint64_t mask = (uint64_t)(t->cpending - 1), hole = (uint64_t)(p - t->pending);
+  for (uint64_t i = (hole + 1) & mask; t->pending[i].args; i = (i + 1) & mask) {
+    uint64_t home = pend_slot(t, t->pending[i].slice);
+    if (((i - home) & mask) >= ((i - hole) & mask)) {
+      t->pending[hole] = t->pending[i];
+      hole = i;
+    }
+  }
+  t->pending[hole] = (struct im_pending){0, NULL};
+  t->npending--;
+}
+
 im_args *im_slice_args(im_trace *t, int64_t slice) {
-  if (slice < 0 || slice >= t->slice_pending.n || t->failed) return NULL;
+  if (slice < 0 || slice >= im_rows(t, IM_T_SLICE) || t->failed) return NULL;
   if (!im_is_null(t, IM_T_SLICE, IM_SLICE_ARG_SET_ID, slice)) return NULL;
-  if (!t->slice_pending.v[slice]) t->slice_pending.v[slice] = im_args_new(t);
-  return t->slice_pending.v[slice];
+  struct im_pending *p = pend_find(t, slice);
+  if (p) return p->args;
+  im_args *a = im_args_new(t);
+  if (!a) return NULL;
+  if (!pend_put(t, slice, a)) {
+    im_args_free(a);
+    return im_oom(t), NULL;
+  }
+  return a;
 }
 
 void im_slice_commit_args(im_trace *t, int64_t slice) {
-  if (slice < 0 || slice >= t->slice_pending.n) return;
-  im_args *a = t->slice_pending.v[slice];
-  if (!a) return;
-  t->slice_pending.v[slice] = NULL;
+  struct im_pending *p = slice < 0 ? NULL : pend_find(t, slice);
+  if (!p) return;
+  im_args *a = p->args;
+  pend_del(t, p);
   int64_t set = im_args_commit(t, a);
   im_args_free(a);
   if (set != IM_NONE) im_set_i64(t, IM_T_SLICE, IM_SLICE_ARG_SET_ID, slice, set);
 }
 
-/* End of trace: open slices keep dur -1; their args are written now. */
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* End of trace: open slices keep dur -1; their args are written now, in
+ * slice order. */
 void im__slices_flush(im_trace *t) {
-  for (int64_t s = 0; s < t->slice_pending.n; s++) im_slice_commit_args(t, s);
+  int64_t n = 0, *ids = malloc((size_t)(t->npending ? t->npending : 1) * sizeof *ids);
+  if (!ids) {
+    im_oom(t);
+    return;
+  }
+  for (int64_t i = 0; i < t->cpending; i++)
+    if (t->pending[i].args) ids[n++] = t->pending[i].slice;
+  qsort(ids, (size_t)n, sizeof *ids, cmp_i64);
+  for (int64_t i = 0; i < n; i++) im_slice_commit_args(t, ids[i]);
+  free(ids);
 }
 
 /* ---- flows (§1.19) ----------------------------------------------------------- */

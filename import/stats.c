@@ -137,6 +137,13 @@ void im_trace_file(im_trace *t, const char *name, int64_t size, const char *trac
   uuid_str(t, 0, h);
 }
 
+void im_trace_file_size(im_trace *t, int64_t inner_size) {
+  int64_t r = im_rows(t, IM_T_TRACE_FILE) - 1;
+  if (r < 0) return;
+  im_set_i64(t, IM_T_TRACE_FILE, IM_TRACE_FILE_SIZE, r, inner_size);
+  im_meta_int(t, "trace_size_bytes", inner_size);
+}
+
 void im_machine_uname(im_trace *t, uint32_t sysname, uint32_t release, uint32_t version,
                       uint32_t arch) {
   t->uname[0] = sysname;

@@ -139,8 +139,11 @@ struct im_trace {
   IM_VEC(im_args *) arg_pool;      /* free pending sets for reuse */
   IM_VEC(im_args *) all_args;      /* every im_args made, freed at the end */
 
-  /* slices: pending args per slice (NULL when written) */
-  IM_VEC(im_args *) slice_pending;
+  /* slices: the pending args of the slices that have some (open
+   * addressing by slice id, emptied as sets are written, so its size
+   * follows the slices waiting for an end, not all slices) */
+  struct im_pending { int64_t slice; im_args *args; } *pending;
+  int64_t npending, cpending;      /* cpending: a power of two, or 0 */
 
   /* processes and threads */
   im_map process_by_pid;           /* pid → live upid */
