@@ -518,10 +518,13 @@ static void check_real(pj_engine *e, const char *exp) {
   assert_int_equal(one_int(e, "SELECT count(*) FROM slice WHERE id != slice_id"), 0);
 }
 
-typedef struct calls { int read, events; int64_t last_done, last_total; } calls;
+typedef struct calls { int read, events; int64_t last_done, last_total, read_first, read_total; } calls;
 static void on_progress(void *ctx, const char *what, int64_t done, int64_t total) {
   calls *c = ctx;
-  if (!strcmp(what, "read")) c->read++;
+  if (!strcmp(what, "read")) {
+    if (!c->read++) c->read_first = done;
+    c->read_total = total;
+  }
   else if (!strcmp(what, "events")) c->events++;
   assert_true(done >= 0 && done <= total);
   c->last_done = done, c->last_total = total;
@@ -552,13 +555,80 @@ static void test_real_traces(void **state) {
   }
 }
 
+/* A gzip trace is read through a sliding window (import/input.c): the
+ * same trace gives the same rows plain and compressed, with events, args
+ * strings, a systemTraceEvents text and metadata far larger than the
+ * window (256 KiB) and every element boundary at a different offset;
+ * progress of the compressed file counts its bytes up to its size. */
+static void test_streaming(void **state) {
+  size_t cap = 8u << 20, n = 0;
+  char *json = malloc(cap);
+  assert_non_null(json);
+#define OUT(...) (n += (size_t)snprintf(json + n, cap - n, __VA_ARGS__), assert_true(n < cap))
+  OUT("{\"metadata\": {\"big\": \"");
+  for (int i = 0; i < 300000; i++) json[n++] = (char)('a' + i % 26);
+  OUT("\"}, \"traceEvents\": [");
+  uint64_t r = 12345;
+  for (int i = 0; i < 20000; i++) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    int len = (int)(r >> 60) * 7;   /* 0 … 105 */
+    if (i == 7000) len = 400000;    /* one event larger than the window */
+    OUT("%s{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%d.%03d,\"dur\":%d,\"name\":\"n%d\",\"args\":{\"s\":\"",
+        i ? ",\n" : "", 1 + i % 3, 10 + i % 5, i * 10, (int)(r >> 40) % 1000, 1 + (int)(r >> 50) % 9, i % 50);
+    for (int k = 0; k < len; k++) json[n++] = (char)('A' + (k + i) % 26);
+    OUT("\",\"a\":[%d,{\"b\":%s}]}}", i, i % 2 ? "true" : "null");
+  }
+  OUT("], \"systemTraceEvents\": \"");
+  for (int i = 0; i < 12000; i++)
+    OUT("  my-task-42 ( 40) [000] ...1  %d.%06d: tracing_mark_write: %c|40|work%d\\n", 1 + i / 1000000,
+        i % 1000000, i % 2 ? 'E' : 'B', i);
+  OUT("\"}");
+#undef OUT
+  static const char *const queries[] = {
+      "SELECT count(*), sum(ts), sum(dur), sum(depth), count(DISTINCT name) FROM slice",
+      "SELECT s.id, s.ts, s.name, group_concat(a.key || '=' || a.display_value) FROM slice s"
+      " LEFT JOIN args a USING (arg_set_id) GROUP BY s.id ORDER BY s.id LIMIT 50 OFFSET 6980",
+      "SELECT count(*), sum(length(display_value)) FROM args",
+      "SELECT name, length(str_value), int_value FROM metadata WHERE name != 'trace_uuid'",
+      "SELECT utid, tid, upid FROM thread", "SELECT name, value FROM stats WHERE value > 0",
+      "SELECT size, trace_type FROM trace_file WHERE is_container = 0"};
+  char plain[] = "/tmp/pj_test_trace_XXXXXX", gz[] = "/tmp/pj_test_trace_XXXXXX";
+  write_trace(plain, json, n, 0, 0);
+  write_trace(gz, json, n, 1, 0);
+  pj_engine *a = open_engine(), *b = open_engine();
+  assert_int_equal(pj_engine_load_trace(a, plain, NULL), PJ_OK);
+  calls c = {0};
+  assert_int_equal(pj_engine_load_trace_progress(b, gz, NULL, on_progress, &c), PJ_OK);
+  FILE *f = fopen(gz, "rb");
+  fseek(f, 0, SEEK_END);
+  long gz_size = ftell(f);
+  fclose(f);
+  /* during decompression, in bytes of the compressed file */
+  assert_true(c.read >= 2 && c.read_first < gz_size);
+  assert_int_equal(c.read_total, gz_size);
+  for (size_t i = 0; i < sizeof queries / sizeof *queries; i++) {
+    char *x = rows(a, queries[i]), *y = rows(b, queries[i]);
+    if (strcmp(x, y)) fail_msg("%s\nplain:\n%s\ngzip:\n%s", queries[i], x, y);
+    free(x);
+    free(y);
+  }
+  assert_int_equal(one_int(a, "SELECT count(*) FROM slice"), 20000 + 6000);
+  assert_int_equal(one_int(b, "SELECT length(str_value) FROM metadata WHERE name = 'json_metadata.big'"), 300000);
+  assert_int_equal(one_int(b, "SELECT size FROM trace_file WHERE is_container = 1"), gz_size);
+  pj_engine_close(a);
+  pj_engine_close(b);
+  unlink(plain);
+  unlink(gz);
+  free(json);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_basic),  cmocka_unit_test(test_sort_and_fields),
       cmocka_unit_test(test_phases), cmocka_unit_test(test_system_events),
       cmocka_unit_test(test_atrace_lmk),
       cmocka_unit_test(test_damage), cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_real_traces),
+      cmocka_unit_test(test_real_traces), cmocka_unit_test(test_streaming),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
