@@ -52,8 +52,11 @@ int js_number_text(const char *p, size_t n, jnum *out);
 /* Skips one value of any kind, checking its syntax. */
 int js_skip(jscan *s);
 /* The next value's kind from its first byte: '"', '{', '[', 'n'umber,
- * 't'rue, 'f'alse, 'N'ull, or 0. */
-char js_kind(const jscan *s);
+ * 't'rue, 'f'alse, 'N'ull, or 0 (a table: it is asked for every value). */
+extern const char js_kinds[256];
+static inline char js_kind(const jscan *s) {
+  return s->p < s->end ? js_kinds[(unsigned char)*s->p] : 0;
+}
 int js_literal(jscan *s, const char *word);   /* true / false / null */
 /* Walks an object whose '{' was consumed: the next member (1: *key set,
  * s->p at its value), the end (0: '}' consumed) or a syntax error (-1).
@@ -65,6 +68,10 @@ int js_element(jscan *s, int *n);
 
 /* µs → ns (§2.2.1). 0 when the value does not fit. */
 int jn_to_ns(const jnum *n, int64_t *out);
+/* A number at s->p read straight to ns (§2.2.1's arithmetic, exact): the
+ * common forms (integers, up to 3 fraction digits) without floating
+ * point. *ok 0 when it does not fit. Returns 0 on a syntax error. */
+int js_time(jscan *s, int64_t *ns, int *ok);
 
 /* ---- records ----------------------------------------------------------------- */
 

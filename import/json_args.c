@@ -12,9 +12,10 @@
 static void flatten(jtrace *j, im_args *a, jscan *s, int merge, int depth);
 
 static void leaf(jtrace *j, im_args *a, im_vtype type, int64_t i, double d, uint32_t str) {
-  im_arg arg = {.key = jt_intern(j, j->key.data, j->key.len),
-                .flat_key = jt_intern(j, j->flat.data, j->flat.len),
-                .type = type, .i = i, .d = d, .s = str};
+  uint32_t key = jt_intern(j, j->key.data, j->key.len);
+  /* the flat key is the key without indexes: the same when it has none */
+  uint32_t flat = j->flat.len == j->key.len ? key : jt_intern(j, j->flat.data, j->flat.len);
+  im_arg arg = {.key = key, .flat_key = flat, .type = type, .i = i, .d = d, .s = str};
   im_args_add(a, &arg, 0);
 }
 

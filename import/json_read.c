@@ -39,11 +39,7 @@ static int time_value(jscan *s, int64_t *ns, int *ok) {
   jnum n;
   *ok = 0;
   char k = js_kind(s);
-  if (k == 'n') {
-    if (!js_number(s, &n)) return 0;
-    *ok = jn_to_ns(&n, ns);
-    return 1;
-  }
+  if (k == 'n') return js_time(s, ns, ok);
   if (k == '"') {
     const char *str;
     size_t len;

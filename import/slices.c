@@ -63,14 +63,14 @@ static int64_t push_slice(im_trace *t, int64_t track, im_track_state *st, int64_
   }
   int64_t s = im_append(t, IM_T_SLICE);
   if (s < 0) return IM_NONE;
-  im_table_id T = IM_T_SLICE;
-  im_set_i64(t, T, IM_SLICE_TS, s, ts);
-  im_set_i64(t, T, IM_SLICE_DUR, s, dur);
-  im_set_i64(t, T, IM_SLICE_TRACK_ID, s, track);
-  im_set_str(t, T, IM_SLICE_CATEGORY, s, cat);
-  im_set_str(t, T, IM_SLICE_NAME, s, name);
-  im_set_i64(t, T, IM_SLICE_DEPTH, s, depth);
-  if (depth) im_set_i64(t, T, IM_SLICE_PARENT_ID, s, st->stack.v[depth - 1].slice);
+  im_tab *tab = im__tab(t, IM_T_SLICE);
+  im__put_i64(tab, IM_SLICE_TS, s, ts);
+  im__put_i64(tab, IM_SLICE_DUR, s, dur);
+  im__put_u32(tab, IM_SLICE_TRACK_ID, s, (uint32_t)track);
+  if (cat != IM_NULL_STR) im__put_u32(tab, IM_SLICE_CATEGORY, s, cat);
+  if (name != IM_NULL_STR) im__put_u32(tab, IM_SLICE_NAME, s, name);
+  im__put_u32(tab, IM_SLICE_DEPTH, s, (uint32_t)depth);
+  if (depth) im__put_u32(tab, IM_SLICE_PARENT_ID, s, (uint32_t)st->stack.v[depth - 1].slice);
   if (!IM_PUSH(t, st->stack, ((im_stack_entry){.slice = s, .ts = ts, .dur = dur}))) return IM_NONE;
   /* JSON v1 flow ends waiting for the next slice on this track. */
   for (int64_t i = 0; i < st->next_flows.n; i++) {

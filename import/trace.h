@@ -216,4 +216,15 @@ void im__tracks_free(im_trace *t);
 
 static inline im_tab *im__tab(im_trace *t, im_table_id id) { return &t->tabs[id]; }
 
+/* Hot-path writes of a non-NULL value into a row im_append just made
+ * (no checks: the engines' own rows and columns of known types). */
+static inline void im__put_i64(im_tab *tab, int col, int64_t row, int64_t v) {
+  ((int64_t *)tab->data[col])[row] = v;
+  rt_bit_set(tab->valid[col], (uint32_t)row);
+}
+static inline void im__put_u32(im_tab *tab, int col, int64_t row, uint32_t v) {
+  ((uint32_t *)tab->data[col])[row] = v;
+  rt_bit_set(tab->valid[col], (uint32_t)row);
+}
+
 #endif
