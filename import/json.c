@@ -33,16 +33,20 @@ uint32_t jt_intern(jtrace *j, const char *s, size_t n) {
   } else {
     memcpy(&a, s, n);
   }
-  uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ n;
-  h ^= h >> 29;
-  size_t slot = (size_t)(h & 4095);
-  if (j->icache[slot].p && j->icache[slot].len == n && !memcmp(j->icache[slot].p, s, n))
+  /* the high bits of a product depend on every bit of its operands */
+  uint64_t h = ((a * 0x9e3779b97f4a7c15ull) ^ b ^ n) * 0xc2b2ae3d27d4eb4full;
+  size_t slot = (size_t)(h >> 52);
+  /* up to 16 bytes, the first and last eight are the whole string */
+  if (j->icache[slot].p && j->icache[slot].len == n && j->icache[slot].a == a && j->icache[slot].b == b &&
+      (n <= 16 || !memcmp(j->icache[slot].p, s, n)))
     return j->icache[slot].id;
   uint32_t id = im_str(j->t, s, n);
   /* pool bytes never move: the cache can point at them */
   j->icache[slot].p = rt_str_get(im_pool(j->t), id, NULL);
   j->icache[slot].len = (uint32_t)n;
   j->icache[slot].id = id;
+  j->icache[slot].a = a;
+  j->icache[slot].b = b;
   return id;
 }
 

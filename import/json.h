@@ -72,6 +72,9 @@ int jn_to_ns(const jnum *n, int64_t *out);
  * common forms (integers, up to 3 fraction digits) without floating
  * point. *ok 0 when it does not fit. Returns 0 on a syntax error. */
 int js_time(jscan *s, int64_t *ns, int *ok);
+/* A number at s->p that is a plain integer (no fraction or exponent,
+ * at most 18 digits): 1 with s->p past it; 0 leaves s as it was. */
+int js_int(jscan *s, int64_t *out);
 
 /* ---- records ----------------------------------------------------------------- */
 
@@ -188,7 +191,7 @@ typedef struct jtrace {
   rt_buf key, flat;
   struct im_args *scratch;
   /* recently interned strings (names, categories, arg keys repeat) */
-  struct { const char *p; uint32_t len, id; } icache[4096];
+  struct { const char *p; uint64_t a, b; uint32_t len, id; } icache[4096];
 } jtrace;
 
 /* Flattens the args object at s->p into a (§2.6; merge: a holds the set's

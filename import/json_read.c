@@ -56,6 +56,11 @@ static int id_value(jtrace *j, jscan *s, int64_t *out, int *is_str) {
   *is_str = 0;
   char k = js_kind(s);
   if (k == 'n') {
+    int64_t iv;
+    if (js_int(s, &iv)) {
+      *out = (iv < 0 || iv > 4294967295ll) ? 0 : iv;
+      return 1;
+    }
     jnum n;
     if (!js_number(s, &n)) return 0;
     double v = n.is_int ? (double)n.i : n.d;

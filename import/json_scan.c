@@ -255,6 +255,19 @@ static inline int all_digits8(const char *p) {
   return !(((v + 0x4646464646464646ull) | (v - 0x3030303030303030ull)) & 0x8080808080808080ull);
 }
 
+int js_int(jscan *s, int64_t *out) {
+  const char *p = s->p, *end = s->end;
+  int neg = p < end && *p == '-';
+  const char *q = p + neg, *d = q;
+  uint64_t v = 0;
+  if (d + 8 <= end && all_digits8(d)) v = eight_digits(d), d += 8;
+  while (d < end && *d >= '0' && *d <= '9' && d - q < 18) v = v * 10 + (uint64_t)(*d++ - '0');
+  if (d == q || (d < end && ((*d >= '0' && *d <= '9') || *d == '.' || *d == 'e' || *d == 'E'))) return 0;
+  *out = neg ? -(int64_t)v : (int64_t)v;
+  s->p = d;
+  return 1;
+}
+
 int js_time(jscan *s, int64_t *ns, int *ok) {
   const char *p = s->p, *end = s->end;
   int neg = p < end && *p == '-';
@@ -269,11 +282,22 @@ int js_time(jscan *s, int64_t *ns, int *ok) {
   int fd = 0;
   if (d < end && *d == '.') {
     const char *f = ++d;
-    while (d < end && *d >= '0' && *d <= '9' && d - f < 3) frac = frac * 10 + (uint64_t)(*d++ - '0');
+    while (d < end && *d >= '0' && *d <= '9' && d - f < 19) frac = frac * 10 + (uint64_t)(*d++ - '0');
     fd = (int)(d - f);
-    if (!fd || (d < end && *d >= '0' && *d <= '9')) goto slow;   /* more than 3 digits */
+    if (!fd || (d < end && *d >= '0' && *d <= '9')) goto slow;   /* over 19 digits */
   }
   if (d < end && (*d == 'e' || *d == 'E')) goto slow;
+  if (fd > 3) {
+    /* §2.2.1 as number() and jn_to_ns compute it */
+    double x = (double)ip + (double)frac / pow10_tab[fd];
+    if (!(x < 9.2e15)) goto slow;
+    int64_t r = x == (double)(int64_t)x ? (int64_t)x * 1000 : llround(x * 1000.0);
+    if (neg) r = x == (double)(int64_t)x ? -(int64_t)x * 1000 : llround(-x * 1000.0);
+    *ns = r;
+    *ok = 1;
+    s->p = d;
+    return 1;
+  }
   /* ip.frac µs with at most 3 fraction digits is an exact ns count; the
    * double arithmetic of §2.2.1 gives the same for every value below
    * 1.8e15 ns (its error stays under 0.5 ns), beyond that it decides */

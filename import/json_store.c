@@ -22,6 +22,16 @@ void *jt_map(size_t n) {
   return p == MAP_FAILED ? NULL : p;
 }
 
+/* Faults pages in with one call instead of a trap per page (the store is
+ * written right away); a kernel without it just faults as usual. */
+static void populate(void *p, size_t n) {
+#ifdef MADV_POPULATE_WRITE
+  madvise(p, n, MADV_POPULATE_WRITE);
+#else
+  (void)p, (void)n;
+#endif
+}
+
 void *jt_remap(void *p, size_t old, size_t n) {
   if (!p) return jt_map(n);
   void *q = mremap(p, old ? old : 1, n, MREMAP_MAYMOVE);
@@ -52,6 +62,7 @@ char *js_store_add(jstore *st, size_t n, int64_t ts) {
     uint32_t cap = n > unit ? (uint32_t)n : unit;
     char *p = jt_map(cap);
     if (!p) return NULL;
+    populate(p, cap);
     b = &st->blocks[st->nblocks++];
     *b = (jblock){.p = p, .cap = cap};
   }
