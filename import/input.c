@@ -96,7 +96,7 @@ static size_t gz_fill(im_input *in, char *dst, size_t room) {
   if (in->map) {
     /* compressed bytes behind the decoder are not needed any more */
     size_t used = (size_t)(g->st.next_in - g->src) & ~(size_t)4095;
-    if (used > in->map_released + (256u << 10)) {
+    if (used > in->map_released + (64u << 10)) {
       madvise((char *)in->map + in->map_released, used - in->map_released, MADV_DONTNEED);
       in->map_released = used;
     }
@@ -120,7 +120,7 @@ static int gz_start(im_input *in, const unsigned char *src, size_t n, rt_err *er
   return 1;
 }
 
-enum { WINDOW = 256 << 10 };
+enum { WINDOW = 128 << 10 };
 
 /* The window is mapped here, not malloc'd: growing it for a large event
  * would otherwise free a large malloc block, which raises malloc's mmap
@@ -163,6 +163,16 @@ int64_t im_input_more(im_input *in, size_t keep) {
   size_t got = gz_fill(in, in->window + kept, in->cap - kept);
   in->len = kept + got;
   return (int64_t)got;
+}
+
+void im_input_drop(im_input *in) {
+  if (!in->gz || !in->eof) return;
+  if (in->window) munmap(in->window, in->cap);
+  in->window = NULL;
+  in->data = NULL;   /* len stays: win_off + len is the stream's size */
+  free(in->gz);
+  in->gz = NULL;
+  if (in->map) madvise(in->map, in->map_len & ~(size_t)4095, MADV_DONTNEED);
 }
 
 int im_input_whole(im_input *in, rt_err *err) {
@@ -266,7 +276,10 @@ void im_input_release(im_input *in, size_t upto) {
   char *base = in->map ? in->map : in->owned;
   if (!base || upto > in->len) return;
   uintptr_t page = 4096;
-  uintptr_t from = ((uintptr_t)base + in->released + page - 1) & ~(page - 1);
+  /* everything before upto goes: the page holding the last release's
+   * end too (rounding it up would keep one page per call) */
+  uintptr_t from = ((uintptr_t)base + in->released) & ~(page - 1);
+  if (from < (uintptr_t)base) from = ((uintptr_t)base + page - 1) & ~(page - 1);
   uintptr_t to = ((uintptr_t)base + upto) & ~(page - 1);
   if (to > from) madvise((void *)from, to - from, MADV_DONTNEED);
   in->released = upto;

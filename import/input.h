@@ -58,6 +58,9 @@ int im_input_open_stream(im_input *in, const char *path, rt_err *err);
  * decompresses after it. Returns the bytes added; 0 at the end (eof), -1
  * out of memory. Pointers into data are invalid afterwards. */
 int64_t im_input_more(im_input *in, size_t keep);
+/* Streaming at its end (eof): frees the window and the decoder (data
+ * becomes NULL; win_off + len stays the stream's size). */
+void im_input_drop(im_input *in);
 /* Streaming: decompresses the rest so data holds the whole stream (right
  * after opening); a no-op for other inputs. */
 int im_input_whole(im_input *in, rt_err *err);

@@ -35,7 +35,7 @@ uint32_t jt_intern(jtrace *j, const char *s, size_t n) {
   }
   /* the high bits of a product depend on every bit of its operands */
   uint64_t h = ((a * 0x9e3779b97f4a7c15ull) ^ b ^ n) * 0xc2b2ae3d27d4eb4full;
-  size_t slot = (size_t)(h >> 52);
+  size_t slot = (size_t)(h >> 53);
   /* up to 16 bytes, the first and last eight are the whole string */
   if (j->icache[slot].p && j->icache[slot].len == n && j->icache[slot].a == a && j->icache[slot].b == b &&
       (n <= 16 || !memcmp(j->icache[slot].p, s, n)))

@@ -191,7 +191,7 @@ typedef struct jtrace {
   rt_buf key, flat;
   struct im_args *scratch;
   /* recently interned strings (names, categories, arg keys repeat) */
-  struct { const char *p; uint64_t a, b; uint32_t len, id; } icache[4096];
+  struct { const char *p; uint64_t a, b; uint32_t len, id; } icache[2048];
 } jtrace;
 
 /* Flattens the args object at s->p into a (§2.6; merge: a holds the set's

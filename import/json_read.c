@@ -811,6 +811,9 @@ int jt_read(jtrace *j, jscan *s) {
   else if (*s->p != '{') return js_fail(s, "expected '[' or '{'");
   else read_object(j, s);
   if (j->fatal) return 0;   /* the two type errors that fail the whole load */
-  if (j->in) im_input_release(j->in, j->in->len);   /* all of it: pass 2 reads the store */
+  if (j->in) {   /* all of it: pass 2 reads the store */
+    im_input_release(j->in, j->in->len);
+    im_input_drop(j->in);
+  }
   return !im_failed(j->t);
 }

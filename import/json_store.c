@@ -51,7 +51,7 @@ void jt_release(void *from, void *to) {
 
 /* Small blocks first (a small trace gives them back early), 1 MiB once
  * the store is large (fewer mappings). */
-enum { BLOCK = 1 << 20, SMALL_BLOCK = 64 << 10, SMALL_BLOCKS = 256 };
+enum { BLOCK = 1 << 20, SMALL_BLOCK = 32 << 10, SMALL_BLOCKS = 512 };
 
 char *js_store_add(jstore *st, size_t n, int64_t ts) {
   jblock *b = st->nblocks ? &st->blocks[st->nblocks - 1] : NULL;
