@@ -622,6 +622,7 @@ static int read_thread_ref(jscan *s, int64_t *pid, int64_t *tid, int64_t *state,
   while ((r = js_member(s, &n, &key, &klen)) > 0) {
     int64_t *dst = KEY("pid") ? pid : KEY("tid") ? tid : KEY("state") ? state : KEY("prio") ? prio : NULL;
     if (dst && js_kind(s) == 'n') {
+      if (js_int(s, dst)) continue;
       jnum v;
       if (!js_number(s, &v)) return 0;
       *dst = v.is_int ? v.i : (int64_t)v.d;
@@ -654,9 +655,12 @@ static int read_fuchsia_event(jtrace *j, jscan *s) {
       y.kind = pn ? ph[0] : 0;
     } else if ((KEY("ts") || KEY("cpu") || KEY("pid") || KEY("tid")) && js_kind(s) == 'n') {
       char c = key[0] == 't' && klen == 2 ? 'T' : key[0] == 'c' ? 'c' : key[0];
+      if (c == 'T') {
+        ok = js_time(s, &y.ts, &ts_ok);
+        goto next;
+      }
       ok = js_number(s, &n);
-      if (c == 'T') ts_ok = jn_to_ns(&n, &y.ts);
-      else if (c == 'c') y.cpu = (uint32_t)(n.is_int ? n.i : (int64_t)n.d);
+      if (c == 'c') y.cpu = (uint32_t)(n.is_int ? n.i : (int64_t)n.d);
       else if (c == 'p') y.out_pid = n.is_int ? n.i : (int64_t)n.d;
       else y.out_tid = n.is_int ? n.i : (int64_t)n.d;
     } else if (KEY("name")) {
@@ -670,6 +674,7 @@ static int read_fuchsia_event(jtrace *j, jscan *s) {
     } else {
       ok = js_skip(s);
     }
+  next:
     if (!ok) return 0;
   }
   if (r < 0) return 0;
