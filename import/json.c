@@ -26,12 +26,20 @@ void jt_free(jtrace *j) {
 }
 
 uint32_t jt_intern(jtrace *j, const char *s, size_t n) {
+  /* a, b and n identify strings of up to 16 bytes (overlapping loads
+   * cover every byte), without a call to memcpy */
   uint64_t a = 0, b = 0;
   if (n >= 8) {
     memcpy(&a, s, 8);
     memcpy(&b, s + n - 8, 8);
-  } else {
-    memcpy(&a, s, n);
+  } else if (n >= 4) {
+    uint32_t lo, hi;
+    memcpy(&lo, s, 4);
+    memcpy(&hi, s + n - 4, 4);
+    a = lo | (uint64_t)hi << 32;
+  } else if (n) {
+    a = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
+        (uint64_t)(unsigned char)s[n - 1] << 16;
   }
   /* the high bits of a product depend on every bit of its operands */
   uint64_t h = ((a * 0x9e3779b97f4a7c15ull) ^ b ^ n) * 0xc2b2ae3d27d4eb4full;

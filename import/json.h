@@ -17,6 +17,9 @@
 #define PJ_IMPORT_JSON_H
 
 #include "builder.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* ---- the scanner --------------------------------------------------------- */
 
@@ -44,7 +47,27 @@ static inline void js_ws(jscan *s) {
 }
 /* At '"': the string's bytes (into the buffer, or s->tmp when it had
  * escapes); 0 on a syntax error or end of input. */
-int js_string(jscan *s, const char **out, size_t *len);
+int js_string_any(jscan *s, const char **out, size_t *len);
+/* Most strings (keys, names) end within 16 bytes without an escape: that
+ * case inline, one SSE2 compare; the rest in js_string_any. */
+static inline int js_string(jscan *s, const char **out, size_t *len) {
+#ifdef __SSE2__
+  const char *p = s->p + 1;
+  if (p + 16 <= s->end) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    unsigned q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+    unsigned b = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+    if (q && !(b & ((q & -q) - 1))) {   /* a quote, and no backslash before it */
+      unsigned n = (unsigned)__builtin_ctz(q);
+      *out = p;
+      *len = n;
+      s->p = p + n + 1;
+      return 1;
+    }
+  }
+#endif
+  return js_string_any(s, out, len);
+}
 /* At the first character of a number. */
 int js_number(jscan *s, jnum *out);
 /* Parses a number from a whole string (numeric strings, §2.2). */

@@ -108,7 +108,7 @@ eof:
   return js_fail(s, "the file ends inside a string");
 }
 
-int js_string(jscan *s, const char **out, size_t *len) {
+int js_string_any(jscan *s, const char **out, size_t *len) {
   const char *p = ++s->p, *end = s->end;
 #ifdef __SSE2__
   /* Sixteen bytes at a time: stop at the first '"' or '\\'. */
