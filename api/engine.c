@@ -99,7 +99,7 @@ pj_status pj_engine_open(const char *db_path, pj_engine **out) {
   if (rc != SQLITE_OK)
     return pj__failf(e, "SQLite: cannot open database '%s': %s", path,
                      db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-  rc = rt_vtab_register(db, e->catalog, e->strings);
+  rc = rt_vtab_register(db, e->catalog, e->strings, &e->vtab_stats);
   if (rc != SQLITE_OK)
     return pj__failf(e, "SQLite: cannot register the pipejit module: %s", sqlite3_errstr(rc));
   return PJ_OK;

@@ -9,6 +9,7 @@
 #include "pipejit.h"
 #include "frontend/ast.h"
 #include "exec/exec.h"
+#include "runtime/sqlite/vtab.h"
 
 struct cg_jit;
 struct cg_module;
@@ -80,6 +81,8 @@ struct pj_engine {
   /* 1 when the SQLite connection belongs to someone else (the loadable
    * extension, pj__engine_attach): pj_engine_close leaves it open. */
   int db_borrowed;
+  /* What the columnar virtual tables did (runtime/sqlite/vtab.h). */
+  rt_vtab_stats vtab_stats;
 };
 
 struct pj_query {

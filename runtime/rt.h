@@ -104,6 +104,9 @@ rt_strpool *rt_strpool_new(void);
 void rt_strpool_free(rt_strpool *p);
 uint32_t rt_str_intern(rt_strpool *p, const char *s, size_t len);
 const char *rt_str_get(const rt_strpool *p, uint32_t id, size_t *len);
+/* The id of s if it was interned, else RT_STR_FAILED (the pool is left
+ * as it is: lookups of strings a table cannot hold add nothing). */
+uint32_t rt_str_find(const rt_strpool *p, const char *s, size_t len);
 /* Binary (memcmp, then length) order of two ids: <0, 0, >0. */
 int rt_str_cmp(const rt_strpool *p, uint32_t a, uint32_t b);
 /* Strings longer than the pool's maximum (4 GiB - 1 bytes, the most a
@@ -191,6 +194,7 @@ typedef struct rt_table {
   rt_column *cols;
   int refs;          /* catalog + running queries; freed at 0 */
   struct rt_table *base;  /* owner of the borrowed columns (one reference) */
+  struct rt_tabindexes *indexes;  /* tabindex.h: built on demand, freed with the table */
 } rt_table;
 
 /* Builds a table column by column. Values are appended as int64 / double /

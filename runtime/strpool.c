@@ -178,8 +178,9 @@ const char *rt_strpool_error(const rt_strpool *p) { return p->error[0] ? p->erro
 /* Returns the id of the bytes s[0..len); interns them when new. Returns 0
  * (the empty string) only for "" — or when the string is refused (too
  * long, out of memory), with the reason for rt_strpool_error. */
-uint32_t rt_str_intern(rt_strpool *p, const char *s, size_t len) {
-  uint32_t h = str_hash(s, len);
+/* Probes for s: its id, or RT_STR_FAILED with *slot at the empty slot
+ * where it would go. */
+static uint32_t probe(const rt_strpool *p, const char *s, size_t len, uint32_t h, uint32_t *slot) {
   uint32_t i = h & p->mask;
   for (;;) {
     const str_slot *sl = &p->slots[i];
@@ -191,6 +192,20 @@ uint32_t rt_str_intern(rt_strpool *p, const char *s, size_t len) {
     }
     i = (i + 1) & p->mask;
   }
+  *slot = i;
+  return RT_STR_FAILED;
+}
+
+uint32_t rt_str_find(const rt_strpool *p, const char *s, size_t len) {
+  uint32_t slot;
+  return probe(p, s, len, str_hash(s, len), &slot);
+}
+
+uint32_t rt_str_intern(rt_strpool *p, const char *s, size_t len) {
+  uint32_t h = str_hash(s, len);
+  uint32_t i = 0;
+  uint32_t found = probe(p, s, len, h, &i);
+  if (found != RT_STR_FAILED) return found;
   if (!rt_str_fits(p, len)) return 0;
   if (p->n == UINT32_MAX - 2) {
     snprintf(p->error, sizeof p->error, "too many distinct strings");

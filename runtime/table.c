@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "rt.h"
+#include "tabindex.h"
 #include "store.h"
 #include "strfn.h"
 
@@ -144,6 +145,7 @@ rt_table *rt_table_alloc(const char *name, int ncols) {
 }
 
 static void table_free(rt_table *t) {
+  rt_table_indexes_free(t);
   for (int c = 0; c < t->ncols; c++) {
     free(t->cols[c].name);
     if (t->cols[c].borrowed) continue;

@@ -1,72 +1,201 @@
 /*
- * vtab.c — the "pipejit" SQLite virtual table module over finalized tables.
+ * vtab.c — the pipejit SQLite virtual tables: the "pipejit" module over
+ * catalog tables (temp."name"), the eponymous module per exposed table,
+ * and eponymous modules over any rt_vsource (vtab.h).
  *
- * Each virtual table names a catalog table; values are read from the
- * columnar arrays in place (strings straight from the pool, which never
- * moves its bytes, so they are handed to SQLite as SQLITE_STATIC).
- *
- * Planning: the table's row order is an index on the implicit id column,
- * the rowid, and every column finalized as `sorted`. xBestIndex picks one
- * such column with equality or range constraints and xFilter binary-searches
- * the row range; a single ORDER BY on such a column is consumed by scanning
- * the range forward or backward. Constraints are never marked omitted:
- * SQLite re-checks each row, so xFilter only has to return a superset of
- * the matches (which keeps mixed int/real/text comparisons, whose SQLite
- * semantics depend on affinities, trivially correct) and stays correct if
- * the catalog entry was replaced between planning and running. (A consumed
- * ORDER BY relies on the plan's table being in order; rt_vtab_expose after
- * a replacement changes the schema, so SQLite re-plans prepared statements.)
+ * Every virtual table reads through a source: a catalog source looks its
+ * table up by name at each scan (so a replaced table is seen by the next
+ * statement) and checks the columns are still the declared ones; other
+ * sources are their registrant's. Values are read from the columnar arrays
+ * in place (strings straight from the pool, which never moves its bytes,
+ * so they are handed to SQLite as SQLITE_STATIC). Planning and the rows a
+ * scan reads are vtab_plan.c's.
  */
-#include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "vtab.h"
+#include "vtab_plan.h"
 
+/* ---- per-connection state of the catalog module ------------------------------ */
+
+/* The catalog a connection's "pipejit" module reads, found again by
+ * rt_vtab_expose (which is given only the connection) in a short list. */
 typedef struct vt_aux {
+  sqlite3 *db;
   rt_catalog *cat;
   rt_strpool *sp;
+  rt_vtab_stats *stats;
+  struct vt_aux *next;
 } vt_aux;
 
-typedef struct vt_tab {
-  sqlite3_vtab base;
+static pthread_mutex_t g_aux_lock = PTHREAD_MUTEX_INITIALIZER;
+static vt_aux *g_auxes;
+
+static void aux_free(void *p) {
+  vt_aux *aux = p;
+  pthread_mutex_lock(&g_aux_lock);
+  for (vt_aux **at = &g_auxes; *at; at = &(*at)->next)
+    if (*at == aux) {
+      *at = aux->next;
+      break;
+    }
+  pthread_mutex_unlock(&g_aux_lock);
+  free(aux);
+}
+
+static vt_aux *aux_find(sqlite3 *db) {
+  pthread_mutex_lock(&g_aux_lock);
+  vt_aux *a = g_auxes;
+  while (a && a->db != db) a = a->next;
+  pthread_mutex_unlock(&g_aux_lock);
+  return a;
+}
+
+/* ---- catalog sources ------------------------------------------------------------ */
+
+typedef struct cat_src {
+  rt_vsource base;
   vt_aux *aux;
-  char *name;           /* catalog table name (sqlite3_malloc'd) */
-  char *decl;           /* the declared CREATE TABLE, to detect schema changes */
-} vt_tab;
-
-typedef struct vt_cursor {
-  sqlite3_vtab_cursor base;
-  rt_table *t;          /* referenced while the cursor is open */
-  int64_t row, lo, hi;  /* scan [lo, hi) */
-  int desc;
-} vt_cursor;
-
-/* idxNum layout: the key column in the low 16 bits (0 = full scan,
- * 1 = rowid, c + 2 = column c), then flags. argv holds the EQ value, or
- * the lower bound then the upper bound, in that order. */
-enum {
-  IDX_KEY_MASK = 0xffff,
-  IDX_EQ = 1 << 16,
-  IDX_LO = 1 << 17,
-  IDX_LO_STRICT = 1 << 18,
-  IDX_HI = 1 << 19,
-  IDX_HI_STRICT = 1 << 20,
-  IDX_DESC = 1 << 21,
-};
+  char *name;
+  char **names;
+  rt_type *types;
+} cat_src;
 
 static const char *sql_type(rt_type t) {
   return t == RT_F64 ? "REAL" : t == RT_STR ? "TEXT" : "INTEGER";
 }
 
-/* CREATE TABLE x("a" INTEGER, …) for a table; sqlite3_malloc'd. */
-static char *decl_for(const rt_table *t) {
-  sqlite3_str *s = sqlite3_str_new(NULL);
+static rt_table *cat_peek(rt_vsource *self) {
+  cat_src *s = (cat_src *)self;
+  return rt_catalog_get(s->aux->cat, s->name);
+}
+
+static rt_table *cat_open(rt_vsource *self, sqlite3_value **args, char **msg) {
+  (void)args;
+  cat_src *s = (cat_src *)self;
+  rt_table *t = rt_catalog_get(s->aux->cat, s->name);
+  if (!t) {
+    *msg = sqlite3_mprintf("columnar table %s no longer exists", s->name);
+    return NULL;
+  }
+  /* After CREATE OR REPLACE the columns may differ from the declared ones;
+   * SQLite compiled the statement against the declaration. */
+  int same = t->ncols == self->ncols;
+  for (int c = 0; same && c < t->ncols; c++)
+    same = strcmp(t->cols[c].name, s->names[c]) == 0 &&
+           strcmp(sql_type(t->cols[c].type), sql_type(s->types[c])) == 0;
+  if (!same) {
+    *msg = sqlite3_mprintf("columnar table %s changed its columns; expose it again", s->name);
+    return NULL;
+  }
+  return rt_table_ref(t);
+}
+
+static void cat_destroy(rt_vsource *self) {
+  cat_src *s = (cat_src *)self;
+  for (int c = 0; c < self->ncols; c++) sqlite3_free(s->names[c]);
+  sqlite3_free(s->names);
+  sqlite3_free(s->types);
+  sqlite3_free(s->name);
+  sqlite3_free(s);
+}
+
+/* A source over catalog table `name` with t's columns (NULL when out of
+ * memory). */
+static rt_vsource *cat_src_new(vt_aux *aux, const rt_table *t, const char *name) {
+  cat_src *s = sqlite3_malloc(sizeof *s);
+  if (!s) return NULL;
+  memset(s, 0, sizeof *s);
+  s->aux = aux;
+  s->name = sqlite3_mprintf("%s", name);
+  s->names = sqlite3_malloc64(sizeof *s->names * (size_t)(t->ncols + 1));
+  s->types = sqlite3_malloc64(sizeof *s->types * (size_t)(t->ncols + 1));
+  if (!s->name || !s->names || !s->types) {
+    sqlite3_free(s->name);
+    sqlite3_free(s->names);
+    sqlite3_free(s->types);
+    sqlite3_free(s);
+    return NULL;
+  }
+  for (int c = 0; c < t->ncols; c++) {
+    s->names[c] = sqlite3_mprintf("%s", t->cols[c].name);
+    s->types[c] = t->cols[c].type;
+    if (!s->names[c]) {
+      s->base.ncols = c;
+      cat_destroy(&s->base);
+      return NULL;
+    }
+  }
+  rt_vsource *b = &s->base;
+  b->ncols = t->ncols;
+  b->names = (const char *const *)s->names;
+  b->types = s->types;
+  b->what = s->name;
+  b->sp = aux->sp;
+  b->stats = aux->stats;
+  b->peek = cat_peek;
+  b->open = cat_open;
+  b->destroy = cat_destroy;
+  return b;
+}
+
+/* ---- the virtual table ------------------------------------------------------------ */
+
+typedef struct vt_tab {
+  sqlite3_vtab base;
+  rt_vsource *src;
+  int owns_src;           /* a temp."name" table's own catalog source */
+} vt_tab;
+
+typedef struct vt_cursor {
+  sqlite3_vtab_cursor base;
+  rt_table *t;            /* referenced while the cursor keeps it */
+  sqlite3_value **args;   /* the arguments t was opened with (copies) */
+  vt_rows rows;
+  int64_t pos;
+} vt_cursor;
+
+/* CREATE TABLE x("a" INTEGER, …, "arg" HIDDEN, …) */
+static int declare(sqlite3 *db, const rt_vsource *src, char **err) {
+  if (src->ncols <= 0) {
+    *err = sqlite3_mprintf("%s has no columns", src->what ? src->what : "the table");
+    return SQLITE_ERROR;
+  }
+  sqlite3_str *s = sqlite3_str_new(db);
   sqlite3_str_appendall(s, "CREATE TABLE x(");
-  for (int c = 0; c < t->ncols; c++)
-    sqlite3_str_appendf(s, "%s\"%w\" %s", c ? ", " : "", t->cols[c].name,
-                        sql_type(t->cols[c].type));
+  for (int c = 0; c < src->ncols; c++)
+    sqlite3_str_appendf(s, "%s\"%w\" %s", c ? ", " : "", src->names[c], sql_type(src->types[c]));
+  for (int k = 0; k < src->nargs; k++) {
+    if (src->arg_names) sqlite3_str_appendf(s, ", \"%w\" HIDDEN", src->arg_names[k]);
+    else sqlite3_str_appendf(s, ", __pj_arg%d HIDDEN", k + 1);
+  }
   sqlite3_str_appendall(s, ")");
-  return sqlite3_str_finish(s);
+  char *sql = sqlite3_str_finish(s);
+  if (!sql) return SQLITE_NOMEM;
+  int rc = sqlite3_declare_vtab(db, sql);
+  sqlite3_free(sql);
+  if (rc != SQLITE_OK)
+    *err = sqlite3_mprintf("cannot declare %s: %s", src->what ? src->what : "the table",
+                           sqlite3_errmsg(db));
+  /* Reading a table has no side effects, so it is safe in views and
+   * triggers even with trusted_schema off. */
+  else sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  return rc;
+}
+
+static int tab_new(sqlite3 *db, rt_vsource *src, int owns, sqlite3_vtab **out, char **err) {
+  int rc = declare(db, src, err);
+  vt_tab *v = rc == SQLITE_OK ? sqlite3_malloc(sizeof *v) : NULL;
+  if (!v) {
+    if (owns) src->destroy(src);
+    return rc == SQLITE_OK ? SQLITE_NOMEM : rc;
+  }
+  memset(v, 0, sizeof *v);
+  v->src = src;
+  v->owns_src = owns;
+  *out = &v->base;
+  return SQLITE_OK;
 }
 
 /* Undoes SQL quoting of a module argument: "a""b" → a"b, 'x' → x. */
@@ -94,9 +223,10 @@ static char *dequote(const char *arg) {
   return out;
 }
 
-/* xCreate and xConnect: argv = module, schema, table name[, catalog name]. */
-static int vt_connect(sqlite3 *db, void *auxp, int argc, const char *const *argv,
-                      sqlite3_vtab **out, char **err) {
+/* "pipejit" xCreate and xConnect: argv = module, schema, table name[,
+ * catalog name]. */
+static int named_connect(sqlite3 *db, void *auxp, int argc, const char *const *argv,
+                         sqlite3_vtab **out, char **err) {
   vt_aux *aux = auxp;
   char *name = argc > 3 ? dequote(argv[3]) : sqlite3_mprintf("%s", argv[2]);
   if (!name) return SQLITE_NOMEM;
@@ -106,330 +236,164 @@ static int vt_connect(sqlite3 *db, void *auxp, int argc, const char *const *argv
     sqlite3_free(name);
     return SQLITE_ERROR;
   }
-  vt_tab *v = sqlite3_malloc(sizeof *v);
-  char *decl = decl_for(t);
-  if (!v || !decl) {
-    sqlite3_free(v);
-    sqlite3_free(decl);
-    sqlite3_free(name);
-    return SQLITE_NOMEM;
-  }
-  int rc = sqlite3_declare_vtab(db, decl);
-  if (rc != SQLITE_OK) {
-    *err = sqlite3_mprintf("cannot declare columnar table %s: %s", name, sqlite3_errmsg(db));
-    sqlite3_free(v);
-    sqlite3_free(decl);
-    sqlite3_free(name);
-    return rc;
-  }
-  /* Reading a table has no side effects, so it is safe in views and
-   * triggers even with trusted_schema off. */
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  memset(v, 0, sizeof *v);
-  v->aux = aux;
-  v->name = name;
-  v->decl = decl;
-  *out = &v->base;
-  return SQLITE_OK;
+  rt_vsource *src = cat_src_new(aux, t, name);
+  sqlite3_free(name);
+  if (!src) return SQLITE_NOMEM;
+  return tab_new(db, src, 1, out, err);
+}
+
+/* Eponymous modules: the source is the module's. */
+static int source_connect(sqlite3 *db, void *auxp, int argc, const char *const *argv,
+                          sqlite3_vtab **out, char **err) {
+  (void)argc;
+  (void)argv;
+  return tab_new(db, auxp, 0, out, err);
 }
 
 static int vt_disconnect(sqlite3_vtab *base) {
   vt_tab *v = (vt_tab *)base;
-  sqlite3_free(v->name);
-  sqlite3_free(v->decl);
+  if (v->owns_src) v->src->destroy(v->src);
   sqlite3_free(v);
   return SQLITE_OK;
 }
 
-/* ---- planning ------------------------------------------------------------ */
-
-/* Row order is non-decreasing in this column (-1 = rowid). */
-static int col_in_row_order(const rt_table *t, int c) {
-  if (c < 0) return 1;
-  if (c >= t->ncols) return 0;
-  return t->cols[c].type == RT_ID || t->cols[c].sorted;
+static int vt_best_index_cb(sqlite3_vtab *base, sqlite3_index_info *info) {
+  rt_vsource *src = ((vt_tab *)base)->src;
+  vt_shape sh = {src->ncols, src->names, src->types, src->nargs};
+  rt_table *t = src->peek ? src->peek(src) : NULL;
+  return vt_best_index(&sh, t, src->est_rows, info);
 }
 
-static int col_unique(const rt_table *t, int c) {
-  return c < 0 || (c < t->ncols && t->cols[c].type == RT_ID);
-}
-
-static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
-  vt_tab *v = (vt_tab *)base;
-  rt_table *t = rt_catalog_get(v->aux->cat, v->name);
-  double n = t ? (double)t->nrows : 0;
-  if (n < 1) n = 1;
-
-  /* Pick the key column with the best constraints: unique equality, then
-   * equality, then two bounds, then one. */
-  int best_col = -2, best_score = 0, eq = -1, lo = -1, hi = -1;
-  for (int pass_col = -1; t && pass_col < t->ncols; pass_col++) {
-    if (!col_in_row_order(t, pass_col)) continue;
-    int ceq = -1, clo = -1, chi = -1;
-    for (int i = 0; i < info->nConstraint; i++) {
-      const struct sqlite3_index_constraint *k = &info->aConstraint[i];
-      if (!k->usable || k->iColumn != pass_col) continue;
-      /* Strings are in binary order; another collation orders differently. */
-      if (pass_col >= 0 && t->cols[pass_col].type == RT_STR &&
-          sqlite3_stricmp(sqlite3_vtab_collation(info, i), "BINARY") != 0)
-        continue;
-      switch (k->op) {
-      case SQLITE_INDEX_CONSTRAINT_EQ: if (ceq < 0) ceq = i; break;
-      case SQLITE_INDEX_CONSTRAINT_GT:
-      case SQLITE_INDEX_CONSTRAINT_GE: if (clo < 0) clo = i; break;
-      case SQLITE_INDEX_CONSTRAINT_LT:
-      case SQLITE_INDEX_CONSTRAINT_LE: if (chi < 0) chi = i; break;
-      default: break;
-      }
-    }
-    int score = ceq >= 0 ? (col_unique(t, pass_col) ? 5 : 4)
-                         : (clo >= 0 && chi >= 0) ? 3 : (clo >= 0 || chi >= 0) ? 2 : 0;
-    if (score > best_score) {
-      best_score = score;
-      best_col = pass_col;
-      eq = ceq;
-      lo = ceq >= 0 ? -1 : clo;
-      hi = ceq >= 0 ? -1 : chi;
-    }
-  }
-
-  int idx = 0, argn = 0;
-  double rows = n;
-  if (best_score > 0) {
-    idx = best_col + 2;
-    if (eq >= 0) {
-      idx |= IDX_EQ;
-      info->aConstraintUsage[eq].argvIndex = ++argn;
-      rows = col_unique(t, best_col) ? 1 : fmax(1, n / 100);
-      if (col_unique(t, best_col)) info->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
-    } else {
-      if (lo >= 0) {
-        idx |= IDX_LO;
-        if (info->aConstraint[lo].op == SQLITE_INDEX_CONSTRAINT_GT) idx |= IDX_LO_STRICT;
-        info->aConstraintUsage[lo].argvIndex = ++argn;
-      }
-      if (hi >= 0) {
-        idx |= IDX_HI;
-        if (info->aConstraint[hi].op == SQLITE_INDEX_CONSTRAINT_LT) idx |= IDX_HI_STRICT;
-        info->aConstraintUsage[hi].argvIndex = ++argn;
-      }
-      rows = fmax(1, lo >= 0 && hi >= 0 ? n / 16 : n / 4);
-    }
-  }
-
-  /* ORDER BY: row order satisfies one ascending or descending key in row
-   * order, or any list whose first key is unique. Strings are left to
-   * SQLite, since an ORDER BY's collation is not visible here. */
-  if (t && info->nOrderBy > 0) {
-    int c = info->aOrderBy[0].iColumn;
-    int ok = col_in_row_order(t, c) && (c < 0 || t->cols[c].type != RT_STR) &&
-             (info->nOrderBy == 1 || col_unique(t, c));
-    if (ok) {
-      info->orderByConsumed = 1;
-      if (info->aOrderBy[0].desc) idx |= IDX_DESC;
-    }
-  }
-
-  info->idxNum = idx;
-  info->estimatedRows = (sqlite3_int64)rows;
-  info->estimatedCost = best_score > 0 ? log2(n) + rows : n;
-  return SQLITE_OK;
-}
-
-/* ---- scanning ------------------------------------------------------------ */
+/* ---- scanning ------------------------------------------------------------------------ */
 
 static int vt_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
-  vt_tab *v = (vt_tab *)base;
-  rt_table *t = rt_catalog_get(v->aux->cat, v->name);
-  if (!t) {
-    sqlite3_free(base->zErrMsg);
-    base->zErrMsg = sqlite3_mprintf("columnar table %s no longer exists", v->name);
-    return SQLITE_ERROR;
-  }
-  /* After CREATE OR REPLACE the columns may differ from the declared ones;
-   * SQLite compiled the statement against the declaration. */
-  char *decl = decl_for(t);
-  int same = decl && strcmp(decl, v->decl) == 0;
-  sqlite3_free(decl);
-  if (!same) {
-    sqlite3_free(base->zErrMsg);
-    base->zErrMsg = sqlite3_mprintf("columnar table %s changed its columns; expose it again",
-                                    v->name);
-    return SQLITE_ERROR;
-  }
+  (void)base;
   vt_cursor *cur = sqlite3_malloc(sizeof *cur);
   if (!cur) return SQLITE_NOMEM;
   memset(cur, 0, sizeof *cur);
-  cur->t = rt_table_ref(t);
   *out = &cur->base;
   return SQLITE_OK;
 }
 
+static void drop_table(vt_cursor *cur, int nargs) {
+  rt_table_unref(cur->t);
+  cur->t = NULL;
+  for (int k = 0; cur->args && k < nargs; k++) sqlite3_value_free(cur->args[k]);
+  sqlite3_free(cur->args);
+  cur->args = NULL;
+}
+
 static int vt_close(sqlite3_vtab_cursor *base) {
   vt_cursor *cur = (vt_cursor *)base;
-  rt_table_unref(cur->t);
+  drop_table(cur, ((vt_tab *)base->pVtab)->src->nargs);
+  free(cur->rows.owned);
   sqlite3_free(cur);
   return SQLITE_OK;
 }
 
-/* A constraint value; `kind` is its SQLite type. */
-typedef struct vt_key {
-  int kind;
-  int64_t i;
-  double d;
-  const char *s;
-  size_t len;
-} vt_key;
-
-static int cmp_i64(int64_t a, int64_t b) { return (a > b) - (a < b); }
-static int cmp_f64(double a, double b) { return (a > b) - (a < b); }
-
-/* Compares row r of column c with the key: <0, 0, >0. NULL sorts first.
- * Mixed integer/real comparisons go through double; callers make those
- * bounds inclusive so rounding can only widen the range. */
-static int cmp_row(const rt_table *t, int c, int64_t r, const vt_key *k, const rt_strpool *sp) {
-  const rt_column *col = &t->cols[c];
-  if (col->valid && !rt_bit(col->valid, (uint32_t)r)) return -1;
-  switch (col->type) {
-  case RT_F64: {
-    double x = ((const double *)col->data)[r];
-    return cmp_f64(x, k->kind == SQLITE_INTEGER ? (double)k->i : k->d);
-  }
-  case RT_STR: {
-    size_t len;
-    const char *s = rt_str_get(sp, ((const uint32_t *)col->data)[r], &len);
-    size_t m = len < k->len ? len : k->len;
-    int d = m ? memcmp(s, k->s, m) : 0;
-    return d ? d : cmp_i64((int64_t)len, (int64_t)k->len);
+/* Two argument values are the same call (same type and bytes). */
+static int same_value(sqlite3_value *a, sqlite3_value *b) {
+  int t = sqlite3_value_type(a);
+  if (t != sqlite3_value_type(b)) return 0;
+  switch (t) {
+  case SQLITE_NULL: return 1;
+  case SQLITE_INTEGER: return sqlite3_value_int64(a) == sqlite3_value_int64(b);
+  case SQLITE_FLOAT: {
+    double x = sqlite3_value_double(a), y = sqlite3_value_double(b);
+    return memcmp(&x, &y, sizeof x) == 0;
   }
   default: {
-    int64_t x = col->type == RT_U32   ? ((const uint32_t *)col->data)[r]
-                : col->type == RT_I32 ? ((const int32_t *)col->data)[r]
-                                      : ((const int64_t *)col->data)[r];
-    return k->kind == SQLITE_INTEGER ? cmp_i64(x, k->i) : cmp_f64((double)x, k->d);
+    const void *p = t == SQLITE_TEXT ? (const void *)sqlite3_value_text(a) : sqlite3_value_blob(a);
+    int n = sqlite3_value_bytes(a);
+    const void *q = t == SQLITE_TEXT ? (const void *)sqlite3_value_text(b) : sqlite3_value_blob(b);
+    return n == sqlite3_value_bytes(b) && (n == 0 || memcmp(p, q, (size_t)n) == 0);
   }
   }
 }
 
-/* Whether a key can bound column c (-1 = rowid) by search at all. */
-static int key_fits(const rt_table *t, int c, const vt_key *k) {
-  int str_col = c >= 0 && t->cols[c].type == RT_STR;
-  if (str_col) return k->kind == SQLITE_TEXT;
-  if (k->kind == SQLITE_FLOAT) return !isnan(k->d);
-  return k->kind == SQLITE_INTEGER;
-}
-
-/* First row in [lo, hi) whose value is > key (strict) or >= key. */
-static int64_t search(const rt_table *t, int c, const vt_key *k, int strict, int64_t lo,
-                      int64_t hi, const rt_strpool *sp) {
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    int d = cmp_row(t, c, mid, k, sp);
-    if (d < 0 || (strict && d == 0)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/* For the id column (value = row index): the first row index whose value
- * is > key (gt) or >= key, clipped to [0, n]. Exact for reals too, since
- * r >= d ⇔ r >= ceil(d) and r > d ⇔ r >= floor(d) + 1. */
-static int64_t id_bound(const vt_key *k, int gt, int64_t n) {
-  if (k->kind == SQLITE_INTEGER) {
-    if (k->i < 0) return 0;
-    if (k->i >= n) return n;
-    return k->i + (gt ? 1 : 0);
-  }
-  double x = gt ? floor(k->d) + 1 : ceil(k->d);
-  if (x <= 0) return 0;
-  if (x >= (double)n) return n;
-  return (int64_t)x;
-}
-
-static void key_from(sqlite3_value *val, vt_key *k) {
-  memset(k, 0, sizeof *k);
-  k->kind = sqlite3_value_type(val);
-  if (k->kind == SQLITE_INTEGER) k->i = sqlite3_value_int64(val);
-  else if (k->kind == SQLITE_FLOAT) k->d = sqlite3_value_double(val);
-  else if (k->kind == SQLITE_TEXT) {
-    k->s = (const char *)sqlite3_value_text(val);
-    k->len = (size_t)sqlite3_value_bytes(val);
-    if (!k->s) k->s = "";
-  }
-}
-
-/* Narrows [*lo, *hi) by `col >= key` (or >) when lower, else `col <= key`
- * (or <). A NULL key matches nothing; a key that cannot bound by search is
- * left to SQLite. */
-static void narrow(const rt_table *t, int c, sqlite3_value *val, int lower, int strict,
-                   int64_t *lo, int64_t *hi, const rt_strpool *sp) {
-  vt_key k;
-  key_from(val, &k);
-  if (k.kind == SQLITE_NULL) {
-    *hi = *lo;
-    return;
-  }
-  if (!key_fits(t, c, &k)) return;
-  int id_like = c < 0 || t->cols[c].type == RT_ID;
-  int exact = k.kind == SQLITE_TEXT || k.kind == (c >= 0 && t->cols[c].type == RT_F64
-                                                      ? SQLITE_FLOAT : SQLITE_INTEGER);
-  if (id_like) {
-    /* lower: first row > key (or >=); upper: rows < key end at the first
-     * row >= key, rows <= key at the first row > key. */
-    int64_t b = id_bound(&k, lower ? strict : !strict, t->nrows);
-    if (lower && b > *lo) *lo = b;
-    if (!lower && b < *hi) *hi = b;
-  } else if (lower) {
-    *lo = search(t, c, &k, exact && strict, *lo, *hi, sp);
-  } else {
-    *hi = search(t, c, &k, !(exact && strict), *lo, *hi, sp);
-  }
-  if (*hi < *lo) *hi = *lo;
+static int tab_error(vt_tab *v, int rc, char *msg) {
+  sqlite3_free(v->base.zErrMsg);
+  v->base.zErrMsg = msg;
+  return rc;
 }
 
 static int vt_filter(sqlite3_vtab_cursor *base, int idx, const char *idx_str, int argc,
                      sqlite3_value **argv) {
   vt_cursor *cur = (vt_cursor *)base;
   vt_tab *v = (vt_tab *)base->pVtab;
-  const rt_table *t = cur->t;
-  int64_t lo = 0, hi = t->nrows;
-  int c = (idx & IDX_KEY_MASK) - 2;
-  /* The plan may predate a CREATE OR REPLACE: use the key only if the
-   * column is still in row order, else scan everything. */
-  if ((idx & IDX_KEY_MASK) && col_in_row_order(t, c)) {
-    const rt_strpool *sp = v->aux->sp;
-    int a = 0;
-    if ((idx & IDX_EQ) && a < argc) {
-      sqlite3_value *val = argv[a++];
-      narrow(t, c, val, 1, 0, &lo, &hi, sp);
-      narrow(t, c, val, 0, 0, &lo, &hi, sp);
+  rt_vsource *src = v->src;
+  int nargs = src->nargs;
+  free(cur->rows.owned);
+  memset(&cur->rows, 0, sizeof cur->rows);
+  cur->pos = 0;
+  if ((idx & VT_MISSING_ARGS) || argc < nargs)
+    return tab_error(v, SQLITE_ERROR,
+                     sqlite3_mprintf("%s takes %d argument%s", src->what ? src->what : "the table",
+                                     nargs, nargs == 1 ? "" : "s"));
+  /* The same arguments as the table the cursor holds: read it again. */
+  int reuse = cur->t != NULL;
+  for (int k = 0; reuse && k < nargs; k++) reuse = same_value(cur->args[k], argv[k]);
+  if (!reuse) {
+    drop_table(cur, nargs);
+    char *msg = NULL;
+    rt_table *t = src->open(src, argv, &msg);
+    if (!t) return msg ? tab_error(v, SQLITE_ERROR, msg) : SQLITE_NOMEM;
+    if (t->ncols != src->ncols) {
+      rt_table_unref(t);
+      return tab_error(v, SQLITE_ERROR,
+                       sqlite3_mprintf("%s now has %d columns, but the statement was prepared "
+                                       "for %d", src->what ? src->what : "the table",
+                                       t->ncols, src->ncols));
     }
-    if ((idx & IDX_LO) && a < argc) narrow(t, c, argv[a++], 1, !!(idx & IDX_LO_STRICT), &lo, &hi, sp);
-    if ((idx & IDX_HI) && a < argc) narrow(t, c, argv[a++], 0, !!(idx & IDX_HI_STRICT), &lo, &hi, sp);
+    cur->t = t;
+    if (nargs) {
+      cur->args = sqlite3_malloc64(sizeof *cur->args * (size_t)nargs);
+      if (!cur->args) return SQLITE_NOMEM;
+      for (int k = 0; k < nargs; k++) {
+        cur->args[k] = sqlite3_value_dup(argv[k]);
+        if (!cur->args[k]) {
+          for (int j = 0; j < k; j++) sqlite3_value_free(cur->args[j]);
+          sqlite3_free(cur->args);
+          cur->args = NULL;
+          rt_table_unref(cur->t);
+          cur->t = NULL;
+          return SQLITE_NOMEM;
+        }
+      }
+    }
   }
-  cur->lo = lo;
-  cur->hi = hi;
-  cur->desc = !!(idx & IDX_DESC);
-  cur->row = cur->desc ? hi - 1 : lo;
+  int rc = vt_select(cur->t, src->sp, idx, idx_str, argc - nargs, argv + nargs, src->stats,
+                     &cur->rows);
+  if (rc != SQLITE_OK) return rc;
+  cur->pos = cur->rows.desc ? cur->rows.hi - 1 : cur->rows.lo;
   return SQLITE_OK;
 }
 
 static int vt_next(sqlite3_vtab_cursor *base) {
   vt_cursor *cur = (vt_cursor *)base;
-  cur->row += cur->desc ? -1 : 1;
+  cur->pos += cur->rows.desc ? -1 : 1;
   return SQLITE_OK;
 }
 
 static int vt_eof(sqlite3_vtab_cursor *base) {
   vt_cursor *cur = (vt_cursor *)base;
-  return cur->row < cur->lo || cur->row >= cur->hi;
+  return !cur->t || cur->pos < cur->rows.lo || cur->pos >= cur->rows.hi;
+}
+
+static int64_t cur_row(const vt_cursor *cur) {
+  return cur->rows.rows ? cur->rows.rows[cur->pos] : cur->pos;
 }
 
 static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int c) {
   vt_cursor *cur = (vt_cursor *)base;
-  vt_tab *v = (vt_tab *)base->pVtab;
+  rt_vsource *src = ((vt_tab *)base->pVtab)->src;
+  if (c >= src->ncols) {   /* a hidden argument: what was passed */
+    int k = c - src->ncols;
+    if (cur->args && k < src->nargs) sqlite3_result_value(ctx, cur->args[k]);
+    return SQLITE_OK;
+  }
   const rt_column *col = &cur->t->cols[c];
-  int64_t r = cur->row;
+  int64_t r = cur_row(cur);
   if (col->valid && !rt_bit(col->valid, (uint32_t)r)) return SQLITE_OK;  /* NULL */
   switch (col->type) {
   case RT_ID: sqlite3_result_int64(ctx, r); break;
@@ -439,7 +403,7 @@ static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int c) {
   case RT_STR: {
     size_t len;
     /* Pool bytes never move or die while the engine lives. */
-    const char *s = rt_str_get(v->aux->sp, ((const uint32_t *)col->data)[r], &len);
+    const char *s = rt_str_get(src->sp, ((const uint32_t *)col->data)[r], &len);
     sqlite3_result_text64(ctx, s, len, SQLITE_STATIC, SQLITE_UTF8);
     break;
   }
@@ -449,15 +413,15 @@ static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int c) {
 }
 
 static int vt_rowid(sqlite3_vtab_cursor *base, sqlite3_int64 *out) {
-  *out = ((vt_cursor *)base)->row;
+  *out = cur_row((vt_cursor *)base);
   return SQLITE_OK;
 }
 
-static const sqlite3_module vt_module = {
+static const sqlite3_module vt_named_module = {
     .iVersion = 1,
-    .xCreate = vt_connect,
-    .xConnect = vt_connect,
-    .xBestIndex = vt_best_index,
+    .xCreate = named_connect,
+    .xConnect = named_connect,
+    .xBestIndex = vt_best_index_cb,
     .xDisconnect = vt_disconnect,
     .xDestroy = vt_disconnect,
     .xOpen = vt_open,
@@ -469,15 +433,62 @@ static const sqlite3_module vt_module = {
     .xRowid = vt_rowid,
 };
 
-/* ---- registration and exposure ------------------------------------------- */
+/* xCreate NULL: eponymous only (no CREATE VIRTUAL TABLE … USING name). */
+static const sqlite3_module vt_source_module = {
+    .iVersion = 1,
+    .xCreate = NULL,
+    .xConnect = source_connect,
+    .xBestIndex = vt_best_index_cb,
+    .xDisconnect = vt_disconnect,
+    .xDestroy = vt_disconnect,
+    .xOpen = vt_open,
+    .xClose = vt_close,
+    .xFilter = vt_filter,
+    .xNext = vt_next,
+    .xEof = vt_eof,
+    .xColumn = vt_column,
+    .xRowid = vt_rowid,
+};
 
-int rt_vtab_register(sqlite3 *db, rt_catalog *cat, rt_strpool *sp) {
+/* ---- registration and exposure ------------------------------------------------------ */
+
+int rt_vtab_register(sqlite3 *db, rt_catalog *cat, rt_strpool *sp, rt_vtab_stats *stats) {
   vt_aux *aux = malloc(sizeof *aux);
   if (!aux) return SQLITE_NOMEM;
-  aux->cat = cat;
-  aux->sp = sp;
-  /* SQLite calls free(aux) when the module goes, even if this fails. */
-  return sqlite3_create_module_v2(db, "pipejit", &vt_module, aux, free);
+  *aux = (vt_aux){db, cat, sp, stats, NULL};
+  pthread_mutex_lock(&g_aux_lock);
+  aux->next = g_auxes;
+  g_auxes = aux;
+  pthread_mutex_unlock(&g_aux_lock);
+  /* SQLite calls aux_free when the module goes, even if this fails. */
+  return sqlite3_create_module_v2(db, "pipejit", &vt_named_module, aux, aux_free);
+}
+
+static void source_free(void *p) {
+  rt_vsource *src = p;
+  src->destroy(src);
+}
+
+int rt_vtab_register_source(sqlite3 *db, const char *module, rt_vsource *src) {
+  return sqlite3_create_module_v2(db, module, &vt_source_module, src, source_free);
+}
+
+int rt_vtab_unregister(sqlite3 *db, const char *module) {
+  return sqlite3_create_module_v2(db, module, NULL, NULL, NULL);
+}
+
+/* Module names a table must not take over: SQLite's own (eponymous or
+ * not), the extension's and ours. */
+static int reserved_module(const char *name) {
+  static const char *const names[] = {
+      "pipejit", "pipeline", "json_each", "json_tree", "fts3", "fts4", "fts5", "fts5vocab",
+      "fts3tokenize", "rtree", "rtree_i32", "geopoly", "dbstat", "sqlite_dbpage",
+      "sqlite_stmt", "zipfile", "generate_series", "carray", "completion", "csv", "series",
+  };
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (sqlite3_stricmp(name, names[i]) == 0) return 1;
+  return sqlite3_strnicmp(name, "pragma_", 7) == 0 || sqlite3_strnicmp(name, "sqlite_", 7) == 0 ||
+         sqlite3_strnicmp(name, "__pj_", 5) == 0;
 }
 
 /* What temp."name" is now: 0 nothing, 1 our virtual table, 2 something else. */
@@ -508,8 +519,10 @@ static int set_err(char **errmsg, char *msg) {
 int rt_vtab_unexpose(sqlite3 *db, const char *name, char **errmsg) {
   int rc;
   if (errmsg) *errmsg = NULL;
-  if (temp_object(db, name, &rc) != 1)
-    return rc == SQLITE_OK ? SQLITE_OK : set_err(errmsg, sqlite3_mprintf("%s", sqlite3_errmsg(db)));
+  int what = temp_object(db, name, &rc);
+  if (rc != SQLITE_OK) return set_err(errmsg, sqlite3_mprintf("%s", sqlite3_errmsg(db)));
+  if (what != 1) return SQLITE_OK;
+  if (!reserved_module(name)) rt_vtab_unregister(db, name);
   char *sql = sqlite3_mprintf("DROP TABLE temp.\"%w\"", name);
   if (!sql) return SQLITE_NOMEM;
   rc = sqlite3_exec(db, sql, NULL, NULL, errmsg);
@@ -531,7 +544,14 @@ int rt_vtab_expose(sqlite3 *db, const char *name, char **errmsg) {
   if (!sql) return SQLITE_NOMEM;
   rc = sqlite3_exec(db, sql, NULL, NULL, errmsg);
   sqlite3_free(sql);
-  return rc;
+  if (rc != SQLITE_OK || reserved_module(name)) return rc;
+  /* The eponymous table, for the main schema's views and triggers. */
+  vt_aux *aux = aux_find(db);
+  rt_table *t = aux ? rt_catalog_get(aux->cat, name) : NULL;
+  if (!t) return SQLITE_OK;
+  rt_vsource *src = cat_src_new(aux, t, name);
+  if (!src) return SQLITE_NOMEM;
+  return rt_vtab_register_source(db, name, src);
 }
 
 int rt_vtab_expose_all(sqlite3 *db, rt_catalog *cat, char **errmsg) {

@@ -9,6 +9,7 @@
  * lookups and ORDER BY use the table's row order.
  */
 #include <setjmp.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,12 +24,14 @@
 #include "runtime/sqlite/sqlsrc.h"
 #include "runtime/store.h"
 #include "runtime/sqlite/vtab.h"
+#include "runtime/tabindex.h"
 
 typedef struct fx {
   sqlite3 *db;
   rt_strpool *sp;
   rt_catalog *cat;
   rt_arena arena;
+  rt_vtab_stats stats;
 } fx;
 
 static int setup(void **state) {
@@ -37,7 +40,7 @@ static int setup(void **state) {
   f->sp = rt_strpool_new();
   f->cat = rt_catalog_new();
   rt_arena_init(&f->arena);
-  assert_int_equal(rt_vtab_register(f->db, f->cat, f->sp), SQLITE_OK);
+  assert_int_equal(rt_vtab_register(f->db, f->cat, f->sp, &f->stats), SQLITE_OK);
   *state = f;
   return 0;
 }
@@ -567,6 +570,39 @@ static void test_vtab_matches_sqlite(void **state) {
     "SELECT a.id, b.id FROM T a JOIN T b ON b.ts = a.ts + 3 WHERE a.id < 40 ORDER BY a.id",
     "SELECT id FROM T WHERE id > 10 AND ts < 1100 AND grp = 5 ORDER BY id",
     "SELECT sum(ts) FROM T WHERE id BETWEEN 1000 AND 2000",
+    /* `=` and IN on unsorted columns go through their hash index; keys
+     * of another class convert as SQLite's affinities would, or read all. */
+    "SELECT id, val FROM T WHERE val = 5 ORDER BY id",
+    "SELECT id, val FROM T WHERE val = -100 ORDER BY id",
+    "SELECT id FROM T WHERE val = '5' ORDER BY id",
+    "SELECT id FROM T WHERE val = ' 5' ORDER BY id",
+    "SELECT id FROM T WHERE val = '5x' ORDER BY id",
+    "SELECT id FROM T WHERE val = 5.0 ORDER BY id",
+    "SELECT id FROM T WHERE val = 5.5 ORDER BY id",
+    "SELECT id FROM T WHERE val = 1e300 ORDER BY id",
+    "SELECT id FROM T WHERE val = NULL",
+    "SELECT id FROM T WHERE val = x'05'",
+    "SELECT id, val FROM T WHERE val IN (5, '6', 7.0, 7, 99999, NULL) ORDER BY id",
+    "SELECT id, val FROM T WHERE val IN (5, 6) ORDER BY val DESC, id",
+    "SELECT id FROM T WHERE val IN (SELECT val FROM T WHERE id < 20) ORDER BY id",
+    "SELECT id FROM T WHERE val IN (5, 'abc') ORDER BY id",
+    "SELECT id, name FROM T WHERE name = 'n3' AND val > 0 ORDER BY id",
+    "SELECT id, name FROM T WHERE name = 'never' ORDER BY id",
+    "SELECT id, name FROM T WHERE name = 3 ORDER BY id",
+    "SELECT id, name FROM T WHERE name IN ('n1', 'n36', 'zz') ORDER BY id",
+    "SELECT id, name FROM T WHERE name = 'N3' COLLATE NOCASE ORDER BY id",
+    "SELECT id, name FROM T WHERE name IN ('N1', 'n2') COLLATE NOCASE ORDER BY id",
+    "SELECT id, d FROM T WHERE d = '12.5' ORDER BY id",
+    "SELECT id, u FROM T WHERE u = 5 ORDER BY id",
+    "SELECT id, u FROM T WHERE u = 5.0 ORDER BY id",
+    "SELECT id, i32 FROM T WHERE i32 = -3 ORDER BY id",
+    "SELECT id, i32 FROM T WHERE i32 IN (-3, -4) ORDER BY id",
+    "SELECT a.id, b.id FROM T a JOIN T b ON b.val = a.id WHERE a.id < 60 ORDER BY a.id, b.id",
+    "SELECT a.id, b.id FROM T a JOIN T b ON b.name = a.name WHERE a.id < 3 ORDER BY a.id, b.id",
+    "SELECT a.id, count(b.id) FROM T a LEFT JOIN T b ON b.u = a.id WHERE a.id < 120 "
+    "GROUP BY a.id ORDER BY a.id",
+    "SELECT a.id, (SELECT sum(b.ts) FROM T b WHERE b.grp = a.id AND b.val >= 0) FROM T a "
+    "WHERE a.id < 30 ORDER BY a.id",
   };
   for (size_t q = 0; q < sizeof queries / sizeof *queries; q++) same_rows(f->db, queries[q]);
 }
@@ -633,6 +669,112 @@ static void query_plan(sqlite3 *db, const char *sql, char *out, size_t cap) {
   sqlite3_finalize(st);
 }
 
+/* Hash indexes: built on the first lookup, kept with the table, NULLs and
+ * NaNs left out, -0.0 one key with 0.0; the virtual table counts what it
+ * did. */
+static void test_vtab_hash_index(void **state) {
+  fx *f = *state;
+  const char *names[] = {"k", "x", "s"};
+  const rt_type types[] = {RT_I64, RT_F64, RT_STR};
+  rt_table_builder *b = rt_tb_new("h", 3, names, types);
+  for (int i = 0; i < 1000; i++) {
+    if (i % 10 == 9) rt_tb_append_null(b, 0);
+    else rt_tb_append_i64(b, 0, (i * 37) % 50);
+    rt_tb_append_f64(b, 1, i == 3 ? -0.0 : i == 4 ? 0.0 : i == 5 ? NAN : (double)(i % 7));
+    char buf[8];
+    int len = snprintf(buf, sizeof buf, "s%d", i % 3);
+    rt_tb_append_str(b, 2, rt_str_intern(f->sp, buf, (size_t)len));
+  }
+  rt_table *t = rt_tb_finish(b);
+  assert_null(rt_table_hindex_peek(t, 0));
+  const rt_hindex *ix = rt_table_hindex(t, 0);
+  assert_non_null(ix);
+  assert_ptr_equal(rt_table_hindex(t, 0), ix);   /* built once */
+  assert_int_equal(ix->nindexed, 900);
+  int seen[50] = {0}, distinct = 0;
+  for (int i = 0; i < 1000; i++)
+    if (i % 10 != 9 && !seen[(i * 37) % 50]++) distinct++;
+  assert_int_equal(ix->ngroups, distinct);
+  const uint32_t *rows;
+  uint32_t n = rt_hindex_find(ix, rt_hkey_i64(37), &rows);
+  uint32_t want = 0;
+  for (uint32_t i = 0, prev = 0; i < 1000; i++)
+    if (i % 10 != 9 && (i * 37) % 50 == 37) {
+      assert_true(want < n);
+      assert_int_equal(rows[want], i);
+      assert_true(want == 0 || rows[want] > prev);
+      prev = i;
+      want++;
+    }
+  assert_int_equal(n, want);
+  assert_int_equal(rt_hindex_find(ix, rt_hkey_i64(50), &rows), 0);
+  assert_null(rows);
+  const rt_hindex *fx_ix = rt_table_hindex(t, 1);
+  n = rt_hindex_find(fx_ix, rt_hkey_f64(0.0), &rows);
+  assert_true(n >= 2 && rows[0] == 0 && rows[1] == 3 && rows[2] == 4);
+  assert_int_equal(fx_ix->nindexed, 999);   /* the NaN is not there */
+  assert_int_equal(rt_hindex_find(rt_table_hindex(t, 2),
+                                  rt_hkey_str(rt_str_find(f->sp, "s1", 2)), &rows), 333);
+  assert_int_equal(rt_str_find(f->sp, "never interned", 14), RT_STR_FAILED);
+
+  rt_catalog_put(f->cat, t);
+  char *msg = NULL;
+  assert_int_equal(rt_vtab_expose(f->db, "h", &msg), SQLITE_OK);
+  memset(&f->stats, 0, sizeof f->stats);
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(f->db, "SELECT count(*) FROM h WHERE s = ?", -1, &st, NULL),
+                   SQLITE_OK);
+  for (int round = 0; round < 2; round++) {
+    sqlite3_bind_text(st, 1, "s2", -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(st, 0), 333);
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  assert_int_equal(f->stats.hash_lookups, 2);
+  assert_int_equal(f->stats.full_scans, 0);
+  assert_int_equal(sqlite3_prepare_v2(f->db, "SELECT count(*) FROM h WHERE k IN (1, 37, 37.0, 99)",
+                                      -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_int64(st, 0), 2 * want);
+  sqlite3_finalize(st);
+  assert_int_equal(f->stats.in_lists, 1);
+  assert_int_equal(f->stats.full_scans, 0);
+}
+
+/* A main-schema view reads a columnar table through its eponymous table,
+ * and sees a replacement. */
+static void test_vtab_main_view(void **state) {
+  fx *f = *state;
+  const char *names[] = {"v"};
+  const rt_type types[] = {RT_I64};
+  rt_table_builder *b = rt_tb_new("ep", 1, names, types);
+  rt_tb_append_i64(b, 0, 41);
+  rt_catalog_put(f->cat, rt_tb_finish(b));
+  char *msg = NULL;
+  assert_int_equal(rt_vtab_expose(f->db, "ep", &msg), SQLITE_OK);
+  exec_ok(f->db, "CREATE VIEW main.epv AS SELECT v + 1 AS w FROM ep");
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(f->db, "SELECT w FROM epv", -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_int64(st, 0), 42);
+  sqlite3_finalize(st);
+  const char *names2[] = {"v", "extra"};
+  const rt_type types2[] = {RT_I64, RT_STR};
+  b = rt_tb_new("ep", 2, names2, types2);
+  rt_tb_append_i64(b, 0, 99);
+  rt_tb_append_str(b, 1, 0);
+  rt_catalog_put(f->cat, rt_tb_finish(b));
+  assert_int_equal(rt_vtab_expose(f->db, "ep", &msg), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(f->db, "SELECT w FROM epv", -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_int64(st, 0), 100);
+  sqlite3_finalize(st);
+  /* Unexposed: the view no longer finds it. */
+  assert_int_equal(rt_vtab_unexpose(f->db, "ep", &msg), SQLITE_OK);
+  assert_int_not_equal(sqlite3_prepare_v2(f->db, "SELECT w FROM epv", -1, &st, NULL), SQLITE_OK);
+}
+
 static void test_vtab_plan_shape(void **state) {
   fx *f = *state;
   setup_vt(f);
@@ -657,8 +799,11 @@ static void test_vtab_plan_shape(void **state) {
   assert_null(strstr(plan, "INDEX 0:"));
   query_plan(f->db, "SELECT * FROM vt WHERE ts > 5 AND ts < 10", plan, sizeof plan);
   assert_null(strstr(plan, "INDEX 0:"));
-  query_plan(f->db, "SELECT * FROM vt WHERE val = 5", plan, sizeof plan);   /* unsorted */
-  assert_non_null(strstr(plan, "INDEX 0:"));
+  /* An unsorted column: its hash index. */
+  query_plan(f->db, "SELECT * FROM vt WHERE val = 5", plan, sizeof plan);
+  assert_non_null(strstr(plan, ":hash eq val"));
+  query_plan(f->db, "SELECT * FROM vt WHERE val IN (5, 6)", plan, sizeof plan);
+  assert_non_null(strstr(plan, ":hash eq val in"));
   /* ORDER BY a sorted column, either way, needs no sorter; a string column
    * or an unsorted one does. */
   query_plan(f->db, "SELECT * FROM vt ORDER BY ts", plan, sizeof plan);
@@ -1001,6 +1146,8 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_vtab_matches_sqlite, setup, teardown),
     cmocka_unit_test_setup_teardown(test_vtab_sorted_strings, setup, teardown),
     cmocka_unit_test_setup_teardown(test_vtab_plan_shape, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_vtab_hash_index, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_vtab_main_view, setup, teardown),
     cmocka_unit_test_setup_teardown(test_vtab_replace_while_reading, setup, teardown),
     cmocka_unit_test_setup_teardown(test_vtab_expose_rules, setup, teardown),
     cmocka_unit_test_setup_teardown(test_sample_slices, setup, teardown),
