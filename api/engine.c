@@ -229,7 +229,7 @@ static pj_status run_stmt(pj_engine *e, const char *script, fe_stmt *st, pj_resu
   case STMT_CREATE_TABLE:
     return pj__exec_create(e, script, st);
   case STMT_SQL:
-    s = pj__exec_sql(e, script, st->sql, st->sqlpos, NULL, &t);
+    s = pj__exec_sql_stmt(e, script, st, NULL, &t);
     break;
   case STMT_PIPELINE:
     s = pj__exec_pipeline(e, script, st, st->pipe, "result", &t);

@@ -83,6 +83,12 @@ struct pj_engine {
   int db_borrowed;
   /* What the columnar virtual tables did (runtime/sqlite/vtab.h). */
   rt_vtab_stats vtab_stats;
+  /* The last error of a pipeline run inside a SQL statement (sqltab.h),
+   * with the text its offset refers to, so the statement's runner can
+   * report it where it happened; and a counter naming those tables. */
+  rt_err sqltab_err;
+  const char *sqltab_errtext;
+  int sqltab_seq;
 };
 
 struct pj_query {
@@ -151,6 +157,10 @@ pj_status pj__query_from_ast(pj_engine *e, const char *text, fe_pipeline *ast,
  * extension's output columns). */
 pj_status pj__query_refresh(pj_query *q);
 
+/* Rows a plan will read: columnar tables by their size; a SQLite source
+ * counts as large (INT64_MAX / 2). */
+int64_t pj__plan_estimate_rows(const ir_plan *p);
+
 /* Runs a query; on success *out is a table named `name` owned by the
  * caller. */
 pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out);
@@ -189,6 +199,23 @@ pj_result *pj__result_new(rt_table *t, const rt_strpool *strings);
  * shown as text. */
 pj_status pj__exec_sql(pj_engine *e, const char *script, const char *sql, int sqlpos,
                        const char *create_name, rt_table **out);
+/* Where the pieces of a SQL text rewritten from the script came from:
+ * piece i starts at new_at[i] of the text and stands for the script from
+ * old_at[i] on (copied: the same bytes; else a substitute for the script
+ * text at old_at[i], the pipeline it replaced). */
+typedef struct pj__sqlmap {
+  int n;
+  const int *new_at, *old_at;
+  const bool *copied;
+} pj__sqlmap;
+/* pj__exec_sql over a rewritten text: SQLite's error offsets go through
+ * map (NULL: sql is the script's text at sqlpos). */
+pj_status pj__exec_sql_mapped(pj_engine *e, const char *script, const char *sql, int sqlpos,
+                              const pj__sqlmap *map, const char *create_name, rt_table **out);
+/* Runs the SQL of statement st, with its pipelines (§7.6: sqlpipes.c)
+ * standing as tables. */
+pj_status pj__exec_sql_stmt(pj_engine *e, const char *script, const fe_stmt *st,
+                            const char *create_name, rt_table **out);
 /* Compiles and runs a pipeline of the script (calling the before_run
  * hook); *out gets its rows as a table named `name`. */
 pj_status pj__exec_pipeline(pj_engine *e, const char *script, const fe_stmt *st,

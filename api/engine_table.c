@@ -148,17 +148,38 @@ done:
   return t;
 }
 
-/* Fills err from the connection's last error; the offset is SQLite's, made
- * relative to the script. */
-static void sqlite_error(pj_engine *e, int sqlpos, rt_err *err) {
+/* An offset of the SQL text given to SQLite, as an offset of the script. */
+static int script_offset(const pj__sqlmap *map, int sqlpos, int off) {
+  if (!map || map->n == 0) return sqlpos + off;
+  int i = 0;
+  while (i + 1 < map->n && map->new_at[i + 1] <= off) i++;
+  return map->copied[i] ? map->old_at[i] + (off - map->new_at[i]) : map->old_at[i];
+}
+
+/* Fails the statement with the connection's last error; the offset is
+ * SQLite's, made relative to the script. A pipeline inside the statement
+ * that failed (sqltab.h) says what and where instead. */
+static pj_status sqlite_fail(pj_engine *e, const char *script, const pj__sqlmap *map, int sqlpos,
+                             int start) {
+  rt_err err = {.offset = -1};
+  if (e->sqltab_err.set && strstr(sqlite3_errmsg(e->db), e->sqltab_err.msg)) {
+    err = e->sqltab_err;
+    return pj__fail(e, &err, e->sqltab_errtext);
+  }
   int off = sqlite3_error_offset(e->db);
-  rt_errorf(err, off >= 0 ? sqlpos + off : sqlpos, "SQLite: %s", sqlite3_errmsg(e->db));
+  rt_errorf(&err, script_offset(map, sqlpos, off >= 0 ? start + off : start), "SQLite: %s",
+            sqlite3_errmsg(e->db));
+  return pj__fail(e, &err, script);
 }
 
 pj_status pj__exec_sql(pj_engine *e, const char *script, const char *sql, int sqlpos,
                        const char *create_name, rt_table **out) {
+  return pj__exec_sql_mapped(e, script, sql, sqlpos, NULL, create_name, out);
+}
+
+pj_status pj__exec_sql_mapped(pj_engine *e, const char *script, const char *sql, int sqlpos,
+                              const pj__sqlmap *map, const char *create_name, rt_table **out) {
   *out = NULL;
-  rt_err err = {.offset = -1};
   const char *tail = sql;
   pj_status s = PJ_OK;
   /* The splitter gives one statement, but a SQL text may still hold more
@@ -167,10 +188,9 @@ pj_status pj__exec_sql(pj_engine *e, const char *script, const char *sql, int sq
     sqlite3_stmt *q = NULL;
     int64_t t0 = rt_now_ns();
     const char *start = tail;
-    if (sqlite3_prepare_v2(e->db, start, -1, &q, &tail) != SQLITE_OK) {
-      sqlite_error(e, sqlpos + (int)(start - sql), &err);
-      return pj__fail(e, &err, script);
-    }
+    memset(&e->sqltab_err, 0, sizeof e->sqltab_err);
+    if (sqlite3_prepare_v2(e->db, start, -1, &q, &tail) != SQLITE_OK)
+      return sqlite_fail(e, script, map, sqlpos, (int)(start - sql));
     int64_t t1 = rt_now_ns();
     e->timing.bind_ns += t1 - t0;
     if (!q) break;   /* only whitespace or comments left */
@@ -190,9 +210,9 @@ pj_status pj__exec_sql(pj_engine *e, const char *script, const char *sql, int sq
       s = PJ_NOMEM;
       pj__failf(e, "SQLite: out of memory");
     } else if (rc != SQLITE_DONE) {
-      sqlite_error(e, sqlpos + (int)(start - sql), &err);
-      s = pj__fail(e, &err, script);
+      s = sqlite_fail(e, script, map, sqlpos, (int)(start - sql));
     } else if (r.ncols) {
+      rt_err err = {.offset = -1};
       rt_table *t = rows_to_table(e, &r, q, create_name ? create_name : "result",
                                   create_name != NULL, &err);
       if (!t) {
@@ -400,7 +420,7 @@ pj_status pj__exec_create(pj_engine *e, const char *script, const fe_stmt *st) {
   }
   rt_table *t = NULL;
   pj_status s = st->pipe ? pj__exec_pipeline(e, script, st, st->pipe, name, &t)
-                         : pj__exec_sql(e, script, st->sql, st->sqlpos, name, &t);
+                         : pj__exec_sql_stmt(e, script, st, name, &t);
   if (s != PJ_OK) return s;
   if (!t) {
     rt_errorf(&err, st->sqlpos, CREATE_STAGE ": the statement after AS returns no rows");

@@ -299,7 +299,7 @@ pj_status pj_query_bind_null(pj_query *q, int idx) {
 
 /* Rows the plan will read: columnar tables by their size; a SQLite source
  * cannot be sized cheaply, so it counts as large. */
-static int64_t estimate_rows(const ir_plan *p) {
+int64_t pj__plan_estimate_rows(const ir_plan *p) {
   int64_t n = 0;
   for (int i = 0; i < p->nops; i++) {
     const ir_op *op = p->ops[i];
@@ -403,7 +403,7 @@ static void auto_prepare(pj_query *q) {
   if (q->code || q->job) return;
   q->code = cache_lookup(q);
   if (q->code) return;
-  int64_t rows = estimate_rows(q->plan);
+  int64_t rows = pj__plan_estimate_rows(q->plan);
   if (rows < e->auto_rows) return;
   /* Never a compile that costs more than interpreting the whole input
    * (a 20,000-WHEN CASE over a few rows): the interpreter's time is

@@ -220,6 +220,35 @@ typedef enum fe_stmtkind {
   STMT_PRAGMA,         /* PERFETTO PRAGMA name = value */
 } fe_stmtkind;
 
+/* A pipeline inside a SQL statement (§7.6): text[start, end) is its
+ * parenthesis, `pipe` its parse (positions relative to the script); its
+ * parameters are the statement's parameters 1..nargs, args[k - 1] the
+ * statement's spelling of parameter k ("$min", or "?2" for a numbered
+ * one). `table` says whether it stands right after FROM or JOIN, where a
+ * table may stand (elsewhere it must be a subquery). */
+typedef struct fe_sqlpipe {
+  int start, end;
+  bool table;          /* right after FROM or JOIN: a table, not a subquery */
+  fe_pipeline *pipe;
+  int nargs;
+  char **args;
+} fe_sqlpipe;
+
+/* The pipelines of one SQL statement, in text order; `kept` when the
+ * statement's text is kept in the schema (CREATE VIEW, CREATE TRIGGER), so
+ * what stands for them must outlive the statement. */
+typedef struct fe_sqlpipes {
+  int n;
+  fe_sqlpipe *v;
+  bool kept;
+} fe_sqlpipes;
+
+/* Finds the pipelines of SQL text[start, end) (sqlpipe.c). Returns their
+ * count, or -1 with err set: a syntax error inside one, or a `|>` outside
+ * any (prefixed with `stage` when not NULL). */
+int fe_sql_pipelines(rt_arena *a, const char *text, int start, int end, const char *stage,
+                     fe_sqlpipes *out, rt_err *err);
+
 typedef struct fe_coldef {
   fe_name name;
   char *type;          /* as written: INT, LONG, DOUBLE, STRING, … */
@@ -232,6 +261,7 @@ typedef struct fe_stmt {
   fe_pipeline *pipe;   /* STMT_PIPELINE, or CREATE … AS <pipeline> */
   char *sql;           /* STMT_SQL text, or CREATE … AS <select> text */
   int sqlpos;
+  fe_sqlpipes sqlpipes; /* the pipelines inside `sql` */
   fe_name table;       /* CREATE: table name */
   bool or_replace;
   int ncoldefs;        /* -1 when no schema was given */

@@ -247,7 +247,8 @@ static bool parse_create(fe_parser *p, fe_stmt *st) {
     return st->pipe != NULL;
   }
   if (fe_cur(p)->kind == TK_EOF) return fe_syntax_error(p, fe_cur(p), "a pipeline or a SELECT");
-  if (!fe_check_no_pipe(p, p->i, eof_index(p)) || !check_sql_nul(p, fe_cur(p)->pos, p->end))
+  if (!check_sql_nul(p, fe_cur(p)->pos, p->end)) return false;
+  if (fe_sql_pipelines(p->a, p->text, fe_cur(p)->pos, p->end, p->stage, &st->sqlpipes, p->err) < 0)
     return false;
   if (p->lexerr.set) return fe_syntax_error(p, &p->toks[eof_index(p)], "");
   st->sql = token_text(p, p->i, eof_index(p), &st->sqlpos);
@@ -335,7 +336,8 @@ fe_stmt *fe_parse_stmt(rt_arena *a, const char *text, int pos, int len, rt_err *
     st->kind = STMT_SQL;
     st->sql = rt_arena_strndup(a, text + pos, (size_t)len);
     st->sqlpos = pos;
-    ok = fe_check_no_pipe(&p, 0, eof_index(&p)) && check_sql_nul(&p, pos, pos + len);
+    ok = check_sql_nul(&p, pos, pos + len) &&
+         fe_sql_pipelines(a, text, pos, pos + len, NULL, &st->sqlpipes, err) >= 0;
   }
   return ok ? st : NULL;
 }

@@ -338,6 +338,7 @@ static int vt_filter(sqlite3_vtab_cursor *base, int idx, const char *idx_str, in
     char *msg = NULL;
     rt_table *t = src->open(src, argv, &msg);
     if (!t) return msg ? tab_error(v, SQLITE_ERROR, msg) : SQLITE_NOMEM;
+    if (src->stats) src->stats->opens++;
     if (t->ncols != src->ncols) {
       rt_table_unref(t);
       return tab_error(v, SQLITE_ERROR,
@@ -384,17 +385,10 @@ static int64_t cur_row(const vt_cursor *cur) {
   return cur->rows.rows ? cur->rows.rows[cur->pos] : cur->pos;
 }
 
-static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int c) {
-  vt_cursor *cur = (vt_cursor *)base;
-  rt_vsource *src = ((vt_tab *)base->pVtab)->src;
-  if (c >= src->ncols) {   /* a hidden argument: what was passed */
-    int k = c - src->ncols;
-    if (cur->args && k < src->nargs) sqlite3_result_value(ctx, cur->args[k]);
-    return SQLITE_OK;
-  }
-  const rt_column *col = &cur->t->cols[c];
-  int64_t r = cur_row(cur);
-  if (col->valid && !rt_bit(col->valid, (uint32_t)r)) return SQLITE_OK;  /* NULL */
+void rt_vtab_result(sqlite3_context *ctx, const rt_table *t, int c, int64_t r,
+                    const rt_strpool *sp) {
+  const rt_column *col = &t->cols[c];
+  if (col->valid && !rt_bit(col->valid, (uint32_t)r)) return;  /* NULL */
   switch (col->type) {
   case RT_ID: sqlite3_result_int64(ctx, r); break;
   case RT_U32: sqlite3_result_int64(ctx, ((const uint32_t *)col->data)[r]); break;
@@ -403,12 +397,23 @@ static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int c) {
   case RT_STR: {
     size_t len;
     /* Pool bytes never move or die while the engine lives. */
-    const char *s = rt_str_get(src->sp, ((const uint32_t *)col->data)[r], &len);
+    const char *s = rt_str_get(sp, ((const uint32_t *)col->data)[r], &len);
     sqlite3_result_text64(ctx, s, len, SQLITE_STATIC, SQLITE_UTF8);
     break;
   }
   default: sqlite3_result_int64(ctx, ((const int64_t *)col->data)[r]); break;
   }
+}
+
+static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int c) {
+  vt_cursor *cur = (vt_cursor *)base;
+  rt_vsource *src = ((vt_tab *)base->pVtab)->src;
+  if (c >= src->ncols) {   /* a hidden argument: what was passed */
+    int k = c - src->ncols;
+    if (cur->args && k < src->nargs) sqlite3_result_value(ctx, cur->args[k]);
+    return SQLITE_OK;
+  }
+  rt_vtab_result(ctx, cur->t, c, cur_row(cur), src->sp);
   return SQLITE_OK;
 }
 

@@ -44,6 +44,7 @@ typedef struct rt_vtab_stats {
   int64_t hash_lookups;      /* `=` through a column's hash index */
   int64_t in_lists;          /* `IN (…)` lists, every value in one scan */
   int64_t index_searches;    /* bisections of a PERFETTO INDEX */
+  int64_t opens;             /* tables a source opened (for a pipeline: runs) */
 } rt_vtab_stats;
 
 /* Registers the "pipejit" module on a connection (once per connection: a
@@ -66,6 +67,11 @@ int rt_vtab_unexpose(sqlite3 *db, const char *name, char **errmsg);
 
 /* Exposes every table of the catalog registered with the module. */
 int rt_vtab_expose_all(sqlite3 *db, rt_catalog *cat, char **errmsg);
+
+/* Sets the SQLite result to row r of column c of t (NULL, an integer, a
+ * real, or text read in place from the pool, which never moves). */
+void rt_vtab_result(sqlite3_context *ctx, const rt_table *t, int c, int64_t r,
+                    const rt_strpool *sp);
 
 /* ---- tables that something else provides ------------------------------------ */
 

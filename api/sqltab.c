@@ -1,0 +1,186 @@
+/*
+ * sqltab.c — compiled pipelines as SQLite tables (sqltab.h): an rt_vsource
+ * whose scans run the handle.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ir/plan.h"
+#include "sqltab.h"
+
+typedef struct sqltab {
+  rt_vsource base;
+  pj_engine *e;
+  pj_query *q;
+  char *what;
+  char **names;
+  rt_type *types;
+  char **arg_names;
+  pj__sqltab_bind_fn bind;
+  void *bind_ctx;
+  void (*bind_ctx_free)(void *ctx);
+} sqltab;
+
+static const char *sql_class(rt_type t) {
+  return t == RT_F64 ? "REAL" : t == RT_STR ? "TEXT" : "INTEGER";
+}
+
+static void sqltab_destroy(rt_vsource *self) {
+  sqltab *s = (sqltab *)self;
+  pj_query_free(s->q);
+  for (int c = 0; s->names && c < self->ncols; c++) free(s->names[c]);
+  for (int k = 0; s->arg_names && k < self->nargs; k++) free(s->arg_names[k]);
+  free(s->names);
+  free(s->types);
+  free(s->arg_names);
+  free(s->what);
+  if (s->bind_ctx_free) s->bind_ctx_free(s->bind_ctx);
+  free(s);
+}
+
+static int bind_default(pj_query *q, int nargs, sqlite3_value **args, char **msg) {
+  pj_query_clear_bindings(q);
+  int np = pj_query_param_count(q);
+  for (int k = 1; k <= nargs && k <= np; k++) {
+    sqlite3_value *v = args[k - 1];
+    pj_status st;
+    switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER: st = pj_query_bind_int64(q, k, sqlite3_value_int64(v)); break;
+    case SQLITE_FLOAT: st = pj_query_bind_double(q, k, sqlite3_value_double(v)); break;
+    case SQLITE_NULL: st = pj_query_bind_null(q, k); break;
+    case SQLITE_TEXT: {
+      const char *t = (const char *)sqlite3_value_text(v);
+      st = pj_query_bind_text(q, k, t ? t : "", (size_t)sqlite3_value_bytes(v));
+      break;
+    }
+    default:
+      *msg = sqlite3_mprintf("parameter %d is a blob, which a pipeline cannot take", k);
+      return 0;
+    }
+    if (st != PJ_OK) {
+      *msg = sqlite3_mprintf("%s", pj_engine_errmsg(q->e));
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static rt_table *sqltab_open(rt_vsource *self, sqlite3_value **args, char **msg) {
+  sqltab *s = (sqltab *)self;
+  pj_engine *e = s->e;
+  if (s->bind ? !s->bind(s->bind_ctx, s->q, self->nargs, args, msg)
+              : !bind_default(s->q, self->nargs, args, msg))
+    return NULL;
+  /* The statement this scan belongs to keeps its own timing. */
+  pj_timing outer = e->timing;
+  rt_table *t = NULL;
+  pj_status st = pj__query_run_table(s->q, "result", &t);
+  e->timing = outer;
+  if (st != PJ_OK) {
+    e->sqltab_err = e->err;
+    e->sqltab_errtext = e->errtext;
+    *msg = sqlite3_mprintf("%s", st == PJ_NOMEM ? "out of memory" : pj_engine_errmsg(e));
+    return NULL;
+  }
+  /* A table the handle reads was replaced with other columns: the
+   * statement was prepared for the old ones. */
+  int same = t->ncols == self->ncols;
+  for (int c = 0; same && c < t->ncols; c++)
+    same = rt_strieq(t->cols[c].name, s->names[c]) &&
+           !strcmp(sql_class(t->cols[c].type), sql_class(s->types[c]));
+  if (!same) {
+    rt_table_unref(t);
+    *msg = sqlite3_mprintf("the columns of %s changed since the statement was prepared "
+                           "(a table it reads was replaced): prepare it again", s->what);
+    return NULL;
+  }
+  self->est_rows = t->nrows > 0 ? (double)t->nrows : 1;
+  return t;
+}
+
+static char *dup_str(const char *x) {
+  size_t n = strlen(x) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, x, n);
+  return d;
+}
+
+static pj_status refuse(pj_engine *e, const pj__sqltab_def *def, sqltab *s, const char *fmt,
+                        const char *name) {
+  char msg[400];
+  snprintf(msg, sizeof msg, fmt, name);
+  pj__failf(e, "%s: %s", def->what ? def->what : def->module, msg);
+  if (s) sqltab_destroy(&s->base);
+  else {
+    pj_query_free(def->q);
+    if (def->bind_ctx_free) def->bind_ctx_free(def->bind_ctx);
+  }
+  return PJ_ERROR;
+}
+
+pj_status pj__sqltab_register(pj_engine *e, const pj__sqltab_def *def) {
+  pj_query *q = def->q;
+  if (!q->plan) return refuse(e, def, NULL, "the pipeline has no plan%s", "");
+  const ir_op *out = q->plan->segs[q->plan->nsegs - 1].sink;
+  int n = out->nout;
+  if (n == 0) return refuse(e, def, NULL, "the pipeline returns no columns%s", "");
+  for (int c = 0; c < n; c++) {
+    const char *nm = out->out_names[c];
+    for (int d = 0; d < c; d++)
+      if (rt_strieq(nm, out->out_names[d]))
+        return refuse(e, def, NULL,
+                      "SQL needs distinct column names, but there are two named '%s': rename "
+                      "one with AS", nm);
+    int hidden = !def->arg_names && rt_strnieq(nm, "__pj_arg", 8);
+    for (int k = 0; def->arg_names && k < def->nargs; k++) hidden |= rt_strieq(nm, def->arg_names[k]);
+    if (hidden) return refuse(e, def, NULL, "the column name '%s' is taken by an argument", nm);
+  }
+  sqltab *s = calloc(1, sizeof *s);
+  if (!s) {
+    pj_query_free(q);
+    if (def->bind_ctx_free) def->bind_ctx_free(def->bind_ctx);
+    return PJ_NOMEM;
+  }
+  s->e = e;
+  s->q = q;
+  s->bind = def->bind;
+  s->bind_ctx = def->bind_ctx;
+  s->bind_ctx_free = def->bind_ctx_free;
+  s->base.ncols = n;
+  s->base.nargs = def->nargs;
+  s->what = dup_str(def->what ? def->what : def->module);
+  s->names = calloc((size_t)n, sizeof *s->names);
+  s->types = calloc((size_t)n, sizeof *s->types);
+  int ok = s->what && s->names && s->types;
+  for (int c = 0; ok && c < n; c++) {
+    ok = (s->names[c] = dup_str(out->out_names[c])) != NULL;
+    s->types[c] = q->plan->cols[out->out[c]].type;
+  }
+  if (ok && def->arg_names) {
+    s->arg_names = calloc((size_t)def->nargs + 1, sizeof *s->arg_names);
+    ok = s->arg_names != NULL;
+    for (int k = 0; ok && k < def->nargs; k++) ok = (s->arg_names[k] = dup_str(def->arg_names[k])) != NULL;
+  }
+  if (!ok) {
+    sqltab_destroy(&s->base);
+    return PJ_NOMEM;
+  }
+  rt_vsource *b = &s->base;
+  b->names = (const char *const *)s->names;
+  b->types = s->types;
+  b->arg_names = (const char *const *)s->arg_names;
+  b->what = s->what;
+  b->sp = e->strings;
+  b->stats = &e->vtab_stats;
+  int64_t est = pj__plan_estimate_rows(q->plan);
+  b->est_rows = est > 1000000000 ? 1e9 : est > 0 ? (double)est : 1;
+  b->open = sqltab_open;
+  b->destroy = sqltab_destroy;
+  int rc = rt_vtab_register_source(e->db, def->module, b);   /* destroys b on failure */
+  if (rc != SQLITE_OK)
+    return pj__failf(e, "%s: cannot register it with SQLite: %s", def->what ? def->what : def->module,
+                     sqlite3_errstr(rc));
+  return PJ_OK;
+}
+
+void pj__sqltab_unregister(pj_engine *e, const char *module) { rt_vtab_unregister(e->db, module); }
