@@ -98,10 +98,10 @@ static void cg_collect(cg_ctx *cx, const ir_segment *seg, cg_uses *u) {
   for (int k = 0; k < seg->nsteps; k++) {
     const ir_op *op = seg->steps[k];
     if (op->dead) continue;
-    if (op->kind == IR_FILTER) cg_use_expr(cx, u, op->pred);
+    if (op->kind == IR_FILTER) cg_use_expr(cx, u, op->filter.pred);
     if (op->kind == IR_COMPUTE) {
-      cg_use_expr(cx, u, op->expr);
-      u->computed[op->out_col] = true;
+      cg_use_expr(cx, u, op->compute.expr);
+      u->computed[op->compute.out_col] = true;
     }
     if (op->kind == IR_TREE_NUMBER) {
       cg_use_col(cx, u, op->tree_id_col);
@@ -278,26 +278,26 @@ static void cg_emit_step(cg_ctx *cx, const ir_op *op, cg_limit *lim, cg_treestat
   char nm[128];
   switch (op->kind) {
   case IR_FILTER: {
-    cg_preload(cx, op->pred);
+    cg_preload(cx, op->filter.pred);
     cg_stage_name(op, NULL, nm, sizeof nm);
-    cg_val v = cg_expr(cx, op->pred, nm);
+    cg_val v = cg_expr(cx, op->filter.pred, nm);
     LLVMValueRef pass = cg_truth(cx, v, "");
     cg_stage_name(op, "pass", nm, sizeof nm);
     cg_drop_row_if(cx, LLVMBuildNot(cx->b, pass, ""), nm);
-    cg_refine_notnull(cx, op->pred);
+    cg_refine_notnull(cx, op->filter.pred);
     break;
   }
   case IR_COMPUTE: {
-    cg_preload(cx, op->expr);
-    cg_colname(cx, op->out_col, nm, sizeof nm);
-    const ir_col *col = &cx->plan->cols[op->out_col];
-    cg_val v = cg_expr(cx, op->expr, nm);
+    cg_preload(cx, op->compute.expr);
+    cg_colname(cx, op->compute.out_col, nm, sizeof nm);
+    const ir_col *col = &cx->plan->cols[op->compute.out_col];
+    cg_val v = cg_expr(cx, op->compute.expr, nm);
     rt_type t = col->type;
     if (t != RT_I64 && t != RT_F64 && t != RT_STR && t != RT_BOOL)
       t = v.type == RT_F64 ? RT_F64 : v.type == RT_STR ? RT_STR : RT_I64;
     v = cg_coerce(cx, v, t);
-    cx->row[op->out_col] = v;
-    cx->have[op->out_col] = true;
+    cx->row[op->compute.out_col] = v;
+    cx->have[op->compute.out_col] = true;
     break;
   }
   case IR_LIMIT: cg_emit_limit(cx, lim); break;

@@ -307,8 +307,18 @@ int64_t cg_plan_size(const ir_plan *p) {
   for (int i = 0; i < p->nops; i++) {
     const ir_op *op = p->ops[i];
     if (op->dead) continue;
-    n += expr_size(op->pred) + expr_size(op->expr) + expr_size(op->limit) + expr_size(op->offset);
-    n += op->naggs + op->ngroup + op->ncarry + op->nout;
+    switch (op->kind) {
+    case IR_FILTER: n += expr_size(op->filter.pred); break;
+    case IR_COMPUTE: n += expr_size(op->compute.expr); break;
+    case IR_LIMIT: n += expr_size(op->limit.count) + expr_size(op->limit.offset); break;
+    case IR_SORT: case IR_TREE_ORDER: case IR_IV_BUFFER: n += op->ncarry; break;
+    case IR_AGGREGATE: n += op->naggs + op->ngroup; break;
+    case IR_TREE_ACC: case IR_FLATTEN: n += op->naggs; break;
+    case IR_OUTPUT: n += op->nout; break;
+    case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_TREE_NUMBER: case IR_ISECT:
+    case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+      break;
+    }
   }
   return n;
 }

@@ -252,8 +252,8 @@ static int ex_limits_open(ex_run *run, ex_seg *s) {
   for (int k = 0; k < seg->nsteps; k++) {
     const ir_op *op = seg->steps[k];
     if (op->dead || op->kind != IR_LIMIT) continue;
-    if (ex_eval_count(run, op->limit, op->stage, &s->limit_left[j]) < 0 ||
-        ex_eval_count(run, op->offset, op->stage, &s->limit_skip[j]) < 0)
+    if (ex_eval_count(run, op->limit.count, op->stage, &s->limit_left[j]) < 0 ||
+        ex_eval_count(run, op->limit.offset, op->stage, &s->limit_skip[j]) < 0)
       return -1;
     /* LIMIT 0: nothing can pass, so there is nothing to read. */
     if (s->limit_left[j] == 0) s->done = 1;

@@ -120,36 +120,12 @@ static const ir_segment *iv_buf_seg(const ir_plan *p, const ir_op *bop) {
   return NULL;
 }
 
-static void iv_need_expr(const ir_expr *e, bool *need) {
-  if (!e) return;
-  if (e->kind == IX_COL && e->col >= 0) need[e->col] = true;
-  for (int i = 0; i < e->nargs; i++) iv_need_expr(e->args[i], need);
-}
-
-static void iv_need_cols(int n, const int *cols, bool *need) {
-  for (int i = 0; cols && i < n; i++)
-    if (cols[i] >= 0) need[cols[i]] = true;
-}
-
 /* Every column segment seg's steps and sink may read (a superset: it only
  * decides which narrow columns are worth widening per batch). */
 static void iv_seg_reads(const ir_segment *seg, bool *need) {
   for (int k = 0; k <= seg->nsteps; k++) {
     const ir_op *op = k < seg->nsteps ? seg->steps[k] : seg->sink;
-    if (op->dead) continue;
-    iv_need_expr(op->pred, need);
-    iv_need_expr(op->expr, need);
-    iv_need_cols(op->ngroup, op->group_cols, need);
-    iv_need_cols(op->ncarry, op->carry, need);
-    iv_need_cols(op->nout, op->out, need);
-    for (int a = 0; a < op->naggs; a++)
-      if (op->aggs[a].arg_col >= 0) need[op->aggs[a].arg_col] = true;
-    for (int q = 0; q < op->nkeys; q++)
-      if (op->keys[q].col >= 0) need[op->keys[q].col] = true;
-    if (op->kind == IR_TREE_NUMBER || op->kind == IR_TREE_ACC || op->kind == IR_TREE_ORDER) {
-      int t[4] = {op->tree_id_col, op->tree_parent_col, op->tree_node_col, op->tree_pnode_col};
-      iv_need_cols(4, t, need);
-    }
+    if (!op->dead) ir_op_need(op, need);
   }
 }
 

@@ -156,7 +156,7 @@ void vm_seg_free(ex_seg *s) {
 
 static int vm_filter(vm *m, const ir_op *op, rt_batch *b) {
   vm_set set = {b->active, b->nactive};
-  vm_vec *v = vm_eval(m, op->pred, &set);
+  vm_vec *v = vm_eval(m, op->filter.pred, &set);
   if (!v) return -1;
   uint32_t ny = 0;
   /* Writing into m->active while reading it is safe: the split only
@@ -189,12 +189,12 @@ uint64_t *vm_col_bits(vm *m, int col, const vm_vec *v, const vm_set *set, uint32
 
 static int vm_compute(vm *m, int step, const ir_op *op, rt_batch *b) {
   vm_set set = {b->active, b->nactive};
-  const ir_col *col = &m->plan->cols[op->out_col];
-  vm_vec *v = vm_eval(m, op->expr, &set);
+  const ir_col *col = &m->plan->cols[op->compute.out_col];
+  vm_vec *v = vm_eval(m, op->compute.expr, &set);
   if (!v) return -1;
   v = vm_coerce(m, v, vm_vt_of(col->type), &set);
   if (!v) return -1;
-  rt_view *out = &b->cols[op->out_col];
+  rt_view *out = &b->cols[op->compute.out_col];
   rt_type t = col->type;
   if (t != RT_I64 && t != RT_F64 && t != RT_STR && t != RT_BOOL)
     t = v->vt == VT_F64 ? RT_F64 : v->vt == VT_STR ? RT_STR : RT_I64;
@@ -204,7 +204,7 @@ static int vm_compute(vm *m, int step, const ir_op *op, rt_batch *b) {
   out->base = 0;
   out->valid = v->anynull ? vm_bits_for(m, step, v, &set, b->n) : NULL;
   m->held[m->nheld++] = v;
-  m->colvec[op->out_col] = v;
+  m->colvec[op->compute.out_col] = v;
   return 0;
 }
 
@@ -284,7 +284,7 @@ int vm_run_batch(ex_seg *s, rt_batch *b) {
   }
   /* Release this batch's COMPUTE results: their views die with the batch. */
   for (int k = 0; k < seg->nsteps; k++)
-    if (seg->steps[k]->kind == IR_COMPUTE) m->colvec[seg->steps[k]->out_col] = NULL;
+    if (seg->steps[k]->kind == IR_COMPUTE) m->colvec[seg->steps[k]->compute.out_col] = NULL;
   for (int i = 0; i < m->nheld; i++) vm_vec_put(m, m->held[i]);
   m->nheld = 0;
   return rc == 0 && !m->err->set ? 0 : -1;

@@ -45,7 +45,6 @@ ir_op *ir_op_add(ir_binder *b, ir_opkind kind, int pos) {
   op->kind = kind;
   op->stage = b->stage;
   op->pos = pos;
-  op->out_col = -1;
   p->ops[p->nops++] = op;
   return op;
 }

@@ -19,8 +19,8 @@ int ir_materialize(ir_binder *b, ir_expr *e, const char *name, int pos) {
   int col = ir_col_new(b->p, name, e->type, e->nullable);
   b->p->cols[col].untyped = untyped;
   ir_op *op = ir_op_add(b, IR_COMPUTE, pos);
-  op->out_col = col;
-  op->expr = e;
+  op->compute.out_col = col;
+  op->compute.expr = e;
   return col;
 }
 
@@ -215,7 +215,7 @@ int ir_bind_where(ir_binder *b, const fe_stage *st) {
   ir_expr *e = ir_bind_cond(b, st->expr);
   if (!e) return 0;
   ir_op *op = ir_op_add(b, IR_FILTER, st->pos);
-  op->pred = e;
+  op->filter.pred = e;
   return 1;
 }
 
@@ -287,8 +287,8 @@ int ir_bind_limit(ir_binder *b, const fe_stage *st) {
   ir_expr *off = NULL;
   if (st->offset && !(off = bind_count(b, st->offset))) return 0;
   ir_op *op = ir_op_add(b, IR_LIMIT, st->pos);
-  op->limit = lim;
-  op->offset = off;
+  op->limit.count = lim;
+  op->limit.offset = off;
   return 1;
 }
 

@@ -83,7 +83,6 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
     num->tree_node_col = ir_col_new(p, "__node", RT_U32, false);
     num->tree_pnode_col = ir_col_new(p, "__parent_node", RT_U32, false);
     num->tree_tier = RT_TREE_TIER_DENSE;   /* segment.c may prove TABLE */
-    num->out_col = -1;
   }
   if (!order) {
     order = ir_op_add(b, IR_TREE_ORDER, st->pos);
@@ -91,7 +90,6 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
     order->tree_num = num;
     order->tree_node_col = num->tree_node_col;
     order->tree_pnode_col = num->tree_pnode_col;
-    order->out_col = -1;
     /* Carry everything still reachable, the aggregates' arguments (a
      * computed one, `SUM(v + 1)`, is in no row) and the node numbers;
      * live.c trims this to what is read after the ordering. */
@@ -116,7 +114,6 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
   acc->tree_pnode_col = num->tree_pnode_col;
   acc->tree_reuse_num = reuse_num;
   acc->tree_reuse_order = reuse_num && order == prev->tree_order;
-  acc->out_col = -1;
   acc->naggs = na;
   acc->aggs = aggs;
 

@@ -122,15 +122,15 @@ void ir_live(ir_plan *p) {
       for (int k = 0; k < op->nout; k++) need[op->out[k]] = true;
       break;
     case IR_COMPUTE:
-      if (!need[op->out_col]) {
+      if (!need[op->compute.out_col]) {
         op->dead = true;
         break;
       }
-      need[op->out_col] = false;
-      p->cols[op->out_col].live = true;
-      need_expr(op->expr, need);
+      need[op->compute.out_col] = false;
+      p->cols[op->compute.out_col].live = true;
+      need_expr(op->compute.expr, need);
       break;
-    case IR_FILTER: need_expr(op->pred, need); break;
+    case IR_FILTER: need_expr(op->filter.pred, need); break;
     case IR_LIMIT: break;
     case IR_SORT: {
       int n = 0;

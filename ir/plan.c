@@ -79,6 +79,70 @@ rt_type ir_agg_out_type(rt_aggkind k, rt_type arg, bool numeric) {
   return RT_I64;
 }
 
+static void need_expr(const ir_expr *e, bool *need) {
+  if (!e) return;
+  if (e->kind == IX_COL && e->col >= 0) need[e->col] = true;
+  for (int i = 0; i < e->nargs; i++) need_expr(e->args[i], need);
+}
+
+static void need_cols(int n, const int *cols, bool *need) {
+  for (int i = 0; cols && i < n; i++)
+    if (cols[i] >= 0) need[cols[i]] = true;
+}
+
+static void need_aggs(int n, const ir_agg *aggs, bool *need) {
+  for (int i = 0; aggs && i < n; i++)
+    if (aggs[i].arg_col >= 0) need[aggs[i].arg_col] = true;
+}
+
+void ir_op_need(const ir_op *op, bool *need) {
+  switch (op->kind) {
+  case IR_SCAN_TABLE:
+  case IR_SCAN_SQL:
+  case IR_SCAN_BUF: return;
+  case IR_FILTER: need_expr(op->filter.pred, need); return;
+  case IR_COMPUTE: need_expr(op->compute.expr, need); return;
+  case IR_LIMIT:
+    need_expr(op->limit.count, need);
+    need_expr(op->limit.offset, need);
+    return;
+  case IR_TREE_NUMBER:
+  case IR_TREE_ACC:
+  case IR_TREE_ORDER: {
+    int t[4] = {op->tree_id_col, op->tree_parent_col, op->tree_node_col, op->tree_pnode_col};
+    need_cols(4, t, need);
+    need_cols(op->ncarry, op->carry, need);
+    need_aggs(op->naggs, op->aggs, need);
+    return;
+  }
+  case IR_IV_BUFFER: need_cols(op->ncarry, op->carry, need); return;
+  case IR_SORT:
+    need_cols(op->ncarry, op->carry, need);
+    for (int k = 0; k < op->nkeys; k++) need[op->keys[k].col] = true;
+    return;
+  case IR_AGGREGATE:
+    need_cols(op->ngroup, op->group_cols, need);
+    need_aggs(op->naggs, op->aggs, need);
+    return;
+  case IR_OUTPUT: need_cols(op->nout, op->out, need); return;
+  case IR_ISECT:
+  case IR_FLATTEN:
+  case IR_IJOIN:
+  case IR_FILLGAPS:
+    for (int j = 0; j < op->iv_nrel; j++) {
+      int t[2] = {op->iv_ts[j], op->iv_dur[j]};
+      need_cols(2, t, need);
+      if (op->iv_id) need_cols(1, &op->iv_id[j], need);
+      if (op->iv_per[j]) need_cols(op->iv_nper, op->iv_per[j], need);
+    }
+    need_aggs(op->naggs, op->aggs, need);
+    if (op->iv_from_in) need_cols(op->nscan, op->iv_from_in, need);
+    if (op->iv_from_bg) need_cols(op->nscan, op->iv_from_bg, need);
+    return;
+  case IR__COUNT: return;
+  }
+}
+
 int ir_buf_layout_max(const ir_op *op) {
   return ir_buf_layout(op, NULL);
 }

@@ -173,14 +173,21 @@ struct ir_op {
   int *out_cols;
   ir_op *buf_op;
 
-  /* FILTER */
-  ir_expr *pred;
-  /* COMPUTE: out_col = expr */
-  int out_col;
-  ir_expr *expr;
-  /* LIMIT: counts are expressions (constants or parameters) evaluated once
-   * per run; NULL offset = 0. */
-  ir_expr *limit, *offset;
+  /* The fields of one kind of op (the others' are not there). */
+  union {
+    struct ir_filter {          /* FILTER */
+      ir_expr *pred;
+    } filter;
+    struct ir_compute {         /* COMPUTE: out_col = expr */
+      int out_col;
+      ir_expr *expr;
+    } compute;
+    struct ir_limit {           /* LIMIT: counts are expressions (constants or
+                                   parameters) evaluated once per run; NULL
+                                   offset = 0 */
+      ir_expr *count, *offset;
+    } limit;
+  };
 
   /* SORT: keys; the buffer holds columns carry[0..ncarry) (every column
    * live after the sort) and the next segment reads them under the same
@@ -390,6 +397,10 @@ void ir_segment_plan(ir_plan *p);
  * that maximum) and returns how many; 0 for an op that is not a sink. */
 int ir_buf_layout(const ir_op *op, int *cols);
 int ir_buf_layout_max(const ir_op *op);
+
+/* Marks in need[] every column op reads (expressions, keys, carried and
+ * aggregated columns, interval bounds …), whatever its kind. */
+void ir_op_need(const ir_op *op, bool *need);
 
 /* Adds a column; returns its id. */
 int ir_col_new(ir_plan *p, const char *name, rt_type type, bool nullable);

@@ -318,20 +318,20 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
   switch (op->kind) {
   case IR_FILTER:
     rt_buf_printf(out, "filter ");
-    ir_print_expr(p, op->pred, out);
+    ir_print_expr(p, op->filter.pred, out);
     break;
   case IR_COMPUTE:
     rt_buf_printf(out, "compute ");
-    put_col(p, op->out_col, out);
+    put_col(p, op->compute.out_col, out);
     rt_buf_printf(out, " = ");
-    ir_print_expr(p, op->expr, out);
+    ir_print_expr(p, op->compute.expr, out);
     break;
   case IR_LIMIT:
     rt_buf_printf(out, "limit ");
-    ir_print_expr(p, op->limit, out);
-    if (op->offset) {
+    ir_print_expr(p, op->limit.count, out);
+    if (op->limit.offset) {
       rt_buf_printf(out, " offset ");
-      ir_print_expr(p, op->offset, out);
+      ir_print_expr(p, op->limit.offset, out);
     }
     break;
   case IR_SORT:

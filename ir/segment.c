@@ -85,7 +85,6 @@ static ir_op *scan_buf(ir_plan *p, ir_op *brk) {
   op->kind = IR_SCAN_BUF;
   op->stage = brk->stage;
   op->pos = brk->pos;
-  op->out_col = -1;
   op->buf_op = brk;
   op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)ir_buf_layout_max(brk) + 1));
   op->nscan = ir_buf_layout(brk, op->out_cols);

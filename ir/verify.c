@@ -203,20 +203,20 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     v->op = op;
     switch (op->kind) {
     case IR_FILTER:
-      if (!check_expr(v, op->pred)) return 0;
-      if (op->pred->type != RT_BOOL) return bad(v, op->pred, "filter is not boolean");
+      if (!check_expr(v, op->filter.pred)) return 0;
+      if (op->filter.pred->type != RT_BOOL) return bad(v, op->filter.pred, "filter is not boolean");
       break;
     case IR_COMPUTE:
-      if (!check_expr(v, op->expr)) return 0;
-      if (op->out_col < 0 || op->out_col >= p->ncols || avail[op->out_col])
+      if (!check_expr(v, op->compute.expr)) return 0;
+      if (op->compute.out_col < 0 || op->compute.out_col >= p->ncols || avail[op->compute.out_col])
         return bad(v, NULL, "compute column defined twice");
-      if (vclass(p->cols[op->out_col].type) != vclass(op->expr->type))
-        return bad(v, op->expr, "compute column type differs from its expression");
-      avail[op->out_col] = true;
+      if (vclass(p->cols[op->compute.out_col].type) != vclass(op->compute.expr->type))
+        return bad(v, op->compute.expr, "compute column type differs from its expression");
+      avail[op->compute.out_col] = true;
       break;
     case IR_LIMIT:
       for (int k = 0; k < 2; k++) {
-        const ir_expr *e = k ? op->offset : op->limit;
+        const ir_expr *e = k ? op->limit.offset : op->limit.count;
         if (!e && k) continue;
         if (!e || (e->kind != IX_CONST && e->kind != IX_PARAM) || !check_expr(v, e))
           return e ? bad(v, e, "limit count is not a constant or parameter") : bad(v, NULL, "no limit");

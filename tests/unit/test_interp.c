@@ -87,7 +87,6 @@ static ir_op *tp_op(ir_plan *p, ir_opkind k, const char *stage) {
   op->kind = k;
   op->stage = stage;
   op->pos = 10 + p->nops;
-  op->out_col = -1;
   p->ops[p->nops++] = op;
   return op;
 }
@@ -168,22 +167,22 @@ static ir_expr *P(ir_plan *p, int idx, rt_type t) {
 
 static ir_op *tp_filter(ir_plan *p, ir_expr *pred) {
   ir_op *op = tp_op(p, IR_FILTER, "WHERE");
-  op->pred = pred;
+  op->filter.pred = pred;
   return op;
 }
 
 /* EXTEND name = e: returns the new column id. */
 static int tp_compute(ir_plan *p, const char *name, ir_expr *e) {
   ir_op *op = tp_op(p, IR_COMPUTE, "EXTEND");
-  op->out_col = ir_col_new(p, name, e->type == RT_NULLT ? RT_I64 : e->type, true);
-  op->expr = e;
-  return op->out_col;
+  op->compute.out_col = ir_col_new(p, name, e->type == RT_NULLT ? RT_I64 : e->type, true);
+  op->compute.expr = e;
+  return op->compute.out_col;
 }
 
 static ir_op *tp_limit(ir_plan *p, ir_expr *limit, ir_expr *offset) {
   ir_op *op = tp_op(p, IR_LIMIT, "LIMIT");
-  op->limit = limit;
-  op->offset = offset;
+  op->limit.count = limit;
+  op->limit.offset = offset;
   return op;
 }
 
@@ -257,7 +256,6 @@ static void tp_segment(ir_plan *p) {
     sb->kind = IR_SCAN_BUF;
     sb->stage = op->stage;
     sb->buf_op = op;
-    sb->out_col = -1;
     sb->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * 32);
     if (op->kind == IR_SORT) {
       for (int k = 0; k < op->ncarry; k++) sb->out_cols[sb->nscan++] = op->carry[k];

@@ -226,7 +226,7 @@ static void test_aggregate_errors(void **state) {
 static const ir_expr *compute_expr(const ir_plan *p, int nth) {
   const ir_op *op = find_op(p, IR_COMPUTE, nth);
   assert_non_null(op);
-  return op->expr;
+  return op->compute.expr;
 }
 
 static void test_typing(void **state) {
@@ -247,21 +247,21 @@ static void test_typing(void **state) {
   /* comparisons are booleans; int vs double compares doubles */
   p = compile(f, "FROM slice |> WHERE depth > 2.5", 0, &err);
   const ir_op *flt = find_op(p, IR_FILTER, 0);
-  assert_int_equal(flt->pred->kind, IX_GT);
-  assert_int_equal(flt->pred->type, RT_BOOL);
-  assert_int_equal(flt->pred->args[0]->kind, IX_TOF64);
-  assert_int_equal(flt->pred->args[0]->args[0]->type, RT_U32);
+  assert_int_equal(flt->filter.pred->kind, IX_GT);
+  assert_int_equal(flt->filter.pred->type, RT_BOOL);
+  assert_int_equal(flt->filter.pred->args[0]->kind, IX_TOF64);
+  assert_int_equal(flt->filter.pred->args[0]->args[0]->type, RT_U32);
   ir_plan_free(p);
 
   /* an int64 against a double compares by value (no TOF64: mixed
    * operands); an integral double constant becomes an integer */
   p = compile(f, "FROM slice |> WHERE dur > 2.5 AND dur = 3.0", 0, &err);
   flt = find_op(p, IR_FILTER, 0);
-  assert_int_equal(flt->pred->args[0]->args[0]->kind, IX_COL);
-  assert_int_equal(flt->pred->args[0]->args[1]->type, RT_F64);
-  assert_int_equal(flt->pred->args[1]->args[1]->kind, IX_CONST);
-  assert_int_equal(flt->pred->args[1]->args[1]->type, RT_I64);
-  assert_int_equal(flt->pred->args[1]->args[1]->ival, 3);
+  assert_int_equal(flt->filter.pred->args[0]->args[0]->kind, IX_COL);
+  assert_int_equal(flt->filter.pred->args[0]->args[1]->type, RT_F64);
+  assert_int_equal(flt->filter.pred->args[1]->args[1]->kind, IX_CONST);
+  assert_int_equal(flt->filter.pred->args[1]->args[1]->type, RT_I64);
+  assert_int_equal(flt->filter.pred->args[1]->args[1]->ival, 3);
   ir_plan_free(p);
 
   /* integer division stays integer and may be NULL (by zero) */
@@ -293,10 +293,10 @@ static void test_typing(void **state) {
   /* BETWEEN lowers to two comparisons; CASE branches settle on double */
   p = compile(f, "FROM slice |> WHERE dur NOT BETWEEN 1 AND 5 |> EXTEND CASE WHEN dur > 1 THEN 1 ELSE 0.5 END AS c", 0, &err);
   flt = find_op(p, IR_FILTER, 0);
-  assert_int_equal(flt->pred->kind, IX_NOT);
-  assert_int_equal(flt->pred->args[0]->kind, IX_AND);
-  assert_int_equal(flt->pred->args[0]->args[0]->kind, IX_GE);
-  assert_int_equal(flt->pred->args[0]->args[1]->kind, IX_LE);
+  assert_int_equal(flt->filter.pred->kind, IX_NOT);
+  assert_int_equal(flt->filter.pred->args[0]->kind, IX_AND);
+  assert_int_equal(flt->filter.pred->args[0]->args[0]->kind, IX_GE);
+  assert_int_equal(flt->filter.pred->args[0]->args[1]->kind, IX_LE);
   e = compute_expr(p, 0);
   assert_int_equal(e->kind, IX_CASE);
   assert_int_equal(e->nargs, 3);
@@ -323,14 +323,14 @@ static void test_typing(void **state) {
   /* TRUE is a boolean; string literals are interned */
   p = compile(f, "FROM slice |> WHERE TRUE AND name = 'abc'", 0, &err);
   flt = find_op(p, IR_FILTER, 0);
-  assert_int_equal(flt->pred->args[0]->type, RT_BOOL);
-  assert_int_equal(flt->pred->args[1]->args[1]->sval, rt_str_intern(f->sp, "abc", 3));
+  assert_int_equal(flt->filter.pred->args[0]->type, RT_BOOL);
+  assert_int_equal(flt->filter.pred->args[1]->args[1]->sval, rt_str_intern(f->sp, "abc", 3));
   ir_plan_free(p);
 
   /* an int predicate becomes `x != 0` */
   p = compile(f, "FROM slice |> WHERE depth", 0, &err);
   flt = find_op(p, IR_FILTER, 0);
-  assert_int_equal(flt->pred->kind, IX_NE);
+  assert_int_equal(flt->filter.pred->kind, IX_NE);
   ir_plan_free(p);
 
   /* verification accepts every plan above (ir_build runs ir_verify) */
@@ -357,8 +357,8 @@ static void test_params(void **state) {
   assert_null(p->params[2].name);
   assert_int_equal(p->params[0].type, RT_I64);
   const ir_op *lim = find_op(p, IR_LIMIT, 0);
-  assert_int_equal(lim->limit->kind, IX_PARAM);
-  assert_int_equal(lim->limit->param, 5);
+  assert_int_equal(lim->limit.count->kind, IX_PARAM);
+  assert_int_equal(lim->limit.count->param, 5);
   ir_plan_free(p);
 
   /* bound types type the parameter */
@@ -368,9 +368,9 @@ static void test_params(void **state) {
   p = compile(f, "FROM slice |> WHERE dur > ? AND name = ?", 0, &err);
   const ir_op *flt = find_op(p, IR_FILTER, 0);
   /* an int64 column against a double compares by value: no TOF64 */
-  assert_int_equal(flt->pred->args[0]->args[0]->kind, IX_COL);
-  assert_int_equal(flt->pred->args[0]->args[1]->type, RT_F64);
-  assert_int_equal(flt->pred->args[1]->args[1]->type, RT_STR);
+  assert_int_equal(flt->filter.pred->args[0]->args[0]->kind, IX_COL);
+  assert_int_equal(flt->filter.pred->args[0]->args[1]->type, RT_F64);
+  assert_int_equal(flt->filter.pred->args[1]->args[1]->type, RT_STR);
   ir_plan_free(p);
   f->env.nparam_types = 0;
   f->env.param_types = NULL;
@@ -521,7 +521,7 @@ static void test_segments(void **state) {
 static void test_verify(void **state) {
   fx *f = *state;
   ir_plan *p = ok(f, "FROM slice |> EXTEND dur * 1.5 AS x |> WHERE x > 1.0");
-  ir_expr *mul = p->segs[0].steps[0]->expr;
+  ir_expr *mul = p->segs[0].steps[0]->compute.expr;
   ir_expr *tof = mul->args[0];
   rt_err err = {0};
   assert_true(ir_verify(p, &err));
