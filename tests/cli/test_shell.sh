@@ -4,6 +4,8 @@
 # the libedit shell rather than reading stdin as a script. Checks a
 # multi-line statement, dot-commands, that an error does not end the
 # session, and the history file (libedit writes spaces as \040).
+# `exec`: script(1) runs its command through $SHELL, and a non-interactive
+# dash dies of the Ctrl-C typed below, so pipejit must be script's child.
 # Usage: test_shell.sh PIPEJIT
 set -eu
 PIPEJIT=$1
@@ -19,7 +21,7 @@ fail() { echo "FAIL: $*" >&2; echo "--- transcript:" >&2; cat "$tmp/out" >&2; ex
     printf '%s\n' "$line"
     sleep 0.2
   done
-} | HOME=$tmp TERM=dumb script -qec "$PIPEJIT --sample-trace=50" /dev/null >"$tmp/out" 2>&1 ||
+} | HOME=$tmp TERM=dumb script -qec "exec $PIPEJIT --sample-trace=50" /dev/null >"$tmp/out" 2>&1 ||
   fail "exit status $?"
 
 grep -q 'answer' "$tmp/out" || fail "no header of the multi-line statement"
@@ -43,7 +45,7 @@ echo "ok: shell on a terminal"
   printf '\003'; sleep 0.3
   printf 'SELECT 444;\n'; sleep 0.3
   printf '\004'; sleep 0.3
-} | HOME=$tmp TERM=dumb script -qec "$PIPEJIT" /dev/null >"$tmp/out" 2>&1 ||
+} | HOME=$tmp TERM=dumb script -qec "exec $PIPEJIT" /dev/null >"$tmp/out" 2>&1 ||
   fail "exit status $? after Ctrl-C"
 
 grep -q '^222' "$tmp/out" || fail "the shell did not go on after Ctrl-C at '...>'"
