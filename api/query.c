@@ -480,9 +480,9 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
     return pj__interrupted(e) ? PJ_INTERRUPTED : PJ_ERROR;
   }
   const ir_op *output = q->plan->segs[q->plan->nsegs - 1].sink;
-  bool bools[output->nout > 0 ? output->nout : 1];
-  for (int j = 0; j < output->nout; j++) bools[j] = q->plan->cols[output->out[j]].type == RT_BOOL;
-  rt_table *t = rt_rowbuf_to_table(&run.result, name, output->out_names, bools);
+  bool bools[output->output.nout > 0 ? output->output.nout : 1];
+  for (int j = 0; j < output->output.nout; j++) bools[j] = q->plan->cols[output->output.out[j]].type == RT_BOOL;
+  rt_table *t = rt_rowbuf_to_table(&run.result, name, output->output.out_names, bools);
   e->timing.run_ns = rt_now_ns() - t0;
   ex_run_free(&run);
   if (!t) return pj__failf(e, "run: out of memory");

@@ -122,12 +122,12 @@ pj_status pj__sqltab_register(pj_engine *e, const pj__sqltab_def *def) {
   pj_query *q = def->q;
   if (!q->plan) return refuse(e, def, NULL, "the pipeline has no plan%s", "");
   const ir_op *out = q->plan->segs[q->plan->nsegs - 1].sink;
-  int n = out->nout;
+  int n = out->output.nout;
   if (n == 0) return refuse(e, def, NULL, "the pipeline returns no columns%s", "");
   for (int c = 0; c < n; c++) {
-    const char *nm = out->out_names[c];
+    const char *nm = out->output.out_names[c];
     for (int d = 0; d < c; d++)
-      if (rt_strieq(nm, out->out_names[d]))
+      if (rt_strieq(nm, out->output.out_names[d]))
         return refuse(e, def, NULL,
                       "SQL needs distinct column names, but there are two named '%s': rename "
                       "one with AS", nm);
@@ -153,8 +153,8 @@ pj_status pj__sqltab_register(pj_engine *e, const pj__sqltab_def *def) {
   s->types = calloc((size_t)n, sizeof *s->types);
   int ok = s->what && s->names && s->types;
   for (int c = 0; ok && c < n; c++) {
-    ok = (s->names[c] = dup_str(out->out_names[c])) != NULL;
-    s->types[c] = q->plan->cols[out->out[c]].type;
+    ok = (s->names[c] = dup_str(out->output.out_names[c])) != NULL;
+    s->types[c] = q->plan->cols[out->output.out[c]].type;
   }
   if (ok && def->arg_names) {
     s->arg_names = calloc((size_t)def->nargs + 1, sizeof *s->arg_names);

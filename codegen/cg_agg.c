@@ -50,9 +50,9 @@ static LLVMValueRef cg_agg_array(cg_ctx *cx, cg_aggstate *a, const cg_aggslot *s
 
 cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fallback) {
   cg_aggstate *a = calloc(1, sizeof *a);
-  a->aggs = calloc((size_t)op->naggs + 1, sizeof *a->aggs);
-  for (int k = 0; k < op->naggs; k++) {
-    const ir_agg *ag = &op->aggs[k];
+  a->aggs = calloc((size_t)op->agg.naggs + 1, sizeof *a->aggs);
+  for (int k = 0; k < op->agg.naggs; k++) {
+    const ir_agg *ag = &op->agg.aggs[k];
     if (!ag->live) continue;
     cg_aggslot *s = &a->aggs[a->naggs++];
     s->ag = ag;
@@ -60,8 +60,8 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
     s->in = rt_store_type(ag->arg_type);
     s->j = a->naggs - 1;
   }
-  if (op->ngroup == 1) {
-    a->keytype = rt_store_type(cx->plan->cols[op->group_cols[0]].type);
+  if (op->agg.ngroup == 1) {
+    a->keytype = rt_store_type(cx->plan->cols[op->agg.group_cols[0]].type);
     a->inline_probe = a->keytype != RT_F64;
   }
   a->t = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_AGG, cx->t_ptr, "agg");
@@ -70,7 +70,7 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
    * batch. */
   LLVMValueRef t = a->t;
   LLVMValueRef ok = LLVMBuildICmp(cx->b, LLVMIntEQ, cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_NKEYS, cx->t_i32, ""),
-                                  cg_i32(cx, op->ngroup), "");
+                                  cg_i32(cx, op->agg.ngroup), "");
   ok = LLVMBuildAnd(cx->b, ok, LLVMBuildICmp(cx->b, LLVMIntEQ, cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_NAGGS, cx->t_i32, ""),
                                              cg_i32(cx, a->naggs), ""), "");
   LLVMBasicBlockRef check = cg_block(cx, "agg.check"), ready = cg_block(cx, "agg.ready");
@@ -94,24 +94,24 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
   }
   LLVMBuildCondBr(cx->b, ok, ready, fallback);
   cg_at(cx, ready);
-  if (op->ngroup == 0) cg_call(cx, "rt_aggtab_ensure_one", &a->t, 1, "");
+  if (op->agg.ngroup == 0) cg_call(cx, "rt_aggtab_ensure_one", &a->t, 1, "");
   return a;
 }
 
 /* Group number of the current row, leaving the builder where it is known. */
 static LLVMValueRef cg_agg_group(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
-  if (op->ngroup == 0) return cg_i64(cx, 0);
+  if (op->agg.ngroup == 0) return cg_i64(cx, 0);
   LLVMBasicBlockRef done = cg_block(cx, "agg.group");
   LLVMValueRef gs[3];
   LLVMBasicBlockRef from[3];
   int ng = 0;
   if (!a->inline_probe) {
     /* key tuple through the runtime */
-    int nk = op->ngroup;
+    int nk = op->agg.ngroup;
     LLVMValueRef vals = cg_slot(cx, LLVMArrayType(cx->t_i64, (unsigned)nk), "agg.keyvals");
     LLVMValueRef nulls = cg_slot(cx, LLVMArrayType(cx->t_i8, (unsigned)nk), "agg.keynull");
     for (int k = 0; k < nk; k++) {
-      cg_val v = cg_column(cx, op->group_cols[k]);
+      cg_val v = cg_column(cx, op->agg.group_cols[k]);
       LLVMValueRef bits;
       if (v.type == RT_F64) bits = LLVMBuildBitCast(cx->b, v.v, cx->t_i64, "");
       else if (v.type == RT_STR) bits = LLVMBuildZExt(cx->b, v.v, cx->t_i64, "");
@@ -129,8 +129,8 @@ static LLVMValueRef cg_agg_group(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
     return g;
   }
   char nm[96];
-  cg_colname(cx, op->group_cols[0], nm, sizeof nm);
-  cg_val key = cg_column(cx, op->group_cols[0]);
+  cg_colname(cx, op->agg.group_cols[0], nm, sizeof nm);
+  cg_val key = cg_column(cx, op->agg.group_cols[0]);
   bool str = a->keytype == RT_STR;
   LLVMValueRef kv = str ? LLVMBuildZExt(cx->b, key.v, cx->t_i64, "") : key.v;
 
@@ -313,7 +313,7 @@ static void cg_agg_one(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g
 
 void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   /* read every input before branching into the probe */
-  for (int k = 0; k < op->ngroup; k++) cg_column(cx, op->group_cols[k]);
+  for (int k = 0; k < op->agg.ngroup; k++) cg_column(cx, op->agg.group_cols[k]);
   for (int j = 0; j < a->naggs; j++)
     if (a->aggs[j].ag->arg_col >= 0 && a->aggs[j].kind != RT_AGG_COUNT_STAR) cg_column(cx, a->aggs[j].ag->arg_col);
   LLVMValueRef g = cg_agg_group(cx, a, op);

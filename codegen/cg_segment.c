@@ -86,12 +86,9 @@ static void cg_use_expr(cg_ctx *cx, cg_uses *u, const ir_expr *e) {
 }
 
 int cg_buf_cols(const ir_op *op, const int **cols) {
-  if (op->kind == IR_OUTPUT) {
-    *cols = op->out;
-    return op->nout;
-  }
-  *cols = op->carry;
-  return op->ncarry;
+  int n = 0;
+  *cols = ir_buf_cols(op, &n);
+  return n;
 }
 
 static void cg_collect(cg_ctx *cx, const ir_segment *seg, cg_uses *u) {
@@ -111,17 +108,18 @@ static void cg_collect(cg_ctx *cx, const ir_segment *seg, cg_uses *u) {
     if (op->kind == IR_TREE_ACC) {
       cg_use_col(cx, u, op->tree_node_col);
       cg_use_col(cx, u, op->tree_pnode_col);
-      for (int i = 0; i < op->naggs; i++)
-        if (op->aggs[i].live) cg_use_col(cx, u, op->aggs[i].arg_col);
-      for (int i = 0; i < op->naggs; i++)
-        if (op->aggs[i].live) u->computed[op->aggs[i].out_col] = true;
+      for (int i = 0; i < op->tree.naggs; i++)
+        if (op->tree.aggs[i].live) cg_use_col(cx, u, op->tree.aggs[i].arg_col);
+      for (int i = 0; i < op->tree.naggs; i++)
+        if (op->tree.aggs[i].live) u->computed[op->tree.aggs[i].out_col] = true;
     }
   }
   const ir_op *sink = seg->sink;
   if (sink->kind == IR_AGGREGATE) {
-    for (int i = 0; i < sink->ngroup; i++) cg_use_col(cx, u, sink->group_cols[i]);
-    for (int i = 0; i < sink->naggs; i++)
-      if (sink->aggs[i].live && sink->aggs[i].arg_col >= 0) cg_use_col(cx, u, sink->aggs[i].arg_col);
+    const struct ir_aggregate *ag = &sink->agg;
+    for (int i = 0; i < ag->ngroup; i++) cg_use_col(cx, u, ag->group_cols[i]);
+    for (int i = 0; i < ag->naggs; i++)
+      if (ag->aggs[i].live && ag->aggs[i].arg_col >= 0) cg_use_col(cx, u, ag->aggs[i].arg_col);
   } else {
     const int *cols;
     int n = cg_buf_cols(sink, &cols);

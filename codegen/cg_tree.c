@@ -96,8 +96,8 @@ static bool cg_tree_agg_ok(const ir_agg *ag) {
 bool cg_tree_supported(const ir_op *op) {
   if (op->kind == IR_TREE_NUMBER) return true;   /* id types are checked in the prologue */
   if (op->kind != IR_TREE_ACC) return false;
-  for (int k = 0; k < op->naggs; k++)
-    if (!cg_tree_agg_ok(&op->aggs[k])) return false;
+  for (int k = 0; k < op->tree.naggs; k++)
+    if (!cg_tree_agg_ok(&op->tree.aggs[k])) return false;
   return true;
 }
 
@@ -143,13 +143,13 @@ static void cg_tree_num_prologue(cg_ctx *cx, cg_treeop *t, LLVMValueRef st,
 static void cg_tree_acc_prologue(cg_ctx *cx, cg_treeop *t, LLVMValueRef st,
                                  LLVMBasicBlockRef fallback) {
   const ir_op *op = t->op;
-  t->aggs = calloc((size_t)op->naggs + 1, sizeof *t->aggs);
-  for (int k = 0; k < op->naggs; k++) {
-    if (!op->aggs[k].live) continue;
+  t->aggs = calloc((size_t)op->tree.naggs + 1, sizeof *t->aggs);
+  for (int k = 0; k < op->tree.naggs; k++) {
+    if (!op->tree.aggs[k].live) continue;
     cg_treeagg *g = &t->aggs[t->naggs++];
-    g->ag = &op->aggs[k];
-    g->in = rt_store_type(op->aggs[k].arg_type) == RT_F64 && op->aggs[k].kind != RT_AGG_COUNT &&
-                    op->aggs[k].kind != RT_AGG_COUNT_STAR
+    g->ag = &op->tree.aggs[k];
+    g->in = rt_store_type(op->tree.aggs[k].arg_type) == RT_F64 && op->tree.aggs[k].kind != RT_AGG_COUNT &&
+                    op->tree.aggs[k].kind != RT_AGG_COUNT_STAR
                 ? RT_F64
                 : RT_I64;
   }

@@ -311,10 +311,13 @@ int64_t cg_plan_size(const ir_plan *p) {
     case IR_FILTER: n += expr_size(op->filter.pred); break;
     case IR_COMPUTE: n += expr_size(op->compute.expr); break;
     case IR_LIMIT: n += expr_size(op->limit.count) + expr_size(op->limit.offset); break;
-    case IR_SORT: case IR_TREE_ORDER: case IR_IV_BUFFER: n += op->ncarry; break;
-    case IR_AGGREGATE: n += op->naggs + op->ngroup; break;
-    case IR_TREE_ACC: case IR_FLATTEN: n += op->naggs; break;
-    case IR_OUTPUT: n += op->nout; break;
+    case IR_SORT: n += op->sort.ncarry; break;
+    case IR_TREE_ORDER: n += op->tree.ncarry; break;
+    case IR_IV_BUFFER: n += op->ivbuf.ncarry; break;
+    case IR_AGGREGATE: n += op->agg.naggs + op->agg.ngroup; break;
+    case IR_TREE_ACC: n += op->tree.naggs; break;
+    case IR_FLATTEN: n += op->iv.naggs; break;
+    case IR_OUTPUT: n += op->output.nout; break;
     case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_TREE_NUMBER: case IR_ISECT:
     case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
       break;

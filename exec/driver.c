@@ -183,12 +183,12 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
   const ir_op *sink = s->seg->sink;
   switch (sink->kind) {
   case IR_OUTPUT: {
-    rt_type types[sink->nout > 0 ? sink->nout : 1];
-    for (int j = 0; j < sink->nout; j++) types[j] = p->cols[sink->out[j]].type;
-    rt_rowbuf_init(&run->result, sink->nout, types);
+    rt_type types[sink->output.nout > 0 ? sink->output.nout : 1];
+    for (int j = 0; j < sink->output.nout; j++) types[j] = p->cols[sink->output.out[j]].type;
+    rt_rowbuf_init(&run->result, sink->output.nout, types);
     s->buf = &run->result;
-    s->nbuf = sink->nout;
-    s->buf_cols = sink->out;
+    s->nbuf = sink->output.nout;
+    s->buf_cols = sink->output.out;
     return 0;
   }
   case IR_SORT:
@@ -215,15 +215,15 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
     return 0;
   }
   case IR_AGGREGATE: {
-    int nk = sink->ngroup, na = 0;
+    int nk = sink->agg.ngroup, na = 0;
     rt_type ktypes[nk > 0 ? nk : 1];
-    rt_aggkind kinds[sink->naggs > 0 ? sink->naggs : 1];
-    rt_type in[sink->naggs > 0 ? sink->naggs : 1];
-    for (int k = 0; k < nk; k++) ktypes[k] = p->cols[sink->group_cols[k]].type;
-    for (int k = 0; k < sink->naggs; k++) {
-      if (!sink->aggs[k].live) continue;
-      kinds[na] = sink->aggs[k].kind;
-      in[na] = sink->aggs[k].kind == RT_AGG_COUNT_STAR ? RT_I64 : sink->aggs[k].arg_type;
+    rt_aggkind kinds[sink->agg.naggs > 0 ? sink->agg.naggs : 1];
+    rt_type in[sink->agg.naggs > 0 ? sink->agg.naggs : 1];
+    for (int k = 0; k < nk; k++) ktypes[k] = p->cols[sink->agg.group_cols[k]].type;
+    for (int k = 0; k < sink->agg.naggs; k++) {
+      if (!sink->agg.aggs[k].live) continue;
+      kinds[na] = sink->agg.aggs[k].kind;
+      in[na] = sink->agg.aggs[k].kind == RT_AGG_COUNT_STAR ? RT_I64 : sink->agg.aggs[k].arg_type;
       na++;
     }
     s->agg = rt_arena_alloc(&run->arena, sizeof *s->agg);
@@ -302,13 +302,13 @@ static int ex_trees_open(ex_run *run, ex_seg *s) {
     int nidx = ex_op_index(p, op->tree_num);
     const rt_treenum *num = nidx >= 0 ? run->treenums[nidx] : NULL;
     if (!num) return ex_fail(run, op->pos, op->stage, "the tree numbering did not run");
-    rt_aggkind kinds[op->naggs > 0 ? op->naggs : 1];
-    rt_type in[op->naggs > 0 ? op->naggs : 1];
+    rt_aggkind kinds[op->tree.naggs > 0 ? op->tree.naggs : 1];
+    rt_type in[op->tree.naggs > 0 ? op->tree.naggs : 1];
     int na = 0;
-    for (int j = 0; j < op->naggs; j++) {
-      if (!op->aggs[j].live) continue;
-      kinds[na] = op->aggs[j].kind;
-      in[na] = rt_store_type(op->aggs[j].arg_type);
+    for (int j = 0; j < op->tree.naggs; j++) {
+      if (!op->tree.aggs[j].live) continue;
+      kinds[na] = op->tree.aggs[j].kind;
+      in[na] = rt_store_type(op->tree.aggs[j].arg_type);
       na++;
     }
     rt_treeacc *a = calloc(1, sizeof *a);
@@ -646,16 +646,16 @@ static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
 /* ORDER BY: the permutation the next segment reads the buffer through. */
 static int ex_sort_finish(ex_run *run, ex_seg *s, int idx) {
   const ir_op *sink = s->seg->sink;
-  rt_sortkey keys[sink->nkeys > 0 ? sink->nkeys : 1];
-  for (int k = 0; k < sink->nkeys; k++) {
-    keys[k].desc = sink->keys[k].desc;
-    keys[k].nulls_first = sink->keys[k].nulls_first;
+  rt_sortkey keys[sink->sort.nkeys > 0 ? sink->sort.nkeys : 1];
+  for (int k = 0; k < sink->sort.nkeys; k++) {
+    keys[k].desc = sink->sort.keys[k].desc;
+    keys[k].nulls_first = sink->sort.keys[k].nulls_first;
     keys[k].col = -1;
     for (int j = 0; j < s->nbuf && keys[k].col < 0; j++)
-      if (s->buf_cols[j] == sink->keys[k].col) keys[k].col = j;
+      if (s->buf_cols[j] == sink->sort.keys[k].col) keys[k].col = j;
   }
   if (s->buf->nrows > 0) {
-    run->perms[idx] = rt_sort_perm(s->buf, sink->nkeys, keys, run->strings);
+    run->perms[idx] = rt_sort_perm(s->buf, sink->sort.nkeys, keys, run->strings);
     if (!run->perms[idx]) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   }
   return 0;

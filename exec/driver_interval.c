@@ -64,8 +64,8 @@ static int iv_op_index(const ir_plan *p, const ir_op *op) {
 /* Position of column `col` in an IV_BUFFER's rowbuf (its layout is its
  * carry), or -1. */
 static int iv_buf_col(const ir_op *buf, int col) {
-  for (int k = 0; k < buf->ncarry; k++)
-    if (buf->carry[k] == col) return k;
+  for (int k = 0; k < buf->ivbuf.ncarry; k++)
+    if (buf->ivbuf.carry[k] == col) return k;
   return -1;
 }
 
@@ -107,8 +107,8 @@ bool ex_iv_direct(const ir_plan *p, const ir_segment *seg) {
   if (src->table->nrows >= (int64_t)RT_NO_ROW) return false;
   for (int k = 0; k < seg->nsteps; k++)
     if (!seg->steps[k]->dead) return false;
-  for (int k = 0; k < bop->ncarry; k++)
-    if (iv_scan_col(src, bop->carry[k]) < 0) return false;
+  for (int k = 0; k < bop->ivbuf.ncarry; k++)
+    if (iv_scan_col(src, bop->ivbuf.carry[k]) < 0) return false;
   (void)p;
   return true;
 }
@@ -132,7 +132,7 @@ static void iv_seg_reads(const ir_segment *seg, bool *need) {
 /* ---- relations --------------------------------------------------------------- */
 
 /* One relation: its rt_ivrel over the buffer or (direct) the table, and
- * how to serve each carried column (bop->carry order). */
+ * how to serve each carried column (bop->ivbuf.carry order). */
 typedef struct iv_rel {
   rt_ivrel r;
   rt_ivkey keys[RT_LANES_MAXKEYS];
@@ -235,15 +235,15 @@ static int iv_rel_open(ex_run *run, const ir_op *op, int j, const bool *reads, i
     r->tab = seg->source->table;
     nrows = r->tab->nrows;
     run->rows_in += nrows;
-    int nc = bop->ncarry;
+    int nc = bop->ivbuf.ncarry;
     r->tcol = malloc(sizeof(int) * ((size_t)nc + 1));
     r->gather = calloc((size_t)nc + 1, sizeof(bool));
     if (!r->tcol || !r->gather) return iv_fail(run, op, "out of memory");
     int ng = 0;
     for (int k = 0; k < nc; k++) {
-      r->tcol[k] = iv_scan_col(seg->source, bop->carry[k]);
+      r->tcol[k] = iv_scan_col(seg->source, bop->ivbuf.carry[k]);
       rt_type t = r->tab->cols[r->tcol[k]].type;
-      r->gather[k] = reads && reads[bop->carry[k]] && t != RT_I64 && t != RT_F64 && t != RT_STR;
+      r->gather[k] = reads && reads[bop->ivbuf.carry[k]] && t != RT_I64 && t != RT_F64 && t != RT_STR;
       ng += r->gather[k];
     }
     if (ng) {
@@ -330,7 +330,8 @@ static void iv_rel_view(iv_rel *r, int k, const uint32_t *sel, uint32_t n, rt_vi
 
 /* Views of relation r's carried columns, positions selected by sel. */
 static void iv_sel_views(iv_rel *r, const uint32_t *sel, uint32_t n, rt_batch *b) {
-  for (int k = 0; k < r->bop->ncarry; k++) iv_rel_view(r, k, sel, n, &b->cols[r->bop->carry[k]]);
+  const struct ir_ivbuf *ib = &r->bop->ivbuf;
+  for (int k = 0; k < ib->ncarry; k++) iv_rel_view(r, k, sel, n, &b->cols[ib->carry[k]]);
 }
 
 /* The columns segment s reads, or NULL (out of memory: widen nothing). */
@@ -409,12 +410,12 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
   rt_flat_out out = {0};
   bool *reads = iv_reads(run, s);
   int na = 0, rc = iv_rel_open(run, op, 0, reads, &rel);
-  rt_flat_agg *aggs = calloc((size_t)op->naggs + 1, sizeof *aggs);
-  int64_t **own = calloc((size_t)op->naggs + 1, sizeof *own);
-  int *outc = calloc((size_t)op->naggs + 1, sizeof *outc);
+  rt_flat_agg *aggs = calloc((size_t)op->iv.naggs + 1, sizeof *aggs);
+  int64_t **own = calloc((size_t)op->iv.naggs + 1, sizeof *own);
+  int *outc = calloc((size_t)op->iv.naggs + 1, sizeof *outc);
   if (rc == 0 && (!aggs || !own || !outc)) rc = iv_fail(run, op, "out of memory");
-  for (int a = 0; rc == 0 && a < op->naggs; a++) {
-    const ir_agg *ag = &op->aggs[a];
+  for (int a = 0; rc == 0 && a < op->iv.naggs; a++) {
+    const ir_agg *ag = &op->iv.aggs[a];
     if (!ag->live) continue;
     aggs[na].kind = ag->kind;
     aggs[na].in = RT_I64;

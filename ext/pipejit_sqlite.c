@@ -111,8 +111,8 @@ static void conn_unref(void *p) {
 /* The output column names of a compiled pipeline (owned by its plan). */
 static int out_columns(const pj_query *q, const char *const **names) {
   const ir_op *out = q->plan->segs[q->plan->nsegs - 1].sink;
-  *names = out->out_names;
-  return out->nout;
+  *names = out->output.out_names;
+  return out->output.nout;
 }
 
 /* The compiled pipeline for text, from the cache or compiled now. On error

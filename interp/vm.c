@@ -112,7 +112,7 @@ static vm *vm_state(ex_seg *s) {
   /* held: one vector per COMPUTE, one per aggregate of a TREE_ACC */
   size_t nheld = (size_t)nsteps + 1;
   for (int k = 0; k < nsteps; k++)
-    if (s->seg->steps[k]->kind == IR_TREE_ACC) nheld += (size_t)s->seg->steps[k]->naggs;
+    if (s->seg->steps[k]->kind == IR_TREE_ACC) nheld += (size_t)s->seg->steps[k]->tree.naggs;
   m->held = vm_xcalloc(nheld, sizeof *m->held);
   m->colvec = vm_xcalloc((size_t)m->plan->ncols + 1, sizeof *m->colvec);
   m->colbits = vm_xcalloc((size_t)m->plan->ncols + 1, sizeof *m->colbits);

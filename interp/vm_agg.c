@@ -16,13 +16,13 @@
 static int vm_agg_groups(vm *m, const ir_op *op, rt_batch *b, const vm_set *set) {
   rt_aggtab *t = m->s->agg;
   int64_t *g = m->groups;
-  if (op->ngroup == 0) {
+  if (op->agg.ngroup == 0) {
     VM_EACH(set, i, g[i] = 0;);
     return 0;
   }
-  vm_vec *keys[op->ngroup];
-  for (int k = 0; k < op->ngroup; k++) keys[k] = vm_load_view(m, &b->cols[op->group_cols[k]], set);
-  if (op->ngroup == 1 && keys[0]->vt != VT_F64) {
+  vm_vec *keys[op->agg.ngroup];
+  for (int k = 0; k < op->agg.ngroup; k++) keys[k] = vm_load_view(m, &b->cols[op->agg.group_cols[k]], set);
+  if (op->agg.ngroup == 1 && keys[0]->vt != VT_F64) {
     vm_vec *k = keys[0];
     const uint8_t *z = k->nul;
     /* Equal keys often come in runs (sorted or clustered input): reuse the
@@ -57,7 +57,7 @@ static int vm_agg_groups(vm *m, const ir_op *op, rt_batch *b, const vm_set *set)
   } else {
     int64_t *vals = m->keyvals;
     uint8_t *isnull = m->keynull;
-    int nk = op->ngroup;
+    int nk = op->agg.ngroup;
     VM_EACH(set, i, {
       for (int k = 0; k < nk; k++) {
         const vm_vec *kv = keys[k];
@@ -76,7 +76,7 @@ static int vm_agg_groups(vm *m, const ir_op *op, rt_batch *b, const vm_set *set)
       g[i] = rt_aggtab_group(t, vals, isnull);
     });
   }
-  for (int k = 0; k < op->ngroup; k++) vm_vec_put(m, keys[k]);
+  for (int k = 0; k < op->agg.ngroup; k++) vm_vec_put(m, keys[k]);
   /* The table returns -1 when it cannot grow. */
   int64_t bad = 0;
   VM_EACH(set, i, bad |= g[i];);
@@ -203,15 +203,15 @@ int vm_agg_update(vm *m, rt_batch *b) {
   vm_set set = {b->active, b->nactive};
   if (!m->groups) {
     m->groups = malloc((size_t)RT_BATCH * sizeof *m->groups);
-    m->keyvals = malloc(((size_t)op->ngroup + 1) * sizeof *m->keyvals);
-    m->keynull = malloc((size_t)op->ngroup + 1);
+    m->keyvals = malloc(((size_t)op->agg.ngroup + 1) * sizeof *m->keyvals);
+    m->keynull = malloc((size_t)op->agg.ngroup + 1);
     if (!m->groups || !m->keyvals || !m->keynull) abort();
   }
   if (vm_agg_groups(m, op, b, &set) < 0) return -1;
   /* The aggtab holds the live aggregates only, in op order. */
   int j = 0;
-  for (int k = 0; k < op->naggs; k++) {
-    const ir_agg *ag = &op->aggs[k];
+  for (int k = 0; k < op->agg.naggs; k++) {
+    const ir_agg *ag = &op->agg.aggs[k];
     if (!ag->live) continue;
     rt_agg *a = &t->aggs[j++];
     vm_vec *v = NULL;

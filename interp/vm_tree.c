@@ -159,8 +159,8 @@ int vm_tree_acc(vm *m, const ir_op *op, rt_batch *b) {
     rc = -1;
   }
   int j = 0;
-  for (int k = 0; k < op->naggs && rc == 0; k++) {
-    const ir_agg *ag = &op->aggs[k];
+  for (int k = 0; k < op->tree.naggs && rc == 0; k++) {
+    const ir_agg *ag = &op->tree.aggs[k];
     if (!ag->live) continue;
     rt_treeagg *g = &a->aggs[j++];
     bool f = g->in == RT_F64;

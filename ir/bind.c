@@ -240,12 +240,12 @@ ir_plan *ir_bind(const struct fe_pipeline *pl, const char *text, ir_env *env, rt
   b.stage = "OUTPUT";
   ir_row out = output_row(&b);
   ir_op *op = ir_op_add(&b, IR_OUTPUT, pl->endpos);
-  op->nout = out.n;
-  op->out = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(out.n + 1));
-  op->out_names = rt_arena_alloc(&p->arena, sizeof(char *) * (size_t)(out.n + 1));
+  op->output.nout = out.n;
+  op->output.out = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(out.n + 1));
+  op->output.out_names = rt_arena_alloc(&p->arena, sizeof(char *) * (size_t)(out.n + 1));
   for (int i = 0; i < out.n; i++) {
-    op->out[i] = out.e[i].col;
-    op->out_names[i] = rt_arena_strdup(&p->arena, out.e[i].name);
+    op->output.out[i] = out.e[i].col;
+    op->output.out_names[i] = rt_arena_strdup(&p->arena, out.e[i].name);
   }
   return p;
 }

@@ -60,8 +60,8 @@ static int row_cols(ir_binder *b, ir_row row, int **out) {
 
 static ir_op *add_buffer(ir_binder *b, int pos, int n, int *cols) {
   ir_op *buf = ir_op_add(b, IR_IV_BUFFER, pos);
-  buf->ncarry = n;
-  buf->carry = cols;
+  buf->ivbuf.ncarry = n;
+  buf->ivbuf.carry = cols;
   return buf;
 }
 
@@ -263,8 +263,8 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   op->iv_dur[0] = dur;
   op->iv_per[0] = per;
   op->iv_id[0] = id;
-  op->naggs = na;
-  op->aggs = aggs;
+  op->iv.naggs = na;
+  op->iv.aggs = aggs;
   op->iv_ts_out = ir_col_new(p, "ts", RT_I64, false);
   op->iv_dur_out = ir_col_new(p, "dur", RT_I64, false);
   ir_rowb rb = {0};

@@ -252,20 +252,20 @@ int ir_bind_order(ir_binder *b, const fe_stage *st) {
     keys[i] = (ir_sortkey){col, o->desc, o->nulls ? o->nulls == 1 : !o->desc};
   }
   ir_op *op = ir_op_add(b, IR_SORT, st->pos);
-  op->nkeys = st->norder;
-  op->keys = keys;
+  op->sort.nkeys = st->norder;
+  op->sort.keys = keys;
   /* Carry everything still reachable (row and alias snapshots) plus the
    * keys; live.c trims this to what is read after the sort. */
   int *all;
   int n = ir_row_all_cols(b, &all);
-  op->carry = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)(n + st->norder) + 1));
-  memcpy(op->carry, all, sizeof(int) * (size_t)n);
+  op->sort.carry = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)(n + st->norder) + 1));
+  memcpy(op->sort.carry, all, sizeof(int) * (size_t)n);
   for (int i = 0; i < st->norder; i++) {
     bool have = false;
-    for (int j = 0; j < n; j++) have |= op->carry[j] == keys[i].col;
-    if (!have) op->carry[n++] = keys[i].col;
+    for (int j = 0; j < n; j++) have |= op->sort.carry[j] == keys[i].col;
+    if (!have) op->sort.carry[n++] = keys[i].col;
   }
-  op->ncarry = n;
+  op->sort.ncarry = n;
   return 1;
 }
 
@@ -433,17 +433,17 @@ int ir_bind_aggregate(ir_binder *b, const fe_stage *st) {
     if (!bind_agg(b, &st->items[i], &aggs[i], ng, &types[i], &nulls[i], &untyped[i])) return 0;
   if (!aggregate_names(b, st, gnames)) return 0;
   ir_op *op = ir_op_add(b, IR_AGGREGATE, st->pos);
-  op->ngroup = ng;
-  op->group_cols = gcols;
-  op->group_out = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)ng + 1));
-  op->naggs = na;
-  op->aggs = aggs;
+  op->agg.ngroup = ng;
+  op->agg.group_cols = gcols;
+  op->agg.group_out = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)ng + 1));
+  op->agg.naggs = na;
+  op->agg.aggs = aggs;
   ir_rowb rb = {0};
   for (int i = 0; i < ng; i++) {
     const ir_col *in = &p->cols[gcols[i]];
-    op->group_out[i] = ir_col_new(p, gnames[i], widen(in->type), in->nullable);
-    p->cols[op->group_out[i]].untyped = p->cols[gcols[i]].untyped;
-    ir_rowb_add(b, &rb, gnames[i], op->group_out[i], false);
+    op->agg.group_out[i] = ir_col_new(p, gnames[i], widen(in->type), in->nullable);
+    p->cols[op->agg.group_out[i]].untyped = p->cols[gcols[i]].untyped;
+    ir_rowb_add(b, &rb, gnames[i], op->agg.group_out[i], false);
   }
   for (int i = 0; i < na; i++) {
     aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);

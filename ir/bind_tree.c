@@ -95,16 +95,16 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
      * live.c trims this to what is read after the ordering. */
     int *all;
     int n = ir_row_all_cols(b, &all);
-    order->carry = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)n + (size_t)na + 3));
-    memcpy(order->carry, all, sizeof(int) * (size_t)n);
+    order->tree.carry = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)n + (size_t)na + 3));
+    memcpy(order->tree.carry, all, sizeof(int) * (size_t)n);
     for (int i = 0; i < na; i++) {
       bool have = aggs[i].arg_col < 0;
-      for (int j = 0; j < n && !have; j++) have = order->carry[j] == aggs[i].arg_col;
-      if (!have) order->carry[n++] = aggs[i].arg_col;
+      for (int j = 0; j < n && !have; j++) have = order->tree.carry[j] == aggs[i].arg_col;
+      if (!have) order->tree.carry[n++] = aggs[i].arg_col;
     }
-    order->carry[n++] = num->tree_node_col;
-    order->carry[n++] = num->tree_pnode_col;
-    order->ncarry = n;
+    order->tree.carry[n++] = num->tree_node_col;
+    order->tree.carry[n++] = num->tree_pnode_col;
+    order->tree.ncarry = n;
   }
   ir_op *acc = ir_op_add(b, IR_TREE_ACC, st->pos);
   acc->tree_up = st->up;
@@ -114,8 +114,8 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
   acc->tree_pnode_col = num->tree_pnode_col;
   acc->tree_reuse_num = reuse_num;
   acc->tree_reuse_order = reuse_num && order == prev->tree_order;
-  acc->naggs = na;
-  acc->aggs = aggs;
+  acc->tree.naggs = na;
+  acc->tree.aggs = aggs;
 
   ir_rowb rb = {0};
   for (int i = 0; i < b->row.n; i++)

@@ -72,6 +72,21 @@ static void trim_scan(ir_plan *p, ir_op *op, bool *need) {
   if (op->kind == IR_SCAN_SQL) wrap_sql(p, op);
 }
 
+/* Aggregates whose output is needed are live; they define their outputs
+ * and read their arguments. Returns whether any is live. */
+static bool live_aggs(ir_plan *p, int n, ir_agg *aggs, bool *need) {
+  bool any = false;
+  for (int k = 0; k < n; k++) {
+    ir_agg *a = &aggs[k];
+    a->live = need[a->out_col];
+    need[a->out_col] = false;
+    if (a->live) p->cols[a->out_col].live = any = true;
+  }
+  for (int k = 0; k < n; k++)
+    if (aggs[k].live && aggs[k].arg_col >= 0) need[aggs[k].arg_col] = true;
+  return any;
+}
+
 /* An interval source: its own outputs are defined here; it reads every
  * relation's bounds and PER keys (and the sources of FLATTEN's live
  * aggregates and FILL GAPS' columns); the carried columns it serves stay
@@ -81,16 +96,7 @@ static void live_interval(ir_plan *p, ir_op *op, bool *need) {
     need[op->iv_ts_out] = need[op->iv_dur_out] = false;
     p->cols[op->iv_ts_out].live = p->cols[op->iv_dur_out].live = true;
   }
-  if (op->kind == IR_FLATTEN) {
-    for (int k = 0; k < op->naggs; k++) {
-      ir_agg *a = &op->aggs[k];
-      a->live = need[a->out_col];
-      need[a->out_col] = false;
-      if (a->live) p->cols[a->out_col].live = true;
-    }
-    for (int k = 0; k < op->naggs; k++)
-      if (op->aggs[k].live && op->aggs[k].arg_col >= 0) need[op->aggs[k].arg_col] = true;
-  }
+  if (op->kind == IR_FLATTEN) live_aggs(p, op->iv.naggs, op->iv.aggs, need);
   if (op->kind == IR_FILLGAPS) {
     /* Every output column is produced (the buffer is rebuilt anyway). */
     for (int k = 0; k < op->nscan; k++) {
@@ -119,7 +125,7 @@ void ir_live(ir_plan *p) {
     if (op->dead) continue;
     switch (op->kind) {
     case IR_OUTPUT:
-      for (int k = 0; k < op->nout; k++) need[op->out[k]] = true;
+      for (int k = 0; k < op->output.nout; k++) need[op->output.out[k]] = true;
       break;
     case IR_COMPUTE:
       if (!need[op->compute.out_col]) {
@@ -134,67 +140,50 @@ void ir_live(ir_plan *p) {
     case IR_LIMIT: break;
     case IR_SORT: {
       int n = 0;
-      for (int k = 0; k < op->ncarry; k++) {
+      for (int k = 0; k < op->sort.ncarry; k++) {
         bool key = false;
-        for (int j = 0; j < op->nkeys; j++) key |= op->keys[j].col == op->carry[k];
-        if (need[op->carry[k]] || key) op->carry[n++] = op->carry[k];
+        for (int j = 0; j < op->sort.nkeys; j++) key |= op->sort.keys[j].col == op->sort.carry[k];
+        if (need[op->sort.carry[k]] || key) op->sort.carry[n++] = op->sort.carry[k];
       }
-      op->ncarry = n;
+      op->sort.ncarry = n;
       for (int k = 0; k < n; k++) {
-        need[op->carry[k]] = true;
-        p->cols[op->carry[k]].live = true;
+        need[op->sort.carry[k]] = true;
+        p->cols[op->sort.carry[k]].live = true;
       }
       break;
     }
     case IR_AGGREGATE:
-      for (int k = 0; k < op->naggs; k++) {
-        ir_agg *a = &op->aggs[k];
-        a->live = need[a->out_col];
-        need[a->out_col] = false;
-        if (a->live) p->cols[a->out_col].live = true;
-      }
-      for (int k = 0; k < op->ngroup; k++) {
+      for (int k = 0; k < op->agg.ngroup; k++) {
         /* Keys define the groups even when no one reads them later; the
          * buffer holds them, so they stay live on both sides. */
-        need[op->group_out[k]] = false;
-        p->cols[op->group_out[k]].live = true;
-        need[op->group_cols[k]] = true;
+        need[op->agg.group_out[k]] = false;
+        p->cols[op->agg.group_out[k]].live = true;
       }
-      for (int k = 0; k < op->naggs; k++)
-        if (op->aggs[k].live && op->aggs[k].arg_col >= 0) need[op->aggs[k].arg_col] = true;
+      live_aggs(p, op->agg.naggs, op->agg.aggs, need);
+      for (int k = 0; k < op->agg.ngroup; k++) need[op->agg.group_cols[k]] = true;
       break;
-    case IR_TREE_ACC: {
-      bool any = false;
-      for (int k = 0; k < op->naggs; k++) {
-        ir_agg *a = &op->aggs[k];
-        a->live = need[a->out_col];
-        need[a->out_col] = false;
-        if (a->live) p->cols[a->out_col].live = any = true;
-      }
-      if (!any) {
+    case IR_TREE_ACC:
+      if (!live_aggs(p, op->tree.naggs, op->tree.aggs, need)) {
         op->dead = true;
         break;
       }
-      for (int k = 0; k < op->naggs; k++)
-        if (op->aggs[k].live && op->aggs[k].arg_col >= 0) need[op->aggs[k].arg_col] = true;
       need[op->tree_node_col] = need[op->tree_pnode_col] = true;
       op->tree_order->tree_used = true;
       break;
-    }
     case IR_TREE_ORDER: {
       if (!op->tree_used) {
         op->dead = true;
         break;
       }
       int n = 0;
-      for (int k = 0; k < op->ncarry; k++) {
-        int c = op->carry[k];
-        if (need[c] || c == op->tree_node_col || c == op->tree_pnode_col) op->carry[n++] = c;
+      for (int k = 0; k < op->tree.ncarry; k++) {
+        int c = op->tree.carry[k];
+        if (need[c] || c == op->tree_node_col || c == op->tree_pnode_col) op->tree.carry[n++] = c;
       }
-      op->ncarry = n;
+      op->tree.ncarry = n;
       for (int k = 0; k < n; k++) {
-        need[op->carry[k]] = true;
-        p->cols[op->carry[k]].live = true;
+        need[op->tree.carry[k]] = true;
+        p->cols[op->tree.carry[k]].live = true;
       }
       break;
     }
@@ -213,10 +202,10 @@ void ir_live(ir_plan *p) {
       /* Only what the interval operator and later ops read is buffered:
        * this is where an operand's unread columns are pruned. */
       int n = 0;
-      for (int k = 0; k < op->ncarry; k++)
-        if (need[op->carry[k]]) op->carry[n++] = op->carry[k];
-      op->ncarry = n;
-      for (int k = 0; k < n; k++) p->cols[op->carry[k]].live = true;
+      for (int k = 0; k < op->ivbuf.ncarry; k++)
+        if (need[op->ivbuf.carry[k]]) op->ivbuf.carry[n++] = op->ivbuf.carry[k];
+      op->ivbuf.ncarry = n;
+      for (int k = 0; k < n; k++) p->cols[op->ivbuf.carry[k]].live = true;
       break;
     }
     case IR_ISECT:

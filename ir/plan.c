@@ -7,6 +7,7 @@
  *     reported as such rather than a crash in a backend).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "plan.h"
 
@@ -111,20 +112,20 @@ void ir_op_need(const ir_op *op, bool *need) {
   case IR_TREE_ORDER: {
     int t[4] = {op->tree_id_col, op->tree_parent_col, op->tree_node_col, op->tree_pnode_col};
     need_cols(4, t, need);
-    need_cols(op->ncarry, op->carry, need);
-    need_aggs(op->naggs, op->aggs, need);
+    need_cols(op->tree.ncarry, op->tree.carry, need);
+    need_aggs(op->tree.naggs, op->tree.aggs, need);
     return;
   }
-  case IR_IV_BUFFER: need_cols(op->ncarry, op->carry, need); return;
+  case IR_IV_BUFFER: need_cols(op->ivbuf.ncarry, op->ivbuf.carry, need); return;
   case IR_SORT:
-    need_cols(op->ncarry, op->carry, need);
-    for (int k = 0; k < op->nkeys; k++) need[op->keys[k].col] = true;
+    need_cols(op->sort.ncarry, op->sort.carry, need);
+    for (int k = 0; k < op->sort.nkeys; k++) need[op->sort.keys[k].col] = true;
     return;
   case IR_AGGREGATE:
-    need_cols(op->ngroup, op->group_cols, need);
-    need_aggs(op->naggs, op->aggs, need);
+    need_cols(op->agg.ngroup, op->agg.group_cols, need);
+    need_aggs(op->agg.naggs, op->agg.aggs, need);
     return;
-  case IR_OUTPUT: need_cols(op->nout, op->out, need); return;
+  case IR_OUTPUT: need_cols(op->output.nout, op->output.out, need); return;
   case IR_ISECT:
   case IR_FLATTEN:
   case IR_IJOIN:
@@ -135,7 +136,7 @@ void ir_op_need(const ir_op *op, bool *need) {
       if (op->iv_id) need_cols(1, &op->iv_id[j], need);
       if (op->iv_per[j]) need_cols(op->iv_nper, op->iv_per[j], need);
     }
-    need_aggs(op->naggs, op->aggs, need);
+    need_aggs(op->iv.naggs, op->iv.aggs, need);
     if (op->iv_from_in) need_cols(op->nscan, op->iv_from_in, need);
     if (op->iv_from_bg) need_cols(op->nscan, op->iv_from_bg, need);
     return;
@@ -147,35 +148,39 @@ int ir_buf_layout_max(const ir_op *op) {
   return ir_buf_layout(op, NULL);
 }
 
-int ir_buf_layout(const ir_op *op, int *cols) {
-  int n = 0;
+const int *ir_buf_cols(const ir_op *op, int *n) {
   switch (op->kind) {
-  case IR_SORT:        /* the keys are carried (verify.c checks it) */
-  case IR_TREE_ORDER:  /* the node columns are carried */
-  case IR_IV_BUFFER:
-    for (int k = 0; k < op->ncarry; k++)
-      if (cols) cols[n++] = op->carry[k];
-      else n++;
-    return n;
-  case IR_AGGREGATE:
-    for (int k = 0; k < op->ngroup; k++)
-      if (cols) cols[n++] = op->group_out[k];
-      else n++;
-    for (int k = 0; k < op->naggs; k++)
-      if (!cols) n++;
-      else if (op->aggs[k].live) cols[n++] = op->aggs[k].out_col;
-    return n;
-  case IR_OUTPUT:
-    for (int k = 0; k < op->nout; k++)
-      if (cols) cols[n++] = op->out[k];
-      else n++;
-    return n;
+  /* SORT carries its keys (verify.c checks it), TREE_ORDER the node
+   * columns. */
+  case IR_SORT: *n = op->sort.ncarry; return op->sort.carry;
+  case IR_TREE_ORDER: *n = op->tree.ncarry; return op->tree.carry;
+  case IR_IV_BUFFER: *n = op->ivbuf.ncarry; return op->ivbuf.carry;
+  case IR_OUTPUT: *n = op->output.nout; return op->output.out;
+  case IR_AGGREGATE:   /* not one array: see ir_buf_layout */
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
   case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:
   case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
-    break;   /* not a sink */
+    break;
   }
-  return 0;
+  *n = 0;
+  return NULL;
+}
+
+int ir_buf_layout(const ir_op *op, int *cols) {
+  int n = 0;
+  if (op->kind == IR_AGGREGATE) {
+    const struct ir_aggregate *a = &op->agg;
+    for (int k = 0; k < a->ngroup; k++)
+      if (cols) cols[n++] = a->group_out[k];
+      else n++;
+    for (int k = 0; k < a->naggs; k++)
+      if (!cols) n++;
+      else if (a->aggs[k].live) cols[n++] = a->aggs[k].out_col;
+    return n;
+  }
+  const int *from = ir_buf_cols(op, &n);
+  if (cols && n > 0) memcpy(cols, from, sizeof(int) * (size_t)n);
+  return n;
 }
 
 int ir_col_new(ir_plan *p, const char *name, rt_type type, bool nullable) {

@@ -187,30 +187,49 @@ struct ir_op {
                                    offset = 0 */
       ir_expr *count, *offset;
     } limit;
+    struct ir_sort {            /* SORT: keys; the buffer holds columns
+                                   carry[0..ncarry) (every column live after
+                                   the sort, the keys included) and the next
+                                   segment reads them under the same ids */
+      int nkeys;
+      ir_sortkey *keys;
+      int ncarry;
+      int *carry;
+    } sort;
+    struct ir_aggregate {       /* AGGREGATE: group keys are input columns
+                                   group_cols[i] → output columns
+                                   group_out[i]; aggs as above. The next
+                                   segment reads group_out then the live
+                                   aggs' out_cols. With no GROUP BY
+                                   (ngroup == 0) there is exactly one output
+                                   row, even for empty input. */
+      int ngroup;
+      int *group_cols;
+      int *group_out;
+      int naggs;
+      ir_agg *aggs;
+    } agg;
+    struct ir_output {          /* OUTPUT: result columns (names as the
+                                   user sees them) */
+      int nout;
+      int *out;
+      const char **out_names;
+    } output;
+    struct ir_tree {            /* TREE_NUMBER, TREE_ORDER, TREE_ACC (below) */
+      int ncarry;               /* TREE_ORDER: what it buffers */
+      int *carry;
+      int naggs;                /* TREE_ACC */
+      ir_agg *aggs;
+    } tree;
+    struct ir_ivbuf {           /* IV_BUFFER (below) */
+      int ncarry;
+      int *carry;
+    } ivbuf;
+    struct ir_interval {        /* ISECT, FLATTEN, IJOIN, FILLGAPS (below) */
+      int naggs;                /* FLATTEN */
+      ir_agg *aggs;
+    } iv;
   };
-
-  /* SORT: keys; the buffer holds columns carry[0..ncarry) (every column
-   * live after the sort) and the next segment reads them under the same
-   * ids. */
-  int nkeys;
-  ir_sortkey *keys;
-  int ncarry;
-  int *carry;
-
-  /* AGGREGATE: group keys are input columns group_cols[i] → output columns
-   * group_out[i]; aggs as above. The next segment reads group_out then the
-   * live aggs' out_cols. With no GROUP BY (ngroup == 0) there is exactly
-   * one output row, even for empty input. */
-  int ngroup;
-  int *group_cols;
-  int *group_out;
-  int naggs;
-  ir_agg *aggs;
-
-  /* OUTPUT: result columns (names as the user sees them). */
-  int nout;
-  int *out;
-  const char **out_names;
 
   bool dead;            /* removed by live.c; skipped by everyone */
 
@@ -222,7 +241,6 @@ struct ir_op {
    * with no live column it reads nothing (nscan == 0) and the row count
    * comes from table->nrows. A SCAN_SQL always reads at least one column,
    * so SQLite still yields every row.
-   * SORT: carry includes the key columns, so the buffer holds keys too.
    * AGGREGATE/SORT outputs read back by SCAN_BUF are stored as
    * rt_store_type(col type) (ints as int64), as store.h's rowbuf does. */
   const char *sql_base;
@@ -397,6 +415,9 @@ void ir_segment_plan(ir_plan *p);
  * that maximum) and returns how many; 0 for an op that is not a sink. */
 int ir_buf_layout(const ir_op *op, int *cols);
 int ir_buf_layout_max(const ir_op *op);
+/* The same columns when the op keeps them as one array (every sink but
+ * AGGREGATE): that array and *n its length; else NULL and 0. */
+const int *ir_buf_cols(const ir_op *op, int *n);
 
 /* Marks in need[] every column op reads (expressions, keys, carried and
  * aggregated columns, interval bounds …), whatever its kind. */

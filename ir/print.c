@@ -103,10 +103,11 @@ static void put_cols(const ir_plan *p, int n, const int *cols, rt_buf *out) {
 
 /* The live aggregates of an AGGREGATE, TREE_ACC or FLATTEN op:
  * `<lead>out = kind(arg), …`. */
-static void put_aggs(const ir_plan *p, const ir_op *op, const char *lead, rt_buf *out) {
+static void put_aggs(const ir_plan *p, int naggs, const ir_agg *aggs, const char *lead,
+                     rt_buf *out) {
   int n = 0;
-  for (int i = 0; i < op->naggs; i++) {
-    const ir_agg *a = &op->aggs[i];
+  for (int i = 0; i < naggs; i++) {
+    const ir_agg *a = &aggs[i];
     if (!a->live) continue;
     rt_buf_printf(out, "%s", n++ ? ", " : lead);
     put_col(p, a->out_col, out);
@@ -262,7 +263,7 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
   case IR_FLATTEN: {
     rt_buf_printf(out, "interval flatten ");
     put_rels(p, op, out);
-    put_aggs(p, op, " aggregate ", out);
+    put_aggs(p, op->iv.naggs, op->iv.aggs, " aggregate ", out);
     rt_buf_printf(out, "; sort skipped at run time when already grouped and time-ordered -> ");
     break;
   }
@@ -336,28 +337,28 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     break;
   case IR_SORT:
     rt_buf_printf(out, "sort by ");
-    for (int i = 0; i < op->nkeys; i++) {
-      const ir_sortkey *k = &op->keys[i];
+    for (int i = 0; i < op->sort.nkeys; i++) {
+      const ir_sortkey *k = &op->sort.keys[i];
       if (i) rt_buf_printf(out, ", ");
       put_col(p, k->col, out);
       if (k->desc) rt_buf_printf(out, " DESC");
       if (k->nulls_first == k->desc) rt_buf_printf(out, k->nulls_first ? " NULLS FIRST" : " NULLS LAST");
     }
     rt_buf_printf(out, "; carry ");
-    put_cols(p, op->ncarry, op->carry, out);
+    put_cols(p, op->sort.ncarry, op->sort.carry, out);
     break;
   case IR_AGGREGATE: {
     rt_buf_printf(out, "aggregate");
-    put_aggs(p, op, " ", out);
-    if (op->ngroup) {
+    put_aggs(p, op->agg.naggs, op->agg.aggs, " ", out);
+    if (op->agg.ngroup) {
       rt_buf_printf(out, " group by ");
-      for (int i = 0; i < op->ngroup; i++) {
+      for (int i = 0; i < op->agg.ngroup; i++) {
         if (i) rt_buf_printf(out, ", ");
-        put_col(p, op->group_cols[i], out);
-        if (strcmp(p->cols[op->group_cols[i]].name, p->cols[op->group_out[i]].name) ||
-            op->group_cols[i] == op->group_out[i]) {
+        put_col(p, op->agg.group_cols[i], out);
+        if (strcmp(p->cols[op->agg.group_cols[i]].name, p->cols[op->agg.group_out[i]].name) ||
+            op->agg.group_cols[i] == op->agg.group_out[i]) {
           rt_buf_printf(out, " AS ");
-          put_col(p, op->group_out[i], out);
+          put_col(p, op->agg.group_out[i], out);
         }
       }
     }
@@ -387,11 +388,11 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     }
     rt_buf_printf(out, "tree order %s; carry ",
                   op->tree_up ? "child-first for UP" : "parent-first for DOWN, streaming");
-    put_cols(p, op->ncarry, op->carry, out);
+    put_cols(p, op->tree.ncarry, op->tree.carry, out);
     break;
   case IR_TREE_ACC: {
     rt_buf_printf(out, "tree accumulate %s", op->tree_up ? "UP" : "DOWN");
-    put_aggs(p, op, " ", out);
+    put_aggs(p, op->tree.naggs, op->tree.aggs, " ", out);
     if (op->tree_reuse_order) rt_buf_printf(out, " (reuses the numbering and the ordering above)");
     else if (op->tree_reuse_num) rt_buf_printf(out, " (reuses the numbering above)");
     break;
@@ -399,15 +400,15 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
   case IR_IV_BUFFER:
     rt_buf_printf(out, "interval buffer for %s; carry ",
                  op->iv_user ? ir_op_names[op->iv_user->kind] : "?");
-    put_cols(p, op->ncarry, op->carry, out);
+    put_cols(p, op->ivbuf.ncarry, op->ivbuf.carry, out);
     break;
   case IR_OUTPUT:
     rt_buf_printf(out, "output [");
-    for (int i = 0; i < op->nout; i++) {
+    for (int i = 0; i < op->output.nout; i++) {
       if (i) rt_buf_printf(out, ", ");
-      put_col(p, op->out[i], out);
-      if (op->out_names && strcmp(op->out_names[i], p->cols[op->out[i]].name))
-        rt_buf_printf(out, " AS %s", op->out_names[i]);
+      put_col(p, op->output.out[i], out);
+      if (op->output.out_names && strcmp(op->output.out_names[i], p->cols[op->output.out[i]].name))
+        rt_buf_printf(out, " AS %s", op->output.out_names[i]);
     }
     rt_buf_printf(out, "]");
     break;

@@ -106,8 +106,8 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
   case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
     return;   /* not an interval source */
   }
-  int max = 2 + op->iv_nper + op->naggs;
-  for (int j = 0; j < op->iv_nrel; j++) max += op->iv_bufs[j]->ncarry;
+  int max = 2 + op->iv_nper + op->iv.naggs;
+  for (int j = 0; j < op->iv_nrel; j++) max += op->iv_bufs[j]->ivbuf.ncarry;
   op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)max + 1));
   op->nscan = 0;
   if (bounds) {
@@ -116,12 +116,12 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
   }
   if (flat) {
     for (int k = 0; k < op->iv_nper; k++) op->out_cols[op->nscan++] = op->iv_per[0][k];
-    for (int k = 0; k < op->naggs; k++)
-      if (op->aggs[k].live) op->out_cols[op->nscan++] = op->aggs[k].out_col;
+    for (int k = 0; k < op->iv.naggs; k++)
+      if (op->iv.aggs[k].live) op->out_cols[op->nscan++] = op->iv.aggs[k].out_col;
   }
   for (int j = 0; carries && j < op->iv_nrel; j++)
-    for (int k = 0; k < op->iv_bufs[j]->ncarry; k++)
-      op->out_cols[op->nscan++] = op->iv_bufs[j]->carry[k];
+    for (int k = 0; k < op->iv_bufs[j]->ivbuf.ncarry; k++)
+      op->out_cols[op->nscan++] = op->iv_bufs[j]->ivbuf.carry[k];
 }
 
 void ir_segment_plan(ir_plan *p) {

@@ -134,8 +134,8 @@ static int use(vctx *v, int c) {
 }
 
 static bool carried(const ir_op *buf, int c) {
-  for (int i = 0; i < buf->ncarry; i++)
-    if (buf->carry[i] == c) return true;
+  for (int i = 0; i < buf->ivbuf.ncarry; i++)
+    if (buf->ivbuf.carry[i] == c) return true;
   return false;
 }
 
@@ -160,8 +160,8 @@ static int check_interval(vctx *v, const ir_op *op) {
       if (!carried(buf, op->iv_per[j][k])) return bad(v, NULL, "PER column is not buffered");
   }
   if (op->kind == IR_FLATTEN)
-    for (int k = 0; k < op->naggs; k++)
-      if (op->aggs[k].live && op->aggs[k].arg_col >= 0 && !carried(op->iv_bufs[0], op->aggs[k].arg_col))
+    for (int k = 0; k < op->iv.naggs; k++)
+      if (op->iv.aggs[k].live && op->iv.aggs[k].arg_col >= 0 && !carried(op->iv_bufs[0], op->iv.aggs[k].arg_col))
         return bad(v, NULL, "aggregate input is not buffered");
   if (op->kind == IR_FILLGAPS)
     for (int k = 0; k < op->nscan; k++)
@@ -239,8 +239,8 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
           op->tree_order->tree_up != op->tree_up)
         return bad(v, NULL, "tree accumulation without its numbering and ordering");
       if (!use(v, op->tree_node_col) || !use(v, op->tree_pnode_col)) return 0;
-      for (int j = 0; j < op->naggs; j++) {
-        const ir_agg *a = &op->aggs[j];
+      for (int j = 0; j < op->tree.naggs; j++) {
+        const ir_agg *a = &op->tree.aggs[j];
         if (!a->live) continue;
         if ((a->kind == RT_AGG_COUNT_STAR) != (a->arg_col < 0)) return bad(v, NULL, "tree aggregate shape");
         if (a->arg_col >= 0 && !use(v, a->arg_col)) return 0;
@@ -261,29 +261,29 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
   if ((sink->kind == IR_OUTPUT) != last) return bad(v, NULL, "OUTPUT must end the last segment only");
   switch (sink->kind) {
   case IR_SORT:
-    for (int i = 0; i < sink->nkeys; i++) {
+    for (int i = 0; i < sink->sort.nkeys; i++) {
       bool carried = false;
-      for (int j = 0; j < sink->ncarry; j++) carried |= sink->carry[j] == sink->keys[i].col;
+      for (int j = 0; j < sink->sort.ncarry; j++) carried |= sink->sort.carry[j] == sink->sort.keys[i].col;
       if (!carried) return bad(v, NULL, "sort key not carried");
     }
-    for (int i = 0; i < sink->ncarry; i++)
-      if (!use(v, sink->carry[i])) return 0;
+    for (int i = 0; i < sink->sort.ncarry; i++)
+      if (!use(v, sink->sort.carry[i])) return 0;
     break;
   case IR_TREE_ORDER: {
     bool node = false, pnode = false;
-    for (int i = 0; i < sink->ncarry; i++) {
-      if (!use(v, sink->carry[i])) return 0;
-      node |= sink->carry[i] == sink->tree_node_col;
-      pnode |= sink->carry[i] == sink->tree_pnode_col;
+    for (int i = 0; i < sink->tree.ncarry; i++) {
+      if (!use(v, sink->tree.carry[i])) return 0;
+      node |= sink->tree.carry[i] == sink->tree_node_col;
+      pnode |= sink->tree.carry[i] == sink->tree_pnode_col;
     }
     if (!node || !pnode || !sink->tree_num) return bad(v, NULL, "tree order does not carry the node columns");
     break;
   }
   case IR_AGGREGATE:
-    for (int i = 0; i < sink->ngroup; i++)
-      if (!use(v, sink->group_cols[i])) return 0;
-    for (int i = 0; i < sink->naggs; i++) {
-      const ir_agg *a = &sink->aggs[i];
+    for (int i = 0; i < sink->agg.ngroup; i++)
+      if (!use(v, sink->agg.group_cols[i])) return 0;
+    for (int i = 0; i < sink->agg.naggs; i++) {
+      const ir_agg *a = &sink->agg.aggs[i];
       if (!a->live) continue;
       if (a->kind == RT_AGG_COUNT_STAR ? a->arg_col != -1 : !use(v, a->arg_col))
         return a->kind == RT_AGG_COUNT_STAR ? bad(v, NULL, "COUNT(*) with an argument") : 0;
@@ -291,12 +291,12 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     break;
   case IR_IV_BUFFER:
     if (!sink->iv_user) return bad(v, NULL, "interval buffer without its operator");
-    for (int i = 0; i < sink->ncarry; i++)
-      if (!use(v, sink->carry[i])) return 0;
+    for (int i = 0; i < sink->ivbuf.ncarry; i++)
+      if (!use(v, sink->ivbuf.carry[i])) return 0;
     break;
   case IR_OUTPUT:
-    for (int i = 0; i < sink->nout; i++)
-      if (!use(v, sink->out[i])) return 0;
+    for (int i = 0; i < sink->output.nout; i++)
+      if (!use(v, sink->output.out[i])) return 0;
     break;
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
   case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:

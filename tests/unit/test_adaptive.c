@@ -192,7 +192,7 @@ static void test_switch_mid_run(void **state) {
   assert_true(sw.pk.batches > 4);
   assert_int_equal(sw.pk.jit_batches, sw.pk.batches - 3);
   const ir_op *output = q->plan->segs[q->plan->nsegs - 1].sink;
-  rt_table *t = rt_rowbuf_to_table(&run.result, "result", output->out_names, NULL);
+  rt_table *t = rt_rowbuf_to_table(&run.result, "result", output->output.out_names, NULL);
   ex_run_free(&run);
   assert_non_null(t);
   pj_result *rs = pj__result_new(t, e->strings);
@@ -272,7 +272,7 @@ static void test_judge_keeps_faster(void **state) {
       assert_int_equal(c->ran[0], cases[k].at == 0 ? EX_PROBE_BATCHES : cases[k].at);
     }
     const ir_op *output = q->plan->segs[q->plan->nsegs - 1].sink;
-    rt_table *t = rt_rowbuf_to_table(&run.result, "result", output->out_names, NULL);
+    rt_table *t = rt_rowbuf_to_table(&run.result, "result", output->output.out_names, NULL);
     ex_run_free(&run);
     assert_non_null(t);
     pj_result *rs = pj__result_new(t, e->strings);

@@ -195,33 +195,33 @@ static int *tp_ints(ir_plan *p, int n, const int *v) {
 /* ORDER BY: keys as (col, desc, nulls_first) triples; carries `carry`. */
 static ir_op *tp_sort(ir_plan *p, int ncarry, const int *carry, int nkeys, const int *keys) {
   ir_op *op = tp_op(p, IR_SORT, "ORDER BY");
-  op->ncarry = ncarry;
-  op->carry = tp_ints(p, ncarry, carry);
-  op->nkeys = nkeys;
-  op->keys = rt_arena_alloc(&p->arena, sizeof(ir_sortkey) * (size_t)nkeys);
+  op->sort.ncarry = ncarry;
+  op->sort.carry = tp_ints(p, ncarry, carry);
+  op->sort.nkeys = nkeys;
+  op->sort.keys = rt_arena_alloc(&p->arena, sizeof(ir_sortkey) * (size_t)nkeys);
   for (int k = 0; k < nkeys; k++) {
-    op->keys[k].col = keys[3 * k];
-    op->keys[k].desc = keys[3 * k + 1];
-    op->keys[k].nulls_first = keys[3 * k + 2];
+    op->sort.keys[k].col = keys[3 * k];
+    op->sort.keys[k].desc = keys[3 * k + 1];
+    op->sort.keys[k].nulls_first = keys[3 * k + 2];
   }
   return op;
 }
 
 static ir_op *tp_agg(ir_plan *p, int ngroup, const int *group_cols) {
   ir_op *op = tp_op(p, IR_AGGREGATE, "AGGREGATE");
-  op->ngroup = ngroup;
-  op->group_cols = tp_ints(p, ngroup, group_cols);
-  op->group_out = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(ngroup + 1));
+  op->agg.ngroup = ngroup;
+  op->agg.group_cols = tp_ints(p, ngroup, group_cols);
+  op->agg.group_out = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(ngroup + 1));
   for (int k = 0; k < ngroup; k++)
-    op->group_out[k] = ir_col_new(p, p->cols[group_cols[k]].name,
+    op->agg.group_out[k] = ir_col_new(p, p->cols[group_cols[k]].name,
                                   rt_store_type(p->cols[group_cols[k]].type), true);
-  op->aggs = rt_arena_alloc(&p->arena, sizeof(ir_agg) * 16);
+  op->agg.aggs = rt_arena_alloc(&p->arena, sizeof(ir_agg) * 16);
   return op;
 }
 
 /* Adds an aggregate; returns its output column. */
 static int tp_agg_add(ir_plan *p, ir_op *op, rt_aggkind kind, int arg, bool live) {
-  ir_agg *a = &op->aggs[op->naggs++];
+  ir_agg *a = &op->agg.aggs[op->agg.naggs++];
   a->kind = kind;
   a->arg_col = arg;
   a->arg_type = arg >= 0 ? p->cols[arg].type : RT_I64;
@@ -236,10 +236,10 @@ static int tp_agg_add(ir_plan *p, ir_op *op, rt_aggkind kind, int arg, bool live
 
 static ir_op *tp_output(ir_plan *p, int n, const int *cols) {
   ir_op *op = tp_op(p, IR_OUTPUT, "OUTPUT");
-  op->nout = n;
-  op->out = tp_ints(p, n, cols);
-  op->out_names = rt_arena_alloc(&p->arena, sizeof(char *) * (size_t)(n + 1));
-  for (int i = 0; i < n; i++) op->out_names[i] = p->cols[cols[i]].name;
+  op->output.nout = n;
+  op->output.out = tp_ints(p, n, cols);
+  op->output.out_names = rt_arena_alloc(&p->arena, sizeof(char *) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) op->output.out_names[i] = p->cols[cols[i]].name;
   return op;
 }
 
@@ -258,11 +258,11 @@ static void tp_segment(ir_plan *p) {
     sb->buf_op = op;
     sb->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * 32);
     if (op->kind == IR_SORT) {
-      for (int k = 0; k < op->ncarry; k++) sb->out_cols[sb->nscan++] = op->carry[k];
+      for (int k = 0; k < op->sort.ncarry; k++) sb->out_cols[sb->nscan++] = op->sort.carry[k];
     } else {
-      for (int k = 0; k < op->ngroup; k++) sb->out_cols[sb->nscan++] = op->group_out[k];
-      for (int k = 0; k < op->naggs; k++)
-        if (op->aggs[k].live) sb->out_cols[sb->nscan++] = op->aggs[k].out_col;
+      for (int k = 0; k < op->agg.ngroup; k++) sb->out_cols[sb->nscan++] = op->agg.group_out[k];
+      for (int k = 0; k < op->agg.naggs; k++)
+        if (op->agg.aggs[k].live) sb->out_cols[sb->nscan++] = op->agg.aggs[k].out_col;
     }
     ops[nops++] = sb;
   }
@@ -310,7 +310,7 @@ static trun tp_run_params(ir_plan *p, int nparams, const ex_value *params, volat
   run.interrupt = intr;
   if (ex_run_plan(&run, count_pick, &r.batches) == 0) {
     const ir_op *out = p->segs[p->nsegs - 1].sink;
-    r.t = rt_rowbuf_to_table(&run.result, "result", out->out_names, NULL);
+    r.t = rt_rowbuf_to_table(&run.result, "result", out->output.out_names, NULL);
     assert_non_null(r.t);
   } else {
     assert_true(run.err.set);
@@ -828,7 +828,7 @@ static void test_aggregate_by_int(void **state) {
   int mxs = tp_agg_add(p, ag, RT_AGG_MAX, 1, true);
   int any = tp_agg_add(p, ag, RT_AGG_ANY_VALUE, 2, true);
   int mxd = tp_agg_add(p, ag, RT_AGG_MAX, 3, true);
-  tp_output(p, 12, (int[]){ag->group_out[0], cs, cv, sv, mnv, mxv, av, sd, mns, mxs, any, mxd});
+  tp_output(p, 12, (int[]){ag->agg.group_out[0], cs, cv, sv, mnv, mxv, av, sd, mns, mxs, any, mxd});
   trun r = tp_run(p);
   assert_string_equal(r.err, "");
   /* groups in first-seen order: 1, 2, NULL */
@@ -855,7 +855,7 @@ static void test_aggregate_keys(void **state) {
   tp_scan(p, t);
   ir_op *ag = tp_agg(p, 1, (int[]){1});
   int sv = tp_agg_add(p, ag, RT_AGG_SUM, 2, true);
-  tp_output(p, 2, (int[]){ag->group_out[0], sv});
+  tp_output(p, 2, (int[]){ag->agg.group_out[0], sv});
   trun r = tp_run(p);
   assert_string_equal(col_text(r.t, 0), "'a','b','c'");
   assert_string_equal(col_text(r.t, 1), "13,27,5");
@@ -867,7 +867,7 @@ static void test_aggregate_keys(void **state) {
   int big = tp_compute(p, "big", X(p, IX_GT, RT_BOOL, 2, C(p, 2), I(p, 6)));
   ag = tp_agg(p, 2, (int[]){1, big});
   int cs = tp_agg_add(p, ag, RT_AGG_COUNT_STAR, -1, true);
-  tp_output(p, 3, (int[]){ag->group_out[0], ag->group_out[1], cs});
+  tp_output(p, 3, (int[]){ag->agg.group_out[0], ag->agg.group_out[1], cs});
   r = tp_run(p);
   assert_string_equal(col_text(r.t, 0), "'a','b','a','c','c','a'");
   assert_string_equal(col_text(r.t, 1), "1,1,NULL,0,NULL,0");
@@ -880,7 +880,7 @@ static void test_aggregate_keys(void **state) {
   tp_filter(p, X(p, IX_LT, RT_BOOL, 2, C(p, 3), F(p, 1.0)));
   ag = tp_agg(p, 1, (int[]){3});
   cs = tp_agg_add(p, ag, RT_AGG_COUNT_STAR, -1, true);
-  tp_output(p, 2, (int[]){ag->group_out[0], cs});
+  tp_output(p, 2, (int[]){ag->agg.group_out[0], cs});
   r = tp_run(p);
   assert_string_equal(col_text(r.t, 0), "0.5,0");
   assert_string_equal(col_text(r.t, 1), "1,2");
@@ -916,7 +916,7 @@ static void test_aggregate_empty_and_overflow(void **state) {
   tp_limit(p, I(p, 0), NULL);
   ag = tp_agg(p, 1, (int[]){0});
   cs = tp_agg_add(p, ag, RT_AGG_COUNT_STAR, -1, true);
-  tp_output(p, 2, (int[]){ag->group_out[0], cs});
+  tp_output(p, 2, (int[]){ag->agg.group_out[0], cs});
   r = tp_run(p);
   assert_int_equal(r.t->nrows, 0);
   rt_table_unref(r.t);
@@ -946,7 +946,7 @@ static void test_aggregate_then_sort(void **state) {
   ir_op *ag = tp_agg(p, 1, (int[]){k});
   int cs = tp_agg_add(p, ag, RT_AGG_COUNT_STAR, -1, true);
   int sm = tp_agg_add(p, ag, RT_AGG_SUM, 0, true);
-  int key = ag->group_out[0];
+  int key = ag->agg.group_out[0];
   tp_sort(p, 3, (int[]){key, cs, sm}, 2, (int[]){cs, 1, 0, key, 1, 0});
   tp_output(p, 3, (int[]){key, cs, sm});
   trun r = tp_run(p);

@@ -387,48 +387,48 @@ static void test_reshaping_makes_no_ops(void **state) {
   assert_non_null(p);
   assert_int_equal(p->nops, 2); /* scan, output */
   const ir_op *out = find_op(p, IR_OUTPUT, 0);
-  assert_int_equal(out->nout, 2);
-  assert_string_equal(out->out_names[0], "e");
-  assert_string_equal(out->out_names[1], "e2");
-  assert_string_equal(p->cols[out->out[0]].name, "dur");
-  assert_int_equal(out->out[0], out->out[1]);
+  assert_int_equal(out->output.nout, 2);
+  assert_string_equal(out->output.out_names[0], "e");
+  assert_string_equal(out->output.out_names[1], "e2");
+  assert_string_equal(p->cols[out->output.out[0]].name, "dur");
+  assert_int_equal(out->output.out[0], out->output.out[1]);
   ir_plan_free(p);
 
   /* SET and RENAME see the row before the stage: both swap */
   p = ok(f, "FROM slice |> SET ts = dur, dur = ts |> RENAME id AS name, name AS id");
   out = find_op(p, IR_OUTPUT, 0);
   assert_int_equal(count_ops(p, IR_COMPUTE), 0);
-  assert_string_equal(out->out_names[0], "name");
-  assert_string_equal(p->cols[out->out[0]].name, "id");
-  assert_string_equal(out->out_names[1], "ts");
-  assert_string_equal(p->cols[out->out[1]].name, "dur");
-  assert_string_equal(out->out_names[2], "dur");
-  assert_string_equal(p->cols[out->out[2]].name, "ts");
-  assert_string_equal(out->out_names[4], "id");
+  assert_string_equal(out->output.out_names[0], "name");
+  assert_string_equal(p->cols[out->output.out[0]].name, "id");
+  assert_string_equal(out->output.out_names[1], "ts");
+  assert_string_equal(p->cols[out->output.out[1]].name, "dur");
+  assert_string_equal(out->output.out_names[2], "dur");
+  assert_string_equal(p->cols[out->output.out[2]].name, "ts");
+  assert_string_equal(out->output.out_names[4], "id");
   ir_plan_free(p);
 
   /* stars: EXCEPT and REPLACE; names match case-insensitively, defining spelling kept */
   p = ok(f, "FROM slice |> SELECT * EXCEPT (ID, Name) REPLACE (DUR * 2 AS Dur)");
   out = find_op(p, IR_OUTPUT, 0);
-  assert_int_equal(out->nout, 3);
-  assert_string_equal(out->out_names[0], "ts");
-  assert_string_equal(out->out_names[1], "dur");
+  assert_int_equal(out->output.nout, 3);
+  assert_string_equal(out->output.out_names[0], "ts");
+  assert_string_equal(out->output.out_names[1], "dur");
   assert_int_equal(count_ops(p, IR_COMPUTE), 1);
   ir_plan_free(p);
 
   /* aliases survive EXTEND and let an alias read the old value after SET */
   p = ok(f, "FROM slice AS s |> SET dur = dur + 1 |> EXTEND s.dur AS old");
   out = find_op(p, IR_OUTPUT, 0);
-  assert_string_equal(out->out_names[5], "old");
-  assert_string_equal(p->cols[out->out[5]].name, "dur");
-  assert_int_not_equal(out->out[2], out->out[5]);
+  assert_string_equal(out->output.out_names[5], "old");
+  assert_string_equal(p->cols[out->output.out[5]].name, "dur");
+  assert_int_not_equal(out->output.out[2], out->output.out[5]);
   ir_plan_free(p);
 
   /* nested pipeline source with an alias */
   p = ok(f, "FROM (FROM slice |> WHERE dur > 1 |> SELECT ts, dur AS d) AS x |> WHERE x.d < 10");
   assert_int_equal(count_ops(p, IR_FILTER), 2);
   out = find_op(p, IR_OUTPUT, 0);
-  assert_int_equal(out->nout, 2);
+  assert_int_equal(out->output.nout, 2);
   ir_plan_free(p);
 }
 
@@ -449,18 +449,18 @@ static void test_liveness(void **state) {
   scan = find_op(p, IR_SCAN_TABLE, 0);
   assert_int_equal(scan->nscan, 2); /* ts, depth: dur is not read */
   const ir_op *agg = find_op(p, IR_AGGREGATE, 0);
-  assert_true(agg->aggs[0].live);
-  assert_false(agg->aggs[1].live);
-  assert_int_equal(p->cols[agg->aggs[1].out_col].type, RT_I64);
-  assert_int_equal(p->cols[agg->group_out[0]].type, RT_I64); /* uint32 widens */
+  assert_true(agg->agg.aggs[0].live);
+  assert_false(agg->agg.aggs[1].live);
+  assert_int_equal(p->cols[agg->agg.aggs[1].out_col].type, RT_I64);
+  assert_int_equal(p->cols[agg->agg.group_out[0]].type, RT_I64); /* uint32 widens */
   ir_plan_free(p);
 
   /* SORT carries only what is read after it, plus its keys */
   p = ok(f, "FROM slice |> ORDER BY dur * 2 DESC |> SELECT name");
   const ir_op *sort = find_op(p, IR_SORT, 0);
-  assert_int_equal(sort->ncarry, 2);
-  assert_false(sort->keys[0].nulls_first);
-  assert_true(sort->keys[0].desc);
+  assert_int_equal(sort->sort.ncarry, 2);
+  assert_false(sort->sort.keys[0].nulls_first);
+  assert_true(sort->sort.keys[0].desc);
   ir_plan_free(p);
 
   /* SQLite: only live columns are projected, in the wrapper */
@@ -506,9 +506,9 @@ static void test_segments(void **state) {
   assert_int_equal(p->segs[2].sink->kind, IR_OUTPUT);
   /* no GROUP BY: MAX is NULL on empty input, COUNT never */
   const ir_op *agg = p->segs[1].sink;
-  assert_true(p->cols[agg->aggs[1].out_col].nullable);
-  assert_int_equal(p->cols[agg->aggs[1].out_col].type, RT_STR);
-  assert_false(p->cols[agg->aggs[0].out_col].nullable);
+  assert_true(p->cols[agg->agg.aggs[1].out_col].nullable);
+  assert_int_equal(p->cols[agg->agg.aggs[1].out_col].type, RT_STR);
+  assert_false(p->cols[agg->agg.aggs[0].out_col].nullable);
   /* segmenting twice gives the same shape */
   ir_segment_plan(p);
   assert_int_equal(p->nsegs, 3);
