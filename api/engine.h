@@ -1,18 +1,19 @@
 /*
  * engine.h — the structures behind the public handles (pj_engine,
- * pj_query, pj_result). engine.c runs scripts and statements; query.c
- * compiles and runs handles; result.c reads results.
+ * pj_query, pj_result) and api/'s internal calls. Layers, each calling
+ * only those below it: errors.c (sticky errors, interrupts) ← engine.c
+ * (the handle, settings, the JIT) ← query.c (compiling and running
+ * handles) ← engine_table.c (SQL statements, CREATE PERFETTO TABLE) ←
+ * script.c (the script runner); result.c and arrow.c read results.
  */
 #ifndef PJ_ENGINE_H
 #define PJ_ENGINE_H
 
 #include "pipejit.h"
 #include "frontend/ast.h"
-#include "exec/exec.h"
+#include "exec/backend.h"
 #include "runtime/sqlite/vtab.h"
 
-struct cg_jit;
-struct cg_module;
 struct ex_adapt;
 struct ex_job;
 
@@ -64,7 +65,7 @@ struct pj_engine {
   const char *errtext;      /* text the error offset refers to (not owned) */
   int errline, errcol;
   pj_timing timing;
-  struct cg_jit *jit;       /* created on first JIT compile */
+  ex_compiler *jit;         /* the JIT's, created on first JIT compile */
   /* Set by pj_engine_interrupt (any thread, signal handlers): accessed
    * with __atomic builtins; cleared when a public call starts a run. */
   volatile int interrupt;
@@ -104,7 +105,7 @@ struct pj_query {
   ex_value *params;         /* 1-based bound values (strings interned) */
   unsigned char *bound;     /* 1-based: a value (NULL included) was bound */
   rt_type *param_types;     /* 1-based types the plan assumed */
-  struct cg_module *code;   /* JIT code for `plan`, or NULL */
+  ex_code *code;            /* JIT code for `plan`, or NULL */
   /* The columnar tables the plan scans, one reference each, so a run can
    * tell whether the catalog now names a different table (and rebind). */
   int ntables;
@@ -188,7 +189,7 @@ void pj__engine_set_cache_size(pj_engine *e, int n);
 
 pj_result *pj__result_new(rt_table *t, const rt_strpool *strings);
 
-/* Statements of a script (engine.c, engine_table.c). `script` is the whole
+/* Statements of a script (script.c, engine_table.c, query.c). `script` is the whole
  * script: every error offset is relative to it. */
 
 /* Runs one SQL statement (sql starts at byte sqlpos of the script). When it

@@ -22,7 +22,8 @@
  *    When the query no longer binds, the run fails with the bind error
  *    (and tries again the next time).
  *
- * Backends: interp runs every segment with vm_run_batch; jit compiles the
+ * Backends (exec/backend.h): interp runs every segment with the
+ * interpreter (vm_backend); jit compiles the
  * plan once (the engine's LLJIT is created on first use) and runs the
  * generated batch functions; auto (exec/adaptive.h) runs the interpreter
  * at once and, when the estimated input is at least the engine's
@@ -39,6 +40,7 @@
 
 #include "codegen/cg.h"
 #include "exec/adaptive.h"
+#include "interp/vm.h"
 #include "runtime/sqlite/sqlsrc.h"
 #include "engine.h"
 
@@ -439,7 +441,7 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
     if (s != PJ_OK) return s;
   }
   if (check_bound(q) != PJ_OK) return PJ_ERROR;
-  ex_picker pk = {0};
+  ex_picker pk = {.interp = &vm_backend, .jit = &cg_backend};
   if (e->mode == PJ_MODE_JIT || (e->mode == PJ_MODE_AUTO && e->force_switch)) {
     pj_status cs = ensure_code(q);
     if (cs != PJ_OK) return cs;
@@ -531,4 +533,30 @@ const char *pj_query_llvm_ir(pj_query *q, int optimized) {
 
 const char *pj_query_asm(pj_query *q) {
   return code_for_dump(q) ? cg_asm_text(q->code) : NULL;
+}
+
+/* ---- pipelines of a script ------------------------------------------- */
+
+/* Compiles and runs one pipeline of the script; *out gets its rows as a
+ * table named `name` (caller's reference). */
+pj_status pj__exec_pipeline(pj_engine *e, const char *script, const fe_stmt *st,
+                            fe_pipeline *pipe, const char *name, rt_table **out) {
+  *out = NULL;
+  pj_query *q = NULL;
+  pj_status s = pj__query_from_ast(e, script, pipe, &q);
+  if (s != PJ_OK) return s;
+  pj_timing compiled = e->timing;
+  if (e->hooks.before_run) {
+    pj__clear_error(e);
+    if (e->hooks.before_run(e->hooks.ctx, q, script + st->pos, (size_t)st->len,
+                            (size_t)st->pos)) {
+      pj_query_free(q);
+      return e->err.set ? PJ_ERROR : PJ_INTERRUPTED;
+    }
+  }
+  s = pj__query_run_table(q, name, out);
+  /* Keep the first run's bind time (a hook may have run it already). */
+  e->timing.bind_ns = compiled.bind_ns;
+  pj_query_free(q);
+  return s;
 }

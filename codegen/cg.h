@@ -11,10 +11,13 @@
 
 #include <stdatomic.h>
 
-#include "../exec/exec.h"
+#include "exec/backend.h"
 
-typedef struct cg_jit cg_jit;
-typedef struct cg_module cg_module;
+/* The JIT's compiler and compiled plans are exec/'s ex_compiler and
+ * ex_code (backend.h); cg_backend is the JIT as an exec/ backend. */
+typedef struct ex_compiler cg_jit;
+typedef struct ex_code cg_module;
+extern const ex_backend cg_backend;
 
 cg_jit *cg_jit_new(rt_err *err);
 void cg_jit_free(cg_jit *j);

@@ -9,6 +9,7 @@
  */
 #include "../runtime/strfn.h"
 #include "emit.h"
+#include "interp/vm.h"
 
 int cg_rt_fail(ex_seg *s, int code) {
   const ir_segment *seg = s->seg;

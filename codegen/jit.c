@@ -50,6 +50,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "emit.h"
+#include "interp/vm.h"
 
 /* The cheapest pipeline that gives default<O2>'s loops on our segments:
  * promote the allocas, remove redundant loads, fold, clean the CFG.
@@ -67,7 +68,7 @@
  * compile thread). */
 #define CG_TM_POOL 4
 
-struct cg_jit {
+struct ex_compiler {   /* cg_jit */
   LLVMOrcLLJITRef lljit;
   LLVMOrcJITDylibRef jd;
   LLVMTargetRef target;
@@ -79,7 +80,7 @@ struct cg_jit {
   uint64_t serial;
 };
 
-struct cg_module {
+struct ex_code {   /* cg_module */
   atomic_int refs;           /* cg_module_ref / cg_module_free */
   cg_jit *jit;
   const ir_plan *plan;       /* for the raw IR dump only; may be NULL */

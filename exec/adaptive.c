@@ -17,10 +17,10 @@
  * pipeline is likely to run again (a script run twice, a dashboard, a
  * benchmark loop), when it hits the cache instead of compiling from the
  * start. Closing the engine cancels the running job at its next step
- * (cg_compile_end checks between verify, passes, code generation and
+ * (the backend's compile_end checks between verify, passes, code generation and
  * linking). A new job for a key being compiled shares the running job.
  *
- * The cg_jit the thread compiles with is the
+ * The ex_compiler the thread compiles with is the
  * engine's, which outlives the thread (ex_adapt_free joins it before the
  * engine frees its JIT).
  *
@@ -42,7 +42,6 @@
 #include <unistd.h>
 #endif
 
-#include "../codegen/cg.h"
 #include "adaptive.h"
 
 enum { JOB_QUEUED, JOB_BUILDING, JOB_COMPILING, JOB_DONE };
@@ -55,12 +54,12 @@ struct ex_job {
   int refs;                    /* under a->mu */
   int state;                   /* under a->mu */
   atomic_int cancel;
-  _Atomic(cg_module *) ready;  /* the module, published when compiled */
+  _Atomic(ex_code *) ready;  /* the module, published when compiled */
   const ir_plan *plan;         /* under a->mu; NULL once not needed */
-  cg_jit *jit;
+  ex_compiler *jit;            /* the backend's compiler */
   int opt_level;
   char *key;
-  cg_module *mod;              /* the job's reference to its result */
+  ex_code *mod;              /* the job's reference to its result */
   rt_err err;
   int64_t compile_ns;
   ex_job *next;                /* queue */
@@ -69,11 +68,12 @@ struct ex_job {
 typedef struct ex_centry {
   char *key;
   uint64_t hash;
-  cg_module *m;
+  ex_code *m;
   uint64_t used;               /* tick of the last hit, for LRU */
 } ex_centry;
 
 struct ex_adapt {
+  const ex_backend *b;         /* compiles jobs, owns cached codes */
   pthread_mutex_t mu;
   pthread_cond_t cv;           /* any job's state changed, queue changed */
   pthread_t thread;
@@ -98,7 +98,7 @@ static uint64_t ex_hash(const char *s) {
 
 static void ex_cache_drop(ex_adapt *a, int i) {
   free(a->cache[i].key);
-  cg_module_free(a->cache[i].m);
+  a->b->release(a->cache[i].m);
   a->cache[i] = a->cache[--a->ncache];
 }
 
@@ -118,14 +118,14 @@ static int ex_cache_find(ex_adapt *a, const char *key, uint64_t h) {
   return -1;
 }
 
-static void ex_cache_put_locked(ex_adapt *a, const char *key, cg_module *m) {
+static void ex_cache_put_locked(ex_adapt *a, const char *key, ex_code *m) {
   if (!key || !m || a->cap <= 0) return;
   uint64_t h = ex_hash(key);
   if (ex_cache_find(a, key, h) >= 0) return;
   ex_cache_trim(a, a->cap - 1);
   char *k = strdup(key);
   if (!k) return;
-  a->cache[a->ncache++] = (ex_centry){k, h, cg_module_ref(m), ++a->tick};
+  a->cache[a->ncache++] = (ex_centry){k, h, a->b->ref(m), ++a->tick};
   a->generation++;
 }
 
@@ -136,15 +136,15 @@ uint64_t ex_cache_generation(ex_adapt *a) {
   return g;
 }
 
-cg_module *ex_cache_get(ex_adapt *a, const char *key) {
+ex_code *ex_cache_get(ex_adapt *a, const char *key) {
   if (!key) return NULL;
   uint64_t h = ex_hash(key);
   pthread_mutex_lock(&a->mu);
   int i = ex_cache_find(a, key, h);
-  cg_module *m = NULL;
+  ex_code *m = NULL;
   if (i >= 0) {
     a->cache[i].used = ++a->tick;
-    m = cg_module_ref(a->cache[i].m);
+    m = a->b->ref(a->cache[i].m);
     a->st.hits++;
   } else {
     a->st.misses++;
@@ -153,7 +153,7 @@ cg_module *ex_cache_get(ex_adapt *a, const char *key) {
   return m;
 }
 
-void ex_cache_put(ex_adapt *a, const char *key, cg_module *m) {
+void ex_cache_put(ex_adapt *a, const char *key, ex_code *m) {
   pthread_mutex_lock(&a->mu);
   ex_cache_put_locked(a, key, m);
   pthread_mutex_unlock(&a->mu);
@@ -193,7 +193,7 @@ char *ex_cache_key(const char *text, size_t len, const ir_plan *p, const char *p
 
 static void ex_job_unref_locked(ex_job *j) {
   if (--j->refs > 0) return;
-  cg_module_free(j->mod);
+  j->a->b->release(j->mod);
   free(j->key);
   free(j);
 }
@@ -210,26 +210,25 @@ static void ex_run_job(ex_adapt *a, ex_job *j) {
   pthread_mutex_unlock(&a->mu);
 
   rt_err err = {.offset = -1};
-  cg_module *m = cg_compile_begin(j->jit, j->plan, j->opt_level, &err);
-  /* the plan belongs to the handle, which may free it from now on */
-  cg_module_set_plan(m, NULL);
+  /* the plan belongs to the handle, which may free it once this returns */
+  ex_code *m = a->b->compile_begin(j->jit, j->plan, j->opt_level, &err);
   pthread_mutex_lock(&a->mu);
   j->plan = NULL;
   j->state = JOB_COMPILING;
   pthread_cond_broadcast(&a->cv);
   pthread_mutex_unlock(&a->mu);
 
-  int ok = m && cg_compile_end(m, &j->cancel, &err);
+  int ok = m && a->b->compile_end(m, &j->cancel, &err);
 
   pthread_mutex_lock(&a->mu);
   if (ok) {
     j->mod = m;
-    j->compile_ns = cg_compile_ns(m);
+    j->compile_ns = a->b->compile_ns(m);
     ex_cache_put_locked(a, j->key, m);
     atomic_store_explicit(&j->ready, m, memory_order_release);
     a->st.compiled++;
   } else {
-    cg_module_free(m);
+    a->b->release(m);
     if (!err.set) rt_errorf(&err, -1, "JIT: compilation failed");
     j->err = err;
     if (atomic_load_explicit(&j->cancel, memory_order_relaxed)) a->st.cancelled++;
@@ -268,7 +267,7 @@ static void *ex_worker(void *arg) {
   return NULL;
 }
 
-ex_job *ex_job_submit(ex_adapt *a, cg_jit *jit, const ir_plan *p, int opt_level,
+ex_job *ex_job_submit(ex_adapt *a, ex_compiler *jit, const ir_plan *p, int opt_level,
                       const char *key) {
   ex_job *j = calloc(1, sizeof *j);
   if (!j) return NULL;
@@ -312,7 +311,7 @@ ex_job *ex_job_submit(ex_adapt *a, cg_jit *jit, const ir_plan *p, int opt_level,
   return j;
 }
 
-cg_module *ex_job_ready(ex_job *j) {
+ex_code *ex_job_ready(ex_job *j) {
   return j ? atomic_load_explicit(&j->ready, memory_order_acquire) : NULL;
 }
 
@@ -321,11 +320,11 @@ int64_t ex_job_compile_ns(const ex_job *j) {
   return ex_job_ready((ex_job *)j) ? j->compile_ns : 0;
 }
 
-cg_module *ex_job_wait(ex_job *j, rt_err *err) {
+ex_code *ex_job_wait(ex_job *j, rt_err *err) {
   ex_adapt *a = j->a;
   pthread_mutex_lock(&a->mu);
   while (j->state != JOB_DONE) pthread_cond_wait(&a->cv, &a->mu);
-  cg_module *m = cg_module_ref(j->mod);
+  ex_code *m = a->b->ref(j->mod);
   if (!m) *err = j->err;
   pthread_mutex_unlock(&a->mu);
   return m;
@@ -346,7 +345,7 @@ void ex_job_release(ex_job *j) {
 
 /* ---- the engine's state ------------------------------------------------------ */
 
-ex_adapt *ex_adapt_new(void) {
+ex_adapt *ex_adapt_new(const ex_backend *b) {
   ex_adapt *a = calloc(1, sizeof *a);
   if (!a) return NULL;
   a->cache = calloc(EX_CACHE_CAP, sizeof *a->cache);
@@ -355,6 +354,7 @@ ex_adapt *ex_adapt_new(void) {
     return NULL;
   }
   a->cap = EX_CACHE_CAP;
+  a->b = b;
   pthread_mutex_init(&a->mu, NULL);
   pthread_cond_init(&a->cv, NULL);
   return a;
@@ -463,9 +463,9 @@ ex_batch_fn ex_pick(void *ctx, int seg) {
   }
   pk->last_seg = seg;
   pk->last_jit = jit;
-  if (!jit) return vm_run_batch;
+  if (!jit) return pk->interp->run_batch(NULL, seg);
   pk->jit_batches++;
-  return cg_segment_fn(pk->code, seg);
+  return pk->jit->run_batch(pk->code, seg);
 }
 
 /* ---- test hooks ---------------------------------------------------------------- */

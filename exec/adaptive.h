@@ -18,10 +18,7 @@
 
 #include <stdatomic.h>
 
-#include "exec.h"
-
-struct cg_jit;
-struct cg_module;
+#include "backend.h"
 
 typedef struct ex_adapt ex_adapt;
 typedef struct ex_job ex_job;
@@ -29,7 +26,9 @@ typedef struct ex_job ex_job;
 /* The compile cache holds this many modules by default (LRU). */
 #define EX_CACHE_CAP 64
 
-ex_adapt *ex_adapt_new(void);
+/* The adaptive state of an engine whose compiles go to backend b (the
+ * JIT), which also owns the cached codes. */
+ex_adapt *ex_adapt_new(const ex_backend *b);
 /* Cancels queued jobs, stops the running one at its next step and waits
  * for it, joins the thread, frees the cache. Every job must have been
  * released (handles are freed before their engine). */
@@ -49,10 +48,10 @@ void ex_adapt_free(ex_adapt *a);
 char *ex_cache_key(const char *text, size_t len, const ir_plan *p, const char *plan_text,
                    int opt_level, const char *passes);
 /* A new reference to the module cached under key, or NULL. */
-struct cg_module *ex_cache_get(ex_adapt *a, const char *key);
+ex_code *ex_cache_get(ex_adapt *a, const char *key);
 /* Caches m under key (the cache takes its own reference; an existing
  * entry for the key stays). */
-void ex_cache_put(ex_adapt *a, const char *key, struct cg_module *m);
+void ex_cache_put(ex_adapt *a, const char *key, ex_code *m);
 /* Changes whenever a module is added: a key that missed at generation g
  * misses again while the generation is g. */
 uint64_t ex_cache_generation(ex_adapt *a);
@@ -66,14 +65,14 @@ void ex_cache_set_cap(ex_adapt *a, int cap);
  * reads it only until the IR is emitted. The result goes to the cache under key (copied) whenever the
  * compile succeeds. Returns the
  * caller's reference, or NULL when no thread could be started. */
-ex_job *ex_job_submit(ex_adapt *a, struct cg_jit *jit, const ir_plan *p, int opt_level,
+ex_job *ex_job_submit(ex_adapt *a, ex_compiler *jit, const ir_plan *p, int opt_level,
                       const char *key);
 /* The compiled module once ready (borrowed from the job), else NULL.
  * Cheap: one atomic load. */
-struct cg_module *ex_job_ready(ex_job *j);
+ex_code *ex_job_ready(ex_job *j);
 /* Waits for the job to end; a new reference to its module, or NULL with
  * err set when it failed. */
-struct cg_module *ex_job_wait(ex_job *j, rt_err *err);
+ex_code *ex_job_wait(ex_job *j, rt_err *err);
 /* Time the compile took (0 until ready). */
 int64_t ex_job_compile_ns(const ex_job *j);
 /* Drops the caller's reference. A job the thread has not taken yet is
@@ -113,7 +112,9 @@ typedef struct ex_segcost {
  * run goes: see ex_pick in adaptive.c. clock (NULL: rt_now_ns) lets a
  * test feed fake timings. A zeroed picker does not judge. */
 typedef struct ex_picker {
-  struct cg_module *code;   /* borrowed */
+  const ex_backend *interp;  /* runs a batch without code */
+  const ex_backend *jit;     /* runs a batch with code (code, job's) */
+  ex_code *code;   /* borrowed */
   ex_job *job;              /* borrowed */
   int force_switch;
   int64_t batches, jit_batches;

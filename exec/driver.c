@@ -383,8 +383,8 @@ typedef struct ex_down {
  * kept when keep_active (a streamed batch), else every position is
  * active. */
 static int ex_run_fn(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx) {
-  ex_batch_fn fn = pick ? pick(ctx, s->index) : NULL;
-  if (!fn) fn = vm_run_batch;
+  ex_batch_fn fn = pick(ctx, s->index);
+  if (!fn) return ex_fail(run, -1, s->seg->sink->stage, "no backend runs this segment");
   if (fn(s, b) < 0 || run->err.set) {
     if (!run->err.set) rt_errorf(&run->err, -1, "%s: the batch failed", s->seg->sink->stage);
     return -1;
@@ -866,7 +866,7 @@ int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
 void ex_run_free(ex_run *run) {
   for (int i = 0; run->segs && i < run->nsegs; i++) {
     ex_seg *s = &run->segs[i];
-    vm_seg_free(s);
+    if (run->seg_free) run->seg_free(s);
     if (s->agg) rt_aggtab_free(s->agg);
     s->agg = NULL;
   }

@@ -4,7 +4,8 @@
  *
  * For each segment in order the driver opens its source (table scan, SQLite
  * scan or a breaker's buffer), and for every batch calls the segment's
- * batch function — the interpreter's vm_run_batch or a JIT-compiled loop —
+ * batch function — the interpreter's or a JIT-compiled loop, as the
+ * caller's pick function says (backend.h) —
  * which runs the streaming steps and feeds the sink. Then it finishes the
  * sink (sorts, emits aggregate groups). Backends can change between
  * batches: all state lives in ex_seg / ex_run, not in the backend.
@@ -47,7 +48,8 @@ typedef struct ex_seg {
   int64_t *limit_left;
   /* Set by a backend when every LIMIT is satisfied: stop the source. */
   int done;
-  /* Interpreter scratch (interp/), opaque to everyone else. */
+  /* Interpreter scratch (interp/), opaque to everyone else; the run's
+   * seg_free frees it. */
   void *vm;
 } ex_seg;
 
@@ -92,6 +94,9 @@ struct ex_run {
    * "<STAGE>: the query needs more than N MB of memory …". budget.peak is
    * the most breaker state the run held at once. */
   rt_budget budget;
+  /* Set by a backend that keeps scratch in its segments' ex_seg.vm (the
+   * interpreter): ex_run_free calls it for every segment. */
+  void (*seg_free)(ex_seg *s);
 };
 
 /* Runs one batch through segment s; 0 on success, -1 on error (s->run->err
@@ -127,9 +132,5 @@ int ex_iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, 
  * IV_BUFFER whose interval source reads the table in place: the driver
  * then skips the segment (it would copy rows nobody reads). */
 bool ex_iv_direct(const ir_plan *p, const ir_segment *seg);
-
-/* The interpreter backend (interp/vm.c). */
-int vm_run_batch(ex_seg *s, rt_batch *b);
-void vm_seg_free(ex_seg *s);
 
 #endif

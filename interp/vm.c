@@ -119,6 +119,7 @@ static vm *vm_state(ex_seg *s) {
   m->bits = vm_xcalloc((size_t)nsteps + 1, sizeof *m->bits);
   m->active = vm_xmalloc((size_t)RT_BATCH * sizeof(uint32_t));
   s->vm = m;
+  s->run->seg_free = vm_seg_free;
   return m;
 }
 

@@ -1,5 +1,6 @@
 /*
- * vm.h — internals of the vectorized interpreter (interp/).
+ * vm.h — the vectorized interpreter (interp/): its entry (vm_run_batch,
+ * vm_backend), then the internals its files share.
  *
  * The interpreter runs a segment's steps one at a time over the whole batch.
  * Expressions evaluate column-at-a-time into position-indexed vectors: the
@@ -19,7 +20,20 @@
 #ifndef PJ_VM_H
 #define PJ_VM_H
 
-#include "../exec/exec.h"
+#include "exec/backend.h"
+
+/* ---- the entry: what the rest of the engine calls ----------------------- */
+
+/* Runs one batch through segment s (an ex_batch_fn): 0, or -1 with
+ * s->run->err set. Generated code calls it too, for segments it does not
+ * compile. */
+int vm_run_batch(ex_seg *s, rt_batch *b);
+/* Frees the scratch vm_run_batch keeps in s (the run's seg_free). */
+void vm_seg_free(ex_seg *s);
+/* The interpreter as an exec/ backend (vm_backend.c). */
+extern const ex_backend vm_backend;
+
+/* ---- internals of interp/ ------------------------------------------------ */
 
 /* Value representation of a vector. */
 enum { VT_I64 = 0, VT_F64 = 1, VT_STR = 2 };

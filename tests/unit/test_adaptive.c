@@ -32,8 +32,9 @@
 
 #include <cmocka.h>
 
-#include "../../codegen/cg.h"
-#include "../../exec/adaptive.h"
+#include "codegen/cg.h"
+#include "exec/adaptive.h"
+#include "interp/vm.h"
 #include "api/engine.h"
 
 /* ~7.3 batches of slices: every query below spans several batches. */
@@ -184,7 +185,7 @@ static void test_switch_mid_run(void **state) {
   ex_adapt_hold(e->adapt, 1);
   ex_job *job = ex_job_submit(e->adapt, e->jit, q->plan, e->opt_level, NULL);
   assert_non_null(job);
-  switch_at sw = {.pk = {.job = job}, .a = e->adapt, .at = 3};
+  switch_at sw = {.pk = {.interp = &vm_backend, .jit = &cg_backend, .job = job}, .a = e->adapt, .at = 3};
   ex_run run;
   ex_run_init(&run, q->plan, e->strings, e->db, q->nparams, q->params);
   assert_int_equal(ex_run_plan(&run, pick_switch_at, &sw), 0);
@@ -248,7 +249,7 @@ static void test_judge_keeps_faster(void **state) {
       ex_adapt_hold(e->adapt, 0);
       ex_adapt_drain(e->adapt);
     }
-    fake_timed f = {.sw = {.pk = {.job = job, .judge = 1}, .a = e->adapt, .at = cases[k].at},
+    fake_timed f = {.sw = {.pk = {.interp = &vm_backend, .jit = &cg_backend, .job = job, .judge = 1}, .a = e->adapt, .at = cases[k].at},
                     .now = 1000, .interp_ns = cases[k].interp_ns, .jit_ns = cases[k].jit_ns};
     f.sw.pk.clock = fake_clock;
     f.sw.pk.clock_ctx = &f;

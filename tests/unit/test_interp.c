@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "exec/exec.h"
+#include "interp/vm.h"
 
 static rt_strpool *sp;
 

@@ -34,6 +34,7 @@
 #include <sqlite3.h>
 
 #include "codegen/cg.h"
+#include "interp/vm.h"
 #include "api/engine.h"
 
 /* codegen/cg_segment.c: whether the JIT compiles a segment at all. */

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "codegen/cg.h"
+#include "interp/vm.h"
 #include "api/engine.h"
 
 static pj_engine *E;
