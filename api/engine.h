@@ -10,6 +10,7 @@
 #define PJ_ENGINE_H
 
 #include "pipejit.h"
+#include "hooks.h"
 #include "frontend/ast.h"
 #include "exec/backend.h"
 #include "runtime/sqlite/vtab.h"
@@ -37,23 +38,6 @@ struct ex_job;
  * expression nodes; cheaper per node in wide plans). */
 #define PJ_INTERP_NS_PER_NODE 3
 
-/* Observers of pj_engine_exec, for tools (the CLI's --dump, --timing and
- * --compare). Internal: not part of the public API. Every member may be
- * NULL. */
-typedef struct pj__hooks {
-  void *ctx;
-  /* Called with every pipeline the script runs (a pipeline statement or
-   * CREATE PERFETTO TABLE … AS <pipeline>) after it is compiled and before
-   * it runs. A non-zero return stops the script (status PJ_ERROR if the
-   * hook recorded an error, else PJ_OK). The hook may run the query itself
-   * (pj_query_run) and read its plan and code. */
-  int (*before_run)(void *ctx, pj_query *q, const char *stmt_text, size_t stmt_len,
-                    size_t stmt_offset);
-  /* Called after every statement that succeeded, with its timing;
-   * `pipeline` is 1 when it ran a pipeline (else SQLite did the work). */
-  void (*after_stmt)(void *ctx, const char *stmt_text, size_t stmt_len, size_t stmt_offset,
-                     const pj_timing *t, int pipeline);
-} pj__hooks;
 
 struct pj_engine {
   void *db;                 /* sqlite3 * */
@@ -172,9 +156,6 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out);
  * leaves it open; the caller closes the engine before the connection.
  * Returns PJ_NOMEM or PJ_OK. */
 pj_status pj__engine_attach(void *db, pj_engine **out);
-
-/* Installs observers for pj_engine_exec (replaces any previous ones). */
-void pj__engine_set_hooks(pj_engine *e, const pj__hooks *h);
 
 /* Makes sure the engine's JIT exists; PJ_ERROR (message set) when LLVM
  * cannot be initialized. */

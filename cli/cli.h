@@ -1,7 +1,8 @@
 /*
  * cli.h — pieces of the pipejit command-line tool: result printers
- * (format.c) and the interactive shell (shell.c); main.c parses options
- * and runs scripts.
+ * (format.c), running scripts (run.c) and the interactive shell
+ * (shell.c); main.c parses options and reads the inputs. The tool uses
+ * the engine through pipejit.h and api/hooks.h only.
  */
 #ifndef PJ_CLI_H
 #define PJ_CLI_H
@@ -33,14 +34,28 @@ struct cli {
   int reported;       /* the current error was printed already */
 };
 
+/* ---- run.c ---- */
+
 /* Runs one script of len bytes (NUL bytes inside are the engine's to
  * report; the text is kept for error carets); prints results and errors.
- * Returns 0 on success, 1 after an error. Defined in main.c. */
+ * Returns 0 on success, 1 after an error. */
 int cli_run_script(struct cli *c, const char *script, size_t len);
 
 /* 1 when Ctrl-C was pressed at the shell's prompt since the last call
- * (and forgets it). Defined in main.c, whose SIGINT handler records it. */
+ * (and forgets it; run.c's SIGINT handler records it). */
 int cli_take_interrupt(void);
+
+/* --timeout: seconds each script may run (0 = none). */
+extern double cli_timeout;
+/* SIGINT and SIGALRM interrupt engine e while a script runs. */
+void cli_install_handlers(pj_engine *e);
+/* on = 1: Ctrl-C while no script runs belongs to the shell's prompt. */
+void cli_set_interactive(int on);
+/* Installs the observers of --dump, --timing and --compare. */
+void cli_watch(struct cli *c);
+/* The monotonic clock (ns) and ns as milliseconds, for timing lines. */
+int64_t cli_now_ns(void);
+double cli_ms(int64_t ns);
 
 /* The interactive shell on a terminal: reads statements until each ends
  * with a top-level ';', runs them, keeps going after errors. Returns the

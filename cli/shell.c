@@ -26,27 +26,12 @@
 
 #include <editline/readline.h>
 
-#include "frontend/ast.h"
+#include "api/hooks.h"
 #include "shell.h"
 
 /* ---- statements --------------------------------------------------------- */
 
-int cli_stmt_complete(const char *text, size_t len) {
-  size_t end = len;
-  while (end && (text[end - 1] == ' ' || text[end - 1] == '\n' || text[end - 1] == '\t' ||
-                 text[end - 1] == '\r'))
-    end--;
-  if (!end || text[end - 1] != ';') return 0;
-  rt_arena a;
-  rt_arena_init(&a);
-  fe_span *spans = NULL;
-  int n = fe_split(&a, text, len, &spans);
-  /* The ';' ends the text when the splitter's last statement ends before
-   * it (an open string or comment would swallow it). */
-  int done = n == 0 || (size_t)(spans[n - 1].pos + spans[n - 1].len) < end;
-  rt_arena_free(&a);
-  return done;
-}
+int cli_stmt_complete(const char *text, size_t len) { return pj__script_complete(text, len); }
 
 /* ---- the progress line -------------------------------------------------- */
 

@@ -85,12 +85,6 @@ static void cg_use_expr(cg_ctx *cx, cg_uses *u, const ir_expr *e) {
   for (int i = 0; i < e->nargs; i++) cg_use_expr(cx, u, e->args[i]);
 }
 
-int cg_buf_cols(const ir_op *op, const int **cols) {
-  int n = 0;
-  *cols = ir_buf_cols(op, &n);
-  return n;
-}
-
 static void cg_collect(cg_ctx *cx, const ir_segment *seg, cg_uses *u) {
   for (int k = 0; k < seg->nsteps; k++) {
     const ir_op *op = seg->steps[k];

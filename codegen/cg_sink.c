@@ -29,6 +29,14 @@ struct cg_bufstate {
 
 #define CG_WIDE_BUF 64
 
+/* The columns a SORT or OUTPUT sink appends to its buffer: OUTPUT's in
+ * output order, else the carried ones. */
+int cg_buf_cols(const ir_op *op, const int **cols) {
+  int n = 0;
+  *cols = ir_buf_cols(op, &n);
+  return n;
+}
+
 cg_bufstate *cg_buf_prologue(cg_ctx *cx, const ir_op *op, LLVMValueRef count,
                              LLVMBasicBlockRef fallback) {
   cg_bufstate *bs = calloc(1, sizeof *bs);

@@ -118,6 +118,9 @@ static int ex_budget_fail(ex_run *run, const ex_seg *s) {
   return -1;
 }
 
+static int ex_feed(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick, void *ctx,
+                   void *down);
+
 void ex_run_init(ex_run *run, const ir_plan *plan, rt_strpool *strings, void *db,
                  int nparams, const ex_value *params) {
   memset(run, 0, sizeof *run);
@@ -127,6 +130,7 @@ void ex_run_init(ex_run *run, const ir_plan *plan, rt_strpool *strings, void *db
   run->nparams = nparams;
   run->params = params;
   rt_arena_init(&run->arena);
+  run->feed = ex_feed;
 }
 
 /* ---- LIMIT counts ----------------------------------------------------------- */
@@ -454,8 +458,8 @@ static int ex_batch(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn 
 
 /* ex_batch for the interval sources (driver_interval.c); down is the
  * ex_down the segment streams into, or NULL. */
-int ex_feed(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick, void *ctx,
-            void *down) {
+static int ex_feed(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick, void *ctx,
+                   void *down) {
   /* the interval source holds its own work; what the batch grows is the
    * sink's */
   const char *prev = rt_budget_owner(s->seg->sink->stage);

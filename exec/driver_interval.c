@@ -388,7 +388,7 @@ static int iv_isect(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
     b->cols[op->iv_ts_out] = iv_flat(RT_I64, out.ts, 0, NULL);
     b->cols[op->iv_dur_out] = iv_flat(RT_I64, out.dur, 0, NULL);
     for (int j = 0; j < k; j++) iv_sel_views(&rels[j], out.rows[j], n, b);
-    rc = ex_feed(run, s, b, n, pick, ctx, dn);
+    rc = run->feed(run, s, b, n, pick, ctx, dn);
   }
   if (it) iv_add_stats(&run->isect_stats, &st);
   rt_isect_end(it);
@@ -451,7 +451,7 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
     }
     for (int a = 0; a < na; a++)
       b->cols[outc[a]] = iv_flat(out.type[a], out.val[a], (int64_t)start, out.valid[a]);
-    rc = ex_feed(run, s, b, n, pick, ctx, dn);
+    rc = run->feed(run, s, b, n, pick, ctx, dn);
   }
   iv_rel_free(&rel);
   for (int a = 0; own && a < na; a++) rt_mem_free(own[a]);
@@ -498,7 +498,7 @@ static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
     uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
     iv_sel_views(&in, pairs.in + start, n, b);
     iv_sel_views(&opr, pairs.op + start, n, b);
-    rc = ex_feed(run, s, b, n, pick, ctx, dn);
+    rc = run->feed(run, s, b, n, pick, ctx, dn);
   }
   if (built) rt_ijoin_free(&j);
   rt_ijpairs_free(&pairs);
@@ -582,7 +582,7 @@ static int iv_fillgaps(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
     int64_t left = res.nrows - start;
     uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
     for (int k = 0; k < nc; k++) rt_rowbuf_view(&res, k, start, NULL, &b->cols[op->out_cols[k]]);
-    rc = ex_feed(run, s, b, n, pick, ctx, dn);
+    rc = run->feed(run, s, b, n, pick, ctx, dn);
   }
   rt_rowbuf_free(&res);
   return rc;
@@ -605,7 +605,7 @@ static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *c
 }
 
 /* The operator holds its working arrays (indexes, scratch, outputs) in
- * the memory budget; ex_feed hands the batches' growth to the sink. */
+ * the memory budget; the run's feed hands the batches' growth to the sink. */
 int ex_iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
   const char *prev = rt_budget_owner(s->seg->source->stage);
   int rc = iv_scan(run, s, b, pick, ctx, dn);

@@ -53,6 +53,22 @@ typedef struct ex_seg {
   void *vm;
 } ex_seg;
 
+/* Runs one batch through segment s; 0 on success, -1 on error (s->run->err
+ * set, message "<STAGE>: …"). */
+typedef int (*ex_batch_fn)(ex_seg *s, rt_batch *b);
+
+/* Chooses the batch function of segment `seg` for the batch about to run
+ * (lets a caller switch backends between batches). */
+typedef ex_batch_fn (*ex_pick_fn)(void *ctx, int seg);
+
+/* The run's feed (ex_run.feed, driver.c's): runs one batch of n
+ * positions through segment s with the backend pick chooses, then into
+ * `down` (driver.c's streaming order state, or NULL) as driver.c's own
+ * sources do. 0, or -1 with run->err. The sources of driver_interval.c
+ * push their rows through it, so they call nothing of driver.c. */
+typedef int (*ex_feed_fn)(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick,
+                          void *ctx, void *down);
+
 struct ex_run {
   const ir_plan *plan;
   rt_arena arena;      /* per-run allocations; freed at the end of the run */
@@ -97,15 +113,10 @@ struct ex_run {
   /* Set by a backend that keeps scratch in its segments' ex_seg.vm (the
    * interpreter): ex_run_free calls it for every segment. */
   void (*seg_free)(ex_seg *s);
+  /* Set by ex_run_init: see ex_feed_fn. */
+  ex_feed_fn feed;
 };
 
-/* Runs one batch through segment s; 0 on success, -1 on error (s->run->err
- * set, message "<STAGE>: …"). */
-typedef int (*ex_batch_fn)(ex_seg *s, rt_batch *b);
-
-/* Chooses the batch function of segment `seg` for the batch about to run
- * (lets a caller switch backends between batches). */
-typedef ex_batch_fn (*ex_pick_fn)(void *ctx, int seg);
 
 /* Runs the plan. On success the result is in run->result (columns in
  * output order) and 0 is returned; on error -1 and run->err. The caller
@@ -118,11 +129,6 @@ void ex_run_free(ex_run *run);
 /* Evaluates a LIMIT/OFFSET count expression (constant or parameter). */
 int ex_eval_count(ex_run *run, const ir_expr *e, const char *stage, int64_t *out);
 
-/* Runs one batch of n positions through segment s with the backend pick
- * chooses, then into `down` (driver.c's streaming order state, or NULL)
- * as driver.c's own sources do. 0, or -1 with run->err. */
-int ex_feed(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn pick, void *ctx,
-            void *down);
 
 /* The sources of the INTERVAL operators (driver_interval.c; the
  * ir_op_is_interval ops): ex_iv_scan runs the operator over its

@@ -11,8 +11,27 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "parse.h"
+
+/* fe_push lives here, at the bottom of frontend/ (the parser uses it
+ * too), so the lexer calls nothing of the parser. */
+void *fe_push(rt_arena *a, void *arrp, int *n, int *cap, size_t size) {
+  /* arrp points at the caller's array pointer (of any element type); it is
+   * read and written through memcpy to stay clear of aliasing rules. */
+  char *arr;
+  memcpy(&arr, arrp, sizeof arr);
+  if (*n == *cap) {
+    int ncap = *cap ? *cap * 2 : 4;
+    char *grown = rt_arena_alloc(a, (size_t)ncap * size);
+    if (*n) memcpy(grown, arr, (size_t)*n * size);
+    arr = grown;
+    *cap = ncap;
+    memcpy(arrp, &arr, sizeof arr);
+  }
+  return arr + (size_t)(*n)++ * size; /* zeroed: fresh arena memory */
+}
 
 static bool is_space(unsigned char c) { return c == ' ' || (c >= 0x09 && c <= 0x0d); }
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }

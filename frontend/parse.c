@@ -120,22 +120,6 @@ bool fe_enter(fe_parser *p, int pos) {
   return false;
 }
 
-void *fe_push(rt_arena *a, void *arrp, int *n, int *cap, size_t size) {
-  /* arrp points at the caller's array pointer (of any element type); it is
-   * read and written through memcpy to stay clear of aliasing rules. */
-  char *arr;
-  memcpy(&arr, arrp, sizeof arr);
-  if (*n == *cap) {
-    int ncap = *cap ? *cap * 2 : 4;
-    char *grown = rt_arena_alloc(a, (size_t)ncap * size);
-    if (*n) memcpy(grown, arr, (size_t)*n * size);
-    arr = grown;
-    *cap = ncap;
-    memcpy(arrp, &arr, sizeof arr);
-  }
-  return arr + (size_t)(*n)++ * size; /* zeroed: fresh arena memory */
-}
-
 bool fe_parse_name(fe_parser *p, fe_name *out, const char *what) {
   fe_token *t = fe_cur(p);
   if (t->kind != TK_IDENT && t->kind != TK_QIDENT) return fe_syntax_error(p, t, what);

@@ -1,0 +1,42 @@
+/*
+ * hooks.h — what the command-line tool (cli/) needs beyond pipejit.h, and
+ * the only internal header it includes: observers of pj_engine_exec (its
+ * --dump, --timing and --compare see every pipeline a script runs,
+ * including those inside CREATE PERFETTO TABLE) and whether a text ends
+ * with a complete statement (the shell's continuation prompt). Internal:
+ * not part of the public API, not exported by libpipejit.so.
+ */
+#ifndef PJ_HOOKS_H
+#define PJ_HOOKS_H
+
+#include <stddef.h>
+
+#include "pipejit.h"
+
+/* Observers of pj_engine_exec, for tools (the CLI's --dump, --timing and
+ * --compare). Internal: not part of the public API. Every member may be
+ * NULL. */
+typedef struct pj__hooks {
+  void *ctx;
+  /* Called with every pipeline the script runs (a pipeline statement or
+   * CREATE PERFETTO TABLE … AS <pipeline>) after it is compiled and before
+   * it runs. A non-zero return stops the script (status PJ_ERROR if the
+   * hook recorded an error, else PJ_OK). The hook may run the query itself
+   * (pj_query_run) and read its plan and code. */
+  int (*before_run)(void *ctx, pj_query *q, const char *stmt_text, size_t stmt_len,
+                    size_t stmt_offset);
+  /* Called after every statement that succeeded, with its timing;
+   * `pipeline` is 1 when it ran a pipeline (else SQLite did the work). */
+  void (*after_stmt)(void *ctx, const char *stmt_text, size_t stmt_len, size_t stmt_offset,
+                     const pj_timing *t, int pipeline);
+} pj__hooks;
+
+/* Installs observers for pj_engine_exec (replaces any previous ones). */
+void pj__engine_set_hooks(pj_engine *e, const pj__hooks *h);
+
+/* 1 when text (len bytes) ends with a ';' that ends a statement (not
+ * one inside a string, comment or unfinished statement), or holds only
+ * blanks before it; like sqlite3_complete for scripts. */
+int pj__script_complete(const char *text, size_t len);
+
+#endif

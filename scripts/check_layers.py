@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""check_layers.py SRCDIR BUILDDIR — the layering rules of the tree (issue 13).
+
+1. No #include cycle: the include graph of the tree's own files is acyclic.
+2. exec/ includes no header of codegen/ or interp/: it reaches the backends
+   only through exec/backend.h.
+3. cli/ includes only pipejit.h, its own headers and api/hooks.h.
+4. No call cycle between folders, read from the objects the linker sees
+   (file A depends on file B when A references a symbol B defines): api/ ->
+   exec/ -> ir/ -> runtime/ and so on, never back.
+5. No call cycle between files except the recursive parts listed in
+   KNOWN_CYCLES (mutual recursion a recursive-descent parser, the binder,
+   the interpreter's expression evaluator and the importers' record walkers
+   are built on). A cycle must match an entry exactly: a new file drawn
+   into one, or a new cycle, fails until it is broken or listed here with
+   the reason.
+Prints each violation and exits 1, else prints a summary and exits 0.
+"""
+import collections, glob, os, re, subprocess, sys
+
+KNOWN_CYCLES = [
+    # recursive descent: statements, stages and expressions parse each other
+    {"frontend/parse.c", "frontend/parse_expr.c", "frontend/parse_stage.c"},
+    # the binder: stages bind expressions and sources, which bind stages
+    {"ir/bind.c", "ir/bind_expr.c", "ir/bind_interval.c", "ir/bind_row.c", "ir/bind_stage.c",
+     "ir/bind_text.c", "ir/bind_tree.c", "ir/live.c", "ir/plan.c", "ir/print.c",
+     "ir/segment.c", "ir/verify.c"},
+    # expressions evaluate string functions, which evaluate their arguments
+    {"interp/vm_expr.c", "interp/vm_str.c"},
+    # the importers' walkers over nested records
+    {"import/args.c", "import/finish.c", "import/sched.c", "import/slices.c", "import/stats.c",
+     "import/tables.c", "import/threads.c", "import/tracks.c"},
+    {"import/proto_ftrace_read.c", "import/proto_read.c", "import/proto_te_read.c"},
+    {"import/json.c", "import/json_events.c", "import/json_read.c"},
+]
+
+src, build = sys.argv[1], sys.argv[2]
+errors = []
+
+# ---- includes -------------------------------------------------------------
+files = subprocess.check_output(["git", "-C", src, "ls-files"], text=True).split()
+fset = set(files)
+inc_re = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+def resolve(frm, name):
+    for base in (os.path.dirname(frm), "include", ""):
+        p = os.path.normpath(os.path.join(base, name))
+        if p in fset:
+            return p
+    return None
+
+incs = {}
+for f in files:
+    if not re.search(r"\.(c|h|def)$", f) or not os.path.exists(os.path.join(src, f)):
+        continue
+    with open(os.path.join(src, f), errors="replace") as fh:
+        text = fh.read()
+    incs[f] = sorted({t for t in (resolve(f, n) for n in inc_re.findall(text)) if t})
+
+def sccs(graph):
+    """Tarjan, iterative: the strongly connected components of more than one node."""
+    index, low, on, stack, out, n = {}, {}, set(), [], [], [0]
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph.get(root, ())))]
+        index[root] = low[root] = n[0]; n[0] += 1; stack.append(root); on.add(root)
+        while work:
+            v, it = work[-1]
+            nxt = next(it, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = n[0]; n[0] += 1; stack.append(nxt); on.add(nxt)
+                    work.append((nxt, iter(graph.get(nxt, ()))))
+                elif nxt in on:
+                    low[v] = min(low[v], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop(); on.discard(w); comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(set(comp))
+    return out
+
+for comp in sccs(incs):
+    errors.append("include cycle: " + " ".join(sorted(comp)))
+for f, ts in incs.items():
+    if f in ts:
+        errors.append(f"{f} includes itself")
+
+for f, ts in incs.items():
+    if f.startswith("exec/"):
+        for t in ts:
+            if t.startswith(("codegen/", "interp/")):
+                errors.append(f"{f} includes {t}: exec/ reaches the backends only through exec/backend.h")
+    if f.startswith("cli/"):
+        for t in ts:
+            if not (t.startswith("cli/") or t in ("include/pipejit.h", "api/hooks.h")):
+                errors.append(f"{f} includes {t}: cli/ uses pipejit.h and api/hooks.h only")
+
+# ---- symbols --------------------------------------------------------------
+defs, uses = {}, collections.defaultdict(set)
+objdirs = [os.path.join(build, "CMakeFiles", d) for d in ("pj_objs.dir", "pipejit_cli.dir")]
+nobj = 0
+for d in objdirs:
+    for o in glob.glob(os.path.join(d, "**", "*.c.o"), recursive=True):
+        s = os.path.relpath(o, d)[: -len(".o")]
+        if s not in fset:
+            continue   # an object left behind by a file that moved
+        nobj += 1
+        for ln in subprocess.check_output(["nm", o], text=True).splitlines():
+            p = ln.split()
+            if len(p) == 3 and p[1] in "TDBRC":
+                defs[p[2]] = s
+            elif len(p) == 2 and p[0] == "U":
+                uses[s].add(p[1])
+if nobj == 0:
+    errors.append(f"no object files under {build}: build first")
+calls = collections.defaultdict(set)
+why = {}
+for f, us in uses.items():
+    for u in us:
+        t = defs.get(u)
+        if t and t != f:
+            calls[f].add(t)
+            why.setdefault((f, t), u)
+
+def folder(f):
+    return os.path.dirname(f)
+
+fcalls = collections.defaultdict(set)
+for f, ts in calls.items():
+    for t in ts:
+        if folder(f) != folder(t):
+            fcalls[folder(f)].add(folder(t))
+for comp in sccs(fcalls):
+    edges = [f"{a} -> {b} ({why[(a, b)]})" for a in sorted(calls) for b in sorted(calls[a])
+             if folder(a) in comp and folder(b) in comp and folder(a) != folder(b)]
+    errors.append("call cycle between folders " + " ".join(sorted(comp)) + ":\n    " +
+                  "\n    ".join(edges))
+known = [set(k) for k in KNOWN_CYCLES]
+cycles = sccs(calls)
+for comp in cycles:
+    if comp not in known:
+        edges = [f"{a} -> {b} ({why[(a, b)]})" for a in sorted(comp) for b in sorted(calls[a])
+                 if b in comp]
+        errors.append("call cycle between files " + " ".join(sorted(comp)) + ":\n    " +
+                      "\n    ".join(edges))
+
+for e in errors:
+    print(e)
+if errors:
+    sys.exit(1)
+print(f"layers: {len(incs)} files, {nobj} objects; no include cycle, no folder cycle, "
+      f"{len(cycles)} known recursive file groups")
