@@ -49,8 +49,8 @@ static LLVMValueRef cg_agg_array(cg_ctx *cx, cg_aggstate *a, const cg_aggslot *s
 }
 
 cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fallback) {
-  cg_aggstate *a = calloc(1, sizeof *a);
-  a->aggs = calloc((size_t)op->agg.naggs + 1, sizeof *a->aggs);
+  cg_aggstate *a = cg_alloc(cx, sizeof *a);
+  if (!a || !(a->aggs = cg_alloc(cx, ((size_t)op->agg.naggs + 1) * sizeof *a->aggs))) return NULL;
   for (int k = 0; k < op->agg.naggs; k++) {
     const ir_agg *ag = &op->agg.aggs[k];
     if (!ag->live) continue;
@@ -321,7 +321,3 @@ void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   for (int j = 0; j < a->naggs; j++) cg_agg_one(cx, a, &a->aggs[j], g);
 }
 
-void cg_agg_free(cg_aggstate *a) {
-  free(a->aggs);
-  free(a);
-}

@@ -307,42 +307,47 @@ static cg_val cg_in(cg_ctx *cx, const ir_expr *e, const char *name) {
   return (cg_val){cg_bool64(cx, hit, name), null, RT_BOOL};
 }
 
+/* The value and NULL phis of a join block, made before its predecessors
+ * are emitted so that each branch adds its incoming pair as it ends (no
+ * array of branches to allocate: a CASE may have 20,000 of them). */
+static void cg_join_phis(cg_ctx *cx, LLVMBasicBlockRef join, rt_type t, const char *name,
+                         const char *dflt, LLVMValueRef *pv, LLVMValueRef *pn) {
+  LLVMBasicBlockRef here = cg_here(cx);
+  cg_at(cx, join);
+  char nn[112];
+  snprintf(nn, sizeof nn, "%s.null", name[0] ? name : dflt);
+  *pv = LLVMBuildPhi(cx->b, cg_llty(cx, t), name[0] ? name : dflt);
+  *pn = LLVMBuildPhi(cx->b, cx->t_i1, nn);
+  cg_at(cx, here);
+}
+
+/* Ends the current block with a branch to join, v flowing into its phis. */
+static void cg_join_add(cg_ctx *cx, LLVMBasicBlockRef join, LLVMValueRef pv, LLVMValueRef pn,
+                        cg_val v) {
+  LLVMBasicBlockRef from = cg_here(cx);
+  LLVMAddIncoming(pv, &v.v, &from, 1);
+  LLVMAddIncoming(pn, &v.null, &from, 1);
+  LLVMBuildBr(cx->b, join);
+}
+
 /* CASE when0 then0 … else: conditions in order, only the chosen branch runs. */
 static cg_val cg_case(cg_ctx *cx, const ir_expr *e, const char *name) {
   rt_type t = e->type == RT_NULLT ? RT_I64 : e->type;
   int n = (e->nargs - 1) / 2;
   LLVMBasicBlockRef join = cg_block(cx, "case.end");
-  LLVMValueRef *vals = calloc((size_t)n + 1, sizeof *vals);
-  LLVMValueRef *nulls = calloc((size_t)n + 1, sizeof *nulls);
-  LLVMBasicBlockRef *from = calloc((size_t)n + 1, sizeof *from);
+  LLVMValueRef pv, pn;
+  cg_join_phis(cx, join, t, name, "case", &pv, &pn);
   for (int i = 0; i < n; i++) {
     cg_val c = cg_sub(cx, e, 2 * i);
     LLVMValueRef yes = cg_truth(cx, c, "");
     LLVMBasicBlockRef then = cg_block(cx, "case.then"), next = cg_block(cx, "case.next");
     LLVMBuildCondBr(cx->b, yes, then, next);
     cg_at(cx, then);
-    cg_val v = cg_coerce(cx, cg_sub(cx, e, 2 * i + 1), t);
-    vals[i] = v.v;
-    nulls[i] = v.null;
-    from[i] = cg_here(cx);
-    LLVMBuildBr(cx->b, join);
+    cg_join_add(cx, join, pv, pn, cg_coerce(cx, cg_sub(cx, e, 2 * i + 1), t));
     cg_at(cx, next);
   }
-  cg_val v = cg_coerce(cx, cg_sub(cx, e, 2 * n), t);
-  vals[n] = v.v;
-  nulls[n] = v.null;
-  from[n] = cg_here(cx);
-  LLVMBuildBr(cx->b, join);
+  cg_join_add(cx, join, pv, pn, cg_coerce(cx, cg_sub(cx, e, 2 * n), t));
   cg_at(cx, join);
-  char nn[112];
-  snprintf(nn, sizeof nn, "%s.null", name[0] ? name : "case");
-  LLVMValueRef pv = LLVMBuildPhi(cx->b, cg_llty(cx, t), name[0] ? name : "case");
-  LLVMValueRef pn = LLVMBuildPhi(cx->b, cx->t_i1, nn);
-  LLVMAddIncoming(pv, vals, from, (unsigned)n + 1);
-  LLVMAddIncoming(pn, nulls, from, (unsigned)n + 1);
-  free(vals);
-  free(nulls);
-  free(from);
   return (cg_val){pv, pn, t};
 }
 
@@ -351,16 +356,13 @@ static cg_val cg_coalesce(cg_ctx *cx, const ir_expr *e, const char *name) {
   rt_type t = e->type == RT_NULLT ? RT_I64 : e->type;
   int n = e->nargs;
   LLVMBasicBlockRef join = cg_block(cx, "coalesce.end");
-  LLVMValueRef *vals = calloc((size_t)n, sizeof *vals);
-  LLVMValueRef *nulls = calloc((size_t)n, sizeof *nulls);
-  LLVMBasicBlockRef *from = calloc((size_t)n, sizeof *from);
-  int k = 0;
+  LLVMValueRef pv, pn;
+  cg_join_phis(cx, join, t, name, "coalesce", &pv, &pn);
   for (int i = 0; i < n; i++) {
     cg_val v = cg_coerce(cx, cg_sub(cx, e, i), t);
-    vals[k] = v.v;
-    nulls[k] = v.null;
-    from[k] = cg_here(cx);
-    k++;
+    LLVMBasicBlockRef from = cg_here(cx);
+    LLVMAddIncoming(pv, &v.v, &from, 1);
+    LLVMAddIncoming(pn, &v.null, &from, 1);
     if (i == n - 1 || cg_is_false(v.null)) {
       LLVMBuildBr(cx->b, join);
       break;
@@ -370,15 +372,6 @@ static cg_val cg_coalesce(cg_ctx *cx, const ir_expr *e, const char *name) {
     cg_at(cx, next);
   }
   cg_at(cx, join);
-  char nn[112];
-  snprintf(nn, sizeof nn, "%s.null", name[0] ? name : "coalesce");
-  LLVMValueRef pv = LLVMBuildPhi(cx->b, cg_llty(cx, t), name[0] ? name : "coalesce");
-  LLVMValueRef pn = LLVMBuildPhi(cx->b, cx->t_i1, nn);
-  LLVMAddIncoming(pv, vals, from, (unsigned)k);
-  LLVMAddIncoming(pn, nulls, from, (unsigned)k);
-  free(vals);
-  free(nulls);
-  free(from);
   return (cg_val){pv, pn, t};
 }
 

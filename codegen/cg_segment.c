@@ -58,6 +58,12 @@ void cg_ctx_init(cg_ctx *cx, LLVMContextRef c, LLVMModuleRef m, const ir_plan *p
   cx->params = calloc((size_t)p->nparams + 1, sizeof *cx->params);
 }
 
+void *cg_alloc(cg_ctx *cx, size_t n) {
+  void *p = rt_arena_alloc(&cx->arena, n);
+  if (!p) rt_errorf(cx->err, -1, "JIT: out of memory");
+  return p;
+}
+
 void cg_ctx_dispose(cg_ctx *cx) {
   if (cx->b) LLVMDisposeBuilder(cx->b);
   free(cx->src);
@@ -330,7 +336,9 @@ static void cg_seg_prologue(cg_ctx *cx, int si, const char *prefix, cg_segfn *f)
   cx->err_phi = NULL;
   memset(cx->src, 0, sizeof *cx->src * ((size_t)p->ncols + 1));
   memset(cx->have, 0, sizeof *cx->have * ((size_t)p->ncols + 1));
-  f->u = (cg_uses){calloc((size_t)p->ncols + 1, sizeof(bool)), calloc((size_t)p->nparams + 1, sizeof(bool))};
+  f->u = (cg_uses){cg_alloc(cx, ((size_t)p->ncols + 1) * sizeof(bool)),
+                   cg_alloc(cx, ((size_t)p->nparams + 1) * sizeof(bool))};
+  if (!f->u.computed || !f->u.params) return;   /* out of memory: error set */
   cg_collect(cx, seg, &f->u);
   const ir_op *src = seg->source;
   /* Rows come through selections (ops.def SEL): a breaker's buffer read
@@ -397,10 +405,12 @@ static void cg_seg_prologue(cg_ctx *cx, int si, const char *prefix, cg_segfn *f)
   const ir_op *sink = seg->sink;
   if (sink->kind == IR_AGGREGATE) f->as = cg_agg_prologue(cx, sink, f->fallback);
   else f->bs = cg_buf_prologue(cx, sink, f->count, f->fallback);
+  if (cx->err->set) return;   /* out of memory */
   f->ts = cg_tree_prologue(cx, f->fallback);
   for (int k = 0; k < seg->nsteps; k++)
     if (!seg->steps[k]->dead && seg->steps[k]->kind == IR_LIMIT) f->nlim++;
-  f->lims = calloc((size_t)f->nlim + 1, sizeof *f->lims);
+  f->lims = f->ts ? cg_alloc(cx, ((size_t)f->nlim + 1) * sizeof *f->lims) : NULL;
+  if (!f->lims) return;   /* out of memory: error set */
   if (f->nlim) {
     f->skips = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_LIMIT_SKIP, cx->t_ptr, "");
     f->lefts = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_LIMIT_LEFT, cx->t_ptr, "");
@@ -499,19 +509,20 @@ static void cg_seg_epilogue(cg_ctx *cx, cg_segfn *f) {
   cg_at(cx, okbb);
   LLVMBuildRet(cx->b, cg_i32(cx, 0));
 
-  if (f->as) cg_agg_free(f->as);
-  if (f->bs) cg_buf_free(f->bs);
-  cg_tree_free(f->ts);
-  free(f->lims);
-  free(f->u.computed);
-  free(f->u.params);
 }
 
+/* The segment's state (f's arrays, the sink's and trees') comes from
+ * cx->arena, freed once the function is emitted; out of memory in the
+ * prologue sets the error, and the module is given up. */
 static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   cg_segfn f = {0};
+  rt_arena_init(&cx->arena);
   cg_seg_prologue(cx, si, prefix, &f);
-  cg_seg_loop(cx, &f);
-  cg_seg_epilogue(cx, &f);
+  if (!cx->err->set) {
+    cg_seg_loop(cx, &f);
+    cg_seg_epilogue(cx, &f);
+  }
+  rt_arena_free(&cx->arena);
 }
 
 bool cg_segment_wanted(const ir_segment *seg) {

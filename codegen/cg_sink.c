@@ -39,11 +39,13 @@ int cg_buf_cols(const ir_op *op, const int **cols) {
 
 cg_bufstate *cg_buf_prologue(cg_ctx *cx, const ir_op *op, LLVMValueRef count,
                              LLVMBasicBlockRef fallback) {
-  cg_bufstate *bs = calloc(1, sizeof *bs);
+  cg_bufstate *bs = cg_alloc(cx, sizeof *bs);
+  if (!bs) return NULL;
   bs->n = cg_buf_cols(op, &bs->cols);
-  bs->types = calloc((size_t)bs->n + 1, sizeof *bs->types);
-  bs->data = calloc((size_t)bs->n + 1, sizeof *bs->data);
-  bs->valid = calloc((size_t)bs->n + 1, sizeof *bs->valid);
+  bs->types = cg_alloc(cx, ((size_t)bs->n + 1) * sizeof *bs->types);
+  bs->data = cg_alloc(cx, ((size_t)bs->n + 1) * sizeof *bs->data);
+  bs->valid = cg_alloc(cx, ((size_t)bs->n + 1) * sizeof *bs->valid);
+  if (!bs->types || !bs->data || !bs->valid) return NULL;
   for (int j = 0; j < bs->n; j++) bs->types[j] = rt_store_type(cx->plan->cols[bs->cols[j]].type);
 
   /* The driver must have laid out the buffer as the plan says; otherwise
@@ -119,9 +121,3 @@ void cg_buf_epilogue(cg_ctx *cx, cg_bufstate *bs) {
   LLVMBuildStore(cx->b, nrows, cg_field_ptr(cx, cx->st.rowbuf, bs->buf, CG_ROWBUF_NROWS, ""));
 }
 
-void cg_buf_free(cg_bufstate *bs) {
-  free(bs->types);
-  free(bs->data);
-  free(bs->valid);
-  free(bs);
-}

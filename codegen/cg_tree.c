@@ -143,7 +143,8 @@ static void cg_tree_num_prologue(cg_ctx *cx, cg_treeop *t, LLVMValueRef st,
 static void cg_tree_acc_prologue(cg_ctx *cx, cg_treeop *t, LLVMValueRef st,
                                  LLVMBasicBlockRef fallback) {
   const ir_op *op = t->op;
-  t->aggs = calloc((size_t)op->tree.naggs + 1, sizeof *t->aggs);
+  t->aggs = cg_alloc(cx, ((size_t)op->tree.naggs + 1) * sizeof *t->aggs);
+  if (!t->aggs) return;   /* error set: cg_tree_prologue gives up */
   for (int k = 0; k < op->tree.naggs; k++) {
     if (!op->tree.aggs[k].live) continue;
     cg_treeagg *g = &t->aggs[t->naggs++];
@@ -225,8 +226,8 @@ static void cg_tree_num_batch(cg_ctx *cx, cg_treeop *t) {
 
 cg_treestate *cg_tree_prologue(cg_ctx *cx, LLVMBasicBlockRef fallback) {
   const ir_segment *seg = cx->seg;
-  cg_treestate *ts = calloc(1, sizeof *ts);
-  ts->ops = calloc((size_t)seg->nsteps + 1, sizeof *ts->ops);
+  cg_treestate *ts = cg_alloc(cx, sizeof *ts);
+  if (!ts || !(ts->ops = cg_alloc(cx, ((size_t)seg->nsteps + 1) * sizeof *ts->ops))) return NULL;
   LLVMValueRef nums = NULL, accs = NULL;
   for (int k = 0; k < seg->nsteps; k++) {
     const ir_op *op = seg->steps[k];
@@ -246,6 +247,7 @@ cg_treestate *cg_tree_prologue(cg_ctx *cx, LLVMBasicBlockRef fallback) {
     t->state = st;
     if (num) cg_tree_num_prologue(cx, t, st, fallback);
     else cg_tree_acc_prologue(cx, t, st, fallback);
+    if (cx->err->set) return NULL;
   }
   /* After every fallback branch: a batch numbered here must not be
    * numbered again by the interpreter. */
@@ -504,9 +506,3 @@ void cg_tree_epilogue(cg_ctx *cx, cg_treestate *ts) {
   }
 }
 
-void cg_tree_free(cg_treestate *ts) {
-  if (!ts) return;
-  for (int i = 0; i < ts->nops; i++) free(ts->ops[i].aggs);
-  free(ts->ops);
-  free(ts);
-}

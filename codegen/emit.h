@@ -94,6 +94,10 @@ typedef struct cg_ctx {
   bool *have;                  /* by column id: row[c] is set */
   cg_val *params;              /* 1-based, loaded in the prologue */
   rt_err *err;
+  /* What emitting one segment needs besides LLVM's own objects (sink,
+   * tree and LIMIT state, the columns it uses): allocated with cg_alloc,
+   * freed at once when the segment is emitted (cg_emit_segment). */
+  rt_arena arena;
 } cg_ctx;
 
 /* ---- constants and types ---------------------------------------------- */
@@ -166,7 +170,6 @@ cg_val cg_column(cg_ctx *cx, int c);
 typedef struct cg_aggstate cg_aggstate;
 cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fallback);
 void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op);
-void cg_agg_free(cg_aggstate *a);
 
 /* cg_tree.c: TREE ACCUMULATE's streaming steps (runtime/tree/tree.h).
  * cg_tree_supported: the step can be lowered (else the segment is left to
@@ -180,7 +183,6 @@ bool cg_tree_supported(const ir_op *op);
 cg_treestate *cg_tree_prologue(cg_ctx *cx, LLVMBasicBlockRef fallback);
 void cg_tree_step(cg_ctx *cx, cg_treestate *ts, const ir_op *op);
 void cg_tree_epilogue(cg_ctx *cx, cg_treestate *ts);
-void cg_tree_free(cg_treestate *ts);
 /* The out-of-line numbering of one row (rt_treenum_row with int flags,
  * so the call needs no bool ABI). */
 int cg_rt_treenum_row(rt_treenum *t, int64_t id, int32_t idnull, int64_t parent,
@@ -197,7 +199,6 @@ cg_bufstate *cg_buf_prologue(cg_ctx *cx, const ir_op *op, LLVMValueRef nrows_in,
                              LLVMBasicBlockRef fallback);
 void cg_buf_append(cg_ctx *cx, cg_bufstate *bs);
 void cg_buf_epilogue(cg_ctx *cx, cg_bufstate *bs);
-void cg_buf_free(cg_bufstate *bs);
 /* Columns an OUTPUT or SORT sink writes, in buffer order. */
 int cg_buf_cols(const ir_op *op, const int **cols);
 
@@ -211,5 +212,9 @@ bool cg_segment_wanted(const ir_segment *seg);
 int cg_emit_plan(cg_ctx *cx, const char *prefix);
 void cg_ctx_init(cg_ctx *cx, LLVMContextRef c, LLVMModuleRef m, const ir_plan *p, rt_err *err);
 void cg_ctx_dispose(cg_ctx *cx);
+/* n zeroed bytes from the segment's arena (cx->arena), or NULL with
+ * "JIT: out of memory" set on cx->err: the prologues then return NULL
+ * and the segment (and with it the module) is given up. */
+void *cg_alloc(cg_ctx *cx, size_t n);
 
 #endif

@@ -113,6 +113,10 @@ static int ex_budget_fail(ex_run *run, const ex_seg *s) {
     ex_budget_error(run);
     return -1;
   }
+  if (run->budget.oom) {   /* whatever else failed, memory did first */
+    memset(&run->err, 0, sizeof run->err);
+    return ex_fail(run, -1, s ? s->seg->sink->stage : "RUN", "out of memory");
+  }
   if (ex_interrupted(run)) return ex_fail_interrupted(run);
   if (!run->err.set) ex_fail(run, -1, s ? s->seg->sink->stage : "RUN", "the batch failed");
   return -1;
@@ -189,7 +193,8 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
   case IR_OUTPUT: {
     rt_type types[sink->output.nout > 0 ? sink->output.nout : 1];
     for (int j = 0; j < sink->output.nout; j++) types[j] = p->cols[sink->output.out[j]].type;
-    rt_rowbuf_init(&run->result, sink->output.nout, types);
+    if (!rt_rowbuf_init(&run->result, sink->output.nout, types))
+      return ex_fail(run, sink->pos, sink->stage, "out of memory");
     s->buf = &run->result;
     s->nbuf = sink->output.nout;
     s->buf_cols = sink->output.out;
@@ -201,11 +206,14 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
     int idx = ex_op_index(p, sink);
     if (idx < 0) return ex_fail(run, sink->pos, sink->stage, "the sort is not in the plan");
     s->buf_cols = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)ir_buf_layout_max(sink) + 1));
+    if (!s->buf_cols) return ex_fail(run, sink->pos, sink->stage, "out of memory");
     s->nbuf = ir_buf_layout(sink, s->buf_cols);
     rt_type types[s->nbuf > 0 ? s->nbuf : 1];
     for (int j = 0; j < s->nbuf; j++) types[j] = p->cols[s->buf_cols[j]].type;
     s->buf = rt_arena_alloc(&run->arena, sizeof *s->buf);
-    rt_rowbuf_init(s->buf, s->nbuf, types);
+    if (!s->buf) return ex_fail(run, sink->pos, sink->stage, "out of memory");
+    if (!rt_rowbuf_init(s->buf, s->nbuf, types))
+      return ex_fail(run, sink->pos, sink->stage, "out of memory");
     run->bufs[idx] = s->buf;
     /* Every row of a table scan reaches the sink when no step drops rows:
      * size the buffer once instead of growing (and copying) it. */
@@ -231,10 +239,11 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
       na++;
     }
     s->agg = rt_arena_alloc(&run->arena, sizeof *s->agg);
+    if (!s->agg) return ex_fail(run, sink->pos, sink->stage, "out of memory");
     rt_aggtab_init(s->agg, nk, ktypes, na, kinds, in);
     /* No GROUP BY: exactly one row, even for empty input. */
     if (nk == 0) rt_aggtab_ensure_one(s->agg);
-    if (!s->agg->aggs || !s->agg->slots || (nk == 0 && s->agg->ngroups != 1))
+    if (!s->agg->aggs || !s->agg->slots || !s->agg->keys.data || (nk == 0 && s->agg->ngroups != 1))
       return ex_fail(run, sink->pos, sink->stage, "out of memory");
     return 0;
   }
@@ -252,6 +261,7 @@ static int ex_limits_open(ex_run *run, ex_seg *s) {
     if (!seg->steps[k]->dead && seg->steps[k]->kind == IR_LIMIT) s->nlimits++;
   s->limit_skip = rt_arena_alloc(&run->arena, sizeof(int64_t) * ((size_t)s->nlimits + 1));
   s->limit_left = rt_arena_alloc(&run->arena, sizeof(int64_t) * ((size_t)s->nlimits + 1));
+  if (!s->limit_skip || !s->limit_left) return ex_fail(run, -1, seg->sink->stage, "out of memory");
   int j = 0;
   for (int k = 0; k < seg->nsteps; k++) {
     const ir_op *op = seg->steps[k];
@@ -350,6 +360,7 @@ static int ex_tree_order_finish(ex_run *run, ex_seg *s, int idx) {
   const rt_treenum *num = nidx >= 0 ? run->treenums[nidx] : NULL;
   if (cn < 0 || cp < 0 || !num)
     return ex_fail(run, sink->pos, sink->stage, "the tree order lacks its node numbers");
+  if (!s->buf->data) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   int path = RT_TREE_ORDER_KEPT;
   run->perms[idx] = rt_tree_order(s->buf->data[cn], s->buf->data[cp], s->buf->nrows, num->nnodes,
                                   sink->tree_up, &path, &run->err, sink->stage, sink->pos);
@@ -451,9 +462,10 @@ static int ex_batch(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn 
   b->active = NULL;
   /* A growth refused by the memory budget leaves a buffer short (rows
    * dropped): stop here, whatever the backend made of it. */
-  if (ex_run_fn(run, s, b, pick, ctx) < 0 || run->budget.exceeded) return ex_budget_fail(run, s);
+  if (ex_run_fn(run, s, b, pick, ctx) < 0 || run->budget.exceeded || run->budget.oom)
+    return ex_budget_fail(run, s);
   if (dn && ex_down_push(run, s, dn, pick, ctx) < 0) return ex_budget_fail(run, s);
-  return run->budget.exceeded ? ex_budget_fail(run, s) : 0;
+  return run->budget.exceeded || run->budget.oom ? ex_budget_fail(run, s) : 0;
 }
 
 /* ex_batch for the interval sources (driver_interval.c); down is the
@@ -492,6 +504,7 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   rt_type *types = rt_arena_alloc(&run->arena, sizeof(rt_type) * ((size_t)nc + 1));
   const char **names = rt_arena_alloc(&run->arena, sizeof(char *) * ((size_t)nc + 1));
   rt_view *views = rt_arena_alloc(&run->arena, sizeof(rt_view) * ((size_t)nc + 1));
+  if (!types || !names || !views) return ex_fail(run, src->pos, src->stage, "out of memory");
   for (int i = 0; i < nc; i++) {
     types[i] = rt_store_type(p->cols[src->out_cols[i]].type);
     names[i] = p->cols[src->out_cols[i]].name;
@@ -588,6 +601,7 @@ static int ex_scan_tree_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pi
   uint32_t *desc = NULL;
   if (path == RT_TREE_ORDER_REVERSED) {
     desc = rt_arena_alloc(&run->arena, sizeof(uint32_t) * RT_BATCH);
+    if (!desc) return ex_fail(run, -1, s->seg->sink->stage, "out of memory");
     for (uint32_t i = 0; i < RT_BATCH; i++) desc[i] = RT_BATCH - 1 - i;
   }
   int64_t nbatches = (t->nrows + RT_BATCH - 1) / RT_BATCH;
@@ -623,11 +637,13 @@ static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   const rt_rowbuf *buf = run->bufs[idx];
   const uint32_t *perm = run->perms[idx];
   int *layout = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)ir_buf_layout_max(src->buf_op) + 1));
+  if (!layout) return ex_fail(run, src->pos, src->stage, "out of memory");
   int nl = ir_buf_layout(src->buf_op, layout);
   /* Buffer column of each scanned column (all of them when none listed). */
   int nc = src->nscan > 0 ? src->nscan : nl;
   int *bc = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)nc + 1));
   int *ids = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)nc + 1));
+  if (!bc || !ids) return ex_fail(run, src->pos, src->stage, "out of memory");
   for (int i = 0; i < nc; i++) {
     ids[i] = src->nscan > 0 ? src->out_cols[i] : layout[i];
     bc[i] = -1;
@@ -676,7 +692,8 @@ static int ex_agg_finish(ex_run *run, ex_seg *s, int idx) {
   for (int k = 0; k < t->nkeys; k++) types[k] = t->keys.types[k];
   for (int a = 0; a < t->naggs; a++) types[t->nkeys + a] = t->aggs[a].out;
   rt_rowbuf *out = rt_arena_alloc(&run->arena, sizeof *out);
-  rt_rowbuf_init(out, nc, types);
+  if (!out) return ex_fail(run, sink->pos, sink->stage, "out of memory");
+  if (!rt_rowbuf_init(out, nc, types)) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   int64_t ngroups = t->ngroups;
   rt_aggtab_emit(t, out);
   run->bufs[idx] = out;
@@ -741,6 +758,7 @@ static int ex_down_open(ex_run *run, ex_seg *s, ex_seg *nx, ex_down *dn) {
   dn->nc = src->nscan > 0 ? src->nscan : s->nbuf;
   dn->bc = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)dn->nc + 1));
   dn->ids = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)dn->nc + 1));
+  if (!dn->bc || !dn->ids) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   for (int i = 0; i < dn->nc; i++) {
     dn->ids[i] = src->nscan > 0 ? src->out_cols[i] : s->buf_cols[i];
     dn->bc[i] = -1;
@@ -751,6 +769,7 @@ static int ex_down_open(ex_run *run, ex_seg *s, ex_seg *nx, ex_down *dn) {
   dn->nb.ncols = p->ncols;
   dn->nb.cols = rt_arena_alloc(&run->arena, sizeof(rt_view) * ((size_t)p->ncols + 1));
   dn->accs = rt_arena_alloc(&run->arena, sizeof(rt_treeacc *) * ((size_t)nx->seg->nsteps + 1));
+  if (!dn->nb.cols || !dn->accs) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   for (int k = 0; k < nx->seg->nsteps; k++) {
     const ir_op *op = nx->seg->steps[k];
     if (op->dead || op->kind != IR_TREE_ACC) continue;
@@ -839,6 +858,11 @@ int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
   run->treenums = rt_arena_alloc(&run->arena, sizeof(rt_treenum *) * ((size_t)p->nops + 1));
   run->treeaccs = rt_arena_alloc(&run->arena, sizeof(rt_treeacc *) * ((size_t)p->nops + 1));
   run->tree_paths = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)p->nops + 1));
+  if (!run->segs || !run->bufs || !run->perms || !run->treenums || !run->treeaccs ||
+      !run->tree_paths) {
+    run->segs = NULL;   /* nothing to free per segment */
+    return ex_fail(run, -1, "RUN", "out of memory");
+  }
   for (int i = 0; i < p->nsegs; i++) {
     run->segs[i].run = run;
     run->segs[i].seg = &p->segs[i];
@@ -849,6 +873,7 @@ int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
   rt_batch b = {0};
   b.ncols = p->ncols;
   b.cols = rt_arena_alloc(&run->arena, sizeof(rt_view) * ((size_t)p->ncols + 1));
+  if (!b.cols) return ex_fail(run, -1, "RUN", "out of memory");
   /* The run's memory budget is the calling thread's while it runs. */
   rt_budget *prev = rt_budget_use(&run->budget);
   int rc = 0;
@@ -856,7 +881,8 @@ int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
     int ran = ex_seg_run(run, i, &b, pick, pick_ctx);
     /* Errors after the last batch (sorting, tree ordering, emitting
      * groups) may also come from a refused growth or an interrupt. */
-    if (ran < 0 || run->budget.exceeded || ex_interrupted(run)) rc = ex_budget_fail(run, &run->segs[i]);
+    if (ran < 0 || run->budget.exceeded || run->budget.oom || ex_interrupted(run))
+      rc = ex_budget_fail(run, &run->segs[i]);
     else i += ran;
   }
   rt_budget_use(prev);

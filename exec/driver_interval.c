@@ -542,8 +542,8 @@ static int iv_fillgaps(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   if (rc == 0) {
     rt_type types[nc > 0 ? nc : 1];
     for (int k = 0; k < nc; k++) types[k] = rt_store_type(p->cols[op->out_cols[k]].type);
-    rt_rowbuf_init(&res, nc, types);
-    if (total > 0) {
+    if (!rt_rowbuf_init(&res, nc, types)) rc = iv_fail(run, op, "out of memory");
+    else if (total > 0) {
       rt_rowbuf_reserve(&res, total);
       if (res.cap < total) rc = iv_fail(run, op, "out of memory");
     }

@@ -1,6 +1,6 @@
 /*
- * vm.c — the interpreter's batch function (vm_run_batch) and its scratch
- * pools.
+ * vm.c — the interpreter's batch function (vm_run_batch) and its
+ * per-segment scratch (pools are vm_pool.c's).
  *
  * vm_run_batch runs a segment's streaming steps in order, each over the
  * whole batch: FILTER narrows the active list, COMPUTE writes a new column
@@ -16,110 +16,35 @@
 
 #include "vm.h"
 
-static void *vm_xmalloc(size_t n) {
-  void *p = malloc(n ? n : 1);
-  if (!p) abort();   /* out of memory: the runtime's allocators do the same */
-  return p;
-}
-
-static void *vm_xcalloc(size_t n, size_t sz) {
-  void *p = calloc(n ? n : 1, sz ? sz : 1);
-  if (!p) abort();
-  return p;
-}
-
-int vm_vt_of(rt_type t) {
-  return t == RT_F64 ? VT_F64 : t == RT_STR ? VT_STR : VT_I64;
-}
-
-void *vm_fail(vm *m, const char *msg) {
-  const char *stage = m->op && m->op->stage ? m->op->stage : "RUN";
-  rt_errorf(m->err, m->op ? m->op->pos : -1, "%s: %s", stage, msg);
-  return NULL;
-}
-
-/* ---- pools ---------------------------------------------------------------- */
-
-vm_vec *vm_vec_get(vm *m, int vt) {
-  vm_vec *v = m->free_vecs;
-  if (v) {
-    m->free_vecs = v->next;
-  } else {
-    v = vm_xcalloc(1, sizeof *v);
-    v->own_v = vm_xmalloc((size_t)RT_BATCH * 8);
-    v->own_nul = vm_xmalloc(RT_BATCH);
-    if (m->nall_vecs == m->cap_vecs) {
-      m->cap_vecs = m->cap_vecs ? 2 * m->cap_vecs : 16;
-      m->all_vecs = realloc(m->all_vecs, (size_t)m->cap_vecs * sizeof *m->all_vecs);
-      if (!m->all_vecs) abort();
-    }
-    m->all_vecs[m->nall_vecs++] = v;
-  }
-  v->vt = vt;
-  v->v = v->own_v;
-  v->nul = v->own_nul;
-  v->anynull = false;
-  v->next = NULL;
-  return v;
-}
-
-void vm_vec_put(vm *m, vm_vec *v) {
-  if (!v) return;
-  v->next = m->free_vecs;
-  m->free_vecs = v;
-}
-
-uint32_t *vm_idx_get(vm *m) {
-  vm_idxbuf *b = m->free_idx;
-  if (b) {
-    m->free_idx = b->next;
-  } else {
-    b = vm_xcalloc(1, sizeof *b);
-    b->p = vm_xmalloc((size_t)RT_BATCH * sizeof(uint32_t));
-    if (m->nall_idx == m->cap_idx) {
-      m->cap_idx = m->cap_idx ? 2 * m->cap_idx : 16;
-      m->all_idx = realloc(m->all_idx, (size_t)m->cap_idx * sizeof *m->all_idx);
-      if (!m->all_idx) abort();
-    }
-    m->all_idx[m->nall_idx++] = b;
-  }
-  b->next = NULL;
-  /* the buffer pointer is the handle; find the holder again on put */
-  return b->p;
-}
-
-void vm_idx_put(vm *m, uint32_t *p) {
-  if (!p) return;
-  /* Few index buffers are ever live (one per nesting level of CASE/AND/…),
-   * so a linear search over all of them is cheap. */
-  for (int k = m->nall_idx - 1; k >= 0; k--) {
-    if (m->all_idx[k]->p == p) {
-      m->all_idx[k]->next = m->free_idx;
-      m->free_idx = m->all_idx[k];
-      return;
-    }
-  }
-}
-
+/* The segment's scratch, made on its first batch; NULL when out of memory
+ * (error set; what was allocated is freed with the run's seg_free). */
 static vm *vm_state(ex_seg *s) {
   if (s->vm) return s->vm;
-  vm *m = vm_xcalloc(1, sizeof *m);
+  vm *m = calloc(1, sizeof *m);
+  if (!m) {
+    rt_errorf(&s->run->err, -1, "%s: out of memory", s->seg->sink->stage);
+    return NULL;
+  }
   m->s = s;
   m->plan = s->run->plan;
   m->sp = s->run->strings;
   m->err = &s->run->err;
+  s->vm = m;
+  s->run->seg_free = vm_seg_free;
   int nsteps = s->seg->nsteps;
   /* held: one vector per COMPUTE, one per aggregate of a TREE_ACC */
   size_t nheld = (size_t)nsteps + 1;
   for (int k = 0; k < nsteps; k++)
     if (s->seg->steps[k]->kind == IR_TREE_ACC) nheld += (size_t)s->seg->steps[k]->tree.naggs;
-  m->held = vm_xcalloc(nheld, sizeof *m->held);
-  m->colvec = vm_xcalloc((size_t)m->plan->ncols + 1, sizeof *m->colvec);
-  m->colbits = vm_xcalloc((size_t)m->plan->ncols + 1, sizeof *m->colbits);
-  m->bits = vm_xcalloc((size_t)nsteps + 1, sizeof *m->bits);
-  m->active = vm_xmalloc((size_t)RT_BATCH * sizeof(uint32_t));
-  s->vm = m;
-  s->run->seg_free = vm_seg_free;
+  m->held = calloc(nheld, sizeof *m->held);
+  m->colvec = calloc((size_t)m->plan->ncols + 1, sizeof *m->colvec);
+  m->colbits = calloc((size_t)m->plan->ncols + 1, sizeof *m->colbits);
+  m->bits = calloc((size_t)nsteps + 1, sizeof *m->bits);
+  m->active = malloc((size_t)RT_BATCH * sizeof(uint32_t));
+  if (!m->held || !m->colvec || !m->colbits || !m->bits || !m->active) {
+    rt_errorf(&s->run->err, -1, "%s: out of memory", s->seg->sink->stage);
+    return NULL;
+  }
   return m;
 }
 
@@ -169,25 +94,6 @@ static int vm_filter(vm *m, const ir_op *op, rt_batch *b) {
   return 0;
 }
 
-/* Builds validity bits for the active positions of v. */
-static uint64_t *vm_bits_for(vm *m, int step, const vm_vec *v, const vm_set *set, uint32_t n) {
-  if (!m->bits[step]) m->bits[step] = vm_xmalloc(RT_BITWORDS(RT_BATCH) * sizeof(uint64_t));
-  uint64_t *bits = m->bits[step];
-  memset(bits, 0, RT_BITWORDS(n) * sizeof(uint64_t));
-  const uint8_t *nul = v->nul;
-  VM_EACH(set, i, bits[i >> 6] |= (uint64_t)(nul[i] ^ 1) << (i & 63););
-  return bits;
-}
-
-uint64_t *vm_col_bits(vm *m, int col, const vm_vec *v, const vm_set *set, uint32_t n) {
-  if (!m->colbits[col]) m->colbits[col] = vm_xmalloc(RT_BITWORDS(RT_BATCH) * sizeof(uint64_t));
-  uint64_t *bits = m->colbits[col];
-  memset(bits, 0, RT_BITWORDS(n) * sizeof(uint64_t));
-  const uint8_t *nul = v->nul;
-  VM_EACH(set, i, bits[i >> 6] |= (uint64_t)(nul[i] ^ 1) << (i & 63););
-  return bits;
-}
-
 static int vm_compute(vm *m, int step, const ir_op *op, rt_batch *b) {
   vm_set set = {b->active, b->nactive};
   const ir_col *col = &m->plan->cols[op->compute.out_col];
@@ -203,7 +109,8 @@ static int vm_compute(vm *m, int step, const ir_op *op, rt_batch *b) {
   out->data = v->v;
   out->sel = NULL;
   out->base = 0;
-  out->valid = v->anynull ? vm_bits_for(m, step, v, &set, b->n) : NULL;
+  out->valid = NULL;
+  if (v->anynull && !(out->valid = vm_bits(m, &m->bits[step], v, &set, b->n))) return -1;
   m->held[m->nheld++] = v;
   m->colvec[op->compute.out_col] = v;
   return 0;
@@ -239,6 +146,7 @@ static int vm_append(vm *m, rt_batch *b) {
 
 int vm_run_batch(ex_seg *s, rt_batch *b) {
   vm *m = vm_state(s);
+  if (!m) return -1;
   const ir_segment *seg = s->seg;
   m->batch = b;
   if (!b->active) b->nactive = b->n;

@@ -104,7 +104,8 @@ typedef struct vm {
     }                                                                          \
   } while (0)
 
-/* vm.c: pools and errors */
+/* vm_pool.c: pools and errors. The getters return NULL when out of
+ * memory, with the run's error set. */
 vm_vec *vm_vec_get(vm *m, int vt);         /* owned storage, anynull = false */
 void vm_vec_put(vm *m, vm_vec *v);
 uint32_t *vm_idx_get(vm *m);
@@ -132,9 +133,11 @@ vm_vec *vm_eval_strfn(vm *m, const ir_expr *e, const vm_set *set);
 /* vm_agg.c: the AGGREGATE sink over the batch's active rows. */
 int vm_agg_update(vm *m, rt_batch *b);
 
-/* vm.c: validity bits (kept per column id across batches) for the active
- * positions of v, for a step that defines column `col`. */
-uint64_t *vm_col_bits(vm *m, int col, const vm_vec *v, const vm_set *set, uint32_t n);
+/* vm_pool.c: validity bits for the active positions of v, in the buffer
+ * *slot (made on first use and kept across batches: m->bits[step] for a
+ * COMPUTE, m->colbits[col] for a TREE_ACC output); NULL when out of
+ * memory (error set). */
+uint64_t *vm_bits(vm *m, uint64_t **slot, const vm_vec *v, const vm_set *set, uint32_t n);
 
 /* vm_tree.c: TREE ACCUMULATE's streaming steps (runtime/tree/tree.h). Output
  * vectors of TREE_ACC are put on m->held until the end of the batch. */

@@ -21,7 +21,8 @@ static int vm_agg_groups(vm *m, const ir_op *op, rt_batch *b, const vm_set *set)
     return 0;
   }
   vm_vec *keys[op->agg.ngroup];
-  for (int k = 0; k < op->agg.ngroup; k++) keys[k] = vm_load_view(m, &b->cols[op->agg.group_cols[k]], set);
+  for (int k = 0; k < op->agg.ngroup; k++)
+    if (!(keys[k] = vm_load_view(m, &b->cols[op->agg.group_cols[k]], set))) return -1;
   if (op->agg.ngroup == 1 && keys[0]->vt != VT_F64) {
     vm_vec *k = keys[0];
     const uint8_t *z = k->nul;
@@ -205,7 +206,8 @@ int vm_agg_update(vm *m, rt_batch *b) {
     m->groups = malloc((size_t)RT_BATCH * sizeof *m->groups);
     m->keyvals = malloc(((size_t)op->agg.ngroup + 1) * sizeof *m->keyvals);
     m->keynull = malloc((size_t)op->agg.ngroup + 1);
-    if (!m->groups || !m->keyvals || !m->keynull) abort();
+    /* freed with the segment (vm_seg_free), whichever were allocated */
+    if (!m->groups || !m->keyvals || !m->keynull) return vm_fail(m, "out of memory"), -1;
   }
   if (vm_agg_groups(m, op, b, &set) < 0) return -1;
   /* The aggtab holds the live aggregates only, in op order. */

@@ -66,6 +66,7 @@ static uint8_t *vm_nul_begin(vm_vec *r, const vm_set *set) {
 
 static vm_vec *vm_nullvec(vm *m, int vt, const vm_set *set) {
   vm_vec *r = vm_vec_get(m, vt);
+  if (!r) return NULL;
   uint8_t *z = r->nul;
   if (vt == VT_F64) {
     double *o = r->v;
@@ -109,6 +110,7 @@ static void vm_scatter(vm_vec *r, const vm_vec *t, const vm_set *set) {
 static vm_vec *vm_own(vm *m, vm_vec *v, const vm_set *set) {
   if (v->v == v->own_v && v->nul == v->own_nul) return v;
   vm_vec *r = vm_vec_get(m, v->vt);
+  if (!r) return NULL;
   if (v->anynull) vm_nul_begin(r, set);
   vm_scatter(r, v, set);
   vm_vec_put(m, v);
@@ -123,6 +125,7 @@ static vm_vec *vm_truthy(vm *m, vm_vec *v, const vm_set *set) {
     if (!v) return NULL;
   }
   vm_vec *r = vm_vec_get(m, VT_I64);
+  if (!r) return NULL;
   int64_t *o = r->v;
   const double *x = v->v;
   VM_EACH(set, i, o[i] = x[i] != 0.0;);
@@ -160,6 +163,7 @@ void vm_split_truth(const vm_vec *v, const vm_set *set, uint32_t *yes, uint32_t 
 vm_vec *vm_load_view(vm *m, const rt_view *w, const vm_set *set) {
   int vt = vm_vt_of(w->type);
   vm_vec *r = vm_vec_get(m, vt);
+  if (!r) return NULL;
   if (w->type == RT_NULLT) {
     vm_vec_put(m, r);
     return vm_nullvec(m, vt, set);
@@ -210,6 +214,7 @@ static vm_vec *vm_col(vm *m, const ir_expr *e, const vm_set *set) {
   if (held) {
     /* A column computed earlier in this batch: borrow its vector. */
     vm_vec *r = vm_vec_get(m, held->vt);
+    if (!r) return NULL;
     r->v = held->v;
     r->nul = held->nul;
     r->anynull = held->anynull;
@@ -221,6 +226,7 @@ static vm_vec *vm_col(vm *m, const ir_expr *e, const vm_set *set) {
 static vm_vec *vm_broadcast(vm *m, int vt, int64_t iv, double fv, uint32_t sv,
                             const vm_set *set) {
   vm_vec *r = vm_vec_get(m, vt);
+  if (!r) return NULL;
   if (vt == VT_F64) {
     double *o = r->v;
     VM_EACH(set, i, o[i] = fv;);
@@ -279,6 +285,7 @@ static vm_vec *vm_unary(vm *m, const ir_expr *e, const vm_set *set) {
   case IX_ISNULL:
   case IX_NOTNULL: {
     r = vm_vec_get(m, VT_I64);
+    if (!r) return NULL;
     int64_t *o = r->v;
     int64_t want = e->kind == IX_ISNULL;
     if (a->anynull) {
@@ -293,6 +300,7 @@ static vm_vec *vm_unary(vm *m, const ir_expr *e, const vm_set *set) {
     a = vm_truthy(m, a, set);
     if (!a) return NULL;
     r = vm_vec_get(m, VT_I64);
+    if (!r) return NULL;
     int64_t *o = r->v;
     const int64_t *x = a->v;
     VM_EACH(set, i, o[i] = x[i] == 0;);
@@ -304,6 +312,7 @@ static vm_vec *vm_unary(vm *m, const ir_expr *e, const vm_set *set) {
     a = vm_coerce(m, a, VT_I64, set);
     if (!a) return NULL;
     r = vm_vec_get(m, VT_I64);
+    if (!r) return NULL;
     int64_t *o = r->v;
     const int64_t *x = a->v;
     VM_EACH(set, i, o[i] = ~x[i];);
@@ -318,6 +327,7 @@ static vm_vec *vm_unary(vm *m, const ir_expr *e, const vm_set *set) {
       if (!a) return NULL;
     }
     r = vm_vec_get(m, a->vt);
+    if (!r) return NULL;
     if (a->vt == VT_F64) {
       double *o = r->v;
       const double *x = a->v;
@@ -385,6 +395,7 @@ static vm_vec *vm_arith(vm *m, const ir_expr *e, const vm_set *set) {
     return NULL;
   }
   vm_vec *r = vm_vec_get(m, vt);
+  if (!r) return NULL;
   vm_merge_nulls(r, a, b, set);
   bool ovf = false;
   if (vt == VT_I64) {
@@ -499,11 +510,11 @@ static vm_vec *vm_compare(vm *m, const ir_expr *e, const vm_set *set) {
     if (e->args[0]->type == RT_NULLT) {
       vt = b->vt;
       vm_vec_put(m, a);
-      a = vm_nullvec(m, vt, set);
+      if (!(a = vm_nullvec(m, vt, set))) return NULL;
     } else {
       vt = a->vt;
       vm_vec_put(m, b);
-      b = vm_nullvec(m, vt, set);
+      if (!(b = vm_nullvec(m, vt, set))) return NULL;
     }
   } else {
     vt = vm_unify_cmp(m, &a, &b, set);
@@ -514,6 +525,7 @@ static vm_vec *vm_compare(vm *m, const ir_expr *e, const vm_set *set) {
     return NULL;
   }
   vm_vec *r = vm_vec_get(m, VT_I64);
+  if (!r) return NULL;
   int64_t *o = r->v;
   ir_exkind kind = is ? IX_EQ : e->kind;
   if (nullt && !is) {
@@ -617,6 +629,7 @@ static vm_vec *vm_and_or(vm *m, const ir_expr *e, const vm_set *set) {
   /* Rows whose result the left side does not decide: AND → left not FALSE;
    * OR → left not TRUE (NULL slots hold 0, so x == 0 covers NULL). */
   uint32_t *ri = vm_idx_get(m);
+  if (!ri) return NULL;
   uint32_t nr = 0;
   if (is_and) {
     if (an) VM_EACH(set, i, ri[nr] = i; nr += an[i] | (x[i] != 0););
@@ -625,6 +638,7 @@ static vm_vec *vm_and_or(vm *m, const ir_expr *e, const vm_set *set) {
     VM_EACH(set, i, ri[nr] = i; nr += x[i] == 0;);
   }
   vm_vec *r = vm_vec_get(m, VT_I64);
+  if (!r) return NULL;
   int64_t *o = r->v;
   uint8_t *z = r->nul;
   int64_t decided = is_and ? 0 : 1;
@@ -668,10 +682,12 @@ static vm_vec *vm_in(vm *m, const ir_expr *e, const vm_set *set) {
   vm_vec *x = vm_eval(m, e->args[0], set);
   if (!x) return NULL;
   vm_vec *r = vm_vec_get(m, VT_I64);
+  if (!r) return NULL;
   int64_t *o = r->v;
   uint8_t *z = r->nul;   /* while looping: "some item was NULL" */
   VM_EACH(set, i, o[i] = 0; z[i] = 0;);
   vm_vec *match = vm_vec_get(m, VT_I64);
+  if (!match) return NULL;
   uint8_t *eq = match->own_nul;   /* used as a byte array */
   for (int k = 1; k < e->nargs; k++) {
     vm_vec *v = vm_eval(m, e->args[k], set);
@@ -709,9 +725,11 @@ static vm_vec *vm_in(vm *m, const ir_expr *e, const vm_set *set) {
 static vm_vec *vm_case(vm *m, const ir_expr *e, const vm_set *set) {
   int vt = vm_vt_of(e->type);
   vm_vec *r = vm_vec_get(m, vt);
+  if (!r) return NULL;
   uint8_t *z = r->nul;
   VM_EACH(set, i, z[i] = 0;);
   uint32_t *rem = vm_idx_get(m), *yes = vm_idx_get(m), *no = vm_idx_get(m);
+  if (!rem || !yes || !no) return NULL;
   vm_set cur = *set;
   int npairs = (e->nargs - 1) / 2;
   vm_vec *fail = r;   /* non-NULL until something fails */
@@ -763,9 +781,11 @@ static vm_vec *vm_case(vm *m, const ir_expr *e, const vm_set *set) {
 static vm_vec *vm_coalesce(vm *m, const ir_expr *e, const vm_set *set) {
   int vt = vm_vt_of(e->type);
   vm_vec *r = vm_vec_get(m, vt);
+  if (!r) return NULL;
   uint8_t *z = r->nul;
   VM_EACH(set, i, z[i] = 0;);
   uint32_t *a = vm_idx_get(m), *b = vm_idx_get(m), *c = vm_idx_get(m);
+  if (!a || !b || !c) return NULL;
   vm_set cur = *set;
   bool ok = true;
   for (int k = 0; k < e->nargs && cur.n > 0; k++) {
@@ -818,8 +838,9 @@ static vm_vec *vm_nullif(vm *m, const ir_expr *e, const vm_set *set) {
     vm_vec_put(m, a);
     return NULL;
   }
-  a = vm_own(m, a, set);
+  if (!(a = vm_own(m, a, set))) return NULL;
   vm_vec *match = vm_vec_get(m, VT_I64);
+  if (!match) return NULL;
   uint8_t *eq = match->own_nul;
   vm_equal_into(eq, a, b, set);
   uint8_t *z = vm_nul_begin(a, set);
@@ -841,7 +862,7 @@ static vm_vec *vm_minmax(vm *m, const ir_expr *e, const vm_set *set) {
   vm_vec *r = vm_eval(m, e->args[0], set);
   if (r) r = vm_coerce(m, r, vt, set);
   if (!r) return NULL;
-  r = vm_own(m, r, set);
+  if (!(r = vm_own(m, r, set))) return NULL;
   for (int k = 1; k < e->nargs; k++) {
     vm_vec *v = vm_eval(m, e->args[k], set);
     if (v) v = vm_coerce(m, v, vt, set);

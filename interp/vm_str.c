@@ -39,6 +39,7 @@ static vm_vec *vm_str_checked(vm *m, vm_vec *r, const vm_set *set) {
 vm_vec *vm_coerce(vm *m, vm_vec *v, int vt, const vm_set *set) {
   if (!v || v->vt == vt) return v;
   vm_vec *r = vm_vec_get(m, vt);
+  if (!r) return NULL;
   vm_nulls_of(r, &v, 1, set);
   const uint8_t *z = r->nul;
   bool nn = r->anynull;
@@ -131,6 +132,7 @@ vm_vec *vm_eval_strfn(vm *m, const ir_expr *e, const vm_set *set) {
     args[k] = a;
   }
   vm_vec *r = vm_vec_get(m, vm_fn_result_vt(e->kind));
+  if (!r) return NULL;
   bool nn = vm_nulls_of(r, args, n, set);
   const uint8_t *z = r->nul;
   rt_strpool *sp = m->sp;

@@ -145,6 +145,7 @@ int vm_tree_acc(vm *m, const ir_op *op, rt_batch *b) {
   vm_set set = {b->active, b->nactive};
   vm_vec *nv = vm_load_view(m, &b->cols[op->tree_node_col], &set);
   vm_vec *pv = vm_load_view(m, &b->cols[op->tree_pnode_col], &set);
+  if (!nv || !pv) return -1;
   const int64_t *nd = nv->v, *pd = pv->v;
   /* Node numbers index the per-node arrays: check them once per batch. */
   uint64_t nn = a->nnodes;
@@ -165,6 +166,10 @@ int vm_tree_acc(vm *m, const ir_op *op, rt_batch *b) {
     rt_treeagg *g = &a->aggs[j++];
     bool f = g->in == RT_F64;
     vm_vec *out = vm_vec_get(m, f ? VT_F64 : VT_I64);
+    if (!out) {
+      rc = -1;
+      break;
+    }
     vm_vec *x = NULL;
     if (ag->arg_col >= 0) {
       x = vm_load_view(m, &b->cols[ag->arg_col], &set);
@@ -216,9 +221,13 @@ int vm_tree_acc(vm *m, const ir_op *op, rt_batch *b) {
     b->cols[ag->out_col] = (rt_view){
         .type = f ? RT_F64 : RT_I64,
         .data = out->v,
-        .valid = out->anynull ? vm_col_bits(m, ag->out_col, out, &set, b->n) : NULL,
+        .valid = out->anynull ? vm_bits(m, &m->colbits[ag->out_col], out, &set, b->n) : NULL,
     };
     m->held[m->nheld++] = out;
+    if (out->anynull && !b->cols[ag->out_col].valid) {   /* out of memory */
+      rc = -1;
+      break;
+    }
   }
   vm_vec_put(m, nv);
   vm_vec_put(m, pv);

@@ -59,6 +59,10 @@ static void credit(rt_budget *b, int h, int64_t bytes) {
   *hb = *hb > bytes ? *hb - bytes : 0;
 }
 
+void rt_budget_oom(void) {
+  if (rt_budget_cur) rt_budget_cur->oom = 1;
+}
+
 bool rt_budget_charge(int64_t bytes) { return rt_budget_charge_as(rt_budget_stage, bytes); }
 
 void rt_budget_credit(int64_t bytes) { rt_budget_credit_as(rt_budget_stage, bytes); }

@@ -38,6 +38,7 @@ typedef struct rt_budget {
   int64_t peak;        /* highest `used` seen */
   int64_t refused;     /* size of the first growth refused, 0 if none */
   int exceeded;        /* 1 once a growth was refused */
+  int oom;             /* 1 once an allocation failed (rt_budget_oom) */
   int refused_by;      /* holder index of that growth */
   int nholders;
   rt_budget_holder holders[RT_BUDGET_HOLDERS];
@@ -58,6 +59,12 @@ const char *rt_budget_owner(const char *stage);
  * false (and the budget marked exceeded) when that would pass the limit,
  * in which case the caller must not allocate. */
 bool rt_budget_charge(int64_t bytes);
+/* Records that an allocation of the run failed (malloc said no, not the
+ * limit): a structure that cannot grow stays as it was, like a refused
+ * growth, and the driver stops the run with "out of memory" at its next
+ * check instead of going on with what did not fit. No-op without a
+ * budget. */
+void rt_budget_oom(void);
 /* Gives back bytes charged earlier (clamped at zero: frees of memory
  * allocated outside the run are not counted twice). */
 void rt_budget_credit(int64_t bytes);

@@ -13,7 +13,7 @@
 #include "budget.h"
 #include "store.h"
 
-void rt_rowbuf_init(rt_rowbuf *b, int ncols, const rt_type *types) {
+bool rt_rowbuf_init(rt_rowbuf *b, int ncols, const rt_type *types) {
   memset(b, 0, sizeof *b);
   b->ncols = ncols;
   size_t n = ncols > 0 ? (size_t)ncols : 1;
@@ -28,9 +28,11 @@ void rt_rowbuf_init(rt_rowbuf *b, int ncols, const rt_type *types) {
     b->data = NULL;
     b->valid = NULL;
     b->ncols = 0;
-    return;
+    rt_budget_oom();
+    return false;
   }
   for (int c = 0; c < ncols; c++) b->types[c] = rt_store_type(types[c]);
+  return true;
 }
 
 /* Bytes of column data and validity for `cap` rows: what the buffer
@@ -59,7 +61,10 @@ void rt_rowbuf_reserve(rt_rowbuf *b, int64_t extra) {
     /* Out of memory leaves the buffer at its old capacity; later writes
      * would overflow, so treat it as fatal-for-the-run upstream. Keep the
      * invariant that [old cap, cap) is zero for the columns we did grow. */
-    if (!d || !v) return;
+    if (!d || !v) {
+      rt_budget_oom();
+      return;
+    }
     memset(d + (size_t)b->cap * sz, 0, (size_t)(cap - b->cap) * sz);
     memset(v + RT_BITWORDS(b->cap), 0, (RT_BITWORDS(cap) - RT_BITWORDS(b->cap)) * 8);
   }

@@ -28,7 +28,9 @@ typedef struct rt_rowbuf {
   uint64_t **valid;
 } rt_rowbuf;
 
-void rt_rowbuf_init(rt_rowbuf *b, int ncols, const rt_type *types);
+/* false when out of memory: the buffer is then empty with no columns (and
+ * the run's budget marked, rt_budget_oom). */
+bool rt_rowbuf_init(rt_rowbuf *b, int ncols, const rt_type *types);
 /* Makes room for `extra` more rows (new rows zeroed and marked NULL). */
 void rt_rowbuf_reserve(rt_rowbuf *b, int64_t extra);
 /* Appends the active rows of `views` (one per column). */

@@ -80,7 +80,7 @@ static int side_room(rt_treedown *d, uint32_t extra) {
     if (!d->head || !d->tail) return -1;
   }
   if (!d->side_open) {
-    rt_rowbuf_init(&d->side, d->ncols, d->types);
+    if (!rt_rowbuf_init(&d->side, d->ncols, d->types)) return -1;
     d->side_open = true;
   }
   int64_t need = d->side.nrows + extra;

@@ -25,8 +25,27 @@
  * Every case also checks that both backends print the same rows. Backends:
  * PJ_TEST_MODES=interp,jit (the default: jit joins when LLVM is there).
  * PJ_QUERY_DIR points at the .test files (default tests/queries).
+ *
+ * Built with PJ_OOM_SWEEP (the test_oom target, linked with --wrap for
+ * malloc, calloc, realloc, strdup and strndup, so that every allocation
+ * the library's own code makes goes through the counter below), each case
+ * is then run again failing its Nth allocation, as SQLite's and Lua's
+ * tests do, for N = 1, 2, … up to the number of allocations the case
+ * makes. Each such run must either fail with a message or print exactly
+ * the rows of the normal run (an allocation the library can do without),
+ * and the engine must still work: the case run again without a failure
+ * prints what it printed before. Cases of more than PJ_OOM_STEPS
+ * allocations (default 150; PJ_OOM_JIT_STEPS, default 10, for the JIT,
+ * which compiles at every run) are swept with a stride, so that the whole
+ * suite stays a few minutes under ASan; 0 tries every N. The sweep
+ * covers running pipelines (the JIT's compile included), from the
+ * before_run hook on: parsing and binding are not swept yet.
+ * Allocations inside SQLite and LLVM are not counted (LLVM aborts on
+ * out-of-memory by design; SQLite reports SQLITE_NOMEM, covered by its
+ * own tests), nor are the test's own.
  */
 #include <dirent.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,6 +58,77 @@
 
 #include "codegen/cg.h"
 #include "pipejit.h"
+
+/* ---- failing the Nth allocation (PJ_OOM_SWEEP) ------------------------------ */
+
+#ifdef PJ_OOM_SWEEP
+#include <pthread.h>
+
+#include "api/engine.h"   /* pj__engine_set_cache_size */
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+char *__real_strdup(const char *s);
+char *__real_strndup(const char *s, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+char *__wrap_strdup(const char *s);
+char *__wrap_strndup(const char *s, size_t n);
+
+/* Armed when fail_at > 0: allocations of the main thread are counted and
+ * the fail_at-th returns NULL (once). paused > 0 while the test's own
+ * code runs inside the engine (the result callback). */
+static long g_oom_count, g_oom_fail_at;
+static int g_oom_hit, g_oom_paused;
+static pthread_t g_oom_thread;
+
+static int oom_now(void) {
+  if (g_oom_fail_at <= 0 || g_oom_paused || !pthread_equal(pthread_self(), g_oom_thread)) return 0;
+  if (++g_oom_count != g_oom_fail_at) return 0;
+  g_oom_hit = 1;
+  return 1;
+}
+void *__wrap_malloc(size_t n) { return oom_now() ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t size) { return oom_now() ? NULL : __real_calloc(n, size); }
+void *__wrap_realloc(void *p, size_t n) { return oom_now() ? NULL : __real_realloc(p, n); }
+char *__wrap_strdup(const char *s) { return oom_now() ? NULL : __real_strdup(s); }
+char *__wrap_strndup(const char *s, size_t n) { return oom_now() ? NULL : __real_strndup(s, n); }
+
+/* Counting goes on across the pipelines of a script: the sweep resets
+ * g_oom_count and g_oom_hit before each run. */
+static void oom_arm(long fail_at) {
+  g_oom_thread = pthread_self();
+  g_oom_fail_at = fail_at;
+}
+static void oom_disarm(void) { g_oom_fail_at = 0; }
+
+/* The sweep covers running a compiled pipeline (and what the script does
+ * after it): the engine's before_run hook arms the counter once the
+ * pipeline is parsed and bound. Parsing and binding allocate from arenas
+ * whose callers do not all check yet, so they are left out (see
+ * docs/DECISIONS.md, "Out of memory"). */
+static long g_oom_pending;
+/* What the sweep did, printed at the end: cases swept, failures
+ * injected, runs that then failed with a message, runs that printed the
+ * normal rows anyway. */
+static long g_oom_cases, g_oom_injected, g_oom_errors, g_oom_same;
+static int oom_before_run(void *ctx, pj_query *q, const char *text, size_t len, size_t off) {
+  if (g_oom_pending) oom_arm(g_oom_pending);
+  return 0;
+}
+/* … until the statement ends: the next statement is parsed unarmed. */
+static void oom_after_stmt(void *ctx, const char *text, size_t len, size_t off, const pj_timing *t,
+                           int pipeline) {
+  oom_disarm();
+}
+#define OOM_PAUSE() (g_oom_paused++)
+#define OOM_RESUME() (g_oom_paused--)
+#else
+#define OOM_PAUSE() ((void)0)
+#define OOM_RESUME() ((void)0)
+#endif
 
 /* ---- growable strings ---------------------------------------------------- */
 
@@ -232,6 +322,7 @@ static void print_cell(str *out, const pj_result *r, int64_t row, int col) {
 }
 
 static int collect(void *ctx, const pj_result *r, const char *text, size_t len, size_t off) {
+  OOM_PAUSE();   /* the test's own allocations never fail */
   str *out = ctx;
   if (out->n) str_add(out, "\n", 1);   /* blank line between result sets */
   int nc = pj_result_column_count(r);
@@ -247,6 +338,7 @@ static int collect(void *ctx, const pj_result *r, const char *text, size_t len, 
     }
     str_add(out, "\n", 1);
   }
+  OOM_RESUME();
   return 0;
 }
 
@@ -350,6 +442,84 @@ static void run_case(pj_engine *e, const char *path, const char *mode, const blo
   }
 }
 
+#ifdef PJ_OOM_SWEEP
+/* What a run of a case printed: its rows, or its error. */
+static void run_outcome(pj_engine *e, const block *b, str *out) {
+  out->n = 0;
+  str rows = {0};
+  pj_status s = pj_engine_exec(e, b->text.s ? b->text.s : "", collect, &rows);
+  oom_disarm();
+  rtrim(&rows);
+  if (s == PJ_OK) str_addf(out, "rows:\n%s", str_get(&rows));
+  else str_addf(out, "error: %s", pj_engine_errmsg(e));
+  free(rows.s);
+}
+
+/* The case again with its Nth allocation failing, for every N (or a
+ * stride of them, see the banner): each failure a clean error or the
+ * same rows, and the engine unharmed after it. */
+static void oom_sweep(pj_engine *e, const char *path, const char *mode, const block *b,
+                      str *failures) {
+  str normal = {0}, got = {0}, again = {0};
+  pj__hooks hooks = {.before_run = oom_before_run, .after_stmt = oom_after_stmt};
+  pj__engine_set_hooks(e, &hooks);
+  /* Count only: the allocations of every pipeline run of the script. */
+  g_oom_pending = LONG_MAX;
+  long total = 0;
+  g_oom_count = 0;
+  run_outcome(e, b, &normal);
+  total = g_oom_count;
+  g_oom_cases++;
+  /* The JIT compiles at every run (no cache here): fewer steps for it. */
+  int jit = !strcmp(mode, "jit");
+  const char *env = getenv(jit ? "PJ_OOM_JIT_STEPS" : "PJ_OOM_STEPS");
+  long steps = env ? atol(env) : jit ? 10 : 150;
+  long stride = steps > 0 && total > steps ? (total + steps - 1) / steps : 1;
+  for (long n = 1; n <= total + 1; n += stride) {
+    g_oom_pending = n;
+    g_oom_hit = 0;
+    g_oom_count = 0;
+    run_outcome(e, b, &got);
+    int hit = g_oom_hit;
+    g_oom_pending = 0;
+    if (!hit) {
+      /* fewer allocations this time (caches warm): the normal outcome */
+      if (strcmp(str_get(&got), str_get(&normal)))
+        str_addf(failures, "%s:%d [%s] oom: with no allocation failing the case printed\n%s\n"
+                           "-- instead of --\n%s\n", path, b->line, mode, str_get(&got),
+                 str_get(&normal));
+      break;
+    }
+    g_oom_injected++;
+    if (!strncmp(str_get(&got), "error: ", 7)) g_oom_errors++;
+    else g_oom_same++;
+    if (!strncmp(str_get(&got), "error: ", 7)) {
+      if (strlen(str_get(&got)) <= 7)
+        str_addf(failures, "%s:%d [%s] oom: allocation %ld failed with an empty message\n",
+                 path, b->line, mode, n);
+    } else if (strcmp(str_get(&got), str_get(&normal))) {
+      str_addf(failures, "%s:%d [%s] oom: allocation %ld failed and the case printed\n%s\n"
+                         "-- instead of --\n%s\n", path, b->line, mode, n, str_get(&got),
+               str_get(&normal));
+      break;
+    }
+    run_outcome(e, b, &again);
+    if (strcmp(str_get(&again), str_get(&normal))) {
+      str_addf(failures, "%s:%d [%s] oom: after allocation %ld failed (%s), the case printed\n%s\n"
+                         "-- instead of --\n%s\n", path, b->line, mode, n, str_get(&got),
+               str_get(&again), str_get(&normal));
+      break;
+    }
+  }
+  g_oom_pending = 0;
+  pj__hooks none = {0};
+  pj__engine_set_hooks(e, &none);
+  free(normal.s);
+  free(got.s);
+  free(again.s);
+}
+#endif
+
 typedef struct mode_spec { const char *name; pj_mode mode; } mode_spec;
 static mode_spec g_modes[2];
 static int g_nmodes;
@@ -373,11 +543,26 @@ static void run_file(void **state) {
     pj_engine *e = NULL;
     assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
     pj_engine_set_mode(e, g_modes[m].mode);
+#ifdef PJ_OOM_SWEEP
+    /* The sweep runs each case many times: on an engine of its own that
+     * follows the same script, so a case with side effects (an INSERT)
+     * repeated leaves the engine the expectations are checked on as it
+     * was. */
+    pj_engine *scratch = NULL;
+    assert_int_equal(pj_engine_open(NULL, &scratch), PJ_OK);
+    pj_engine_set_mode(scratch, g_modes[m].mode);
+    /* every run compiles (the JIT's allocations are swept too) */
+    pj__engine_set_cache_size(scratch, 0);
+#endif
     for (int i = 0; i < f.nblocks; i++) {
       block *b = &f.blocks[i];
       if (b->kind == B_SETUP) {
         pj_status st = b->sample >= 0 ? pj_engine_load_sample_trace(e, b->sample)
                                       : pj_engine_exec(e, str_get(&b->text), NULL, NULL);
+#ifdef PJ_OOM_SWEEP
+        if (b->sample >= 0) pj_engine_load_sample_trace(scratch, b->sample);
+        else pj_engine_exec(scratch, str_get(&b->text), NULL, NULL);
+#endif
         if (st != PJ_OK) {
           str_addf(&failures, "%s:%d [%s]: setup failed: %s (at %d:%d)\n", path, b->line,
                    g_modes[m].name, pj_engine_errmsg(e), pj_engine_errline(e),
@@ -388,6 +573,10 @@ static void run_file(void **state) {
       }
       str rows = {0};
       run_case(e, path, g_modes[m].name, b, &rows, &failures);
+#ifdef PJ_OOM_SWEEP
+      pj_engine_exec(scratch, str_get(&b->text), NULL, NULL);
+      if (!failures.n) oom_sweep(scratch, path, g_modes[m].name, b, &failures);
+#endif
       if (m == 0) first[i] = rows;
       else {
         if (strcmp(str_get(&first[i]), str_get(&rows)))
@@ -398,6 +587,9 @@ static void run_file(void **state) {
       }
     }
     pj_engine_close(e);
+#ifdef PJ_OOM_SWEEP
+    pj_engine_close(scratch);
+#endif
   }
   for (int i = 0; i < f.nblocks; i++) free(first[i].s);
   free(first);
@@ -470,6 +662,11 @@ int main(void) {
     tests[i].initial_state = paths[i];
   }
   int rc = _cmocka_run_group_tests("queries", tests, (size_t)n, NULL, NULL);
+#ifdef PJ_OOM_SWEEP
+  fprintf(stderr, "oom sweep: %ld case runs, %ld allocation failures injected: %ld clean errors, "
+                  "%ld runs that needed no more\n", g_oom_cases, g_oom_injected, g_oom_errors,
+          g_oom_same);
+#endif
   for (int i = 0; i < n; i++) free(paths[i]);
   free(paths);
   free(tests);
