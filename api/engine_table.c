@@ -44,7 +44,10 @@ typedef struct rows {
   cell *cells;
 } rows;
 
-static int rows_push(rows *r, sqlite3_stmt *q, rt_strpool *sp) {
+/* Appends the statement's current row: 1, or 0 when out of memory, or -1
+ * when the string pool refused a value (too long, out of memory: never
+ * kept as an empty string), whose column goes to *bad_col. */
+static int rows_push(rows *r, sqlite3_stmt *q, rt_strpool *sp, int *bad_col) {
   if (r->n == r->cap) {
     int64_t cap = r->cap ? r->cap * 2 : 64;
     cell *c = realloc(r->cells, (size_t)cap * (size_t)r->ncols * sizeof *c);
@@ -67,13 +70,17 @@ static int rows_push(rows *r, sqlite3_stmt *q, rt_strpool *sp) {
     case SQLITE_TEXT: {
       const char *s = (const char *)sqlite3_column_text(q, c);
       v->kind = V_TEXT;
-      v->u.s = rt_str_intern(sp, s ? s : "", (size_t)sqlite3_column_bytes(q, c));
+      size_t len = (size_t)sqlite3_column_bytes(q, c);
+      v->u.s = rt_str_intern(sp, s ? s : "", len);
+      if (v->u.s == 0 && len > 0) return *bad_col = c, -1;
       break;
     }
     case SQLITE_BLOB: {
       const void *b = sqlite3_column_blob(q, c);
       v->kind = V_BLOB;
-      v->u.s = rt_str_intern(sp, b ? b : "", (size_t)sqlite3_column_bytes(q, c));
+      size_t len = (size_t)sqlite3_column_bytes(q, c);
+      v->u.s = rt_str_intern(sp, b ? b : "", len);
+      if (v->u.s == 0 && len > 0) return *bad_col = c, -1;
       break;
     }
     default:
@@ -134,9 +141,16 @@ static rt_table *rows_to_table(pj_engine *e, rows *r, sqlite3_stmt *q, const cha
     for (int c = 0; c < nc; c++) {
       const cell *v = &r->cells[i * nc + c];
       if (v->kind == V_NULL) rt_tb_append_null(b, c);
-      else if (types[c] == RT_STR)
-        rt_tb_append_str(b, c, v->kind >= V_TEXT ? v->u.s : number_text(e->strings, v));
-      else if (types[c] == RT_F64)
+      else if (types[c] == RT_STR) {
+        uint32_t id = v->kind >= V_TEXT ? v->u.s : number_text(e->strings, v);
+        if (id == 0 && v->kind < V_TEXT) {   /* a number's text is never "": refused */
+          rt_errorf(err, -1, "%s: row %lld, column '%s': %s", strict ? CREATE_STAGE : "SQLite",
+                    (long long)i + 1, names[c], rt_strpool_error(e->strings));
+          rt_tb_abort(b);
+          goto done;
+        }
+        rt_tb_append_str(b, c, id);
+      } else if (types[c] == RT_F64)
         rt_tb_append_f64(b, c, v->kind == V_REAL ? v->u.f : (double)v->u.i);
       else rt_tb_append_i64(b, c, v->u.i);
     }
@@ -195,20 +209,24 @@ pj_status pj__exec_sql_mapped(pj_engine *e, const char *script, const char *sql,
     e->timing.bind_ns += t1 - t0;
     if (!q) break;   /* only whitespace or comments left */
     rows r = {.ncols = sqlite3_column_count(q)};
-    int rc;
+    int rc, bad_col = 0;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
       if (pj__interrupted(e)) {
         rc = SQLITE_INTERRUPT;
         break;
       }
-      if (r.ncols && !rows_push(&r, q, e->strings)) {
-        rc = SQLITE_NOMEM;
+      int pushed = r.ncols ? rows_push(&r, q, e->strings, &bad_col) : 1;
+      if (pushed <= 0) {
+        rc = pushed < 0 ? SQLITE_TOOBIG : SQLITE_NOMEM;
         break;
       }
     }
     if (rc == SQLITE_NOMEM) {
       s = PJ_NOMEM;
       pj__failf(e, "SQLite: out of memory");
+    } else if (rc == SQLITE_TOOBIG) {
+      s = pj__failf(e, "SQLite: row %lld, column '%s': %s", (long long)r.n + 1,
+                    sqlite3_column_name(q, bad_col), rt_strpool_error(e->strings));
     } else if (rc != SQLITE_DONE) {
       s = sqlite_fail(e, script, map, sqlpos, (int)(start - sql));
     } else if (r.ncols) {
@@ -217,7 +235,11 @@ pj_status pj__exec_sql_mapped(pj_engine *e, const char *script, const char *sql,
                                   create_name != NULL, &err);
       if (!t) {
         if (err.offset < 0) err.offset = sqlpos;
-        s = err.set ? pj__fail(e, &err, script) : PJ_NOMEM;
+        if (err.set) s = pj__fail(e, &err, script);
+        else {
+          pj__failf(e, "%s: out of memory", create_name ? CREATE_STAGE : "SQLite");
+          s = PJ_NOMEM;
+        }
       } else {
         if (*out) rt_table_unref(*out);
         *out = t;

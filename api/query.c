@@ -284,9 +284,16 @@ pj_status pj_query_bind_double(pj_query *q, int idx, double x) {
 
 pj_status pj_query_bind_text(pj_query *q, int idx, const char *s, size_t len) {
   ex_value *v = NULL;
+  /* a refused string (too long, out of memory) is an error, never '':
+   * the parameter keeps what it had */
+  uint32_t id = rt_str_intern(q->e->strings, s, len);
+  if (id == 0 && len > 0) {
+    pj__clear_error(q->e);
+    return pj__failf(q->e, "parameter %d: %s", idx, rt_strpool_error(q->e->strings));
+  }
   if (bind_slot(q, idx, &v) != PJ_OK) return PJ_ERROR;
   v->type = RT_STR;
-  v->s = rt_str_intern(q->e->strings, s, len);
+  v->s = id;
   return PJ_OK;
 }
 

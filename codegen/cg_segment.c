@@ -58,12 +58,6 @@ void cg_ctx_init(cg_ctx *cx, LLVMContextRef c, LLVMModuleRef m, const ir_plan *p
   cx->params = calloc((size_t)p->nparams + 1, sizeof *cx->params);
 }
 
-void *cg_alloc(cg_ctx *cx, size_t n) {
-  void *p = rt_arena_alloc(&cx->arena, n);
-  if (!p) rt_errorf(cx->err, -1, "JIT: out of memory");
-  return p;
-}
-
 void cg_ctx_dispose(cg_ctx *cx) {
   if (cx->b) LLVMDisposeBuilder(cx->b);
   free(cx->src);

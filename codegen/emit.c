@@ -71,6 +71,12 @@ LLVMBasicBlockRef cg_block(cg_ctx *cx, const char *name) {
   return LLVMAppendBasicBlockInContext(cx->c, cx->fn, name);
 }
 
+void *cg_alloc(cg_ctx *cx, size_t n) {
+  void *p = rt_arena_alloc(&cx->arena, n);
+  if (!p) rt_errorf(cx->err, -1, "JIT: out of memory");
+  return p;
+}
+
 void cg_at(cg_ctx *cx, LLVMBasicBlockRef bb) { LLVMPositionBuilderAtEnd(cx->b, bb); }
 LLVMBasicBlockRef cg_here(cg_ctx *cx) { return LLVMGetInsertBlock(cx->b); }
 

@@ -27,7 +27,17 @@ typedef struct loader {
   load_col *cols;
   int64_t n, cap;
   rt_strpool *sp;
+  int bad_col;      /* a string the pool refused, in this column (else -1) */
 } loader;
+
+/* Interns a string of the table; a refusal (too long, out of memory:
+ * rt_str_intern gives 0, which only "" may be) is recorded, never kept as
+ * an empty string. */
+static uint32_t intern(loader *l, int col, const char *s, size_t len) {
+  uint32_t id = rt_str_intern(l->sp, s, len);
+  if (id == 0 && len > 0 && l->bad_col < 0) l->bad_col = col;
+  return id;
+}
 
 static double slot_f64(const int64_t *p) {
   double d;
@@ -38,19 +48,19 @@ static void set_f64(int64_t *p, double d) { memcpy(p, &d, sizeof d); }
 
 /* A number as SQLite shows it as text (the same text `CAST(x AS TEXT)`
  * gives, so a column mixing numbers and strings reads as SQL shows it). */
-static uint32_t number_text(rt_strpool *sp, int kind, const int64_t *p) {
+static uint32_t number_text(loader *l, int col, int kind, const int64_t *p) {
   char buf[64];
   if (kind == K_INT) sqlite3_snprintf(sizeof buf, buf, "%lld", (long long)*p);
   else sqlite3_snprintf(sizeof buf, buf, "%!.15g", slot_f64(p));
-  return rt_str_intern(sp, buf, strlen(buf));
+  return intern(l, col, buf, strlen(buf));
 }
 
 /* Widens column c to kind `to`, converting the n values stored so far. */
-static void widen(loader *l, load_col *c, int to) {
+static void widen(loader *l, int col, load_col *c, int to) {
   for (int64_t i = 0; i < l->n && c->kind != K_NONE; i++) {
     if (!rt_bit(c->valid, (uint32_t)i)) continue;
     if (to == K_REAL) set_f64(&c->v[i], (double)c->v[i]);
-    else c->v[i] = number_text(l->sp, c->kind, &c->v[i]);
+    else c->v[i] = number_text(l, col, c->kind, &c->v[i]);
   }
   c->kind = to;
 }
@@ -87,27 +97,27 @@ static void add_row(loader *l, sqlite3_stmt *q) {
       if (col->kind == K_NONE) col->kind = K_INT;
       if (col->kind == K_INT) *slot = x;
       else if (col->kind == K_REAL) set_f64(slot, (double)x);
-      else *slot = number_text(l->sp, K_INT, &x);
+      else *slot = number_text(l, c, K_INT, &x);
       break;
     }
     case SQLITE_FLOAT: {
       double d = sqlite3_column_double(q, c);
-      if (col->kind == K_NONE || col->kind == K_INT) widen(l, col, K_REAL);
+      if (col->kind == K_NONE || col->kind == K_INT) widen(l, c, col, K_REAL);
       if (col->kind == K_REAL) {
         set_f64(slot, d);
       } else {
         int64_t bits;
         memcpy(&bits, &d, sizeof bits);
-        *slot = number_text(l->sp, K_REAL, &bits);
+        *slot = number_text(l, c, K_REAL, &bits);
       }
       break;
     }
     default: {   /* text, or a blob kept as its bytes */
-      if (col->kind != K_TEXT) widen(l, col, K_TEXT);
+      if (col->kind != K_TEXT) widen(l, c, col, K_TEXT);
       const void *p = sqlite3_column_type(q, c) == SQLITE_BLOB ? sqlite3_column_blob(q, c)
                                                               : sqlite3_column_text(q, c);
       int len = sqlite3_column_bytes(q, c);
-      *slot = rt_str_intern(l->sp, p ? p : "", (size_t)len);
+      *slot = intern(l, c, p ? p : "", (size_t)len);
       break;
     }
     }
@@ -203,7 +213,7 @@ rt_table *rt_load_sqlite_table(sqlite3 *db, rt_strpool *sp, const char *name,
     return NULL;
   }
   sqlite3_free(sql);
-  loader l = {.ncols = sqlite3_column_count(q), .sp = sp};
+  loader l = {.ncols = sqlite3_column_count(q), .sp = sp, .bad_col = -1};
   l.cols = calloc(l.ncols ? (size_t)l.ncols : 1, sizeof *l.cols);
   rt_table *t = NULL;
   int rc = SQLITE_NOMEM;
@@ -214,6 +224,10 @@ rt_table *rt_load_sqlite_table(sqlite3 *db, rt_strpool *sp, const char *name,
         break;
       }
       add_row(&l, q);
+      if (l.bad_col >= 0) {
+        rc = SQLITE_TOOBIG;
+        break;
+      }
       if (l.n % 4096 == 0 && interrupt && *interrupt) {
         rc = SQLITE_INTERRUPT;
         break;
@@ -227,6 +241,9 @@ rt_table *rt_load_sqlite_table(sqlite3 *db, rt_strpool *sp, const char *name,
     if (!t) rc = SQLITE_NOMEM;
   }
   if (rc == SQLITE_NOMEM) rt_errorf(err, -1, "LOAD: out of memory loading '%s'", name);
+  else if (rc == SQLITE_TOOBIG)
+    rt_errorf(err, -1, "LOAD: '%s', row %lld, column '%s': %s", name, (long long)l.n,
+              sqlite3_column_name(q, l.bad_col), rt_strpool_error(sp));
   else if (rc == SQLITE_INTERRUPT) rt_errorf(err, -1, "LOAD: interrupted loading '%s'", name);
   else if (!t) rt_errorf(err, -1, "LOAD: cannot read '%s': %s", name, sqlite3_errmsg(db));
   for (int c = 0; l.cols && c < l.ncols; c++) {
