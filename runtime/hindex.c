@@ -48,6 +48,16 @@ static void hindex_free(rt_hindex *ix) {
   free(ix);
 }
 
+/* here, with the list that owns it, so sindex.c depends on this file and
+ * not the other way round */
+void rt_sindex_free(rt_sindex *s) {
+  if (!s) return;
+  free(s->name);
+  free(s->cols);
+  free(s->perm);
+  free(s);
+}
+
 void rt_table_indexes_free(rt_table *t) {
   rt_tabindexes *x = t->indexes;
   if (!x) return;

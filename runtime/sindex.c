@@ -11,14 +11,6 @@
 
 #include "tabindex.h"
 
-void rt_sindex_free(rt_sindex *s) {
-  if (!s) return;
-  free(s->name);
-  free(s->cols);
-  free(s->perm);
-  free(s);
-}
-
 /* ---- order ----------------------------------------------------------------- */
 
 static int cmp_i64(int64_t a, int64_t b) { return (a > b) - (a < b); }

@@ -20,8 +20,9 @@ Prints each violation and exits 1, else prints a summary and exits 0.
 import collections, glob, os, re, subprocess, sys
 
 KNOWN_CYCLES = [
-    # recursive descent: statements, stages and expressions parse each other
-    {"frontend/parse.c", "frontend/parse_expr.c", "frontend/parse_stage.c"},
+    # recursive descent: statements, stages and expressions parse each other,
+    # and a SQL statement's ( FROM … ) pipelines (sqlpipe.c) are parsed as stages
+    {"frontend/parse.c", "frontend/parse_expr.c", "frontend/parse_stage.c", "frontend/sqlpipe.c"},
     # the binder: stages bind expressions and sources, which bind stages
     {"ir/bind.c", "ir/bind_expr.c", "ir/bind_interval.c", "ir/bind_row.c", "ir/bind_stage.c",
      "ir/bind_text.c", "ir/bind_tree.c", "ir/live.c", "ir/plan.c", "ir/print.c",
@@ -35,7 +36,11 @@ KNOWN_CYCLES = [
     {"import/args.c", "import/finish.c", "import/sched.c", "import/slices.c", "import/stats.c",
      "import/tables.c", "import/threads.c", "import/tracks.c"},
     {"import/proto_ftrace_read.c", "import/proto_read.c", "import/proto_te_read.c"},
-    {"import/json.c", "import/json_events.c", "import/json_read.c"},
+    {"import/json.c", "import/json_args.c", "import/json_events.c", "import/json_read.c"},
+    # CREATE PERFETTO TABLE AS a statement with pipelines: sqlpipes.c rewrites
+    # it and runs it through engine_table.c's SQL-rows-to-table (splitting
+    # engine_table.c into the SQL runner and CREATE would break it)
+    {"api/engine_table.c", "api/sqlpipes.c"},
 ]
 
 src, build = sys.argv[1], sys.argv[2]
