@@ -3,10 +3,11 @@
  * query, compiles can be interrupted, and mode auto does not start a
  * compile that costs more than interpreting the input (issue 12, item 2).
  *
- * Compile times are compared as a ratio between sizes (a CASE of 4,000
- * WHENs against one of 1,000: linear is 4x, the old quadratic growth was
- * 15x), with a generous bound for a shared machine; the benchmark's
- * compile_scaling workload measures the microseconds per node.
+ * Compile times are compared as a ratio between sizes measured in the
+ * same process, the best of three each (a CASE of 8,000 WHENs against one
+ * of 1,000: linear is 8x, the old quadratic growth was about 60x), with a
+ * bound of 24x, so a loaded machine slowing one side cannot fail it; the
+ * benchmark's compile_scaling workload measures the microseconds per node.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -59,19 +60,19 @@ static void test_linear(void **state) {
   pj_engine_set_mode(e, PJ_MODE_JIT);
   pj__engine_set_cache_size(e, 0);
   exec_ok(e, "CREATE PERFETTO TABLE t AS SELECT 7 AS a");
-  char *q1 = case_query(1000), *q4 = case_query(4000);
-  int64_t best1 = INT64_MAX, best4 = INT64_MAX;
-  for (int k = 0; k < 2; k++) {
-    int64_t a = compile_ns(e, q1), b = compile_ns(e, q4);
+  char *q1 = case_query(1000), *q8 = case_query(8000);
+  int64_t best1 = INT64_MAX, best8 = INT64_MAX;
+  for (int k = 0; k < 3; k++) {
+    int64_t a = compile_ns(e, q1), b = compile_ns(e, q8);
     if (a < best1) best1 = a;
-    if (b < best4) best4 = b;
+    if (b < best8) best8 = b;
   }
-  double ratio = (double)best4 / (double)best1;
-  print_message("CASE compile: 1,000 WHENs %.1f ms, 4,000 WHENs %.1f ms (x%.1f)\n", best1 / 1e6,
-                best4 / 1e6, ratio);
-  if (ratio > 8) fail_msg("compile time grew x%.1f for 4x the WHENs", ratio);
+  double ratio = (double)best8 / (double)best1;
+  print_message("CASE compile: 1,000 WHENs %.1f ms, 8,000 WHENs %.1f ms (x%.1f)\n", best1 / 1e6,
+                best8 / 1e6, ratio);
+  if (ratio > 24) fail_msg("compile time grew x%.1f for 8x the WHENs", ratio);
   free(q1);
-  free(q4);
+  free(q8);
   pj_engine_close(e);
 }
 
