@@ -95,13 +95,13 @@ static void cg_collect(cg_ctx *cx, const ir_segment *seg, cg_uses *u) {
       u->computed[op->compute.out_col] = true;
     }
     if (op->kind == IR_TREE_NUMBER) {
-      cg_use_col(cx, u, op->tree_id_col);
-      cg_use_col(cx, u, op->tree_parent_col);
-      u->computed[op->tree_node_col] = u->computed[op->tree_pnode_col] = true;
+      cg_use_col(cx, u, op->tree.id_col);
+      cg_use_col(cx, u, op->tree.parent_col);
+      u->computed[op->tree.node_col] = u->computed[op->tree.pnode_col] = true;
     }
     if (op->kind == IR_TREE_ACC) {
-      cg_use_col(cx, u, op->tree_node_col);
-      cg_use_col(cx, u, op->tree_pnode_col);
+      cg_use_col(cx, u, op->tree.node_col);
+      cg_use_col(cx, u, op->tree.pnode_col);
       for (int i = 0; i < op->tree.naggs; i++)
         if (op->tree.aggs[i].live) cg_use_col(cx, u, op->tree.aggs[i].arg_col);
       for (int i = 0; i < op->tree.naggs; i++)
@@ -131,8 +131,8 @@ static rt_type cg_view_type(cg_ctx *cx, const ir_op *src, int c) {
     return t;
   }
   /* After a tree order in place the table itself is read (ir/plan.h
-   * tree_table): table types, the parent node as the check's uint32 array. */
-  if (src->kind == IR_SCAN_BUF && src->buf_op && src->buf_op->tree_table && src->table &&
+   * tree.in_place): table types, the parent node as the check's uint32 array. */
+  if (src->kind == IR_SCAN_BUF && ir_tree_in_place(src->buf_op) && src->table &&
       src->table_cols) {
     for (int i = 0; i < src->nscan; i++)
       if (src->out_cols[i] == c)

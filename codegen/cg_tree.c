@@ -123,9 +123,9 @@ static void cg_tree_num_prologue(cg_ctx *cx, cg_treeop *t, LLVMValueRef st,
                                  LLVMBasicBlockRef fallback) {
   const ir_op *op = t->op;
   const ir_plan *p = cx->plan;
-  if (!cg_tree_idtype_ok(p->cols[op->tree_id_col].type) ||
-      !cg_tree_idtype_ok(p->cols[op->tree_parent_col].type) ||
-      (p->cols[op->tree_id_col].type == RT_STR) != (p->cols[op->tree_parent_col].type == RT_STR)) {
+  if (!cg_tree_idtype_ok(p->cols[op->tree.id_col].type) ||
+      !cg_tree_idtype_ok(p->cols[op->tree.parent_col].type) ||
+      (p->cols[op->tree.id_col].type == RT_STR) != (p->cols[op->tree.parent_col].type == RT_STR)) {
     /* float or NULL-typed ids: the interpreter reports them */
     LLVMBuildBr(cx->b, fallback);
     cg_at(cx, cg_block(cx, "tree.unreached"));
@@ -204,7 +204,7 @@ static void cg_tree_num_batch(cg_ctx *cx, cg_treeop *t) {
   /* the runtime reads and advances the counters in memory */
   LLVMBuildStore(cx->b, LLVMBuildLoad2(cx->b, cx->t_i32, t->nrows, ""),
                  cg_field_ptr(cx, cx->st.treenum, t->state, CG_TREENUM_NROWS, ""));
-  LLVMValueRef args[4] = {t->state, cx->batch, cg_i32(cx, op->tree_id_col), cg_i32(cx, op->tree_parent_col)};
+  LLVMValueRef args[4] = {t->state, cx->batch, cg_i32(cx, op->tree.id_col), cg_i32(cx, op->tree.parent_col)};
   LLVMValueRef rc = cg_call(cx, "cg_rt_treenum_batch", args, 4, "tree.batch.rc");
   LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.treenum, t->state, CG_TREENUM_TIER, cx->t_i32, ""), t->tier);
   LLVMBuildStore(cx->b, cg_load_field(cx, cx->st.treenum, t->state, CG_TREENUM_NROWS, cx->t_i32, ""), t->nrows);
@@ -266,8 +266,8 @@ static cg_treeop *cg_tree_find(cg_treestate *ts, const ir_op *op) {
 
 static void cg_tree_number(cg_ctx *cx, cg_treeop *t) {
   const ir_op *op = t->op;
-  cg_val id = cg_column(cx, op->tree_id_col);
-  cg_val par = cg_column(cx, op->tree_parent_col);
+  cg_val id = cg_column(cx, op->tree.id_col);
+  cg_val par = cg_column(cx, op->tree.parent_col);
   bool str = id.type == RT_STR;
   LLVMValueRef idv = str ? LLVMBuildZExt(cx->b, id.v, cx->t_i64, "") : id.v;
   LLVMValueRef pv = par.type == RT_STR ? LLVMBuildZExt(cx->b, par.v, cx->t_i64, "") : par.v;
@@ -345,11 +345,11 @@ static void cg_tree_number(cg_ctx *cx, cg_treeop *t) {
     LLVMAddIncoming(node, &bnode, &bfrom, 1);
     LLVMAddIncoming(pnode, &bpnode, &bfrom, 1);
   }
-  cx->row[op->tree_node_col] =
-      cg_notnull(LLVMBuildZExt(cx->b, node, cx->t_i64, cg_colname(cx, op->tree_node_col, nm, sizeof nm)), RT_I64);
-  cx->row[op->tree_pnode_col] =
-      cg_notnull(LLVMBuildZExt(cx->b, pnode, cx->t_i64, cg_colname(cx, op->tree_pnode_col, nm, sizeof nm)), RT_I64);
-  cx->have[op->tree_node_col] = cx->have[op->tree_pnode_col] = true;
+  cx->row[op->tree.node_col] =
+      cg_notnull(LLVMBuildZExt(cx->b, node, cx->t_i64, cg_colname(cx, op->tree.node_col, nm, sizeof nm)), RT_I64);
+  cx->row[op->tree.pnode_col] =
+      cg_notnull(LLVMBuildZExt(cx->b, pnode, cx->t_i64, cg_colname(cx, op->tree.pnode_col, nm, sizeof nm)), RT_I64);
+  cx->have[op->tree.node_col] = cx->have[op->tree.pnode_col] = true;
 }
 
 /* ---- accumulation ---------------------------------------------------------- */
@@ -431,8 +431,8 @@ static cg_val cg_tree_minmax(cg_ctx *cx, const cg_treeagg *g, bool up, cg_val x,
 
 static void cg_tree_accumulate(cg_ctx *cx, cg_treeop *t) {
   const ir_op *op = t->op;
-  bool up = op->tree_up;
-  cg_val nv = cg_column(cx, op->tree_node_col), pv = cg_column(cx, op->tree_pnode_col);
+  bool up = op->tree.up;
+  cg_val nv = cg_column(cx, op->tree.node_col), pv = cg_column(cx, op->tree.pnode_col);
   for (int j = 0; j < t->naggs; j++)
     if (t->aggs[j].ag->arg_col >= 0) cg_column(cx, t->aggs[j].ag->arg_col);   /* loads dominate */
   LLVMValueRef n = nv.v;
@@ -489,8 +489,8 @@ void cg_tree_step(cg_ctx *cx, cg_treestate *ts, const ir_op *op) {
       cg_tree_number(cx, t);
     } else {
       /* unreachable: the prologue left every batch to the interpreter */
-      cx->row[op->tree_node_col] = cx->row[op->tree_pnode_col] = cg_notnull(cg_i64(cx, 0), RT_I64);
-      cx->have[op->tree_node_col] = cx->have[op->tree_pnode_col] = true;
+      cx->row[op->tree.node_col] = cx->row[op->tree.pnode_col] = cg_notnull(cg_i64(cx, 0), RT_I64);
+      cx->have[op->tree.node_col] = cx->have[op->tree.pnode_col] = true;
     }
   } else {
     cg_tree_accumulate(cx, t);

@@ -14,7 +14,7 @@
  * its input ends every TREE_NUMBER is finished (the missing-parent check)
  * before the sink, and a TREE_ORDER sink is finished like a SORT with the
  * permutation rt_tree_order gives (none when already in order). A tree
- * order in place (plan.h tree_table) buffers nothing: its segment only
+ * order in place (plan.h tree.in_place) buffers nothing: its segment only
  * checks the table's parent_id and the next one reads the table in order.
  *
  * The driver owns no per-row work: everything per row is in the backend.
@@ -183,7 +183,7 @@ int ex_eval_count(ex_run *run, const ir_expr *e, const char *stage, int64_t *out
 
 /* A DOWN tree order does not break the pipeline (see ex_down below). */
 static bool ex_down_streams(const ir_segment *seg) {
-  return seg->sink->kind == IR_TREE_ORDER && !seg->sink->tree_up && !seg->sink->tree_table;
+  return seg->sink->kind == IR_TREE_ORDER && !seg->sink->tree.up && !ir_tree_in_place(seg->sink);
 }
 
 static int ex_sink_open(ex_run *run, ex_seg *s) {
@@ -293,11 +293,11 @@ static int ex_trees_open(ex_run *run, ex_seg *s) {
       rt_treenum *t = calloc(1, sizeof *t);
       if (!t) return ex_fail(run, op->pos, op->stage, "out of memory");
       run->treenums[idx] = t;
-      bool tab = op->tree_tier == RT_TREE_TIER_TABLE && seg->source->kind == IR_SCAN_TABLE &&
+      bool tab = op->tree.tier == RT_TREE_TIER_TABLE && seg->source->kind == IR_SCAN_TABLE &&
                  seg->source->table;
       uint64_t rows = tab ? (uint64_t)seg->source->table->nrows : 0;
       if (!rt_treenum_init(t, tab ? RT_TREE_TIER_TABLE : RT_TREE_TIER_DENSE, rows,
-                           p->cols[op->tree_id_col].type == RT_STR, &run->err, op->stage,
+                           p->cols[op->tree.id_col].type == RT_STR, &run->err, op->stage,
                            op->pos, run->strings))
         return ex_fail(run, op->pos, op->stage, "out of memory");
       /* Rows expected, when known (every row of a table or a buffer
@@ -313,7 +313,7 @@ static int ex_trees_open(ex_run *run, ex_seg *s) {
       }
       continue;
     }
-    int nidx = ex_op_index(p, op->tree_num);
+    int nidx = ex_op_index(p, op->tree.num);
     const rt_treenum *num = nidx >= 0 ? run->treenums[nidx] : NULL;
     if (!num) return ex_fail(run, op->pos, op->stage, "the tree numbering did not run");
     rt_aggkind kinds[op->tree.naggs > 0 ? op->tree.naggs : 1];
@@ -328,7 +328,7 @@ static int ex_trees_open(ex_run *run, ex_seg *s) {
     rt_treeacc *a = calloc(1, sizeof *a);
     if (!a) return ex_fail(run, op->pos, op->stage, "out of memory");
     run->treeaccs[idx] = a;
-    if (!rt_treeacc_init(a, op->tree_up, num->nnodes, na, kinds, in))
+    if (!rt_treeacc_init(a, op->tree.up, num->nnodes, na, kinds, in))
       return ex_fail(run, op->pos, op->stage, "out of memory");
   }
   return 0;
@@ -353,17 +353,17 @@ static int ex_tree_order_finish(ex_run *run, ex_seg *s, int idx) {
   const ir_op *sink = s->seg->sink;
   int cn = -1, cp = -1;
   for (int j = 0; j < s->nbuf; j++) {
-    if (s->buf_cols[j] == sink->tree_node_col) cn = j;
-    if (s->buf_cols[j] == sink->tree_pnode_col) cp = j;
+    if (s->buf_cols[j] == sink->tree.node_col) cn = j;
+    if (s->buf_cols[j] == sink->tree.pnode_col) cp = j;
   }
-  int nidx = ex_op_index(run->plan, sink->tree_num);
+  int nidx = ex_op_index(run->plan, sink->tree.num);
   const rt_treenum *num = nidx >= 0 ? run->treenums[nidx] : NULL;
   if (cn < 0 || cp < 0 || !num)
     return ex_fail(run, sink->pos, sink->stage, "the tree order lacks its node numbers");
   if (!s->buf->data) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   int path = RT_TREE_ORDER_KEPT;
   run->perms[idx] = rt_tree_order(s->buf->data[cn], s->buf->data[cp], s->buf->nrows, num->nnodes,
-                                  sink->tree_up, &path, &run->err, sink->stage, sink->pos);
+                                  sink->tree.up, &path, &run->err, sink->stage, sink->pos);
   run->tree_paths[idx] = path;
   return path < 0 ? -1 : 0;
 }
@@ -549,7 +549,7 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   return rc;
 }
 
-/* ---- TREE_ORDER in place (ir/plan.h tree_table) ---------------------------------- */
+/* ---- TREE_ORDER in place (ir/plan.h tree.in_place) ---------------------------------- */
 
 /* The ordering segment of an in-place tree order: no backend runs. One
  * pass over the table's parent_id checks the order and writes the parent
@@ -557,7 +557,7 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
  * (node = row index), so it is finished here. */
 static int ex_tree_table_run(ex_run *run, ex_seg *s) {
   const ir_plan *p = run->plan;
-  const ir_op *sink = s->seg->sink, *src = s->seg->source, *nop = sink->tree_num;
+  const ir_op *sink = s->seg->sink, *src = s->seg->source, *nop = sink->tree.num;
   const rt_table *t = src->table;
   int idx = ex_op_index(p, sink), nidx = nop ? ex_op_index(p, nop) : -1;
   if (!t || idx < 0 || nidx < 0) return ex_fail(run, sink->pos, sink->stage, "the tree order lacks its table");
@@ -569,13 +569,13 @@ static int ex_tree_table_run(ex_run *run, ex_seg *s) {
   rt_treenum *num = run->treenums[nidx];
   int pc = -1;
   for (int i = 0; i < src->nscan; i++)
-    if (src->out_cols[i] == nop->tree_parent_col) pc = src->table_cols[i];
+    if (src->out_cols[i] == nop->tree.parent_col) pc = src->table_cols[i];
   if (pc < 0 || !num || num->tier != RT_TREE_TIER_TABLE)
     return ex_fail(run, sink->pos, sink->stage, "the tree order lacks its node numbers");
   rt_view pv;
   rt_table_view(t, pc, 0, &pv);
   run->rows_in += t->nrows;
-  int path = rt_tree_table_order(num, &pv, t->nrows, sink->tree_up, &run->perms[idx]);
+  int path = rt_tree_table_order(num, &pv, t->nrows, sink->tree.up, &run->perms[idx]);
   if (path < 0) return -1;
   run->tree_paths[idx] = path;
   return rt_treenum_finish(num) < 0 ? -1 : 1;
@@ -592,7 +592,7 @@ static int ex_scan_tree_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pi
   const ir_plan *p = run->plan;
   const ir_op *src = s->seg->source, *ord = src->buf_op;
   const rt_table *t = src->table;
-  int idx = ex_op_index(p, ord), nidx = ex_op_index(p, ord->tree_num);
+  int idx = ex_op_index(p, ord), nidx = ex_op_index(p, ord->tree.num);
   const rt_treenum *num = nidx >= 0 ? run->treenums[nidx] : NULL;
   if (!t || idx < 0 || !num || !src->table_cols || (t->nrows > 0 && !num->table_pnode))
     return ex_fail(run, src->pos, src->stage, "the buffer to read was not written");
@@ -629,7 +629,7 @@ static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
                         ex_down *dn) {
   const ir_op *src = s->seg->source;
   const ir_plan *p = run->plan;
-  if (src->buf_op && src->buf_op->kind == IR_TREE_ORDER && src->buf_op->tree_table)
+  if (ir_tree_in_place(src->buf_op))
     return ex_scan_tree_table(run, s, b, pick, ctx, dn);
   int idx = ex_op_index(p, src->buf_op);
   if (idx < 0 || !run->bufs[idx])
@@ -745,10 +745,10 @@ static int ex_down_open(ex_run *run, ex_seg *s, ex_seg *nx, ex_down *dn) {
   dn->next = nx;
   dn->cn = dn->cp = -1;
   for (int j = 0; j < s->nbuf; j++) {
-    if (s->buf_cols[j] == sink->tree_node_col) dn->cn = j;
-    if (s->buf_cols[j] == sink->tree_pnode_col) dn->cp = j;
+    if (s->buf_cols[j] == sink->tree.node_col) dn->cn = j;
+    if (s->buf_cols[j] == sink->tree.pnode_col) dn->cp = j;
   }
-  int nidx = ex_op_index(p, sink->tree_num);
+  int nidx = ex_op_index(p, sink->tree.num);
   dn->num = nidx >= 0 ? run->treenums[nidx] : NULL;
   if (dn->cn < 0 || dn->cp < 0 || !dn->num)
     return ex_fail(run, sink->pos, sink->stage, "the tree order lacks its node numbers");
@@ -789,7 +789,7 @@ static int ex_seg_run_body(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, vo
   /* An interval operand its source reads in place (driver_interval.c). */
   if (seg->sink->kind == IR_IV_BUFFER && ex_iv_direct(run->plan, seg)) return 1;
   /* A tree order in place only checks the table (the next segment reads it). */
-  if (seg->sink->kind == IR_TREE_ORDER && seg->sink->tree_table) return ex_tree_table_run(run, s);
+  if (ir_tree_in_place(seg->sink)) return ex_tree_table_run(run, s);
   if (ex_sink_open(run, s) < 0 || ex_limits_open(run, s) < 0 || ex_trees_open(run, s) < 0)
     return -1;
   ex_seg *nx = si + 1 < run->nsegs ? &run->segs[si + 1] : NULL;

@@ -24,11 +24,11 @@ int vm_tree_number(vm *m, const ir_op *op, rt_batch *b) {
   int idx = vm_op_index(m, op);
   rt_treenum *t = idx >= 0 ? m->s->run->treenums[idx] : NULL;
   if (!t) return vm_fail(m, "internal error: the tree numbering has no state"), -1;
-  if (rt_treenum_batch(t, &b->cols[op->tree_id_col], &b->cols[op->tree_parent_col], b->active,
+  if (rt_treenum_batch(t, &b->cols[op->tree.id_col], &b->cols[op->tree.parent_col], b->active,
                        b->nactive) < 0)
     return -1;
-  b->cols[op->tree_node_col] = (rt_view){.type = RT_U32, .data = t->node_out};
-  b->cols[op->tree_pnode_col] = (rt_view){.type = RT_U32, .data = t->pnode_out};
+  b->cols[op->tree.node_col] = (rt_view){.type = RT_U32, .data = t->node_out};
+  b->cols[op->tree.pnode_col] = (rt_view){.type = RT_U32, .data = t->pnode_out};
   return 0;
 }
 
@@ -143,8 +143,8 @@ int vm_tree_acc(vm *m, const ir_op *op, rt_batch *b) {
   rt_treeacc *a = idx >= 0 ? m->s->run->treeaccs[idx] : NULL;
   if (!a) return vm_fail(m, "internal error: the tree accumulation has no state"), -1;
   vm_set set = {b->active, b->nactive};
-  vm_vec *nv = vm_load_view(m, &b->cols[op->tree_node_col], &set);
-  vm_vec *pv = vm_load_view(m, &b->cols[op->tree_pnode_col], &set);
+  vm_vec *nv = vm_load_view(m, &b->cols[op->tree.node_col], &set);
+  vm_vec *pv = vm_load_view(m, &b->cols[op->tree.pnode_col], &set);
   if (!nv || !pv) return -1;
   const int64_t *nd = nv->v, *pd = pv->v;
   /* Node numbers index the per-node arrays: check them once per batch. */

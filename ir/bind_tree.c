@@ -72,24 +72,24 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
 
   ir_op *prev = prev_tree_acc(b);
   ir_op *num = NULL, *order = NULL;
-  bool reuse_num = prev && prev->tree_num->tree_id_col == idc && prev->tree_num->tree_parent_col == pc;
+  bool reuse_num = prev && prev->tree.num->tree.id_col == idc && prev->tree.num->tree.parent_col == pc;
   if (reuse_num) {
-    num = prev->tree_num;
-    if (prev->tree_up == st->up) order = prev->tree_order;
+    num = prev->tree.num;
+    if (prev->tree.up == st->up) order = prev->tree.order;
   } else {
     num = ir_op_add(b, IR_TREE_NUMBER, st->pos);
-    num->tree_id_col = idc;
-    num->tree_parent_col = pc;
-    num->tree_node_col = ir_col_new(p, "__node", RT_U32, false);
-    num->tree_pnode_col = ir_col_new(p, "__parent_node", RT_U32, false);
-    num->tree_tier = RT_TREE_TIER_DENSE;   /* segment.c may prove TABLE */
+    num->tree.id_col = idc;
+    num->tree.parent_col = pc;
+    num->tree.node_col = ir_col_new(p, "__node", RT_U32, false);
+    num->tree.pnode_col = ir_col_new(p, "__parent_node", RT_U32, false);
+    num->tree.tier = RT_TREE_TIER_DENSE;   /* segment.c may prove TABLE */
   }
   if (!order) {
     order = ir_op_add(b, IR_TREE_ORDER, st->pos);
-    order->tree_up = st->up;
-    order->tree_num = num;
-    order->tree_node_col = num->tree_node_col;
-    order->tree_pnode_col = num->tree_pnode_col;
+    order->tree.up = st->up;
+    order->tree.num = num;
+    order->tree.node_col = num->tree.node_col;
+    order->tree.pnode_col = num->tree.pnode_col;
     /* Carry everything still reachable, the aggregates' arguments (a
      * computed one, `SUM(v + 1)`, is in no row) and the node numbers;
      * live.c trims this to what is read after the ordering. */
@@ -102,18 +102,18 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
       for (int j = 0; j < n && !have; j++) have = order->tree.carry[j] == aggs[i].arg_col;
       if (!have) order->tree.carry[n++] = aggs[i].arg_col;
     }
-    order->tree.carry[n++] = num->tree_node_col;
-    order->tree.carry[n++] = num->tree_pnode_col;
+    order->tree.carry[n++] = num->tree.node_col;
+    order->tree.carry[n++] = num->tree.pnode_col;
     order->tree.ncarry = n;
   }
   ir_op *acc = ir_op_add(b, IR_TREE_ACC, st->pos);
-  acc->tree_up = st->up;
-  acc->tree_num = num;
-  acc->tree_order = order;
-  acc->tree_node_col = num->tree_node_col;
-  acc->tree_pnode_col = num->tree_pnode_col;
-  acc->tree_reuse_num = reuse_num;
-  acc->tree_reuse_order = reuse_num && order == prev->tree_order;
+  acc->tree.up = st->up;
+  acc->tree.num = num;
+  acc->tree.order = order;
+  acc->tree.node_col = num->tree.node_col;
+  acc->tree.pnode_col = num->tree.pnode_col;
+  acc->tree.reuse_num = reuse_num;
+  acc->tree.reuse_order = reuse_num && order == prev->tree.order;
   acc->tree.naggs = na;
   acc->tree.aggs = aggs;
 

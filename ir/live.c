@@ -14,7 +14,7 @@
  *   TREE_ACC   aggregates whose output is not needed are dropped; with
  *              none left the op is dead (the stage is gone), else it
  *              needs the node columns and marks its TREE_ORDER used
- *   TREE_ORDER dead unless a live TREE_ACC reads it (tree_used); carry
+ *   TREE_ORDER dead unless a live TREE_ACC reads it (tree.used); carry
  *              trimmed to the needed columns plus the node columns
  *   TREE_NUMBER dead unless its node columns are needed; else it needs
  *              id and parent_id. A removed stage checks nothing: its
@@ -119,7 +119,8 @@ void ir_live(ir_plan *p) {
   bool *need = calloc((size_t)p->ncols + 1, 1);
   if (!need) return; /* leaves the plan unpruned, which is still correct */
   for (int c = 0; c < p->ncols; c++) p->cols[c].live = false;
-  for (int i = 0; i < p->nops; i++) p->ops[i]->tree_used = false;
+  for (int i = 0; i < p->nops; i++)
+    if (p->ops[i]->kind == IR_TREE_ORDER) p->ops[i]->tree.used = false;
   for (int i = p->nops - 1; i >= 0; i--) {
     ir_op *op = p->ops[i];
     if (op->dead) continue;
@@ -167,18 +168,18 @@ void ir_live(ir_plan *p) {
         op->dead = true;
         break;
       }
-      need[op->tree_node_col] = need[op->tree_pnode_col] = true;
-      op->tree_order->tree_used = true;
+      need[op->tree.node_col] = need[op->tree.pnode_col] = true;
+      op->tree.order->tree.used = true;
       break;
     case IR_TREE_ORDER: {
-      if (!op->tree_used) {
+      if (!op->tree.used) {
         op->dead = true;
         break;
       }
       int n = 0;
       for (int k = 0; k < op->tree.ncarry; k++) {
         int c = op->tree.carry[k];
-        if (need[c] || c == op->tree_node_col || c == op->tree_pnode_col) op->tree.carry[n++] = c;
+        if (need[c] || c == op->tree.node_col || c == op->tree.pnode_col) op->tree.carry[n++] = c;
       }
       op->tree.ncarry = n;
       for (int k = 0; k < n; k++) {
@@ -188,13 +189,13 @@ void ir_live(ir_plan *p) {
       break;
     }
     case IR_TREE_NUMBER:
-      if (!need[op->tree_node_col] && !need[op->tree_pnode_col]) {
+      if (!need[op->tree.node_col] && !need[op->tree.pnode_col]) {
         op->dead = true;
         break;
       }
-      need[op->tree_node_col] = need[op->tree_pnode_col] = false;
-      p->cols[op->tree_node_col].live = p->cols[op->tree_pnode_col].live = true;
-      need[op->tree_id_col] = need[op->tree_parent_col] = true;
+      need[op->tree.node_col] = need[op->tree.pnode_col] = false;
+      p->cols[op->tree.node_col].live = p->cols[op->tree.pnode_col].live = true;
+      need[op->tree.id_col] = need[op->tree.parent_col] = true;
       break;
     case IR_SCAN_TABLE:
     case IR_SCAN_SQL: trim_scan(p, op, need); break;

@@ -107,15 +107,18 @@ void ir_op_need(const ir_op *op, bool *need) {
     need_expr(op->limit.count, need);
     need_expr(op->limit.offset, need);
     return;
-  case IR_TREE_NUMBER:
-  case IR_TREE_ACC:
-  case IR_TREE_ORDER: {
-    int t[4] = {op->tree_id_col, op->tree_parent_col, op->tree_node_col, op->tree_pnode_col};
-    need_cols(4, t, need);
-    need_cols(op->tree.ncarry, op->tree.carry, need);
+  case IR_TREE_NUMBER: {
+    int t[2] = {op->tree.id_col, op->tree.parent_col};
+    need_cols(2, t, need);
+    return;
+  }
+  case IR_TREE_ACC: {
+    int t[2] = {op->tree.node_col, op->tree.pnode_col};
+    need_cols(2, t, need);
     need_aggs(op->tree.naggs, op->tree.aggs, need);
     return;
   }
+  case IR_TREE_ORDER: need_cols(op->tree.ncarry, op->tree.carry, need); return;
   case IR_IV_BUFFER: need_cols(op->ivbuf.ncarry, op->ivbuf.carry, need); return;
   case IR_SORT:
     need_cols(op->sort.ncarry, op->sort.carry, need);

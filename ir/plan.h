@@ -215,7 +215,54 @@ struct ir_op {
       int *out;
       const char **out_names;
     } output;
-    struct ir_tree {            /* TREE_NUMBER, TREE_ORDER, TREE_ACC (below) */
+    /* TREE ACCUMULATE (runtime state in runtime/tree/tree.h, found by op
+     * index in ex_run.trees). A stage lowers to
+     *   TREE_NUMBER  reads id_col, parent_col (bare id, parent_id: both
+     *                ints of any kind, or both strings) and defines
+     *                node_col, pnode_col: RT_U32, never NULL, the row's
+     *                node number and its parent's (RT_TREE_NONE for a
+     *                root). tier: RT_TREE_TIER_TABLE when segment.c proved
+     *                the input is an unfiltered table scan whose id is the
+     *                row index, else RT_TREE_TIER_DENSE (identity until an
+     *                id breaks density, then a hash map).
+     *   TREE_ORDER   sink (breaker): buffers carry[0..ncarry) — the
+     *                columns live after it, always including both node
+     *                columns — and at the end orders them child-first (up)
+     *                or parent-first; the next SCAN_BUF reads them under
+     *                the same ids through the permutation (run->perms).
+     *   TREE_ACC     per row, in that order: aggs (SUM, COUNT_STAR, MIN,
+     *                MAX; arg_col, out_col, live as for AGGREGATE) with the
+     *                rule of runtime/tree/tree.h, reading the node columns.
+     * num / order link the ops of a stage (TREE_ORDER and TREE_ACC copy
+     * their numbering's node columns); a later stage over the same id and
+     * parent_id columns with only COMPUTEs in between shares its
+     * TREE_NUMBER (reuse_num), and in the same direction its TREE_ORDER too
+     * (reuse_order). A TREE_ACC none of whose outputs is read is dead, and
+     * so are the TREE_ORDER and TREE_NUMBER no live TREE_ACC needs: the
+     * whole stage disappears, errors included.
+     * TREE_ORDER in_place (set by segment.c): its segment is an unfiltered
+     * SCAN_TABLE whose only step is its TABLE-tier TREE_NUMBER, so node
+     * numbers are row indices and nothing needs buffering. The driver runs
+     * no backend for that segment: one pass over parent_id checks the order
+     * (rt_tree_table_order) and the next segment's SCAN_BUF reads the table
+     * itself — forwards, backwards (parents precede children: child-first
+     * for UP is the table read backwards) or through a permutation of row
+     * indices. That SCAN_BUF then has `table` and `table_name` set (no
+     * reference held: the SCAN_TABLE owns it) and table_cols[i] is the
+     * table column of out_cols[i]: the id column (RT_ID) for the node
+     * column, -1 for the parent-node column (a uint32 array the check
+     * writes, owned by the numbering's state). */
+    struct ir_tree {
+      int id_col, parent_col;   /* TREE_NUMBER */
+      int node_col, pnode_col;
+      int tier;                 /* TREE_NUMBER */
+      bool up;                  /* TREE_ORDER, TREE_ACC */
+      bool reuse_num, reuse_order;   /* TREE_ACC */
+      bool used;                /* TREE_ORDER, live.c scratch: a live
+                                   TREE_ACC reads this order */
+      bool in_place;            /* TREE_ORDER */
+      ir_op *num;               /* TREE_ORDER, TREE_ACC: their TREE_NUMBER */
+      ir_op *order;             /* TREE_ACC: its TREE_ORDER */
       int ncarry;               /* TREE_ORDER: what it buffers */
       int *carry;
       int naggs;                /* TREE_ACC */
@@ -245,52 +292,6 @@ struct ir_op {
    * rt_store_type(col type) (ints as int64), as store.h's rowbuf does. */
   const char *sql_base;
   int nsrc;
-
-  /* TREE ACCUMULATE (added by the tree work; runtime state in
-   * runtime/tree/tree.h, found by op index in ex_run.trees). A stage lowers to
-   *   TREE_NUMBER  reads tree_id_col, tree_parent_col (bare id, parent_id:
-   *                both ints of any kind, or both strings) and defines
-   *                tree_node_col, tree_pnode_col: RT_U32, never NULL, the
-   *                row's node number and its parent's (RT_TREE_NONE for
-   *                a root). tree_tier: RT_TREE_TIER_TABLE when segment.c
-   *                proved the input is an unfiltered table scan whose id
-   *                is the row index, else RT_TREE_TIER_DENSE (identity
-   *                until an id breaks density, then a hash map).
-   *   TREE_ORDER   sink (breaker): buffers carry[0..ncarry) — the columns
-   *                live after it, always including both node columns —
-   *                and at the end orders them child-first (tree_up) or
-   *                parent-first; the next SCAN_BUF reads them under the
-   *                same ids through the permutation (run->perms).
-   *   TREE_ACC     per row, in that order: aggs (SUM, COUNT_STAR, MIN,
-   *                MAX; arg_col, out_col, live as for AGGREGATE) with the
-   *                rule of runtime/tree/tree.h, reading the node columns.
-   * tree_num / tree_order link the ops of a stage; a later stage over the
-   * same id and parent_id columns with only COMPUTEs in between shares its
-   * TREE_NUMBER (tree_reuse_num), and in the same direction its
-   * TREE_ORDER too (tree_reuse_order). A TREE_ACC none of whose outputs is
-   * read is dead, and so are the TREE_ORDER and TREE_NUMBER no live
-   * TREE_ACC needs: the whole stage disappears, errors included. */
-  int tree_id_col, tree_parent_col;
-  int tree_node_col, tree_pnode_col;
-  int tree_tier;
-  bool tree_up;
-  bool tree_reuse_num, tree_reuse_order;
-  bool tree_used;       /* live.c scratch: a live TREE_ACC reads this order */
-  ir_op *tree_num;      /* TREE_ORDER, TREE_ACC: their TREE_NUMBER */
-  ir_op *tree_order;    /* TREE_ACC: its TREE_ORDER */
-  /* TREE_ORDER in place (set by segment.c): its segment is an unfiltered
-   * SCAN_TABLE whose only step is its TABLE-tier TREE_NUMBER, so node
-   * numbers are row indices and nothing needs buffering. The driver runs
-   * no backend for that segment: one pass over parent_id checks the order
-   * (rt_tree_table_order) and the next segment's SCAN_BUF reads the table
-   * itself — forwards, backwards (parents precede children: child-first
-   * for UP is the table read backwards) or through a permutation of row
-   * indices. That SCAN_BUF then has `table` and `table_name` set (no
-   * reference held: the SCAN_TABLE owns it) and table_cols[i] is the table
-   * column of out_cols[i]: the id column (RT_ID) for the node column, -1
-   * for the parent-node column (a uint32 array the check writes, owned by
-   * the numbering's state). */
-  bool tree_table;
 
   /* INTERVAL operators (added by the interval work; bind_interval.c).
    *   IV_BUFFER  sink: buffers carry[0..ncarry) (as SORT does, without
@@ -336,6 +337,12 @@ struct ir_op {
   ir_op *iv_user;       /* IV_BUFFER: the source that reads it */
   int *iv_from_in, *iv_from_bg, *iv_fill_kind, *iv_fill_key;
 };
+
+/* A TREE_ORDER made in place (struct ir_tree): the next segment reads the
+ * table, not a buffer. False for NULL and every other op. */
+static inline bool ir_tree_in_place(const ir_op *op) {
+  return op && op->kind == IR_TREE_ORDER && op->tree.in_place;
+}
 
 typedef struct ir_segment {
   ir_op *source;        /* SCAN_TABLE, SCAN_SQL or SCAN_BUF */

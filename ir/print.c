@@ -24,7 +24,7 @@
  * (or "tier decided at run time: identity until an id breaks density,
  * then hash" when the plan cannot prove the ids are row indices). When
  * the numbering is all of its segment, the order is made in place and the
- * table itself is read in tree order (plan.h tree_table):
+ * table itself is read in tree order (plan.h tree.in_place):
  *
  *     tree order child-first for UP: table read backwards (parents precede
  *       children), checked at run time, else read through a child-list
@@ -298,7 +298,7 @@ static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
     rt_buf_printf(out, "scan sqlite %s ", op->table_name ? op->table_name : "(subquery)");
     break;
   case IR_SCAN_BUF:
-    if (op->buf_op && op->buf_op->tree_table && op->table_name)
+    if (ir_tree_in_place(op->buf_op) && op->table_name)
       rt_buf_printf(out, "scan table %s in tree order ", op->table_name);
     else
       rt_buf_printf(out, "scan buffer of %s ", op->buf_op ? ir_op_names[op->buf_op->kind] : "?");
@@ -365,36 +365,36 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     break;
   }
   case IR_TREE_NUMBER: {
-    int in[2] = {op->tree_id_col, op->tree_parent_col};
-    int outc[2] = {op->tree_node_col, op->tree_pnode_col};
+    int in[2] = {op->tree.id_col, op->tree.parent_col};
+    int outc[2] = {op->tree.node_col, op->tree.pnode_col};
     rt_buf_printf(out, "tree number ");
     put_cols(p, 2, in, out);
     rt_buf_printf(out, " -> ");
     put_cols(p, 2, outc, out);
-    rt_buf_printf(out, op->tree_tier == RT_TREE_TIER_TABLE
+    rt_buf_printf(out, op->tree.tier == RT_TREE_TIER_TABLE
                            ? "; tier: table row ids, no hashing"
                            : "; tier decided at run time: identity until an id breaks density, "
                              "then hash");
     break;
   }
   case IR_TREE_ORDER:
-    if (op->tree_table) {
+    if (op->tree.in_place) {
       /* nothing buffered: the next segment reads the table (plan.h) */
       rt_buf_printf(out, "tree order %s: table read %s (parents precede children), checked at "
                          "run time, else read through a child-list walk; nothing buffered",
-                    op->tree_up ? "child-first for UP" : "parent-first for DOWN",
-                    op->tree_up ? "backwards" : "forwards");
+                    op->tree.up ? "child-first for UP" : "parent-first for DOWN",
+                    op->tree.up ? "backwards" : "forwards");
       break;
     }
     rt_buf_printf(out, "tree order %s; carry ",
-                  op->tree_up ? "child-first for UP" : "parent-first for DOWN, streaming");
+                  op->tree.up ? "child-first for UP" : "parent-first for DOWN, streaming");
     put_cols(p, op->tree.ncarry, op->tree.carry, out);
     break;
   case IR_TREE_ACC: {
-    rt_buf_printf(out, "tree accumulate %s", op->tree_up ? "UP" : "DOWN");
+    rt_buf_printf(out, "tree accumulate %s", op->tree.up ? "UP" : "DOWN");
     put_aggs(p, op->tree.naggs, op->tree.aggs, " ", out);
-    if (op->tree_reuse_order) rt_buf_printf(out, " (reuses the numbering and the ordering above)");
-    else if (op->tree_reuse_num) rt_buf_printf(out, " (reuses the numbering above)");
+    if (op->tree.reuse_order) rt_buf_printf(out, " (reuses the numbering and the ordering above)");
+    else if (op->tree.reuse_num) rt_buf_printf(out, " (reuses the numbering above)");
     break;
   }
   case IR_IV_BUFFER:

@@ -18,7 +18,7 @@
  *
  * Once segments exist, each TREE_NUMBER gets its tier (tree_tier_of): the
  * TABLE tier when the numbers can be the table's row indices, and each
- * TREE_ORDER over such a numbering alone is made in place (tree_table):
+ * TREE_ORDER over such a numbering alone is made in place (tree.in_place):
  * the next segment reads the table in tree order, nothing is buffered.
  */
 #include "plan.h"
@@ -35,15 +35,15 @@ static int tree_tier_of(const ir_plan *p, const ir_segment *seg, int step) {
   for (int k = 0; k < step; k++)
     if (seg->steps[k]->kind != IR_COMPUTE) return RT_TREE_TIER_DENSE;
   for (int i = 0; i < src->nscan; i++)
-    if (src->out_cols[i] == op->tree_id_col)
+    if (src->out_cols[i] == op->tree.id_col)
       return src->table->cols[src->table_cols[i]].type == RT_ID &&
-                     rt_type_is_int(p->cols[op->tree_parent_col].type)
+                     rt_type_is_int(p->cols[op->tree.parent_col].type)
                  ? RT_TREE_TIER_TABLE
                  : RT_TREE_TIER_DENSE;
   return RT_TREE_TIER_DENSE;
 }
 
-/* Marks segment si's TREE_ORDER as in place (plan.h tree_table) when the
+/* Marks segment si's TREE_ORDER as in place (plan.h tree.in_place) when the
  * segment is an unfiltered table scan whose only step is its TABLE-tier
  * numbering: the rows are then the table's rows and their node numbers
  * the row indices, so the next segment can read the table itself in tree
@@ -58,23 +58,23 @@ static void tree_table_order(ir_plan *p, int si) {
   if (src->kind != IR_SCAN_TABLE || !src->table || !sb || sb->kind != IR_SCAN_BUF ||
       sb->buf_op != ord)
     return;
-  const ir_op *num = ord->tree_num;
-  if (sg->nsteps != 1 || sg->steps[0] != num || num->tree_tier != RT_TREE_TIER_TABLE) return;
+  const ir_op *num = ord->tree.num;
+  if (sg->nsteps != 1 || sg->steps[0] != num || num->tree.tier != RT_TREE_TIER_TABLE) return;
   int idtc = -1;
   for (int i = 0; i < src->nscan; i++)
-    if (src->out_cols[i] == num->tree_id_col) idtc = src->table_cols[i];
+    if (src->out_cols[i] == num->tree.id_col) idtc = src->table_cols[i];
   if (idtc < 0) return;
   int *tc = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)sb->nscan + 1));
   for (int i = 0; i < sb->nscan; i++) {
     int c = sb->out_cols[i], found = -2;
-    if (c == num->tree_node_col) found = idtc;
-    else if (c == num->tree_pnode_col) found = -1;
+    if (c == num->tree.node_col) found = idtc;
+    else if (c == num->tree.pnode_col) found = -1;
     for (int j = 0; j < src->nscan && found == -2; j++)
       if (src->out_cols[j] == c) found = src->table_cols[j];
     if (found == -2) return;
     tc[i] = found;
   }
-  ord->tree_table = true;
+  ord->tree.in_place = true;
   sb->table = src->table;
   sb->table_name = src->table_name;
   sb->table_cols = tc;
@@ -131,7 +131,7 @@ void ir_segment_plan(ir_plan *p) {
   for (int i = 0; i < p->nops; i++) {
     ir_op *op = p->ops[i];
     if (op->kind == IR_SCAN_BUF) continue;
-    if (op->kind == IR_TREE_ORDER) op->tree_table = false;   /* decided again below */
+    if (op->kind == IR_TREE_ORDER) op->tree.in_place = false;   /* decided again below */
     ops[nops++] = op;
     if (!op->dead && ir_op_role(op->kind) == IR_ROLE_BREAKER) ops[nops++] = scan_buf(p, op);
   }
@@ -168,7 +168,7 @@ void ir_segment_plan(ir_plan *p) {
   for (int si = 0; si < p->nsegs; si++) {
     ir_segment *sg = &p->segs[si];
     for (int k = 0; k < sg->nsteps; k++)
-      if (sg->steps[k]->kind == IR_TREE_NUMBER) sg->steps[k]->tree_tier = tree_tier_of(p, sg, k);
+      if (sg->steps[k]->kind == IR_TREE_NUMBER) sg->steps[k]->tree.tier = tree_tier_of(p, sg, k);
   }
   for (int si = 0; si < p->nsegs; si++) tree_table_order(p, si);
 }

@@ -223,10 +223,10 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
       }
       break;
     case IR_TREE_NUMBER: {
-      if (!use(v, op->tree_id_col) || !use(v, op->tree_parent_col)) return 0;
-      vcls a = vclass(p->cols[op->tree_id_col].type), b = vclass(p->cols[op->tree_parent_col].type);
+      if (!use(v, op->tree.id_col) || !use(v, op->tree.parent_col)) return 0;
+      vcls a = vclass(p->cols[op->tree.id_col].type), b = vclass(p->cols[op->tree.parent_col].type);
       if (a != b || a == V_F64 || a == V_BAD) return bad(v, NULL, "tree ids are not ints or strings alike");
-      int outs[2] = {op->tree_node_col, op->tree_pnode_col};
+      int outs[2] = {op->tree.node_col, op->tree.pnode_col};
       for (int j = 0; j < 2; j++) {
         if (outs[j] < 0 || outs[j] >= p->ncols || avail[outs[j]] || p->cols[outs[j]].type != RT_U32)
           return bad(v, NULL, "tree node column defined twice or mistyped");
@@ -235,10 +235,10 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
       break;
     }
     case IR_TREE_ACC:
-      if (!op->tree_num || !op->tree_order || op->tree_order->dead || op->tree_num->dead ||
-          op->tree_order->tree_up != op->tree_up)
+      if (!op->tree.num || !op->tree.order || op->tree.order->dead || op->tree.num->dead ||
+          op->tree.order->tree.up != op->tree.up)
         return bad(v, NULL, "tree accumulation without its numbering and ordering");
-      if (!use(v, op->tree_node_col) || !use(v, op->tree_pnode_col)) return 0;
+      if (!use(v, op->tree.node_col) || !use(v, op->tree.pnode_col)) return 0;
       for (int j = 0; j < op->tree.naggs; j++) {
         const ir_agg *a = &op->tree.aggs[j];
         if (!a->live) continue;
@@ -273,10 +273,10 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     bool node = false, pnode = false;
     for (int i = 0; i < sink->tree.ncarry; i++) {
       if (!use(v, sink->tree.carry[i])) return 0;
-      node |= sink->tree.carry[i] == sink->tree_node_col;
-      pnode |= sink->tree.carry[i] == sink->tree_pnode_col;
+      node |= sink->tree.carry[i] == sink->tree.node_col;
+      pnode |= sink->tree.carry[i] == sink->tree.pnode_col;
     }
-    if (!node || !pnode || !sink->tree_num) return bad(v, NULL, "tree order does not carry the node columns");
+    if (!node || !pnode || !sink->tree.num) return bad(v, NULL, "tree order does not carry the node columns");
     break;
   }
   case IR_AGGREGATE:

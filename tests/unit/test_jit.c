@@ -359,7 +359,7 @@ static void tree_in_place(const char *text) {
   assert_int_equal(pj_query_compile(E, text, &q), PJ_OK);
   bool in_place = false;
   for (int i = 0; i < q->plan->nops; i++)
-    in_place |= q->plan->ops[i]->kind == IR_TREE_ORDER && q->plan->ops[i]->tree_table;
+    in_place |= ir_tree_in_place(q->plan->ops[i]);
   if (!in_place) fprintf(stderr, "query: %s\nthe tree order is not in place\n", text);
   assert_true(in_place);
   pj_query_free(q);
