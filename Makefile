@@ -2,6 +2,9 @@
 # (scripts/setup.sh), then configure and build with CMake into build/.
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# ON: warnings are errors (CI: .ci/run sets it).
+PJ_WERROR ?= OFF
+CMAKE_FLAGS = -DPJ_WERROR=$(PJ_WERROR)
 
 .PHONY: all setup build demo test test-asan fuzz bench clean
 
@@ -11,7 +14,7 @@ setup:
 	@./scripts/setup.sh
 
 build: setup
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
@@ -22,7 +25,7 @@ test: build
 
 # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: setup
-	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPJ_SANITIZE=ON >/dev/null
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPJ_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
@@ -39,7 +42,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS = fuzz_frontend fuzz_pipeline fuzz_proto fuzz_json
 fuzz:
 	@./scripts/setup.sh fuzz
-	@CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPJ_FUZZ=ON >/dev/null
+	@CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPJ_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target $(FUZZ_TARGETS)
 	@mkdir -p build-fuzz/artifacts
 	@for t in $(FUZZ_TARGETS); do \

@@ -139,7 +139,10 @@ cg_jit *cg_jit_new(rt_err *err) {
     return NULL;
   }
   cg_jit *j = calloc(1, sizeof *j);
-  if (!j) return NULL;
+  if (!j) {
+    rt_errorf(err, -1, "JIT: out of memory");
+    return NULL;
+  }
   pthread_mutex_init(&j->mu, NULL);
   LLVMErrorRef e = LLVMOrcCreateLLJIT(&j->lljit, NULL);
   if (e) {
@@ -156,6 +159,11 @@ cg_jit *cg_jit_new(rt_err *err) {
   j->features = cg_strdup(feat);
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(feat);
+  if (!j->triple || !j->datalayout || !j->cpu || !j->features) {
+    rt_errorf(err, -1, "JIT: out of memory");
+    cg_jit_free(j);
+    return NULL;
+  }
   char *msg = NULL;
   if (LLVMGetTargetFromTriple(j->triple, &j->target, &msg)) {
     rt_errorf(err, -1, "JIT: %s", msg ? msg : "no target");
@@ -166,6 +174,11 @@ cg_jit *cg_jit_new(rt_err *err) {
 
   /* Runtime functions as absolute symbols. */
   LLVMOrcCSymbolMapPair *syms = calloc((size_t)cg_nrtfns, sizeof *syms);
+  if (!syms) {
+    rt_errorf(err, -1, "JIT: out of memory");
+    cg_jit_free(j);
+    return NULL;
+  }
   for (int i = 0; i < cg_nrtfns; i++) {
     syms[i].Name = LLVMOrcLLJITMangleAndIntern(j->lljit, cg_rtfns[i].name);
     syms[i].Sym.Address = (LLVMOrcJITTargetAddress)(uintptr_t)cg_rtfns[i].addr;

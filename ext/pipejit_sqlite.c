@@ -653,6 +653,8 @@ static void fn_mode(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 PX_EXPORT int sqlite3_pipejit_sqlite_init(sqlite3 *db, char **errmsg,
                                           const sqlite3_api_routines *api);
 PX_EXPORT int sqlite3_pipejitsqlite_init(sqlite3 *db, char **errmsg,
+                                         const sqlite3_api_routines *api);
+PX_EXPORT int sqlite3_pipejitsqlite_init(sqlite3 *db, char **errmsg,
                                          const sqlite3_api_routines *api) {
   return sqlite3_pipejit_sqlite_init(db, errmsg, api);
 }

@@ -77,6 +77,7 @@ static void open_engine(void) {
   sqlite3_progress_handler(db, 1000, progress, NULL);
 }
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
   open_engine();
@@ -125,6 +126,7 @@ static void check_error(size_t len, const char *what) {
     die("error offset without line and column");
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 64 * 1024) return -1;
   char *text = malloc(size + 1);

@@ -578,6 +578,7 @@ static int collect(void *ctx, const pj_result *r, const char *t, size_t l, size_
 static pj_engine *g_e;
 static int g_runs;
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
   if (pj_engine_open(NULL, &g_e) != PJ_OK) abort();
@@ -600,6 +601,7 @@ static char *run(const char *text, pj_mode mode, int force, int64_t auto_rows) {
   return out.s;
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   in s = {data, size};
   if (++g_runs % 1000 == 0) {   /* a fresh engine now and then */

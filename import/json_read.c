@@ -546,21 +546,21 @@ static int read_metadata(jtrace *j, jscan *s) {
       if (!js_literal(s, k == 't' ? "true" : "false")) return 0;
       im_meta_int(t, name, k == 't');
     } else if (k == 'n') {
-      jnum n;
-      if (!js_number(s, &n)) return 0;
-      if (n.is_int) im_meta_int(t, name, n.i);
-      else if (n.d == (double)(int64_t)n.d && n.d > -9.2e18 && n.d < 9.2e18)
-        im_meta_int(t, name, (int64_t)n.d);
+      jnum num;
+      if (!js_number(s, &num)) return 0;
+      if (num.is_int) im_meta_int(t, name, num.i);
+      else if (num.d == (double)(int64_t)num.d && num.d > -9.2e18 && num.d < 9.2e18)
+        im_meta_int(t, name, (int64_t)num.d);
       else {
         char buf[64];
-        snprintf(buf, sizeof buf, "%g", n.d);
+        snprintf(buf, sizeof buf, "%g", num.d);
         im_meta_str(t, name, im_cstr(t, buf));
       }
     } else if (k == '"') {
       const char *v;
-      size_t n;
-      if (!js_string(s, &v, &n)) return 0;
-      im_meta_str(t, name, im_str(t, v, n));
+      size_t len;
+      if (!js_string(s, &v, &len)) return 0;
+      im_meta_str(t, name, im_str(t, v, len));
     } else if (k == 'N') {
       if (!js_literal(s, "null")) return 0;
     } else {

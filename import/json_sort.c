@@ -36,9 +36,9 @@ static int radix(jstore *st) {
   int64_t n = st->nkeys;
   if (n < 2) return 1;
   jkey *a = st->keys;
-  int64_t i = 1;
-  while (i < n && a[i].ts >= a[i - 1].ts) i++;
-  if (i == n) return 1;   /* in order already (a stable sort keeps it) */
+  int64_t run = 1;
+  while (run < n && a[run].ts >= a[run - 1].ts) run++;
+  if (run == n) return 1;   /* in order already (a stable sort keeps it) */
   size_t bytes = (size_t)st->ckeys * sizeof *a;
   jkey *b = jt_map(bytes);
   if (!b) return 0;

@@ -513,7 +513,7 @@ static void test_isect_random_small(void **state) {
 static void test_isect_random_paths(void **state) {
   (void)state;
   rng_state = 7;
-  uint64_t bs = 0, tree = 0, sweep = 0;
+  uint64_t bs = 0, tree = 0;
   rt_isect_stats before = g_streamed;
   for (int iter = 0; iter < 300; iter++) {
     int k = 2 + (int)rnd(2);
@@ -524,7 +524,6 @@ static void test_isect_random_paths(void **state) {
     check_isect_against_ref(k, ops, &st);
     bs += st.step_bsearch;
     tree += st.step_tree;
-    sweep += st.step_sweep;
     for (int j = 0; j < k; j++) trel_free(ops[j]);
   }
   assert_true(bs > 20);
@@ -1601,8 +1600,8 @@ static void test_million_rows(void **state) {
   const uint32_t m = 1000000;
   trel *f = trel_new(m, 1);
   for (uint32_t i = 0; i < m; i++) {
-    uint32_t track = i / (m / 16), j = i % (m / 16);
-    trel_set(f, i, (int64_t)(j / 4) * 100 + (j % 4) * 10, 100 - (int64_t)(j % 4) * 20, track, 0);
+    uint32_t track = i / (m / 16), at = i % (m / 16);
+    trel_set(f, i, (int64_t)(at / 4) * 100 + (at % 4) * 10, 100 - (int64_t)(at % 4) * 20, track, 0);
   }
   rt_flat_agg agg = {RT_AGG_COUNT_STAR, RT_I64, NULL, NULL};
   rt_flat_out fo;

@@ -586,8 +586,8 @@ static void test_streaming(void **state) {
 #undef OUT
   static const char *const queries[] = {
       "SELECT count(*), sum(ts), sum(dur), sum(depth), count(DISTINCT name) FROM slice",
-      "SELECT s.id, s.ts, s.name, group_concat(a.key || '=' || a.display_value) FROM slice s"
-      " LEFT JOIN args a USING (arg_set_id) GROUP BY s.id ORDER BY s.id LIMIT 50 OFFSET 6980",
+      ("SELECT s.id, s.ts, s.name, group_concat(a.key || '=' || a.display_value) FROM slice s"
+       " LEFT JOIN args a USING (arg_set_id) GROUP BY s.id ORDER BY s.id LIMIT 50 OFFSET 6980"),
       "SELECT count(*), sum(length(display_value)) FROM args",
       "SELECT name, length(str_value), int_value FROM metadata WHERE name != 'trace_uuid'",
       "SELECT utid, tid, upid FROM thread", "SELECT name, value FROM stats WHERE value > 0",
