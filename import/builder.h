@@ -309,8 +309,24 @@ void im_flow_end(im_trace *t, int64_t slice, uint64_t ns, uint64_t id, int64_t t
  * (JSON v1 `f` without bp:"e"). */
 void im_flow_end_next(im_trace *t, int64_t track, uint64_t ns, uint64_t id, int64_t trace_id,
                       int64_t arg_set_id);
+/* A v1 flow event (JSON §2.5.1.1, TrackEvent legacy s/t/f §3.6.8): phase
+ * 's', 't' or 'f' for the key (id, cat, name), whose trace_id is 0, 1, …
+ * in order of first use. 's' begins and 't' steps on the topmost slice of
+ * track; 'f' ends there when bind_enclosing, else on the next slice that
+ * begins on track. Ends never close the key; flow rows get args
+ * {name, cat}. */
+void im_flow_v1(im_trace *t, int64_t track, int phase, uint64_t id, uint32_t cat, uint32_t name,
+                int bind_enclosing);
 /* A flow row directly (slice_out, slice_in ordered by ts as §1.19.2). */
 void im_flow_emit(im_trace *t, int64_t a, int64_t b, int64_t trace_id, int64_t arg_set_id);
+
+/* ---- states (TrackEvent STATE, §3.6.4) -------------------------------------------------- */
+
+/* The state track enters state `name` at ts: the track's open `state`
+ * row ends there, and unless name is IM_NULL_STR a new row opens (dur -1
+ * until the next state). Returns the new row, or IM_NONE. */
+int64_t im_state(im_trace *t, int64_t track, int64_t ts, uint32_t cat, uint32_t name,
+                 int64_t arg_set_id);
 
 /* ---- counters ---------------------------------------------------------------------------- */
 

@@ -19,8 +19,8 @@ static const char *const table_names[] = {
     "slice", "slices", "instant", "thread", "process", "__intrinsic_track", "track",
     "thread_track", "process_track", "cpu_track", "counter_track", "cpu_counter_track",
     "process_counter_track", "thread_counter_track", "state_track", "process_state_track",
-    "thread_state_track", "counter", "counters", "sched", "sched_slice", "thread_state", "flow",
-    "args", "metadata", "stats", "trace_bounds", "cpu", "ftrace_event", "raw", "trace_file",
+    "thread_state_track", "counter", "counters", "sched", "sched_slice", "thread_state", "state",
+    "flow", "args", "metadata", "stats", "trace_bounds", "cpu", "ftrace_event", "raw", "trace_file",
     "machine", NULL};
 
 const char *const *im_table_names(void) { return table_names; }
@@ -65,6 +65,8 @@ void im_trace_free(im_trace *t) {
   im__tracks_free(t);
   im_map_free(&t->flow_by_hash);
   free(t->flows.v);
+  im_map_free(&t->v1_by_hash);
+  free(t->v1_keys.v);
   free(t->cpus.v);
   free(t->cpu_seen.v);
   free(t->indexed_stat.v);
@@ -105,6 +107,7 @@ void im__bounds_row(im_trace *t) {
       {IM_T_COUNTER, IM_COUNTER_TS, -1},
       {IM_T_SCHED, IM_SCHED_TS, IM_SCHED_DUR},
       {IM_T_THREAD_STATE, IM_THREAD_STATE_TS, IM_THREAD_STATE_DUR},
+      {IM_T_STATE, IM_STATE_TS, IM_STATE_DUR},
       {IM_T_FTRACE_EVENT, IM_FTRACE_EVENT_TS, -1},
   };
   int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -359,7 +362,7 @@ int im_trace_finish(im_trace *t, rt_catalog *cat, rt_err *err) {
     keep(&b, counters_view(base[IM_T_COUNTER], tr));
     keep(&b, sched_view(base[IM_T_SCHED]));
     keep(&b, rt_table_ref(base[IM_T_SCHED]));
-    static const im_table_id plain[] = {IM_T_THREAD_STATE, IM_T_FLOW,     IM_T_ARGS,
+    static const im_table_id plain[] = {IM_T_THREAD_STATE, IM_T_STATE,    IM_T_FLOW, IM_T_ARGS,
                                         IM_T_METADATA,     IM_T_STATS,    IM_T_TRACE_BOUNDS,
                                         IM_T_CPU,          IM_T_FTRACE_EVENT, IM_T_TRACE_FILE,
                                         IM_T_MACHINE};

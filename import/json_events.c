@@ -37,9 +37,8 @@ static void k3_free(k3map *m) {
 typedef struct pass {
   jtrace *j;
   im_trace *t;
-  k3map v1_flows;        /* (id, cat, name) → trace_id */
   k3map cookie_names;    /* (cookie, upid) → name of its first event */
-  uint32_t s_no_name, s_args, s_name, s_cat, s_utid, s_source, s_chrome, s_tiip, s_upid, s_scope;
+  uint32_t s_no_name, s_args, s_utid, s_source, s_chrome, s_tiip, s_upid, s_scope;
   int64_t global_instants;
 } pass;
 
@@ -183,28 +182,7 @@ static void v1_flow(pass *ps, const jev *e, int64_t track) {
     im_stat_add(ps->t, IM_STAT_FLOW_INVALID_ID, 1);
     return;
   }
-  k3rec *r = k3_find(&ps->v1_flows, id, e->cat, e->name);
-  if (!r) r = k3_add(ps->t, &ps->v1_flows, id, e->cat, e->name, ps->v1_flows.recs.n);
-  if (!r) return;
-  int64_t trace_id = r->val;
-  im_args *a = im_args_new(ps->t);
-  im_args_string(a, ps->s_name, e->name);
-  im_args_string(a, ps->s_cat, e->cat);
-  int64_t set = IM_NONE;
-  if (e->ph != 's') set = im_args_commit(ps->t, a);
-  im_args_free(a);
-  if (e->ph == 'f' && !(e->flags & JF_BP_E)) {
-    im_flow_end_next(ps->t, track, 1, (uint64_t)trace_id, trace_id, set);
-    return;
-  }
-  int64_t s = im_slice_top(ps->t, track);
-  if (s == IM_NONE) {
-    im_stat_add(ps->t, IM_STAT_FLOW_NO_ENCLOSING_SLICE, 1);
-    return;
-  }
-  if (e->ph == 's') im_flow_begin(ps->t, s, 1, (uint64_t)trace_id);
-  else if (e->ph == 't') im_flow_step(ps->t, s, 1, (uint64_t)trace_id, trace_id, set);
-  else im_flow_end(ps->t, s, 1, (uint64_t)trace_id, trace_id, set, 0);
+  im_flow_v1(ps->t, track, e->ph, id, e->cat, e->name, (e->flags & JF_BP_E) != 0);
 }
 
 static void set_thread_ts(pass *ps, int64_t s, const jev *e, int with_tdur) {
@@ -539,8 +517,6 @@ void jt_events(jtrace *j) {
   im_trace *t = j->t;
   pass ps = {.j = j, .t = t};
   ps.s_no_name = im_cstr(t, "[No name]");
-  ps.s_name = im_cstr(t, "name");
-  ps.s_cat = im_cstr(t, "cat");
   ps.s_utid = im_cstr(t, "utid");
   ps.s_source = im_cstr(t, "source");
   ps.s_chrome = im_cstr(t, "chrome");
@@ -579,6 +555,5 @@ void jt_events(jtrace *j) {
   }
   if (pr) pr->cb(pr->ctx, "events", total, total);
   sys_names(&ps);
-  k3_free(&ps.v1_flows);
   k3_free(&ps.cookie_names);
 }

@@ -317,6 +317,26 @@ int64_t pb_slice_track(pb_imp *m, uint64_t uuid, const pb_resolved *rs, uint32_t
   return tr;
 }
 
+int64_t pb_state_track(pb_imp *m, uint64_t uuid) {
+  pb_resolved rs = pb_resolve_uuid(m, uuid);
+  if (!rs.ok) return IM_NONE;
+  pb_reservation *r = rs.r;
+  if (r && r->state_track >= 0) return r->state_track;
+  im_track_spec s;
+  im_track_spec_init(&s, scoped(rs.scope, "thread_state_track_event", "process_state_track_event",
+                                "global_state_track_event"),
+                     IM_EV_STATE);
+  scope_dims(&s, &rs);
+  im_track_dim_int(&s, "track_uuid", (int64_t)uuid);
+  s.name = r ? r->name : IM_NULL_STR;
+  s.parent_id = parent_track(m, r, rs.scope);
+  s.source = source_args(m, r, uuid, rs.is_root);
+  int64_t tr = im_track(m->t, &s);
+  im_args_clear(m->scratch);
+  if (r) r->state_track = tr;
+  return tr;
+}
+
 int64_t pb_counter_track(pb_imp *m, uint64_t uuid) {
   im_trace *t = m->t;
   pb_reservation *r = pb_res_get(m, uuid);

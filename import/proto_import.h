@@ -233,6 +233,7 @@ typedef struct pb_reservation {
   int is_state;
   /* parse time: what it resolved to */
   int64_t track;         /* slice or counter track once created, IM_NONE */
+  int64_t state_track;   /* state track once created (STATE events), IM_NONE */
   int64_t upid, utid;    /* own process / thread, IM_NONE */
   int resolved;          /* utid/upid looked up */
 } pb_reservation;
@@ -426,6 +427,9 @@ pb_resolved pb_resolve_uuid(pb_imp *m, uint64_t uuid);
 /* The slice track of a resolved uuid for an event named `name`; delta as
  * im_async_track (+1 begin, -1 end, 0 instant/look up). */
 int64_t pb_slice_track(pb_imp *m, uint64_t uuid, const pb_resolved *rs, uint32_t name, int delta);
+/* The state track of a uuid (§1.5 `*_state_track_event`), IM_NONE if it
+ * does not resolve. */
+int64_t pb_state_track(pb_imp *m, uint64_t uuid);
 /* The counter track of a uuid, IM_NONE (stat counted) if not a counter. */
 int64_t pb_counter_track(pb_imp *m, uint64_t uuid);
 /* proto_track_event.c */

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include <zlib.h>
+#include <zstd.h>
 
 #include "import/proto_import.h"
 
@@ -149,6 +150,45 @@ static uint8_t *pb_inflate(const uint8_t *p, size_t n, size_t *out_n, int *cut) 
     break;
   }
   inflateEnd(&z);
+  *out_n = len;
+  return out;
+}
+
+/* Decompresses a zstd frame sequence (zstd_compressed_packets) the same
+ * way: NULL when nothing decoded, *cut = 1 when the data broke after some
+ * output. */
+static uint8_t *pb_unzstd(const uint8_t *p, size_t n, size_t *out_n, int *cut) {
+  *cut = 0;
+  *out_n = 0;
+  ZSTD_DStream *z = ZSTD_createDStream();
+  if (!z) return NULL;
+  size_t cap = n * 4 + 1024, len = 0;
+  uint8_t *out = malloc(cap);
+  if (!out) {
+    ZSTD_freeDStream(z);
+    return NULL;
+  }
+  ZSTD_inBuffer in = {p, n, 0};
+  size_t rc = 1;
+  while (in.pos < in.size || rc != 0) {
+    if (cap - len < 4096) {
+      uint8_t *o = realloc(out, cap * 2);
+      if (!o) break;
+      out = o;
+      cap *= 2;
+    }
+    ZSTD_outBuffer ob = {out + len, cap - len, 0};
+    rc = ZSTD_decompressStream(z, &ob, &in);
+    len += ob.pos;
+    if (ZSTD_isError(rc)) break;
+    if (in.pos == in.size && ob.pos < ob.size) break;   /* needs input it will not get */
+  }
+  ZSTD_freeDStream(z);
+  if (!len) {
+    free(out);
+    return NULL;
+  }
+  *cut = rc != 0;
   *out_n = len;
   return out;
 }
@@ -417,14 +457,16 @@ static int read_packet(pb_imp *m, uint64_t lpos, pb_span body, int depth, size_t
   case TP_TRACE_CONFIG:
   case TP_TRACE_STATS:
     return 1;
-  case TP_COMPRESSED: {
+  case TP_COMPRESSED:
+  case TP_ZSTD: {
     if (depth > 0) {
       pb_stat(m, IM_STAT_PROTO_COMPRESSED_PACKETS_INVALID);
       return 1;
     }
     size_t n;
     int cut;
-    uint8_t *inner = pb_inflate(k.payload.p, k.payload.n, &n, &cut);
+    uint8_t *inner = k.kind == TP_ZSTD ? pb_unzstd(k.payload.p, k.payload.n, &n, &cut)
+                                       : pb_inflate(k.payload.p, k.payload.n, &n, &cut);
     if (!inner || cut) pb_stat(m, IM_STAT_PROTO_COMPRESSED_PACKETS_INVALID);
     if (!inner) return 1;
     /* splice: end the current file segment here, the inner buffer next,
@@ -446,9 +488,6 @@ static int read_packet(pb_imp *m, uint64_t lpos, pb_span body, int depth, size_t
     if (!PB_PUSH(m->segs, rest)) return im_oom(m->t);
     return ok;
   }
-  case TP_ZSTD:
-    pb_stat(m, IM_STAT_PROTO_COMPRESSED_PACKETS_INVALID);
-    return 1;
   case TP_FTRACE:
     return pb_ftrace_read(m, s, lpos, k.payload);
   case TP_TRACK_EVENT:

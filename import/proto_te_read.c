@@ -27,7 +27,7 @@ pb_reservation *pb_res_get(pb_imp *m, uint64_t uuid) {
 }
 
 void pb_td_reserve(pb_imp *m, pb_seq *s, pb_span td) {
-  pb_reservation r = {.kind = 0, .track = IM_NONE, .upid = IM_NONE, .utid = IM_NONE,
+  pb_reservation r = {.kind = 0, .track = IM_NONE, .state_track = IM_NONE, .upid = IM_NONE, .utid = IM_NONE,
                       .unit_mult = 0, .name = IM_NULL_STR, .merge_key = IM_NULL_STR,
                       .description = IM_NULL_STR, .unit_name = IM_NULL_STR,
                       .y_axis = IM_NULL_STR, .categories = IM_NULL_STR};

@@ -307,6 +307,12 @@ static void write_args(te_ctx *x, const te_event *e) {
   for (int i = 0; i < e->nanns; i++) debug_annotation(x, e->anns[i]);
 }
 
+/* Whether write_args may add anything. */
+static int has_args(const te_event *e) {
+  return e->has_loc_iid || e->has_task || e->has_inline_loc || e->has_corr || e->has_corr_str ||
+         e->nanns;
+}
+
 static void flows(pb_imp *m, int64_t slice, const te_event *e) {
   im_trace *t = m->t;
   if (slice < 0) {
@@ -340,6 +346,29 @@ static void extra_counters(pb_imp *m, const pb_pctx *c, const pb_aux *aux) {
   }
 }
 
+/* The thread time and instruction count a slice gets: the event's own
+ * (thread_time_*, thread_instruction_count_*), else an extra counter
+ * value on a track named thread_time / thread_instruction_count (or of
+ * that built-in type), §3.6.5. */
+static pb_aux slice_times(pb_imp *m, const pb_aux *aux) {
+  pb_aux st = {0};
+  if (!aux) return st;
+  st.flags = aux->flags & (PB_AUX_TT | PB_AUX_TI);
+  st.tt = aux->tt, st.ti = aux->ti;
+  if (!aux->nextra) return st;
+  uint32_t s_tt = im_cstr(m->t, "thread_time"), s_ti = im_cstr(m->t, "thread_instruction_count");
+  for (uint32_t i = 0; i < aux->nextra; i++) {
+    const pb_extra *x = &m->extra.v[aux->extra_first + i];
+    const pb_reservation *r = pb_res_get(m, x->uuid);
+    if (!r) continue;
+    if (!(st.flags & PB_AUX_TT) && (r->ctype == 1 || r->name == s_tt))
+      st.tt = (int64_t)x->value, st.flags |= PB_AUX_TT;
+    else if (!(st.flags & PB_AUX_TI) && (r->ctype == 2 || r->name == s_ti))
+      st.ti = (int64_t)x->value, st.flags |= PB_AUX_TI;
+  }
+  return st;
+}
+
 /* The thread_time / thread_instruction_count counters of the thread. */
 static void thread_counters(pb_imp *m, int64_t ts, int64_t utid, const pb_aux *aux) {
   if (!aux || utid < 0) return;
@@ -362,8 +391,8 @@ static void thread_counters(pb_imp *m, int64_t ts, int64_t utid, const pb_aux *a
 /* ---- legacy async events (§3.6.9) ------------------------------------------------ */
 
 typedef struct legacy_ids {
-  int has_id, local, has_scope, has_bind, direction;
-  uint64_t id, bind;
+  int has_id, local, has_scope, has_bind, direction, has_unscoped, bind_enclosing;
+  uint64_t id, bind, unscoped;
   pb_span scope;
 } legacy_ids;
 
@@ -440,6 +469,7 @@ static void legacy_async(pb_imp *m, const pb_pctx *c, const te_event *e, int pha
                   .flat_key = im_cstr(t, "legacy_event.passthrough_utid"), .type = IM_V_UINT, .i = tu};
     if (tu >= 0) im_args_add(a, &arg, 1);
   }
+  if (!begin) im_slice_commit_args(t, slice);   /* §1.10.6: written when the slice ends */
 }
 
 /* TrackEventDefaults.track_uuid of the packet's generation. */
@@ -450,6 +480,32 @@ static int default_track(const pb_pctx *c, uint64_t *uuid) {
     return 0;
   *uuid = tu.v;
   return 1;
+}
+
+/* §3.6.4 STATE: the event's name becomes the state of the uuid's state
+ * track (a NULL name ends the current state only); its args go on the
+ * new `state` row. */
+static void state_event(pb_imp *m, const pb_pctx *c, const te_event *e, const pb_aux *aux) {
+  im_trace *t = m->t;
+  uint64_t uuid = e->track_uuid;
+  if (!e->has_track) default_track(c, &uuid);
+  if (!uuid) {   /* a state needs a described track, not the thread fallback */
+    pb_stat(m, IM_STAT_TRACK_EVENT_PARSER_ERRORS);
+    return;
+  }
+  int64_t track = pb_state_track(m, uuid);
+  if (track < 0) return;
+  uint32_t name = event_name(m, c, e, 0, 0);
+  int64_t set = IM_NONE;
+  if (name != IM_NULL_STR) {
+    im_args *a = im_args_new(t);
+    te_ctx x = {.m = m, .c = c, .args = a};
+    write_args(&x, e);
+    set = im_args_commit(t, a);
+    im_args_free(a);
+  }
+  im_state(t, track, c->ts, category(m, c, e), name, set);
+  extra_counters(m, c, aux);
 }
 
 void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux *aux) {
@@ -474,6 +530,8 @@ void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux 
       if (f.id == 3) legacy_dur = pb_mul(pb_i64(&f), 1000);
       if (f.id == 4) legacy_tdur = pb_mul(pb_i64(&f), 1000);
       if (f.id == 6 || f.id == 11) ids.has_id = 1, ids.id = f.v;   /* unscoped / global */
+      if (f.id == 6) ids.has_unscoped = 1, ids.unscoped = f.v;
+      if (f.id == 12) ids.bind_enclosing = f.v != 0;
       if (f.id == 10) ids.has_id = 1, ids.id = f.v, ids.local = 1;
       if (f.id == 7 && f.wt == PB_LEN) ids.has_scope = 1, ids.scope = f.s;
       if (f.id == 8) ids.has_bind = 1, ids.bind = f.v;
@@ -488,11 +546,11 @@ void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux 
     case 'X': type = 'X'; break;
     case 'i': case 'I': case 'R': type = TE_INSTANT; break;
     case 'M': type = 'M'; break;
+    case 's': case 't': case 'f': type = phase; break;
     case 'b': case 'e': case 'n': case 'S': case 'T': case 'p': case 'F':
       legacy_async(m, c, &e, phase, &ids, legacy_name_iid, has_legacy_name);
       return;
     default:
-      /* v1 flow phases (s/t/f) are not imported (docs/DECISIONS.md) */
       pb_stat(m, IM_STAT_TRACK_EVENT_PARSER_ERRORS);
       return;
     }
@@ -509,8 +567,8 @@ void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux 
     extra_counters(m, c, aux);
     return;
   }
-  if (type == TE_STATE) {   /* state tracks: not built (docs/DECISIONS.md) */
-    pb_stat(m, IM_STAT_TRACK_EVENT_PARSER_ERRORS);
+  if (type == TE_STATE) {
+    state_event(m, c, &e, aux);
     return;
   }
 
@@ -538,6 +596,12 @@ void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux 
       pb_slice_track(m, uuid, &rs, name, -1);   /* merged: the instant's begin + end */
   }
   if (track < 0) return;
+  if (type == 's' || type == 't' || type == 'f') {
+    /* §3.6.8: v1 flows keyed (unscoped_id, category, name) as JSON's */
+    if (!ids.has_unscoped) pb_stat(m, IM_STAT_FLOW_INVALID_ID);
+    else im_flow_v1(t, track, type, ids.unscoped, cat, name, ids.bind_enclosing);
+    return;
+  }
 
   int64_t slice = IM_NONE;
   switch (type) {
@@ -563,33 +627,38 @@ void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux 
   }
   if (slice >= 0) {
     /* §3.6.7: thread time and instruction counts */
-    if (aux && (aux->flags & PB_AUX_TT)) {
+    pb_aux st = slice_times(m, aux);
+    if (st.flags & PB_AUX_TT) {
       if (type == TE_SLICE_END) {
         if (!im_is_null(t, IM_T_SLICE, IM_SLICE_THREAD_TS, slice))
           im_set_i64(t, IM_T_SLICE, IM_SLICE_THREAD_DUR, slice,
-                     pb_sub(aux->tt, im_get_i64(t, IM_T_SLICE, IM_SLICE_THREAD_TS, slice)));
+                     pb_sub(st.tt, im_get_i64(t, IM_T_SLICE, IM_SLICE_THREAD_TS, slice)));
       } else {
-        im_set_i64(t, IM_T_SLICE, IM_SLICE_THREAD_TS, slice, aux->tt);
+        im_set_i64(t, IM_T_SLICE, IM_SLICE_THREAD_TS, slice, st.tt);
         if (type == TE_INSTANT) im_set_i64(t, IM_T_SLICE, IM_SLICE_THREAD_DUR, slice, 0);
         if (type == 'X' && legacy_tdur >= 0)
           im_set_i64(t, IM_T_SLICE, IM_SLICE_THREAD_DUR, slice, legacy_tdur);
       }
     }
-    if (aux && (aux->flags & PB_AUX_TI)) {
+    if (st.flags & PB_AUX_TI) {
       if (type == TE_SLICE_END) {
         if (!im_is_null(t, IM_T_SLICE, IM_SLICE_THREAD_INSTRUCTION_COUNT, slice))
           im_set_i64(t, IM_T_SLICE, IM_SLICE_THREAD_INSTRUCTION_DELTA, slice,
-                     pb_sub(aux->ti, im_get_i64(t, IM_T_SLICE, IM_SLICE_THREAD_INSTRUCTION_COUNT, slice)));
+                     pb_sub(st.ti, im_get_i64(t, IM_T_SLICE, IM_SLICE_THREAD_INSTRUCTION_COUNT, slice)));
       } else {
-        im_set_i64(t, IM_T_SLICE, IM_SLICE_THREAD_INSTRUCTION_COUNT, slice, aux->ti);
+        im_set_i64(t, IM_T_SLICE, IM_SLICE_THREAD_INSTRUCTION_COUNT, slice, st.ti);
       }
     }
-    im_args *a = im_slice_args(t, slice);
+    /* args: a pending set only for slices that have some, written when
+     * the slice ends (§1.10.6: at its end event, at once for instants and
+     * complete slices, at end of trace for slices never closed) */
+    int passthrough = c->gen->has_td && rs.scope != PB_SCOPE_THREAD;
+    im_args *a = passthrough || has_args(&e) ? im_slice_args(t, slice) : NULL;
     if (a) {
       te_ctx x = {.m = m, .c = c, .args = a};
       write_args(&x, &e);
       /* §3.6.6: legacy_event.passthrough_utid on global / process tracks */
-      if (c->gen->has_td && rs.scope != PB_SCOPE_THREAD) {
+      if (passthrough) {
         int64_t tu = im_thread_update(t, c->gen->td_tid, c->gen->td_pid);
         im_arg arg = {.key = im_cstr(t, "legacy_event.passthrough_utid"),
                       .flat_key = im_cstr(t, "legacy_event.passthrough_utid"), .type = IM_V_UINT,
@@ -597,9 +666,12 @@ void pb_parse_track_event(pb_imp *m, const pb_pctx *c, pb_span te, const pb_aux 
         if (tu >= 0) im_args_add(a, &arg, 1);
       }
     }
+    if (type != TE_SLICE_BEGIN) im_slice_commit_args(t, slice);
   }
   flows(m, slice, &e);
-  if (ids.has_bind && slice >= 0 && ids.direction >= 1 && ids.direction <= 3) {
+  if (ids.has_bind && slice >= 0 && (ids.direction < 1 || ids.direction > 3)) {
+    pb_stat(m, IM_STAT_FLOW_WITHOUT_DIRECTION);
+  } else if (ids.has_bind && slice >= 0) {
     /* §3.6.8: legacy bind_id with flow_direction 1 in, 2 out, 3 in-out */
     if (ids.direction == 2) im_flow_begin(t, slice, FLOW_NS, ids.bind);
     else if (ids.direction == 3) im_flow_step(t, slice, FLOW_NS, ids.bind, (int64_t)ids.bind, IM_NONE);

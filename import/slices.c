@@ -310,3 +310,47 @@ void im_flow_end_next(im_trace *t, int64_t track, uint64_t ns, uint64_t id, int6
   im_flow_pending f = {.ns = ns, .id = id, .trace_id = trace_id, .arg_set_id = arg_set_id};
   IM_PUSH(t, st->next_flows, f);
 }
+
+/* ---- v1 flows (JSON s/t/f, TrackEvent legacy s/t/f) ---------------------------- */
+
+enum { V1_NS = 1 };   /* the flow key space of v1 trace_ids */
+
+/* The trace_id of v1 key (id, cat, name): 0, 1, … in order of first use. */
+static int64_t v1_trace_id(im_trace *t, uint64_t id, uint32_t cat, uint32_t name) {
+  uint64_t h = im_hash(im_hash(im_hash(0xf11, id), cat), name);
+  for (int64_t k = im_map_get(&t->v1_by_hash, h); k != IM_NONE; k = t->v1_keys.v[k].next) {
+    const im_v1_key *e = &t->v1_keys.v[k];
+    if (e->id == id && e->cat == cat && e->name == name) return k;
+  }
+  im_v1_key nk = {id, cat, name, im_map_get(&t->v1_by_hash, h)};
+  if (!IM_PUSH(t, t->v1_keys, nk) || !im_map_put(&t->v1_by_hash, h, t->v1_keys.n - 1))
+    return im_oom(t), IM_NONE;
+  return t->v1_keys.n - 1;
+}
+
+void im_flow_v1(im_trace *t, int64_t track, int phase, uint64_t id, uint32_t cat, uint32_t name,
+                int bind_enclosing) {
+  if (t->failed || track < 0) return;
+  int64_t trace_id = v1_trace_id(t, id, cat, name);
+  if (trace_id < 0) return;
+  int64_t set = IM_NONE;
+  if (phase != 's') {   /* a begin emits no row */
+    im_args *a = im_args_new(t);
+    im_args_string(a, im_cstr(t, "name"), name);
+    im_args_string(a, im_cstr(t, "cat"), cat);
+    set = im_args_commit(t, a);
+    im_args_free(a);
+  }
+  if (phase == 'f' && !bind_enclosing) {
+    im_flow_end_next(t, track, V1_NS, (uint64_t)trace_id, trace_id, set);
+    return;
+  }
+  int64_t s = im_slice_top(t, track);
+  if (s == IM_NONE) {
+    im_stat_add(t, IM_STAT_FLOW_NO_ENCLOSING_SLICE, 1);
+    return;
+  }
+  if (phase == 's') im_flow_begin(t, s, V1_NS, (uint64_t)trace_id);
+  else if (phase == 't') im_flow_step(t, s, V1_NS, (uint64_t)trace_id, trace_id, set);
+  else im_flow_end(t, s, V1_NS, (uint64_t)trace_id, trace_id, set, 0);
+}

@@ -73,6 +73,7 @@ typedef struct im_flow_pending {
 typedef struct im_track_state {
   IM_VEC(im_stack_entry) stack;
   IM_VEC(im_flow_pending) next_flows;   /* ends waiting for the next slice */
+  int64_t state_open;                   /* state tracks: open `state` row + 1, 0 none */
 } im_track_state;
 
 /* An allocator set (§1.18): its tracks and their state. */
@@ -113,6 +114,12 @@ typedef struct im_flow_rec {
   int64_t next;
   int live;
 } im_flow_rec;
+
+typedef struct im_v1_key {
+  uint64_t id;
+  uint32_t cat, name;
+  int64_t next;
+} im_v1_key;
 
 typedef struct im_meta_single { const char *name; int64_t row; } im_meta_single;
 
@@ -168,6 +175,8 @@ struct im_trace {
   /* flows */
   im_map flow_by_hash;
   IM_VEC(im_flow_rec) flows;
+  im_map v1_by_hash;               /* v1 flow keys (id, cat, name) → first record */
+  IM_VEC(im_v1_key) v1_keys;
 
   /* sched */
   int kernel_major, kernel_minor;

@@ -7,7 +7,7 @@
 # python3-venv, -numpy and -pandas: the Python package's tests (a venv
 # with --system-site-packages; no package index is needed).
 set -euo pipefail
-PKGS="cmake make gcc pkg-config llvm-19-dev libsqlite3-dev sqlite3 libcmocka-dev zlib1g-dev libisal-dev libedit-dev python3 bsdutils python3-venv python3-numpy python3-pandas"
+PKGS="cmake make gcc pkg-config llvm-19-dev libsqlite3-dev sqlite3 libcmocka-dev zlib1g-dev libzstd-dev libisal-dev libedit-dev python3 bsdutils python3-venv python3-numpy python3-pandas"
 # test-only: protoc --decode_raw cross-checks the protobuf test traces
 PKGS="$PKGS protobuf-compiler"
 if [ "${1:-}" = fuzz ]; then

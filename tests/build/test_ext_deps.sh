@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_ext_deps.sh EXT — the SQLite loadable extension carries no trace
-# importer: it needs neither ISA-L nor zlib (nor json-c), and it
+# importer: it needs neither ISA-L, zlib nor zstd (nor json-c), and it
 # exports its sqlite3_*_init entry points and nothing else (the engine it
 # contains is hidden, so it never clashes with a libpipejit in the same
 # process).
@@ -11,7 +11,7 @@ needed=$(readelf -d "$ext" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p') || exit 1
 fail=0
 for lib in $needed; do
   case $lib in
-    libisal*|libdeflate*|libz.*|libjson-c*) echo "the extension links $lib"; fail=1 ;;
+    libisal*|libdeflate*|libz.*|libzstd*|libjson-c*) echo "the extension links $lib"; fail=1 ;;
   esac
 done
 extra=$(nm -D --defined-only "$ext" | awk '{print $NF}' |

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "tests/unit/proto_test.h"
 #include "tests/unit/proto_writer.h"
@@ -1042,6 +1043,167 @@ static void test_legacy_events(void **st) {
   pw_free(&w);
 }
 
+/* Legacy v1 flows (§3.6.8): s/t/f keyed by (unscoped_id, category, name)
+ * as JSON's, trace_id 0, 1, … per key, args {name, cat}; an f without
+ * bind_to_enclosing binds to the next slice on the track. */
+static void v1_ev(pw *w, uint64_t ts, int phase, const char *name, int has_id, uint64_t id,
+                  int enclosing) {
+  pw_begin(w, 1);
+  pw_u(w, 8, ts), pw_u(w, 10, SEQ), pw_u(w, 13, 2);
+  pw_begin(w, 11);
+  if (name) pw_s(w, 23, name);
+  pw_s(w, 22, "cat");
+  pw_begin(w, 6);
+  pw_u(w, 2, (uint64_t)phase);
+  if (has_id) pw_u(w, 6, id);
+  if (enclosing) pw_u(w, 12, 1);
+  pw_end(w);
+  pw_end(w);
+  pw_end(w);
+}
+
+static void test_legacy_v1_flows(void **st) {
+  (void)st;
+  pw w = {0};
+  pw_begin(&w, 1);
+  pw_u(&w, 10, SEQ), pw_u(&w, 13, 1);
+  pw_begin(&w, 44), pw_u(&w, 1, 30), pw_u(&w, 2, 31), pw_end(&w);
+  pw_end(&w);
+  v1_ev(&w, 100, 'B', "a", 0, 0, 0);
+  v1_ev(&w, 110, 's', "f", 1, 5, 0);    /* begins key (5, cat, f) on a */
+  v1_ev(&w, 115, 's', "g", 1, 5, 0);    /* another key: trace_id 1 */
+  v1_ev(&w, 120, 'E', NULL, 0, 0, 0);
+  v1_ev(&w, 200, 'B', "b", 0, 0, 0);
+  v1_ev(&w, 210, 't', "f", 1, 5, 0);    /* step a → b */
+  v1_ev(&w, 220, 'E', NULL, 0, 0, 0);
+  v1_ev(&w, 300, 'f', "f", 1, 5, 0);    /* bound to the next slice: c */
+  v1_ev(&w, 310, 'B', "c", 0, 0, 0);
+  v1_ev(&w, 315, 'f', "g", 1, 5, 1);    /* bind_to_enclosing: the top slice, c */
+  v1_ev(&w, 320, 'E', NULL, 0, 0, 0);
+  v1_ev(&w, 340, 's', "h", 0, 0, 0);    /* no unscoped_id */
+  legacy_ev(&w, 400, 'B', "d", 0, 0, 88, 0);   /* bind_id without a direction */
+  legacy_ev(&w, 410, 'E', NULL, 0, 0, 0, 0);
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e, "SELECT name, value FROM stats WHERE value > 0 AND name LIKE 'flow%' ORDER BY name",
+              "flow_invalid_id|1\nflow_without_direction|1\n");
+  assert_rows(e,
+              "SELECT o.name, i.name, f.trace_id, "
+              "(SELECT group_concat(key || '=' || display_value, ',') FROM args a "
+              " WHERE a.arg_set_id = f.arg_set_id) FROM flow f JOIN slice o ON f.slice_out = o.id "
+              "JOIN slice i ON f.slice_in = i.id ORDER BY f.id",
+              "a|b|0|name=f,cat=cat\nb|c|0|name=f,cat=cat\na|c|1|name=g,cat=cat\n");
+  assert_rows(e, "SELECT value FROM stats WHERE name = 'track_event_parser_errors'", "0\n");
+  assert_rows(e, "SELECT count(*) FROM slice", "4\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
+/* STATE events (§3.6.4): the event name is the state of the uuid's state
+ * track; the next state ends it, a nameless one only ends it; args go on
+ * the row. Tracks are `*_state_track_event` with event_type state. */
+static void test_states(void **st) {
+  (void)st;
+  pw w = {0};
+  thread_track(&w, 10, 1, 2, "t");
+  pw_begin(&w, 1), pw_u(&w, 10, SEQ);
+  pw_begin(&w, 60), pw_u(&w, 1, 50), pw_s(&w, 2, "power"), pw_end(&w);
+  pw_end(&w);
+  pw_begin(&w, 1), pw_u(&w, 10, SEQ);
+  pw_begin(&w, 60), pw_u(&w, 1, 20), pw_u(&w, 5, 10), pw_s(&w, 2, "mode"), pw_u(&w, 18, 1), pw_end(&w);
+  pw_end(&w);
+  te(&w, 150, 5, 50, "off");            /* written out of order: sorted first */
+  te(&w, 100, 5, 50, "on");
+  te(&w, 200, 5, 50, NULL);             /* ends "off", opens nothing */
+  pw_begin(&w, 1);                      /* a state with a debug annotation */
+  pw_u(&w, 8, 300), pw_u(&w, 10, SEQ);
+  pw_begin(&w, 11);
+  pw_u(&w, 9, 5), pw_u(&w, 11, 20), pw_s(&w, 23, "busy");
+  pw_begin(&w, 4), pw_s(&w, 10, "why"), pw_s(&w, 6, "io"), pw_end(&w);
+  pw_end(&w);
+  pw_end(&w);
+  te(&w, 400, 5, 0, "nowhere");         /* no track: rejected */
+  te(&w, 500, 3, 10, "i");
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e,
+              "SELECT s.ts, s.dur, s.name, t.name, t.type, "
+              "(SELECT group_concat(key || '=' || display_value) FROM args a "
+              " WHERE a.arg_set_id = s.arg_set_id) FROM state s JOIN track t ON s.track_id = t.id "
+              "ORDER BY s.id",
+              "100|50|on|power|global_state_track_event|NULL\n"
+              "150|50|off|power|global_state_track_event|NULL\n"
+              "300|-1|busy|mode|thread_state_track_event|debug.why=io\n");
+  assert_rows(e, "SELECT count(*) FROM state_track", "2\n");
+  assert_rows(e, "SELECT t.name, th.tid FROM thread_state_track t JOIN thread th USING (utid)",
+              "mode|2\n");
+  assert_rows(e,
+              "SELECT key, display_value FROM track t JOIN args a ON a.arg_set_id = t.dimension_arg_set_id "
+              "WHERE t.name = 'power'",
+              "track_uuid|50\n");
+  assert_rows(e, "SELECT value FROM stats WHERE name = 'track_event_parser_errors'", "1\n");
+  assert_rows(e, "SELECT start_ts, end_ts FROM trace_bounds", "100|500\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
+/* zstd_compressed_packets (§3.1.3): a zstd blob of packets read in place,
+ * a broken one counted. */
+static void test_zstd_packets(void **st) {
+  (void)st;
+  pw w = {0}, inner = {0};
+  thread_track(&w, 10, 1, 2, "t");
+  te(&inner, 100, 1, 10, "zstd");
+  te(&inner, 200, 2, 10, NULL);
+  size_t cap = ZSTD_compressBound(inner.n);
+  uint8_t *z = malloc(cap);
+  size_t zn = ZSTD_compress(z, cap, inner.b, inner.n, 3);
+  assert_false(ZSTD_isError(zn));
+  pw_begin(&w, 1), pw_bytes(&w, 133, z, zn), pw_end(&w);
+  pw_begin(&w, 1), pw_bytes(&w, 133, "junk", 4), pw_end(&w);
+  pw_begin(&w, 1), pw_bytes(&w, 133, z, zn / 2), pw_end(&w);   /* cut: what decodes, counted */
+  te(&w, 300, 3, 10, "after");
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e, "SELECT ts, dur, name FROM slice ORDER BY ts", "100|100|zstd\n300|0|after\n");
+  assert_rows(e, "SELECT value FROM stats WHERE name = 'proto_compressed_packets_invalid'", "2\n");
+  pj_engine_close(e);
+  free(z);
+  pw_free(&inner);
+  pw_free(&w);
+}
+
+/* §3.6.5: an extra counter on a thread_time track also gives the slice
+ * its thread_ts / thread_dur (and a counter row). */
+static void extra_tt_ev(pw *w, uint64_t ts, int type, const char *name, uint64_t value) {
+  pw_begin(w, 1);
+  pw_u(w, 8, ts), pw_u(w, 10, SEQ);
+  pw_begin(w, 11);
+  pw_u(w, 9, (uint64_t)type), pw_u(w, 11, 10);
+  if (name) pw_s(w, 23, name);
+  pw_u(w, 31, 70), pw_u(w, 12, value);
+  pw_end(w);
+  pw_end(w);
+}
+
+static void test_extra_thread_time(void **st) {
+  (void)st;
+  pw w = {0};
+  thread_track(&w, 10, 1, 2, "t");
+  pw_begin(&w, 1), pw_u(&w, 10, SEQ);
+  pw_begin(&w, 60), pw_u(&w, 1, 70), pw_u(&w, 5, 10);
+  pw_begin(&w, 8), pw_u(&w, 1, 1), pw_end(&w);   /* THREAD_TIME_NS */
+  pw_end(&w);
+  pw_end(&w);
+  extra_tt_ev(&w, 100, 1, "s", 5000);
+  extra_tt_ev(&w, 200, 2, NULL, 8000);
+  pj_engine *e = load(&w, NULL, 0);
+  assert_rows(e, "SELECT name, thread_ts, thread_dur FROM slice", "s|5000|3000\n");
+  assert_rows(e,
+              "SELECT t.name, c.ts, c.value FROM counter c JOIN counter_track t ON c.track_id = t.id "
+              "ORDER BY c.ts",
+              "thread_time|100|5000\nthread_time|200|8000\n");
+  pj_engine_close(e);
+  pw_free(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tokio),
@@ -1063,6 +1225,10 @@ int main(void) {
       cmocka_unit_test(test_unknown_and_damage),
       cmocka_unit_test(test_every_prefix),
       cmocka_unit_test(test_legacy_events),
+      cmocka_unit_test(test_legacy_v1_flows),
+      cmocka_unit_test(test_states),
+      cmocka_unit_test(test_zstd_packets),
+      cmocka_unit_test(test_extra_thread_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
