@@ -110,6 +110,10 @@ int64_t im_get_i64(const im_trace *t, im_table_id tab, int col, int64_t row); /*
 uint32_t im_get_str(const im_trace *t, im_table_id tab, int col, int64_t row);
 /* Appends a row (every column NULL) and returns its number. */
 int64_t im_append(im_trace *t, im_table_id tab);
+/* Room for `rows` more rows of tab, allocated once (an importer that
+ * knows about how many rows are coming saves the doubling's copies;
+ * capacity never written costs address space, not memory). */
+void im_reserve(im_trace *t, im_table_id tab, int64_t rows);
 
 /* ---- stats (§1.12) and metadata (§1.11) ---------------------------------------- */
 

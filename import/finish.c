@@ -69,6 +69,7 @@ void im_trace_free(im_trace *t) {
   free(t->v1_keys.v);
   free(t->cpus.v);
   free(t->cpu_seen.v);
+  free(t->switch_cache);
   free(t->indexed_stat.v);
   free(t->meta_single.v);
   free(t);

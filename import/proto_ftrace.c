@@ -253,13 +253,22 @@ void pb_parse_compact(pb_imp *m, uint32_t cpu, const pb_csched *r) {
     pb_stat(m, IM_STAT_COMPACT_SCHED_WAKING_SKIPPED);
     return;
   }
-  im_args *a = m->scratch;
-  im_args_clear(a);
-  im_args_string(a, m->s_comm, r->comm);
-  im_args_int(a, m->s_pid, r->pid);
-  im_args_int(a, m->s_prio, r->prio);
-  im_args_int(a, m->s_target_cpu, r->a);
-  im_ftrace_event(t, r->ts, m->s_sched_waking, cpu, waker, im_args_commit(t, a), r->flags);
+  /* the args repeat: a hit is the id the same content was written with */
+  uint64_t h = im_hash(im_hash(im_hash(r->comm, (uint64_t)r->pid), (uint64_t)r->prio), (uint64_t)r->a);
+  __typeof__(m->waking_cache[0]) *slot = &m->waking_cache[h & 1023];
+  if (!(slot->set1 && slot->comm == r->comm && slot->pid == r->pid && slot->prio == r->prio &&
+        slot->cpu == r->a)) {
+    im_args *a = m->scratch;
+    im_args_clear(a);
+    im_args_string(a, m->s_comm, r->comm);
+    im_args_int(a, m->s_pid, r->pid);
+    im_args_int(a, m->s_prio, r->prio);
+    im_args_int(a, m->s_target_cpu, r->a);
+    int64_t set = im_args_commit(t, a);
+    slot->comm = r->comm, slot->pid = r->pid, slot->prio = r->prio, slot->cpu = r->a;
+    slot->set1 = set + 1;
+  }
+  im_ftrace_event(t, r->ts, m->s_sched_waking, cpu, waker, slot->set1 - 1, r->flags);
   if (!typed) return;
   int64_t wakee = im_thread(t, r->pid);
   im_thread_name(t, wakee, r->comm, IM_TNAME_FTRACE);

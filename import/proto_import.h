@@ -303,6 +303,9 @@ typedef struct pb_imp {
   im_args *scratch;
   uint32_t *ftrace_str;  /* per proto_ftrace_events.def row: its name's string id */
   uint32_t s_sched_waking, s_comm, s_pid, s_prio, s_target_cpu;
+  /* compact_sched wakings: their ftrace_event arg sets by value (set + 1,
+   * 0 = empty), as sched.c keeps those of switches */
+  struct { uint32_t comm; int32_t pid, prio; int64_t cpu, set1; } waking_cache[1024];
   /* a direct-mapped cache in front of the string pool (pb_str) */
   struct { uint32_t id, len; } str_cache[PB_STR_CACHE];
 } pb_imp;

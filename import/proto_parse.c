@@ -72,10 +72,35 @@ static void parse_ftrace(pb_imp *m, const pb_stream *s, const pb_item *it) {
   pb_parse_ftrace_event(m, s->cpu, it->ts, ev, lpos);
 }
 
+/* Room for the rows the streams will make, so the big tables are
+ * allocated once instead of grown by doubling (copies, and the slack of
+ * the last doubling): each compact switch makes a sched row, two
+ * thread_state rows and an ftrace_event row, each waking an ftrace_event
+ * row and at most one thread_state row, each ftrace event one
+ * ftrace_event row; track events are about half begins. */
+static void reserve_rows(pb_imp *m) {
+  int64_t sw = 0, wk = 0, ft = 0, te = 0;
+  for (size_t i = 0; i < m->streams.n; i++) {
+    const pb_stream *s = &m->streams.v[i];
+    if (s->kind == PB_STREAM_FTRACE) ft += (int64_t)s->n;
+    if (s->kind == PB_STREAM_TRACK_EVENT) te += (int64_t)s->n;
+    if (s->kind == PB_STREAM_COMPACT) {
+      const pb_csched *c = (const pb_csched *)s->v;
+      if (s->n && c[0].kind == PB_CS_SWITCH) sw += (int64_t)s->n;
+      else wk += (int64_t)s->n;
+    }
+  }
+  im_reserve(m->t, IM_T_SCHED, sw);
+  im_reserve(m->t, IM_T_THREAD_STATE, 2 * sw + wk);
+  im_reserve(m->t, IM_T_FTRACE_EVENT, sw + wk + ft);
+  im_reserve(m->t, IM_T_SLICE, te / 2);
+}
+
 int pb_parse_all(pb_imp *m) {
   m->default_track = IM_NONE;
   m->scratch = im_args_new(m->t);
   if (!m->scratch || !pb_sort_streams(m)) return im_oom(m->t);
+  reserve_rows(m);
   pb_ftrace_init(m);
   pb_merge_begin(m);
   int si;

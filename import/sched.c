@@ -129,10 +129,15 @@ static int64_t last_state(const im_trace *t, int64_t utid) {
   return utid >= 0 && utid < t->thread_last_state.n ? t->thread_last_state.v[utid] : IM_NONE;
 }
 
+/* The hot paths below write the engine's own rows directly (im__put_*):
+ * every column they touch has a known type and the row exists. */
+
 static void close_state(im_trace *t, int64_t row, int64_t ts) {
-  if (row == IM_NONE || im_get_i64(t, IM_T_THREAD_STATE, IM_THREAD_STATE_DUR, row) != -1) return;
-  int64_t start = im_get_i64(t, IM_T_THREAD_STATE, IM_THREAD_STATE_TS, row);
-  im_set_i64(t, IM_T_THREAD_STATE, IM_THREAD_STATE_DUR, row, ts - start);
+  if (row == IM_NONE) return;
+  im_tab *tab = im__tab(t, IM_T_THREAD_STATE);
+  int64_t *dur = tab->data[IM_THREAD_STATE_DUR];
+  if (dur[row] != -1) return;
+  dur[row] = ts - ((const int64_t *)tab->data[IM_THREAD_STATE_TS])[row];
 }
 
 /* Opens a state row for utid (never for the idle utid 0). */
@@ -140,14 +145,14 @@ static int64_t open_state(im_trace *t, int64_t ts, int64_t utid, uint32_t state,
   if (utid <= 0 || utid >= t->thread_last_state.n) return IM_NONE;
   int64_t row = im_append(t, IM_T_THREAD_STATE);
   if (row < 0) return IM_NONE;
-  im_table_id T = IM_T_THREAD_STATE;
-  im_set_i64(t, T, IM_THREAD_STATE_TS, row, ts);
-  im_set_i64(t, T, IM_THREAD_STATE_DUR, row, -1);
-  im_set_i64(t, T, IM_THREAD_STATE_UTID, row, utid);
-  im_set_str(t, T, IM_THREAD_STATE_STATE, row, state);
+  im_tab *tab = im__tab(t, IM_T_THREAD_STATE);
+  im__put_i64(tab, IM_THREAD_STATE_TS, row, ts);
+  im__put_i64(tab, IM_THREAD_STATE_DUR, row, -1);
+  im__put_u32(tab, IM_THREAD_STATE_UTID, row, (uint32_t)utid);
+  if (state != IM_NULL_STR) im__put_u32(tab, IM_THREAD_STATE_STATE, row, state);
   if (cpu >= 0) {
-    im_set_i64(t, T, IM_THREAD_STATE_CPU, row, cpu);
-    im_set_i64(t, T, IM_THREAD_STATE_UCPU, row, cpu);
+    im__put_u32(tab, IM_THREAD_STATE_CPU, row, (uint32_t)cpu);
+    im__put_u32(tab, IM_THREAD_STATE_UCPU, row, (uint32_t)cpu);
   }
   t->thread_last_state.v[utid] = row;
   return row;
@@ -164,19 +169,20 @@ static void switch_rows(im_trace *t, uint32_t cpu, im_cpu_state *c, int64_t ts, 
                         int64_t prev_state, int64_t next_utid, int64_t next_prio, int close) {
   uint32_t end_state = im_task_state_str(t, prev_state);
   if (end_state == IM_NULL_STR) im_stat_add(t, IM_STAT_TASK_STATE_INVALID, 1);
+  im_tab *sc = im__tab(t, IM_T_SCHED);
   if (close && c->sched_row != IM_NONE) {
-    int64_t start = im_get_i64(t, IM_T_SCHED, IM_SCHED_TS, c->sched_row);
-    im_set_i64(t, IM_T_SCHED, IM_SCHED_DUR, c->sched_row, ts - start);
-    im_set_str(t, IM_T_SCHED, IM_SCHED_END_STATE, c->sched_row, end_state);
+    int64_t r = c->sched_row;
+    ((int64_t *)sc->data[IM_SCHED_DUR])[r] = ts - ((const int64_t *)sc->data[IM_SCHED_TS])[r];
+    if (end_state != IM_NULL_STR) im__put_u32(sc, IM_SCHED_END_STATE, r, end_state);
   }
   int64_t row = im_append(t, IM_T_SCHED);
   if (row < 0) return;
-  im_set_i64(t, IM_T_SCHED, IM_SCHED_TS, row, ts);
-  im_set_i64(t, IM_T_SCHED, IM_SCHED_DUR, row, -1);
-  im_set_i64(t, IM_T_SCHED, IM_SCHED_CPU, row, cpu);
-  im_set_i64(t, IM_T_SCHED, IM_SCHED_UTID, row, next_utid);
-  if (next_prio != IM_NONE) im_set_i64(t, IM_T_SCHED, IM_SCHED_PRIORITY, row, next_prio);
-  im_set_i64(t, IM_T_SCHED, IM_SCHED_UCPU, row, cpu);
+  im__put_i64(sc, IM_SCHED_TS, row, ts);
+  im__put_i64(sc, IM_SCHED_DUR, row, -1);
+  im__put_u32(sc, IM_SCHED_CPU, row, cpu);
+  im__put_u32(sc, IM_SCHED_UTID, row, (uint32_t)next_utid);
+  if (next_prio != IM_NONE) im__put_i64(sc, IM_SCHED_PRIORITY, row, next_prio);
+  im__put_u32(sc, IM_SCHED_UCPU, row, cpu);
   c->sched_row = row;
   c->utid = next_utid;
   /* thread_state: prev leaves Running (a row that was not Running stays
@@ -188,22 +194,54 @@ static void switch_rows(im_trace *t, uint32_t cpu, im_cpu_state *c, int64_t ts, 
   open_state(t, ts, next_utid, t->s_running, cpu);
 }
 
+/* The args of sched_switch ftrace rows repeat (a few threads, states and
+ * priorities): a direct-mapped cache of the last sets written, by value,
+ * skips building and deduplicating the 7-row set. A hit returns the id
+ * im_args_commit returned for the same content, so nothing changes. */
+typedef struct im_switch_key {
+  int64_t prev_pid, prev_prio, prev_state, next_pid, next_prio;
+  uint32_t prev_comm, next_comm;
+  int64_t set;   /* IM_NONE: empty slot */
+} im_switch_key;
+enum { SWITCH_CACHE = 4096 };
+
 static void switch_event(im_trace *t, uint32_t cpu, int64_t ts, int64_t prev_utid,
                          uint32_t prev_comm, int64_t prev_pid, int64_t prev_prio,
                          int64_t prev_state, uint32_t next_comm, int64_t next_pid,
                          int64_t next_prio) {
-  im_args *a = im_args_new(t);
-  if (!a) return;
-  const uint32_t *k = t->s_switch_key;
-  im_args_string(a, k[0], prev_comm);
-  im_args_int(a, k[1], prev_pid);
-  im_args_int(a, k[2], prev_prio);
-  im_args_int(a, k[3], prev_state);
-  im_args_string(a, k[4], next_comm);
-  im_args_int(a, k[5], next_pid);
-  im_args_int(a, k[6], next_prio);
-  int64_t set = im_args_commit(t, a);
-  im_args_free(a);
+  if (!t->switch_cache) {
+    t->switch_cache = malloc(SWITCH_CACHE * sizeof *t->switch_cache);
+    if (!t->switch_cache) return (void)im_oom(t);
+    for (int i = 0; i < SWITCH_CACHE; i++) t->switch_cache[i].set = IM_NONE;
+  }
+  im_switch_key k = {prev_pid, prev_prio, prev_state, next_pid, next_prio, prev_comm, next_comm, 0};
+  uint64_t h = im_hash(im_hash(im_hash(im_hash((uint64_t)prev_pid, (uint64_t)next_pid),
+                                       (uint64_t)prev_state ^ ((uint64_t)prev_comm << 32)),
+                               (uint64_t)next_comm ^ ((uint64_t)prev_prio << 32)),
+                       (uint64_t)next_prio);
+  im_switch_key *slot = &t->switch_cache[h & (SWITCH_CACHE - 1)];
+  int64_t set;
+  if (slot->set != IM_NONE && slot->prev_pid == k.prev_pid && slot->next_pid == k.next_pid &&
+      slot->prev_state == k.prev_state && slot->prev_prio == k.prev_prio &&
+      slot->next_prio == k.next_prio && slot->prev_comm == k.prev_comm &&
+      slot->next_comm == k.next_comm) {
+    set = slot->set;
+  } else {
+    im_args *a = im_args_new(t);
+    if (!a) return;
+    const uint32_t *key = t->s_switch_key;
+    im_args_string(a, key[0], prev_comm);
+    im_args_int(a, key[1], prev_pid);
+    im_args_int(a, key[2], prev_prio);
+    im_args_int(a, key[3], prev_state);
+    im_args_string(a, key[4], next_comm);
+    im_args_int(a, key[5], next_pid);
+    im_args_int(a, key[6], next_prio);
+    set = im_args_commit(t, a);
+    im_args_free(a);
+    k.set = set;
+    *slot = k;
+  }
   im_ftrace_event(t, ts, t->s_sched_switch, cpu, prev_utid, set, IM_NONE);
 }
 
@@ -300,26 +338,28 @@ int64_t im_ftrace_event(im_trace *t, int64_t ts, uint32_t name, int64_t cpu, int
                         int64_t arg_set_id, int64_t common_flags) {
   int64_t row = im_append(t, IM_T_FTRACE_EVENT);
   if (row < 0) return IM_NONE;
-  im_table_id T = IM_T_FTRACE_EVENT;
-  im_set_i64(t, T, IM_FTRACE_EVENT_TS, row, ts);
-  im_set_str(t, T, IM_FTRACE_EVENT_NAME, row, name);
+  im_tab *tab = im__tab(t, IM_T_FTRACE_EVENT);
+  im__put_i64(tab, IM_FTRACE_EVENT_TS, row, ts);
+  if (name != IM_NULL_STR) im__put_u32(tab, IM_FTRACE_EVENT_NAME, row, name);
   if (cpu >= 0) {
-    im_set_i64(t, T, IM_FTRACE_EVENT_CPU, row, cpu);
-    im_set_i64(t, T, IM_FTRACE_EVENT_UCPU, row, cpu);
+    im__put_u32(tab, IM_FTRACE_EVENT_CPU, row, (uint32_t)cpu);
+    im__put_u32(tab, IM_FTRACE_EVENT_UCPU, row, (uint32_t)cpu);
     im_cpu_seen(t, cpu);
   }
-  if (utid >= 0) im_set_i64(t, T, IM_FTRACE_EVENT_UTID, row, utid);
-  if (arg_set_id != IM_NONE) im_set_i64(t, T, IM_FTRACE_EVENT_ARG_SET_ID, row, arg_set_id);
-  if (common_flags != IM_NONE) im_set_i64(t, T, IM_FTRACE_EVENT_COMMON_FLAGS, row, common_flags);
+  if (utid >= 0) im__put_u32(tab, IM_FTRACE_EVENT_UTID, row, (uint32_t)utid);
+  if (arg_set_id != IM_NONE) im__put_u32(tab, IM_FTRACE_EVENT_ARG_SET_ID, row, (uint32_t)arg_set_id);
+  if (common_flags != IM_NONE) im__put_u32(tab, IM_FTRACE_EVENT_COMMON_FLAGS, row, (uint32_t)common_flags);
   return row;
 }
 
 int64_t im_counter(im_trace *t, int64_t track, int64_t ts, double value, int64_t arg_set_id) {
   int64_t row = im_append(t, IM_T_COUNTER);
   if (row < 0) return IM_NONE;
-  im_set_i64(t, IM_T_COUNTER, IM_COUNTER_TS, row, ts);
-  im_set_i64(t, IM_T_COUNTER, IM_COUNTER_TRACK_ID, row, track);
-  im_set_f64(t, IM_T_COUNTER, IM_COUNTER_VALUE, row, value);
-  if (arg_set_id != IM_NONE) im_set_i64(t, IM_T_COUNTER, IM_COUNTER_ARG_SET_ID, row, arg_set_id);
+  im_tab *tab = im__tab(t, IM_T_COUNTER);
+  im__put_i64(tab, IM_COUNTER_TS, row, ts);
+  im__put_u32(tab, IM_COUNTER_TRACK_ID, row, (uint32_t)track);
+  ((double *)tab->data[IM_COUNTER_VALUE])[row] = value;
+  rt_bit_set(tab->valid[IM_COUNTER_VALUE], (uint32_t)row);
+  if (arg_set_id != IM_NONE) im__put_u32(tab, IM_COUNTER_ARG_SET_ID, row, (uint32_t)arg_set_id);
   return row;
 }

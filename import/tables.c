@@ -52,35 +52,62 @@ static inline size_t col_size(rt_type t) {
   }
 }
 
+/* Grows every column of tab to cap rows (fresh arrays come from calloc;
+ * grown ones keep their bytes, the new rows are zeroed in chunks as
+ * im_append reaches them, so pages are touched as rows are written and an
+ * over-sized capacity costs address space, not memory). */
+static int tab_grow(im_tab *tab, int64_t cap) {
+  const im_schema *s = tab->s;
+  for (int c = 0; c < s->ncols; c++) {
+    size_t sz = col_size(s->cols[c].type);
+    if (!sz) continue;
+    void *d = tab->data[c] ? realloc(tab->data[c], (size_t)cap * sz) : calloc((size_t)cap, sz);
+    if (!d) return 0;
+    tab->data[c] = d;
+    uint64_t *v = tab->valid[c] ? realloc(tab->valid[c], RT_BITWORDS(cap) * 8)
+                                : calloc(RT_BITWORDS(cap), 8);
+    if (!v) return 0;
+    tab->valid[c] = v;
+  }
+  tab->cap = cap;
+  return 1;
+}
+
+enum { ZERO_CHUNK = 4096 };   /* rows zeroed at a time */
+
+/* Zeroes rows [tab->zeroed, tab->zeroed + ZERO_CHUNK) (capped at cap): the
+ * data of a NULL is zero, so every reader sees the same bytes, and the
+ * validity words of the chunk are zero (NULL). */
+static void tab_zero_chunk(im_tab *tab) {
+  const im_schema *s = tab->s;
+  int64_t from = tab->zeroed, to = from + ZERO_CHUNK < tab->cap ? from + ZERO_CHUNK : tab->cap;
+  /* validity words: whole words from the one holding `from` */
+  int64_t w0 = from / 64, w1 = (int64_t)RT_BITWORDS(to);
+  uint64_t keep = (1ull << (from % 64)) - 1;   /* bits of rows below from in word w0 */
+  for (int c = 0; c < s->ncols; c++) {
+    size_t sz = col_size(s->cols[c].type);
+    if (!sz) continue;
+    memset((char *)tab->data[c] + (size_t)from * sz, 0, (size_t)(to - from) * sz);
+    uint64_t *v = tab->valid[c];
+    v[w0] &= keep;
+    if (w1 > w0 + 1) memset(v + w0 + 1, 0, (size_t)(w1 - w0 - 1) * 8);
+  }
+  tab->zeroed = to;
+}
+
 int64_t im_append(im_trace *t, im_table_id id) {
   if (t->failed) return IM_NONE;
   im_tab *tab = &t->tabs[id];
-  const im_schema *s = tab->s;
-  if (tab->n == tab->cap) {
-    int64_t cap = tab->cap ? tab->cap * 2 : 256;
-    for (int c = 0; c < s->ncols; c++) {
-      size_t sz = col_size(s->cols[c].type);
-      if (!sz) continue;
-      void *d = realloc(tab->data[c], (size_t)cap * sz);
-      if (!d) return im_oom(t), IM_NONE;
-      tab->data[c] = d;
-      uint64_t *v = realloc(tab->valid[c], RT_BITWORDS(cap) * 8);
-      if (!v) return im_oom(t), IM_NONE;
-      memset(v + RT_BITWORDS(tab->cap), 0, (RT_BITWORDS(cap) - RT_BITWORDS(tab->cap)) * 8);
-      tab->valid[c] = v;
-    }
-    tab->cap = cap;
-  }
-  int64_t row = tab->n++;
-  /* Data of a NULL is zero, so every reader sees the same bytes (stored
-   * by size: a memset call per column costs more than the row). */
-  for (int c = 0; c < s->ncols; c++) {
-    void *d = tab->data[c];
-    if (!d) continue;
-    if (col_size(s->cols[c].type) == 8) ((uint64_t *)d)[row] = 0;
-    else ((uint32_t *)d)[row] = 0;
-  }
-  return row;
+  if (tab->n == tab->cap && !tab_grow(tab, tab->cap ? tab->cap * 2 : 256))
+    return im_oom(t), IM_NONE;
+  if (tab->n == tab->zeroed) tab_zero_chunk(tab);
+  return tab->n++;
+}
+
+void im_reserve(im_trace *t, im_table_id id, int64_t rows) {
+  im_tab *tab = &t->tabs[id];
+  if (t->failed || rows <= 0 || tab->n + rows <= tab->cap) return;
+  if (!tab_grow(tab, tab->n + rows)) im_oom(t);
 }
 
 int64_t im_rows(const im_trace *t, im_table_id id) { return t->tabs[id].n; }
@@ -241,5 +268,5 @@ void im_tab_free(im_tab *tab) {
     tab->data[c] = NULL;
     tab->valid[c] = NULL;
   }
-  tab->n = tab->cap = 0;
+  tab->n = tab->cap = tab->zeroed = 0;
 }

@@ -47,6 +47,7 @@ enum { IM_MAXCOLS = 16 };
 typedef struct im_tab {
   const im_schema *s;
   int64_t n, cap;
+  int64_t zeroed;                /* rows [0, zeroed) have zero data and NULL bits */
   void *data[IM_MAXCOLS];        /* NULL for RT_ID columns */
   uint64_t *valid[IM_MAXCOLS];   /* bit set = not NULL */
 } im_tab;
@@ -198,6 +199,7 @@ struct im_trace {
   /* sched hot path (sched.c): the sched_switch arg keys and name, and the
    * end-state strings by prev_state (direct-mapped; -1 = empty slot) */
   uint32_t s_switch_key[7], s_sched_switch, s_R;
+  struct im_switch_key *switch_cache;  /* sched_switch arg sets by value (sched.c) */
   int64_t state_cache_st[64];
   uint32_t state_cache_id[64];
 };
