@@ -259,6 +259,8 @@ typedef struct pb_imp {
 
   PB_VEC(pb_seq) seqs;
   im_map seq_by_id;      /* sequence id → index */
+  uint32_t last_seq_id;  /* pb_seq_get's one-entry cache: id and index + 1 */
+  size_t last_seq1;
   PB_VEC(pb_interned) interned;
   im_map interned_by_key;/* hash of (seq, epoch, field, iid) → chain head */
   PB_VEC(int64_t) interned_next;
@@ -281,6 +283,8 @@ typedef struct pb_imp {
 
   PB_VEC(pb_reservation) res;
   im_map res_by_uuid;
+  uint64_t last_uuid;    /* pb_res_get's one-entry cache: uuid and index + 1 */
+  size_t last_res1;
 
   PB_VEC(pb_deferred) deferred;   /* clock not convertible yet */
 
@@ -306,8 +310,9 @@ typedef struct pb_imp {
   /* compact_sched wakings: their ftrace_event arg sets by value (set + 1,
    * 0 = empty), as sched.c keeps those of switches */
   struct { uint32_t comm; int32_t pid, prio; int64_t cpu, set1; } waking_cache[1024];
+  uint32_t loc_keys[3][3];   /* source location arg keys by prefix and leaf, id + 1 */
   /* a direct-mapped cache in front of the string pool (pb_str) */
-  struct { uint32_t id, len; } str_cache[PB_STR_CACHE];
+  struct { uint32_t id, len; uint64_t head, tail; } str_cache[PB_STR_CACHE];
 } pb_imp;
 
 /* The string id of bytes p[0, n): a small cache in front of the pool for

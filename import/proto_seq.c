@@ -35,21 +35,30 @@ uint32_t pb_str(pb_imp *m, const void *p, size_t n) {
   if (n > 8) memcpy(&tail, b + n - 8, 8);
   uint64_t h = (head * 0x9e3779b97f4a7c15ull) ^ (tail * 0xc2b2ae3d27d4eb4full) ^ n;
   unsigned slot = (unsigned)(h >> 52) & (PB_STR_CACHE - 1);
-  uint32_t id = m->str_cache[slot].id;
-  if (m->str_cache[slot].len == n + 1) {   /* len + 1: 0 marks an empty slot */
+  __typeof__(m->str_cache[0]) *e = &m->str_cache[slot];
+  if (e->len == n + 1 && e->head == head && e->tail == tail) {   /* len + 1: 0 marks an empty slot */
+    /* up to 16 bytes, head and tail are the whole string */
+    if (n <= 16) return e->id;
     size_t have;
-    const char *s = rt_str_get(m->sp, id, &have);
-    if (have == n && memcmp(s, b, n) == 0) return id;
+    const char *s = rt_str_get(m->sp, e->id, &have);
+    if (have == n && memcmp(s + 8, b + 8, n - 16) == 0) return e->id;
   }
-  id = im_str(m->t, p, n);
-  m->str_cache[slot].id = id;
-  m->str_cache[slot].len = (uint32_t)n + 1;
+  uint32_t id = im_str(m->t, p, n);
+  e->id = id;
+  e->len = (uint32_t)n + 1;
+  e->head = head;
+  e->tail = tail;
   return id;
 }
 
 pb_seq *pb_seq_get(pb_imp *m, uint32_t id) {
+  /* packets of one sequence come in runs */
+  if (m->last_seq1 && m->last_seq_id == id) return &m->seqs.v[m->last_seq1 - 1];
   int64_t i = im_map_get(&m->seq_by_id, id);
-  if (i != IM_NONE) return &m->seqs.v[i];
+  if (i != IM_NONE) {
+    m->last_seq_id = id, m->last_seq1 = (size_t)i + 1;
+    return &m->seqs.v[i];
+  }
   pb_seq s;
   memset(&s, 0, sizeof s);
   s.id = id;

@@ -258,9 +258,16 @@ int pb_merge_next(pb_imp *m, int *stream, const void **elem) {
   pb_stream *st = &m->streams.v[s];
   *stream = s;
   *elem = st->v + st->pos * st->esz;
-  if (++st->pos == st->n) m->heap[0] = m->heap[--m->heap_n];
-  else m->heap[0].ts = ts_at(st->v, st->pos, st->esz);
-  if (m->heap_n > 1) sift_down(m, 0);
+  pb_heap_ent *h = m->heap;
+  if (++st->pos == st->n) {
+    h[0] = h[--m->heap_n];
+    if (m->heap_n > 1) sift_down(m, 0);
+    return 1;
+  }
+  h[0].ts = ts_at(st->v, st->pos, st->esz);
+  /* a stream often stays first for a while: sift only when a child is less */
+  if ((m->heap_n > 1 && less(&h[1], &h[0])) || (m->heap_n > 2 && less(&h[2], &h[0])))
+    sift_down(m, 0);
   return 1;
 }
 

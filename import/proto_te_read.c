@@ -22,8 +22,11 @@
 #include "import/proto_import.h"
 
 pb_reservation *pb_res_get(pb_imp *m, uint64_t uuid) {
+  if (m->last_res1 && m->last_uuid == uuid) return &m->res.v[m->last_res1 - 1];
   int64_t i = im_map_get(&m->res_by_uuid, uuid);
-  return i == IM_NONE ? NULL : &m->res.v[i];
+  if (i == IM_NONE) return NULL;
+  m->last_uuid = uuid, m->last_res1 = (size_t)i + 1;
+  return &m->res.v[i];
 }
 
 void pb_td_reserve(pb_imp *m, pb_seq *s, pb_span td) {

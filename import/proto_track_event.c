@@ -9,6 +9,7 @@
  * args (dicts add `.key`, arrays `[i]` to the key only), source locations,
  * and the legacy_event phase, which overrides the type.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -139,26 +140,33 @@ static void debug_annotation(te_ctx *x, pb_span da) {
   if (key_push(&k, (const char *)name.p, name.n, 1, 0, 0)) annotation_value(x, &k, da, 0);
 }
 
-/* SourceLocation (file_name 2, function_name 3, line_number 4) under prefix. */
-static void source_location(te_ctx *x, const char *prefix, pb_span sl) {
+/* SourceLocation (file_name 2, function_name 3, line_number 4) under
+ * prefix p (0 "source", 1 "task.posted_from", 2 "source_location"): the
+ * nine keys are interned once per import. */
+static void source_location(te_ctx *x, int p, pb_span sl) {
+  static const char *const PREFIX[3] = {"source", "task.posted_from", "source_location"};
+  static const char *const LEAF[3] = {"file_name", "function_name", "line_number"};
   pb_reader r;
   pb_field f = {0};
-  keybuf k;
-  size_t pn = strlen(prefix);
   pb_init_span(&r, sl);
   while (pb_next(&r, &f)) {
-    const char *leaf = f.id == 2 ? "file_name" : f.id == 3 ? "function_name" : f.id == 4 ? "line_number" : NULL;
-    if (!leaf) continue;
-    memcpy(k.key, prefix, pn);
-    memcpy(k.flat, prefix, pn);
-    k.kn = k.fn = pn;
-    key_push(&k, leaf, strlen(leaf), 0, 0, 0);
-    if (f.id == 4) add_arg(x, &k, IM_V_UINT, (int64_t)(uint32_t)f.v, 0, 0);
-    else if (f.wt == PB_LEN) add_arg(x, &k, IM_V_STRING, 0, 0, span_str(x->m, f.s));
+    if (f.id < 2 || f.id > 4) continue;
+    int l = (int)f.id - 2;
+    uint32_t *k = &x->m->loc_keys[p][l];
+    if (!*k) {
+      char buf[64];
+      int n = snprintf(buf, sizeof buf, "%s.%s", PREFIX[p], LEAF[l]);
+      *k = im_str(x->m->t, buf, (size_t)n) + 1;
+    }
+    im_arg a = {.key = *k - 1, .flat_key = *k - 1};
+    if (f.id == 4) a.type = IM_V_UINT, a.i = (int64_t)(uint32_t)f.v;
+    else if (f.wt == PB_LEN) a.type = IM_V_STRING, a.s = span_str(x->m, f.s);
+    else continue;
+    im_args_add(x->args, &a, 0);
   }
 }
 
-static void interned_location(te_ctx *x, const char *prefix, uint64_t iid) {
+static void interned_location(te_ctx *x, int prefix, uint64_t iid) {
   pb_interned *e = interned(x->m, x->c, IN_SOURCE_LOCATIONS, iid);
   if (e) source_location(x, prefix, (pb_span){e->p, e->len});
 }
@@ -168,10 +176,7 @@ static void interned_location(te_ctx *x, const char *prefix, uint64_t iid) {
 typedef struct te_event {
   int type, has_type, has_track;
   uint64_t track_uuid;
-  uint64_t cat_iids[8];
-  int ncat_iids;
-  pb_span cats[8];
-  int ncats;
+  int ncat_iids, ncats;
   int has_name_iid, has_name;
   uint64_t name_iid;
   pb_span name;
@@ -179,7 +184,6 @@ typedef struct te_event {
   int has_legacy;
   int has_tta;
   int64_t tta;
-  pb_span anns[64];
   int nanns;
   pb_span inline_loc, task;
   int has_inline_loc, has_task, has_loc_iid;
@@ -187,8 +191,13 @@ typedef struct te_event {
   int has_corr, has_corr_str;
   uint64_t corr;
   pb_span corr_str;
-  uint64_t flows[16], term[16];
   int nflows, nterm;
+  /* the arrays: not zeroed per event (1.5 KB), the counts above say how
+   * much of each is set */
+  uint64_t cat_iids[8];
+  pb_span cats[8];
+  pb_span anns[64];
+  uint64_t flows[16], term[16];
 } te_event;
 
 static void decode(pb_imp *m, pb_span te, te_event *e) {
@@ -196,7 +205,7 @@ static void decode(pb_imp *m, pb_span te, te_event *e) {
   pb_field f = {0};
   pb_rep it;
   uint64_t v;
-  memset(e, 0, sizeof *e);
+  memset(e, 0, offsetof(te_event, cat_iids));
   pb_init_span(&r, te);
   while (pb_next(&r, &f)) {
     switch (f.id) {
@@ -293,12 +302,12 @@ static uint32_t event_name(pb_imp *m, const pb_pctx *c, const te_event *e, uint6
 }
 
 static void write_args(te_ctx *x, const te_event *e) {
-  if (e->has_loc_iid) interned_location(x, "source", e->loc_iid);
+  if (e->has_loc_iid) interned_location(x, 0, e->loc_iid);
   if (e->has_task) {
     pb_field f = {0};
-    if (pb_find(e->task, 1, &f)) interned_location(x, "task.posted_from", f.v);
+    if (pb_find(e->task, 1, &f)) interned_location(x, 1, f.v);
   }
-  if (e->has_inline_loc) source_location(x, "source_location", e->inline_loc);
+  if (e->has_inline_loc) source_location(x, 2, e->inline_loc);
   if (e->has_corr || e->has_corr_str) {
     keybuf k = {.key = "correlation_id", .flat = "correlation_id", .kn = 14, .fn = 14};
     if (e->has_corr) add_arg(x, &k, IM_V_UINT, (int64_t)e->corr, 0, 0);

@@ -203,7 +203,7 @@ typedef struct im_switch_key {
   uint32_t prev_comm, next_comm;
   int64_t set;   /* IM_NONE: empty slot */
 } im_switch_key;
-enum { SWITCH_CACHE = 4096 };
+enum { SWITCH_CACHE = 1024 };
 
 static void switch_event(im_trace *t, uint32_t cpu, int64_t ts, int64_t prev_utid,
                          uint32_t prev_comm, int64_t prev_pid, int64_t prev_prio,
