@@ -74,12 +74,12 @@ static void drop_plan(pj_query *q) {
 static void collect_tables(pj_query *q) {
   int n = 0;
   for (int i = 0; i < q->plan->nops; i++)
-    if (q->plan->ops[i]->kind == IR_SCAN_TABLE && q->plan->ops[i]->table) n++;
+    if (q->plan->ops[i]->kind == IR_SCAN_TABLE && q->plan->ops[i]->scan.table) n++;
   q->tables = n ? calloc((size_t)n, sizeof *q->tables) : NULL;
   if (!q->tables) return;
   for (int i = 0; i < q->plan->nops; i++) {
     ir_op *op = q->plan->ops[i];
-    if (op->kind == IR_SCAN_TABLE && op->table) q->tables[q->ntables++] = rt_table_ref(op->table);
+    if (op->kind == IR_SCAN_TABLE && op->scan.table) q->tables[q->ntables++] = rt_table_ref(op->scan.table);
   }
 }
 
@@ -314,7 +314,7 @@ int64_t pj__plan_estimate_rows(const ir_plan *p) {
     const ir_op *op = p->ops[i];
     if (op->dead) continue;
     if (op->kind == IR_SCAN_SQL) return INT64_MAX / 2;
-    if (op->kind == IR_SCAN_TABLE && op->table) n += op->table->nrows;
+    if (op->kind == IR_SCAN_TABLE && op->scan.table) n += op->scan.table->nrows;
   }
   return n;
 }

@@ -125,18 +125,18 @@ static void cg_collect(cg_ctx *cx, const ir_segment *seg, cg_uses *u) {
 static rt_type cg_view_type(cg_ctx *cx, const ir_op *src, int c) {
   rt_type t = cx->plan->cols[c].type;
   if (src->kind == IR_SCAN_TABLE) {
-    for (int i = 0; i < src->nscan; i++)
-      if (src->out_cols[i] == c && src->table && src->table_cols)
-        return src->table->cols[src->table_cols[i]].type;
+    for (int i = 0; i < src->scan.nscan; i++)
+      if (src->scan.out_cols[i] == c && src->scan.table && src->scan.table_cols)
+        return src->scan.table->cols[src->scan.table_cols[i]].type;
     return t;
   }
   /* After a tree order in place the table itself is read (ir/plan.h
    * tree.in_place): table types, the parent node as the check's uint32 array. */
-  if (src->kind == IR_SCAN_BUF && ir_tree_in_place(src->buf_op) && src->table &&
-      src->table_cols) {
-    for (int i = 0; i < src->nscan; i++)
-      if (src->out_cols[i] == c)
-        return src->table_cols[i] >= 0 ? src->table->cols[src->table_cols[i]].type : RT_U32;
+  if (src->kind == IR_SCAN_BUF && ir_tree_in_place(src->scan.buf_op) && src->scan.table &&
+      src->scan.table_cols) {
+    for (int i = 0; i < src->scan.nscan; i++)
+      if (src->scan.out_cols[i] == c)
+        return src->scan.table_cols[i] >= 0 ? src->scan.table->cols[src->scan.table_cols[i]].type : RT_U32;
     return t;
   }
   return rt_store_type(t);   /* SQLite batches and breaker buffers store widened */
@@ -339,7 +339,8 @@ static void cg_seg_prologue(cg_ctx *cx, int si, const char *prefix, cg_segfn *f)
    * back through a permutation (ORDER BY, tree order), the operand
    * columns an interval source serves. */
   cx->general_sel = ir_op_has(src->kind, OPF_SEL) ||
-                    (src->kind == IR_SCAN_BUF && src->buf_op && ir_op_has(src->buf_op->kind, OPF_SEL));
+                    (src->kind == IR_SCAN_BUF && src->scan.buf_op &&
+                     ir_op_has(src->scan.buf_op->kind, OPF_SEL));
   for (int c = 0; c < p->ncols; c++) {
     if (!cx->src[c].used) continue;
     cx->src[c].vtype = cg_view_type(cx, src, c);

@@ -175,10 +175,10 @@ char *ex_cache_key(const char *text, size_t len, const ir_plan *p, const char *p
   for (int i = 0; i < p->nparams; i++) rt_buf_printf(&b, " %d", (int)p->params[i].type);
   for (int i = 0; i < p->nops; i++) {
     const ir_op *op = p->ops[i];
-    if (op->dead || op->kind != IR_SCAN_TABLE || !op->table) continue;
-    rt_buf_printf(&b, "\ntable %s:", op->table_name ? op->table_name : "");
-    for (int c = 0; c < op->nscan; c++) {
-      const rt_column *col = &op->table->cols[op->table_cols[c]];
+    if (op->dead || op->kind != IR_SCAN_TABLE || !op->scan.table) continue;
+    rt_buf_printf(&b, "\ntable %s:", op->scan.table_name ? op->scan.table_name : "");
+    for (int c = 0; c < op->scan.nscan; c++) {
+      const rt_column *col = &op->scan.table->cols[op->scan.table_cols[c]];
       rt_buf_printf(&b, " %d%s%s", (int)col->type, col->valid ? "n" : "", col->sorted ? "s" : "");
     }
   }

@@ -218,12 +218,12 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
     /* Every row of a table scan reaches the sink when no step drops rows:
      * size the buffer once instead of growing (and copying) it. */
     const ir_op *src = s->seg->source;
-    bool all_rows = src->kind == IR_SCAN_TABLE && src->table;
+    bool all_rows = src->kind == IR_SCAN_TABLE && src->scan.table;
     for (int k = 0; k < s->seg->nsteps && all_rows; k++)
       all_rows = s->seg->steps[k]->dead || !ir_op_has(s->seg->steps[k]->kind, OPF_ROWS);
     /* A streaming DOWN order's buffer only stages one batch. */
-    if (all_rows && !ex_down_streams(s->seg) && src->table->nrows > 0)
-      rt_rowbuf_reserve(s->buf, src->table->nrows);
+    if (all_rows && !ex_down_streams(s->seg) && src->scan.table->nrows > 0)
+      rt_rowbuf_reserve(s->buf, src->scan.table->nrows);
     return 0;
   }
   case IR_AGGREGATE: {
@@ -294,8 +294,8 @@ static int ex_trees_open(ex_run *run, ex_seg *s) {
       if (!t) return ex_fail(run, op->pos, op->stage, "out of memory");
       run->treenums[idx] = t;
       bool tab = op->tree.tier == RT_TREE_TIER_TABLE && seg->source->kind == IR_SCAN_TABLE &&
-                 seg->source->table;
-      uint64_t rows = tab ? (uint64_t)seg->source->table->nrows : 0;
+                 seg->source->scan.table;
+      uint64_t rows = tab ? (uint64_t)seg->source->scan.table->nrows : 0;
       if (!rt_treenum_init(t, tab ? RT_TREE_TIER_TABLE : RT_TREE_TIER_DENSE, rows,
                            p->cols[op->tree.id_col].type == RT_STR, &run->err, op->stage,
                            op->pos, run->strings))
@@ -305,10 +305,10 @@ static int ex_trees_open(ex_run *run, ex_seg *s) {
        * hash map once if the run moves to the HASH tier. */
       bool every = true;
       for (int j = 0; j < k; j++) every &= seg->steps[j]->dead || !ir_op_has(seg->steps[j]->kind, OPF_ROWS);
-      if (every && seg->source->kind == IR_SCAN_TABLE && seg->source->table)
-        t->size_hint = (uint64_t)seg->source->table->nrows;
+      if (every && seg->source->kind == IR_SCAN_TABLE && seg->source->scan.table)
+        t->size_hint = (uint64_t)seg->source->scan.table->nrows;
       else if (every && seg->source->kind == IR_SCAN_BUF) {
-        int bidx = ex_op_index(p, seg->source->buf_op);
+        int bidx = ex_op_index(p, seg->source->scan.buf_op);
         if (bidx >= 0 && run->bufs[bidx]) t->size_hint = (uint64_t)run->bufs[bidx]->nrows;
       }
       continue;
@@ -483,13 +483,13 @@ static int ex_feed(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn p
 static int ex_scan_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx,
                         ex_down *dn) {
   const ir_op *src = s->seg->source;
-  const rt_table *t = src->table;
+  const rt_table *t = src->scan.table;
   if (!t) return ex_fail(run, src->pos, src->stage, "the table is gone");
   for (int64_t start = 0; start < t->nrows && !s->done; start += RT_BATCH) {
     int64_t left = t->nrows - start;
     uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
-    for (int i = 0; i < src->nscan; i++)
-      rt_table_view(t, src->table_cols[i], start, &b->cols[src->out_cols[i]]);
+    for (int i = 0; i < src->scan.nscan; i++)
+      rt_table_view(t, src->scan.table_cols[i], start, &b->cols[src->scan.out_cols[i]]);
     run->rows_in += n;
     if (ex_batch(run, s, b, n, pick, ctx, dn) < 0) return -1;
   }
@@ -500,16 +500,16 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
                         ex_down *dn) {
   const ir_op *src = s->seg->source;
   const ir_plan *p = run->plan;
-  int nc = src->nscan;
+  int nc = src->scan.nscan;
   rt_type *types = rt_arena_alloc(&run->arena, sizeof(rt_type) * ((size_t)nc + 1));
   const char **names = rt_arena_alloc(&run->arena, sizeof(char *) * ((size_t)nc + 1));
   rt_view *views = rt_arena_alloc(&run->arena, sizeof(rt_view) * ((size_t)nc + 1));
   if (!types || !names || !views) return ex_fail(run, src->pos, src->stage, "out of memory");
   for (int i = 0; i < nc; i++) {
-    types[i] = rt_store_type(p->cols[src->out_cols[i]].type);
-    names[i] = p->cols[src->out_cols[i]].name;
+    types[i] = rt_store_type(p->cols[src->scan.out_cols[i]].type);
+    names[i] = p->cols[src->scan.out_cols[i]].name;
   }
-  rt_sqlsrc *q = rt_sqlsrc_open(run->db, src->sql, nc, types, names, run->strings, "FROM",
+  rt_sqlsrc *q = rt_sqlsrc_open(run->db, src->scan.sql, nc, types, names, run->strings, "FROM",
                                 &run->err);
   if (!q && strstr(run->err.msg, "__pipeline_source has")) {
     /* The source has another column count than when bound, while the
@@ -520,9 +520,10 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
      * the source once makes it take this text's columns again. */
     rt_sqlcols sc;
     rt_err derr = {.offset = -1};
-    if (rt_sql_describe(run->db, src->sql_base, &run->arena, &sc, &derr) && sc.ncols == src->nsrc) {
+    if (rt_sql_describe(run->db, src->scan.sql_base, &run->arena, &sc, &derr) &&
+        sc.ncols == src->scan.nsrc) {
       memset(&run->err, 0, sizeof run->err);
-      q = rt_sqlsrc_open(run->db, src->sql, nc, types, names, run->strings, "FROM", &run->err);
+      q = rt_sqlsrc_open(run->db, src->scan.sql, nc, types, names, run->strings, "FROM", &run->err);
     }
   }
   if (!q) {
@@ -538,7 +539,7 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
       break;
     }
     if (got == 0) break;
-    for (int i = 0; i < nc; i++) b->cols[src->out_cols[i]] = views[i];
+    for (int i = 0; i < nc; i++) b->cols[src->scan.out_cols[i]] = views[i];
     run->rows_in += n;
     if (ex_batch(run, s, b, n, pick, ctx, dn) < 0) {
       rc = -1;
@@ -558,7 +559,7 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
 static int ex_tree_table_run(ex_run *run, ex_seg *s) {
   const ir_plan *p = run->plan;
   const ir_op *sink = s->seg->sink, *src = s->seg->source, *nop = sink->tree.num;
-  const rt_table *t = src->table;
+  const rt_table *t = src->scan.table;
   int idx = ex_op_index(p, sink), nidx = nop ? ex_op_index(p, nop) : -1;
   if (!t || idx < 0 || nidx < 0) return ex_fail(run, sink->pos, sink->stage, "the tree order lacks its table");
   if (run->interrupt && *run->interrupt) {
@@ -568,8 +569,8 @@ static int ex_tree_table_run(ex_run *run, ex_seg *s) {
   if (ex_trees_open(run, s) < 0) return -1;
   rt_treenum *num = run->treenums[nidx];
   int pc = -1;
-  for (int i = 0; i < src->nscan; i++)
-    if (src->out_cols[i] == nop->tree.parent_col) pc = src->table_cols[i];
+  for (int i = 0; i < src->scan.nscan; i++)
+    if (src->scan.out_cols[i] == nop->tree.parent_col) pc = src->scan.table_cols[i];
   if (pc < 0 || !num || num->tier != RT_TREE_TIER_TABLE)
     return ex_fail(run, sink->pos, sink->stage, "the tree order lacks its node numbers");
   rt_view pv;
@@ -590,11 +591,11 @@ static int ex_tree_table_run(ex_run *run, ex_seg *s) {
 static int ex_scan_tree_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx,
                               ex_down *dn) {
   const ir_plan *p = run->plan;
-  const ir_op *src = s->seg->source, *ord = src->buf_op;
-  const rt_table *t = src->table;
+  const ir_op *src = s->seg->source, *ord = src->scan.buf_op;
+  const rt_table *t = src->scan.table;
   int idx = ex_op_index(p, ord), nidx = ex_op_index(p, ord->tree.num);
   const rt_treenum *num = nidx >= 0 ? run->treenums[nidx] : NULL;
-  if (!t || idx < 0 || !num || !src->table_cols || (t->nrows > 0 && !num->table_pnode))
+  if (!t || idx < 0 || !num || !src->scan.table_cols || (t->nrows > 0 && !num->table_pnode))
     return ex_fail(run, src->pos, src->stage, "the buffer to read was not written");
   int path = run->tree_paths[idx];
   const uint32_t *perm = run->perms[idx];
@@ -614,9 +615,9 @@ static int ex_scan_tree_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pi
       sel = perm + start;   /* row indices of the whole table */
       at = 0;
     }
-    for (int i = 0; i < src->nscan; i++) {
-      rt_view *v = &b->cols[src->out_cols[i]];
-      if (src->table_cols[i] >= 0) rt_table_view(t, src->table_cols[i], at, v);
+    for (int i = 0; i < src->scan.nscan; i++) {
+      rt_view *v = &b->cols[src->scan.out_cols[i]];
+      if (src->scan.table_cols[i] >= 0) rt_table_view(t, src->scan.table_cols[i], at, v);
       else *v = (rt_view){.type = RT_U32, .data = num->table_pnode + at};
       v->sel = sel;
     }
@@ -629,23 +630,24 @@ static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
                         ex_down *dn) {
   const ir_op *src = s->seg->source;
   const ir_plan *p = run->plan;
-  if (ir_tree_in_place(src->buf_op))
+  if (ir_tree_in_place(src->scan.buf_op))
     return ex_scan_tree_table(run, s, b, pick, ctx, dn);
-  int idx = ex_op_index(p, src->buf_op);
+  int idx = ex_op_index(p, src->scan.buf_op);
   if (idx < 0 || !run->bufs[idx])
     return ex_fail(run, src->pos, src->stage, "the buffer to read was not written");
   const rt_rowbuf *buf = run->bufs[idx];
   const uint32_t *perm = run->perms[idx];
-  int *layout = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)ir_buf_layout_max(src->buf_op) + 1));
+  int *layout =
+      rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)ir_buf_layout_max(src->scan.buf_op) + 1));
   if (!layout) return ex_fail(run, src->pos, src->stage, "out of memory");
-  int nl = ir_buf_layout(src->buf_op, layout);
+  int nl = ir_buf_layout(src->scan.buf_op, layout);
   /* Buffer column of each scanned column (all of them when none listed). */
-  int nc = src->nscan > 0 ? src->nscan : nl;
+  int nc = src->scan.nscan > 0 ? src->scan.nscan : nl;
   int *bc = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)nc + 1));
   int *ids = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)nc + 1));
   if (!bc || !ids) return ex_fail(run, src->pos, src->stage, "out of memory");
   for (int i = 0; i < nc; i++) {
-    ids[i] = src->nscan > 0 ? src->out_cols[i] : layout[i];
+    ids[i] = src->scan.nscan > 0 ? src->scan.out_cols[i] : layout[i];
     bc[i] = -1;
     for (int j = 0; j < nl && bc[i] < 0; j++)
       if (layout[j] == ids[i]) bc[i] = j;
@@ -727,9 +729,9 @@ static int ex_sink_finish(ex_run *run, ex_seg *s) {
 static void ex_release_source(ex_run *run, ex_seg *s) {
   const ir_op *src = s->seg->source;
   if (src->kind != IR_SCAN_BUF) return;
-  int idx = ex_op_index(run->plan, src->buf_op);
+  int idx = ex_op_index(run->plan, src->scan.buf_op);
   if (idx < 0) return;
-  const char *prev = rt_budget_owner(src->buf_op->stage);   /* the buffer was its */
+  const char *prev = rt_budget_owner(src->scan.buf_op->stage);   /* the buffer was its */
   if (run->bufs[idx]) rt_rowbuf_free(run->bufs[idx]);
   run->bufs[idx] = NULL;
   rt_mem_free(run->perms[idx]);
@@ -755,12 +757,12 @@ static int ex_down_open(ex_run *run, ex_seg *s, ex_seg *nx, ex_down *dn) {
   if (!rt_treedown_init(&dn->d, s->nbuf, s->buf->types))
     return ex_fail(run, sink->pos, sink->stage, "out of memory");
   /* The next segment's columns, as ex_scan_buf maps them. */
-  dn->nc = src->nscan > 0 ? src->nscan : s->nbuf;
+  dn->nc = src->scan.nscan > 0 ? src->scan.nscan : s->nbuf;
   dn->bc = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)dn->nc + 1));
   dn->ids = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)dn->nc + 1));
   if (!dn->bc || !dn->ids) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   for (int i = 0; i < dn->nc; i++) {
-    dn->ids[i] = src->nscan > 0 ? src->out_cols[i] : s->buf_cols[i];
+    dn->ids[i] = src->scan.nscan > 0 ? src->scan.out_cols[i] : s->buf_cols[i];
     dn->bc[i] = -1;
     for (int j = 0; j < s->nbuf && dn->bc[i] < 0; j++)
       if (s->buf_cols[j] == dn->ids[i]) dn->bc[i] = j;
@@ -795,7 +797,7 @@ static int ex_seg_run_body(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, vo
   ex_seg *nx = si + 1 < run->nsegs ? &run->segs[si + 1] : NULL;
   ex_down down, *dn = NULL;
   if (ex_down_streams(seg) && nx && nx->seg->source && nx->seg->sink &&
-      nx->seg->source->kind == IR_SCAN_BUF && nx->seg->source->buf_op == seg->sink) {
+      nx->seg->source->kind == IR_SCAN_BUF && nx->seg->source->scan.buf_op == seg->sink) {
     memset(&down, 0, sizeof down);
     dn = &down;
     if (ex_sink_open(run, nx) < 0 || ex_limits_open(run, nx) < 0 || ex_trees_open(run, nx) < 0 ||

@@ -73,8 +73,8 @@ static int iv_buf_col(const ir_op *buf, int col) {
 
 /* Table column that scan `src` reads into plan column c, or -1. */
 static int iv_scan_col(const ir_op *src, int c) {
-  for (int i = 0; i < src->nscan; i++)
-    if (src->out_cols[i] == c) return src->table_cols[i];
+  for (int i = 0; i < src->scan.nscan; i++)
+    if (src->scan.out_cols[i] == c) return src->scan.table_cols[i];
   return -1;
 }
 
@@ -97,14 +97,14 @@ static bool iv_reads_tables(ir_opkind k) {
 }
 
 bool ex_iv_direct(const ir_plan *p, const ir_segment *seg) {
-  const ir_op *bop = seg->sink, *src = seg->source, *user = bop ? bop->iv_user : NULL;
+  const ir_op *bop = seg->sink, *src = seg->source, *user = bop ? bop->ivbuf.user : NULL;
   if (!bop || bop->kind != IR_IV_BUFFER || !user || !src || src->kind != IR_SCAN_TABLE ||
-      !src->table)
+      !src->scan.table)
     return false;
   if (!iv_reads_tables(user->kind)) return false;
-  if (user->kind == IR_IJOIN && user->iv_left && user->iv_nrel > 1 && user->iv_bufs[1] == bop)
+  if (user->kind == IR_IJOIN && user->iv.left && user->iv.nrel > 1 && user->iv.bufs[1] == bop)
     return false;
-  if (src->table->nrows >= (int64_t)RT_NO_ROW) return false;
+  if (src->scan.table->nrows >= (int64_t)RT_NO_ROW) return false;
   for (int k = 0; k < seg->nsteps; k++)
     if (!seg->steps[k]->dead) return false;
   for (int k = 0; k < bop->ivbuf.ncarry; k++)
@@ -226,13 +226,13 @@ static int iv_rel_key(iv_rel *r, int k, rt_ivkey *key, int64_t **own) {
 static int iv_rel_open(ex_run *run, const ir_op *op, int j, const bool *reads, iv_rel *r) {
   memset(r, 0, sizeof *r);
   const ir_plan *p = run->plan;
-  const ir_op *bop = op->iv_bufs[j];
+  const ir_op *bop = op->iv.bufs[j];
   r->bop = bop;
-  if (op->iv_nper > RT_LANES_MAXKEYS) return iv_fail(run, op, "too many PER columns");
+  if (op->iv.nper > RT_LANES_MAXKEYS) return iv_fail(run, op, "too many PER columns");
   const ir_segment *seg = iv_buf_seg(p, bop);
   int64_t nrows;
   if (seg && ex_iv_direct(p, seg)) {
-    r->tab = seg->source->table;
+    r->tab = seg->source->scan.table;
     nrows = r->tab->nrows;
     run->rows_in += nrows;
     int nc = bop->ivbuf.ncarry;
@@ -258,7 +258,7 @@ static int iv_rel_open(ex_run *run, const ir_op *op, int j, const bool *reads, i
     nrows = r->buf->nrows;
   }
   if (nrows >= (int64_t)RT_NO_ROW) return iv_fail(run, op, "too many rows");
-  int cts = iv_buf_col(bop, op->iv_ts[j]), cdur = iv_buf_col(bop, op->iv_dur[j]);
+  int cts = iv_buf_col(bop, op->iv.ts[j]), cdur = iv_buf_col(bop, op->iv.dur[j]);
   if (cts < 0 || cdur < 0) return iv_fail(run, op, "the bounds were not buffered");
   r->r.n = (uint32_t)nrows;
   r->r.ts = iv_rel_i64(r, cts, &r->own[RT_LANES_MAXKEYS]);
@@ -267,13 +267,13 @@ static int iv_rel_open(ex_run *run, const ir_op *op, int j, const bool *reads, i
   r->r.ts_valid = iv_rel_valid(r, cts);
   r->r.dur_valid = iv_rel_valid(r, cdur);
   r->r.keys = r->keys;
-  r->r.nkeys = op->iv_per[j] ? op->iv_nper : 0;
+  r->r.nkeys = op->iv.per[j] ? op->iv.nper : 0;
   for (int k = 0; k < r->r.nkeys; k++) {
-    int c = iv_buf_col(bop, op->iv_per[j][k]);
+    int c = iv_buf_col(bop, op->iv.per[j][k]);
     if (c < 0) return iv_fail(run, op, "a PER column was not buffered");
     if (!iv_rel_key(r, c, &r->keys[k], &r->own[k])) return iv_fail(run, op, "out of memory");
   }
-  int cid = op->iv_id && op->iv_id[j] >= 0 ? iv_buf_col(bop, op->iv_id[j]) : -1;
+  int cid = op->iv.id && op->iv.id[j] >= 0 ? iv_buf_col(bop, op->iv.id[j]) : -1;
   if (cid >= 0 && iv_rel_key(r, cid, &r->id, &r->own[RT_LANES_MAXKEYS + 2])) r->r.id = &r->id;
   return 0;
 }
@@ -281,10 +281,10 @@ static int iv_rel_open(ex_run *run, const ir_op *op, int j, const bool *reads, i
 /* Frees the buffers of the source's relations: their output has been
  * served. */
 static void iv_release(ex_run *run, const ir_op *op) {
-  for (int j = 0; j < op->iv_nrel; j++) {
-    int idx = iv_op_index(run->plan, op->iv_bufs[j]);
+  for (int j = 0; j < op->iv.nrel; j++) {
+    int idx = iv_op_index(run->plan, op->iv.bufs[j]);
     if (idx < 0 || !run->bufs[idx]) continue;
-    const char *prev = rt_budget_owner(op->iv_bufs[j]->stage);   /* the buffer was its */
+    const char *prev = rt_budget_owner(op->iv.bufs[j]->stage);   /* the buffer was its */
     rt_rowbuf_free(run->bufs[idx]);
     rt_budget_owner(prev);
     run->bufs[idx] = NULL;
@@ -362,7 +362,7 @@ static void iv_add_stats(rt_isect_stats *t, const rt_isect_stats *st) {
 
 static int iv_isect(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
   const ir_op *op = s->seg->source;
-  int k = op->iv_nrel;
+  int k = op->iv.nrel;
   iv_rel *rels = calloc((size_t)k, sizeof *rels);
   rt_ivrel *rv = calloc((size_t)k, sizeof *rv);
   bool *reads = iv_reads(run, s);
@@ -373,7 +373,7 @@ static int iv_isect(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   if (!rels || !rv) rc = iv_fail(run, op, "out of memory");
   for (int j = 0; j < k && rc == 0; j++) {
     rc = iv_rel_open(run, op, j, reads, &rels[j]);
-    rels[j].r.name = op->iv_names[j];
+    rels[j].r.name = op->iv.names[j];
     rv[j] = rels[j].r;
   }
   if (rc == 0 && !(it = rt_isect_begin(k, rv, op->stage, &st, &run->err))) rc = iv_rt_failed(run, op);
@@ -385,8 +385,8 @@ static int iv_isect(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
       break;
     }
     uint32_t n = (uint32_t)got;
-    b->cols[op->iv_ts_out] = iv_flat(RT_I64, out.ts, 0, NULL);
-    b->cols[op->iv_dur_out] = iv_flat(RT_I64, out.dur, 0, NULL);
+    b->cols[op->iv.ts_out] = iv_flat(RT_I64, out.ts, 0, NULL);
+    b->cols[op->iv.dur_out] = iv_flat(RT_I64, out.dur, 0, NULL);
     for (int j = 0; j < k; j++) iv_sel_views(&rels[j], out.rows[j], n, b);
     rc = run->feed(run, s, b, n, pick, ctx, dn);
   }
@@ -421,7 +421,7 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
     aggs[na].in = RT_I64;
     outc[na] = ag->out_col;
     if (ag->kind != RT_AGG_COUNT_STAR) {
-      int c = iv_buf_col(op->iv_bufs[0], ag->arg_col);
+      int c = iv_buf_col(op->iv.bufs[0], ag->arg_col);
       if (c < 0) {
         rc = iv_fail(run, op, "an aggregate input was not buffered");
         break;
@@ -443,11 +443,11 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
   for (size_t start = 0; rc == 0 && start < out.n && !s->done; start += RT_BATCH) {
     size_t left = out.n - start;
     uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
-    b->cols[op->iv_ts_out] = iv_flat(RT_I64, out.ts, (int64_t)start, NULL);
-    b->cols[op->iv_dur_out] = iv_flat(RT_I64, out.dur, (int64_t)start, NULL);
-    for (int q = 0; q < op->iv_nper; q++) {
-      int c = iv_buf_col(op->iv_bufs[0], op->iv_per[0][q]);
-      iv_rel_view(&rel, c, out.rep + start, n, &b->cols[op->iv_per[0][q]]);
+    b->cols[op->iv.ts_out] = iv_flat(RT_I64, out.ts, (int64_t)start, NULL);
+    b->cols[op->iv.dur_out] = iv_flat(RT_I64, out.dur, (int64_t)start, NULL);
+    for (int q = 0; q < op->iv.nper; q++) {
+      int c = iv_buf_col(op->iv.bufs[0], op->iv.per[0][q]);
+      iv_rel_view(&rel, c, out.rep + start, n, &b->cols[op->iv.per[0][q]]);
     }
     for (int a = 0; a < na; a++)
       b->cols[outc[a]] = iv_flat(out.type[a], out.val[a], (int64_t)start, out.valid[a]);
@@ -479,10 +479,11 @@ static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   bool built = false;
   if (rc == 0) {
     built = true;
-    if (!rt_ijoin_build(&j, &opr.r, (rt_ijrel)op->iv_rel, op->stage, &run->err)) rc = iv_rt_failed(run, op);
+    if (!rt_ijoin_build(&j, &opr.r, (rt_ijrel)op->iv.rel, op->stage, &run->err))
+      rc = iv_rt_failed(run, op);
   }
-  if (rc == 0 && !rt_ijoin_probe(&j, &in.r, op->iv_left, &pairs, &run->err)) rc = iv_rt_failed(run, op);
-  if (rc == 0 && op->iv_left) {
+  if (rc == 0 && !rt_ijoin_probe(&j, &in.r, op->iv.left, &pairs, &run->err)) rc = iv_rt_failed(run, op);
+  if (rc == 0 && op->iv.left) {
     /* One all-NULL row after the operand's rows for unmatched input rows
      * to select (rows past nrows are zero and NULL in a rowbuf). */
     rt_rowbuf *ob = (rt_rowbuf *)opr.buf;
@@ -532,16 +533,16 @@ static int iv_fillgaps(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   memset(&bg, 0, sizeof bg);
   rt_fill_out out = {0};
   rt_rowbuf res = {0};
-  int nc = op->nscan;
+  int nc = op->iv.nscan;
   int rc = iv_rel_open(run, op, 0, NULL, &in);
   if (rc == 0) rc = iv_rel_open(run, op, 1, NULL, &bg);
-  if (rc == 0 && !rt_fillgaps_run(&in.r, &bg.r, op->iv_per[1] != NULL, op->stage, &out, &run->err))
+  if (rc == 0 && !rt_fillgaps_run(&in.r, &bg.r, op->iv.per[1] != NULL, op->stage, &out, &run->err))
     rc = iv_rt_failed(run, op);
   int64_t nin = in.buf ? in.buf->nrows : 0, total = nin + (int64_t)out.n;
   if (rc == 0 && total >= (int64_t)RT_NO_ROW) rc = iv_fail(run, op, "too many rows");
   if (rc == 0) {
     rt_type types[nc > 0 ? nc : 1];
-    for (int k = 0; k < nc; k++) types[k] = rt_store_type(p->cols[op->out_cols[k]].type);
+    for (int k = 0; k < nc; k++) types[k] = rt_store_type(p->cols[op->iv.out_cols[k]].type);
     if (!rt_rowbuf_init(&res, nc, types)) rc = iv_fail(run, op, "out of memory");
     else if (total > 0) {
       rt_rowbuf_reserve(&res, total);
@@ -549,13 +550,13 @@ static int iv_fillgaps(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
     }
   }
   for (int k = 0; rc == 0 && k < nc; k++) {
-    int ic = op->iv_from_in[k] >= 0 ? iv_buf_col(op->iv_bufs[0], op->iv_from_in[k]) : -1;
-    int bc = op->iv_from_bg[k] >= 0 ? iv_buf_col(op->iv_bufs[1], op->iv_from_bg[k]) : -1;
-    int kind = op->iv_fill_kind[k], key = op->iv_fill_key[k];
+    int ic = op->iv.from_in[k] >= 0 ? iv_buf_col(op->iv.bufs[0], op->iv.from_in[k]) : -1;
+    int bc = op->iv.from_bg[k] >= 0 ? iv_buf_col(op->iv.bufs[1], op->iv.from_bg[k]) : -1;
+    int kind = op->iv.fill_kind[k], key = op->iv.fill_key[k];
     if (ic >= 0)
       for (int64_t r = 0; r < nin; r++) iv_copy(&res, k, r, in.buf, ic, r);
-    int pin = kind == 3 ? iv_buf_col(op->iv_bufs[0], op->iv_per[0][key]) : -1;
-    int pbg = kind == 3 && op->iv_per[1] ? iv_buf_col(op->iv_bufs[1], op->iv_per[1][key]) : -1;
+    int pin = kind == 3 ? iv_buf_col(op->iv.bufs[0], op->iv.per[0][key]) : -1;
+    int pbg = kind == 3 && op->iv.per[1] ? iv_buf_col(op->iv.bufs[1], op->iv.per[1][key]) : -1;
     for (size_t f = 0; f < out.n; f++) {
       int64_t r = nin + (int64_t)f;
       switch (kind) {
@@ -581,7 +582,7 @@ static int iv_fillgaps(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   for (int64_t start = 0; rc == 0 && start < res.nrows && !s->done; start += RT_BATCH) {
     int64_t left = res.nrows - start;
     uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
-    for (int k = 0; k < nc; k++) rt_rowbuf_view(&res, k, start, NULL, &b->cols[op->out_cols[k]]);
+    for (int k = 0; k < nc; k++) rt_rowbuf_view(&res, k, start, NULL, &b->cols[op->iv.out_cols[k]]);
     rc = run->feed(run, s, b, n, pick, ctx, dn);
   }
   rt_rowbuf_free(&res);

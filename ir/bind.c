@@ -87,8 +87,8 @@ static int check_names(ir_binder *b, int n, const char *const *names, bool valid
 /* Makes the row and the single alias from a scan's columns. */
 static void scan_row(ir_binder *b, ir_op *op, const char *qual) {
   ir_rowb rb = {0};
-  for (int i = 0; i < op->nscan; i++)
-    ir_rowb_add(b, &rb, b->p->cols[op->out_cols[i]].name, op->out_cols[i], false);
+  for (int i = 0; i < op->scan.nscan; i++)
+    ir_rowb_add(b, &rb, b->p->cols[op->scan.out_cols[i]].name, op->scan.out_cols[i], false);
   b->row = ir_rowb_done(&rb);
   ir_alias_set_one(b, qual, b->row);
 }
@@ -99,14 +99,14 @@ static int bind_table(ir_binder *b, const fe_source *src, rt_table *t) {
   for (int i = 0; i < t->ncols; i++) names[i] = t->cols[i].name;
   if (!check_names(b, t->ncols, names, false, src->pos)) return 0;
   ir_op *op = ir_op_add(b, IR_SCAN_TABLE, src->pos);
-  op->table = rt_table_ref(t);
-  op->table_name = rt_arena_strdup(&p->arena, t->name ? t->name : src->name);
-  op->nscan = t->ncols;
-  op->table_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(t->ncols + 1));
-  op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(t->ncols + 1));
+  op->scan.table = rt_table_ref(t);
+  op->scan.table_name = rt_arena_strdup(&p->arena, t->name ? t->name : src->name);
+  op->scan.nscan = t->ncols;
+  op->scan.table_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(t->ncols + 1));
+  op->scan.out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(t->ncols + 1));
   for (int i = 0; i < t->ncols; i++) {
-    op->table_cols[i] = i;
-    op->out_cols[i] = ir_col_new(p, t->cols[i].name, t->cols[i].type, t->cols[i].nullable);
+    op->scan.table_cols[i] = i;
+    op->scan.out_cols[i] = ir_col_new(p, t->cols[i].name, t->cols[i].type, t->cols[i].nullable);
   }
   scan_row(b, op, src->alias.name ? src->alias.name : src->name);
   return 1;
@@ -156,17 +156,17 @@ static int bind_sql(ir_binder *b, const fe_source *src) {
   ir_op *op = ir_op_add(b, IR_SCAN_SQL, src->pos);
   p->reads_sql = true;
   if (sc.sampled) p->sql_sampled = true;
-  op->sql_base = base;
-  op->sql = (char *)base;
-  op->nsrc = sc.ncols;
-  op->table_name = src->kind == SRC_NAME ? rt_arena_strdup(&p->arena, src->name) : NULL;
-  op->nscan = sc.ncols;
-  op->table_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(sc.ncols + 1));
-  op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(sc.ncols + 1));
+  op->scan.sql_base = base;
+  op->scan.sql = (char *)base;
+  op->scan.nsrc = sc.ncols;
+  op->scan.table_name = src->kind == SRC_NAME ? rt_arena_strdup(&p->arena, src->name) : NULL;
+  op->scan.nscan = sc.ncols;
+  op->scan.table_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(sc.ncols + 1));
+  op->scan.out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(sc.ncols + 1));
   for (int i = 0; i < sc.ncols; i++) {
-    op->table_cols[i] = i;
+    op->scan.table_cols[i] = i;
     /* Any SQLite value may be NULL. */
-    op->out_cols[i] = ir_col_new(p, sc.names[i], sc.types[i], true);
+    op->scan.out_cols[i] = ir_col_new(p, sc.names[i], sc.types[i], true);
   }
   const char *qual = src->alias.name ? src->alias.name : src->kind == SRC_NAME ? src->name : NULL;
   scan_row(b, op, qual);

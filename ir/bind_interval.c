@@ -68,16 +68,16 @@ static ir_op *add_buffer(ir_binder *b, int pos, int n, int *cols) {
 /* Allocates the per-relation arrays of an interval op. */
 static void rel_arrays(ir_binder *b, ir_op *op, int nrel, int nper) {
   rt_arena *a = &b->p->arena;
-  op->iv_nrel = nrel;
-  op->iv_nper = nper;
-  op->iv_bufs = rt_arena_alloc(a, sizeof(ir_op *) * (size_t)nrel);
-  op->iv_ts = rt_arena_alloc(a, sizeof(int) * (size_t)nrel);
-  op->iv_dur = rt_arena_alloc(a, sizeof(int) * (size_t)nrel);
-  op->iv_per = rt_arena_alloc(a, sizeof(int *) * (size_t)nrel);
-  op->iv_names = rt_arena_alloc(a, sizeof(char *) * (size_t)nrel);
-  op->iv_id = rt_arena_alloc(a, sizeof(int) * (size_t)nrel);
-  for (int j = 0; j < nrel; j++) op->iv_id[j] = -1;
-  op->iv_ts_out = op->iv_dur_out = -1;
+  op->iv.nrel = nrel;
+  op->iv.nper = nper;
+  op->iv.bufs = rt_arena_alloc(a, sizeof(ir_op *) * (size_t)nrel);
+  op->iv.ts = rt_arena_alloc(a, sizeof(int) * (size_t)nrel);
+  op->iv.dur = rt_arena_alloc(a, sizeof(int) * (size_t)nrel);
+  op->iv.per = rt_arena_alloc(a, sizeof(int *) * (size_t)nrel);
+  op->iv.names = rt_arena_alloc(a, sizeof(char *) * (size_t)nrel);
+  op->iv.id = rt_arena_alloc(a, sizeof(int) * (size_t)nrel);
+  for (int j = 0; j < nrel; j++) op->iv.id[j] = -1;
+  op->iv.ts_out = op->iv.dur_out = -1;
 }
 
 /* The relation's bare integer `id` column when it has exactly one, else -1:
@@ -149,22 +149,22 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
   ir_op *op = ir_op_add(b, IR_ISECT, src->pos);
   rel_arrays(b, op, k, np);
   for (int j = 0; j < k; j++) {
-    op->iv_bufs[j] = bufs[j];
-    bufs[j]->iv_user = op;
-    op->iv_ts[j] = ts[j];
-    op->iv_dur[j] = dur[j];
-    op->iv_per[j] = per[j];
-    op->iv_names[j] = quals[j];
-    op->iv_id[j] = rel_id(b, rows[j]);
+    op->iv.bufs[j] = bufs[j];
+    bufs[j]->ivbuf.user = op;
+    op->iv.ts[j] = ts[j];
+    op->iv.dur[j] = dur[j];
+    op->iv.per[j] = per[j];
+    op->iv.names[j] = quals[j];
+    op->iv.id[j] = rel_id(b, rows[j]);
   }
-  op->iv_ts_out = ir_col_new(p, "ts", RT_I64, false);
-  op->iv_dur_out = ir_col_new(p, "dur", RT_I64, false);
+  op->iv.ts_out = ir_col_new(p, "ts", RT_I64, false);
+  op->iv.dur_out = ir_col_new(p, "dur", RT_I64, false);
 
   /* ts, dur bare; the first operand's PER columns bare too; every other
    * operand column only through its alias (or a star). */
   ir_rowb rb = {0};
-  ir_rowb_add(b, &rb, "ts", op->iv_ts_out, false);
-  ir_rowb_add(b, &rb, "dur", op->iv_dur_out, false);
+  ir_rowb_add(b, &rb, "ts", op->iv.ts_out, false);
+  ir_rowb_add(b, &rb, "dur", op->iv.dur_out, false);
   ir_alias *al = rt_arena_alloc(&p->arena, sizeof(ir_alias) * (size_t)k);
   for (int j = 0; j < k; j++) {
     for (int i = 0; i < rows[j].n; i++) {
@@ -257,19 +257,19 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   ir_op *buf = add_buffer(b, st->pos, n, cols);
   ir_op *op = ir_op_add(b, IR_FLATTEN, st->pos);
   rel_arrays(b, op, 1, st->nper);
-  op->iv_bufs[0] = buf;
-  buf->iv_user = op;
-  op->iv_ts[0] = ts;
-  op->iv_dur[0] = dur;
-  op->iv_per[0] = per;
-  op->iv_id[0] = id;
+  op->iv.bufs[0] = buf;
+  buf->ivbuf.user = op;
+  op->iv.ts[0] = ts;
+  op->iv.dur[0] = dur;
+  op->iv.per[0] = per;
+  op->iv.id[0] = id;
   op->iv.naggs = na;
   op->iv.aggs = aggs;
-  op->iv_ts_out = ir_col_new(p, "ts", RT_I64, false);
-  op->iv_dur_out = ir_col_new(p, "dur", RT_I64, false);
+  op->iv.ts_out = ir_col_new(p, "ts", RT_I64, false);
+  op->iv.dur_out = ir_col_new(p, "dur", RT_I64, false);
   ir_rowb rb = {0};
-  ir_rowb_add(b, &rb, "ts", op->iv_ts_out, false);
-  ir_rowb_add(b, &rb, "dur", op->iv_dur_out, false);
+  ir_rowb_add(b, &rb, "ts", op->iv.ts_out, false);
+  ir_rowb_add(b, &rb, "dur", op->iv.dur_out, false);
   for (int q = 0; q < st->nper; q++) ir_rowb_add(b, &rb, pnames[q], per[q], false);
   for (int i = 0; i < na; i++) {
     aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
@@ -334,17 +334,17 @@ static ir_op *two_rel_op(ir_binder *b, ir_opkind kind, const fe_stage *st, ir_op
                          const char *opname) {
   ir_op *op = ir_op_add(b, kind, st->pos);
   rel_arrays(b, op, 2, st->nper);
-  op->iv_bufs[0] = inbuf;
-  op->iv_bufs[1] = opbuf;
-  inbuf->iv_user = opbuf->iv_user = op;
-  op->iv_ts[0] = ts;
-  op->iv_dur[0] = dur;
-  op->iv_per[0] = per;
-  op->iv_ts[1] = o->ts;
-  op->iv_dur[1] = o->dur;
-  op->iv_per[1] = opper;
-  op->iv_names[0] = NULL;
-  op->iv_names[1] = opname;
+  op->iv.bufs[0] = inbuf;
+  op->iv.bufs[1] = opbuf;
+  inbuf->ivbuf.user = opbuf->ivbuf.user = op;
+  op->iv.ts[0] = ts;
+  op->iv.dur[0] = dur;
+  op->iv.per[0] = per;
+  op->iv.ts[1] = o->ts;
+  op->iv.dur[1] = o->dur;
+  op->iv.per[1] = opper;
+  op->iv.names[0] = NULL;
+  op->iv.names[1] = opname;
   return op;
 }
 
@@ -378,8 +378,8 @@ int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
       [JR_COVERING_END] = RT_IJ_COVERING_END,      [JR_COVERING_BOUNDS] = RT_IJ_COVERING_BOUNDS,
       [JR_WITHIN_BOUNDS] = RT_IJ_WITHIN,
   };
-  op->iv_rel = (int)rels[st->rel];
-  op->iv_left = st->left;
+  op->iv.rel = (int)rels[st->rel];
+  op->iv.left = st->left;
   /* LEFT: an unmatched row reads the operand's columns as NULL. */
   if (st->left)
     for (int i = 0; i < nop; i++) p->cols[op_cols[i]].nullable = true;
@@ -435,14 +435,14 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
 
   ir_op *op = two_rel_op(b, IR_FILLGAPS, st, inbuf, ts, dur, per, bgbuf, &o,
                          bg_per ? o.per : NULL, o.qual ? o.qual : "background");
-  op->iv_id[1] = rel_id(b, o.row);   /* a negative background bound names its row */
+  op->iv.id[1] = rel_id(b, o.row);   /* a negative background bound names its row */
 
   int max = in_row.n + o.row.n + 1;
-  op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
-  op->iv_from_in = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
-  op->iv_from_bg = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
-  op->iv_fill_kind = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
-  op->iv_fill_key = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
+  op->iv.out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
+  op->iv.from_in = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
+  op->iv.from_bg = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
+  op->iv.fill_kind = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
+  op->iv.fill_key = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
   ir_rowb rb = {0};
   int n = 0;
   for (int i = 0; i < in_row.n; i++) {
@@ -466,12 +466,12 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
       nullable |= p->cols[o.per[key]].nullable;
     }
     rt_type t = ic->type == RT_F64 || ic->type == RT_STR || ic->type == RT_BOOL ? ic->type : RT_I64;
-    op->out_cols[n] = ir_col_new(p, e->name, t, nullable);
-    op->iv_from_in[n] = e->col;
-    op->iv_from_bg[n] = from_bg;
-    op->iv_fill_kind[n] = kind;
-    op->iv_fill_key[n] = key;
-    ir_rowb_add(b, &rb, e->name, op->out_cols[n], false);
+    op->iv.out_cols[n] = ir_col_new(p, e->name, t, nullable);
+    op->iv.from_in[n] = e->col;
+    op->iv.from_bg[n] = from_bg;
+    op->iv.fill_kind[n] = kind;
+    op->iv.fill_key[n] = key;
+    ir_rowb_add(b, &rb, e->name, op->iv.out_cols[n], false);
     n++;
   }
   /* The background's other columns, NULL on input rows. */
@@ -483,15 +483,15 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
     if (!other || e->qonly) continue;
     rt_type bt = p->cols[e->col].type;
     rt_type t = bt == RT_F64 || bt == RT_STR || bt == RT_BOOL ? bt : RT_I64;
-    op->out_cols[n] = ir_col_new(p, e->name, t, true);
-    op->iv_from_in[n] = -1;
-    op->iv_from_bg[n] = e->col;
-    op->iv_fill_kind[n] = 0;
-    op->iv_fill_key[n] = -1;
-    ir_rowb_add(b, &rb, e->name, op->out_cols[n], false);
+    op->iv.out_cols[n] = ir_col_new(p, e->name, t, true);
+    op->iv.from_in[n] = -1;
+    op->iv.from_bg[n] = e->col;
+    op->iv.fill_kind[n] = 0;
+    op->iv.fill_key[n] = -1;
+    ir_rowb_add(b, &rb, e->name, op->iv.out_cols[n], false);
     n++;
   }
-  op->nscan = n;
+  op->iv.nscan = n;
   b->row = ir_rowb_done(&rb);
   ir_alias_set_one(b, NULL, b->row);
   return 1;

@@ -45,30 +45,30 @@ static void need_expr(const ir_expr *e, bool *need) {
 static void wrap_sql(ir_plan *p, ir_op *op) {
   rt_buf q = {0};
   rt_buf_printf(&q, "WITH __pipeline_source(");
-  for (int i = 0; i < op->nsrc; i++) rt_buf_printf(&q, "%sc%d", i ? ", " : "", i);
-  rt_buf_printf(&q, ") AS (SELECT * FROM (%s)) SELECT ", op->sql_base);
-  for (int i = 0; i < op->nscan; i++) {
-    rt_buf_printf(&q, "%sc%d AS ", i ? ", " : "", op->table_cols[i]);
-    ir_sql_quote(&q, p->cols[op->out_cols[i]].name);
+  for (int i = 0; i < op->scan.nsrc; i++) rt_buf_printf(&q, "%sc%d", i ? ", " : "", i);
+  rt_buf_printf(&q, ") AS (SELECT * FROM (%s)) SELECT ", op->scan.sql_base);
+  for (int i = 0; i < op->scan.nscan; i++) {
+    rt_buf_printf(&q, "%sc%d AS ", i ? ", " : "", op->scan.table_cols[i]);
+    ir_sql_quote(&q, p->cols[op->scan.out_cols[i]].name);
   }
   rt_buf_printf(&q, " FROM __pipeline_source");
-  op->sql = rt_arena_strndup(&p->arena, q.data, q.len);
+  op->scan.sql = rt_arena_strndup(&p->arena, q.data, q.len);
   rt_buf_free(&q);
 }
 
 static void trim_scan(ir_plan *p, ir_op *op, bool *need) {
   int n = 0;
-  for (int i = 0; i < op->nscan; i++) {
-    if (!need[op->out_cols[i]]) continue;
-    op->table_cols[n] = op->table_cols[i];
-    op->out_cols[n] = op->out_cols[i];
+  for (int i = 0; i < op->scan.nscan; i++) {
+    if (!need[op->scan.out_cols[i]]) continue;
+    op->scan.table_cols[n] = op->scan.table_cols[i];
+    op->scan.out_cols[n] = op->scan.out_cols[i];
     n++;
   }
   /* SQLite must still produce every row when nothing is read (COUNT(*)):
    * keep the first column. A table scan knows its row count without. */
-  if (n == 0 && op->kind == IR_SCAN_SQL && op->nscan > 0) n = 1;
-  op->nscan = n;
-  for (int i = 0; i < n; i++) p->cols[op->out_cols[i]].live = true;
+  if (n == 0 && op->kind == IR_SCAN_SQL && op->scan.nscan > 0) n = 1;
+  op->scan.nscan = n;
+  for (int i = 0; i < n; i++) p->cols[op->scan.out_cols[i]].live = true;
   if (op->kind == IR_SCAN_SQL) wrap_sql(p, op);
 }
 
@@ -93,25 +93,25 @@ static bool live_aggs(ir_plan *p, int n, ir_agg *aggs, bool *need) {
  * needed as they were. */
 static void live_interval(ir_plan *p, ir_op *op, bool *need) {
   if (op->kind == IR_ISECT || op->kind == IR_FLATTEN) {
-    need[op->iv_ts_out] = need[op->iv_dur_out] = false;
-    p->cols[op->iv_ts_out].live = p->cols[op->iv_dur_out].live = true;
+    need[op->iv.ts_out] = need[op->iv.dur_out] = false;
+    p->cols[op->iv.ts_out].live = p->cols[op->iv.dur_out].live = true;
   }
   if (op->kind == IR_FLATTEN) live_aggs(p, op->iv.naggs, op->iv.aggs, need);
   if (op->kind == IR_FILLGAPS) {
     /* Every output column is produced (the buffer is rebuilt anyway). */
-    for (int k = 0; k < op->nscan; k++) {
-      need[op->out_cols[k]] = false;
-      p->cols[op->out_cols[k]].live = true;
+    for (int k = 0; k < op->iv.nscan; k++) {
+      need[op->iv.out_cols[k]] = false;
+      p->cols[op->iv.out_cols[k]].live = true;
     }
-    for (int k = 0; k < op->nscan; k++) {
-      if (op->iv_from_in[k] >= 0) need[op->iv_from_in[k]] = true;
-      if (op->iv_from_bg[k] >= 0) need[op->iv_from_bg[k]] = true;
+    for (int k = 0; k < op->iv.nscan; k++) {
+      if (op->iv.from_in[k] >= 0) need[op->iv.from_in[k]] = true;
+      if (op->iv.from_bg[k] >= 0) need[op->iv.from_bg[k]] = true;
     }
   }
-  for (int j = 0; j < op->iv_nrel; j++) {
-    need[op->iv_ts[j]] = need[op->iv_dur[j]] = true;
-    if (op->iv_id && op->iv_id[j] >= 0) need[op->iv_id[j]] = true;   /* names a bad row */
-    for (int k = 0; op->iv_per[j] && k < op->iv_nper; k++) need[op->iv_per[j][k]] = true;
+  for (int j = 0; j < op->iv.nrel; j++) {
+    need[op->iv.ts[j]] = need[op->iv.dur[j]] = true;
+    if (op->iv.id && op->iv.id[j] >= 0) need[op->iv.id[j]] = true;   /* names a bad row */
+    for (int k = 0; op->iv.per[j] && k < op->iv.nper; k++) need[op->iv.per[j][k]] = true;
   }
 }
 

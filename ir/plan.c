@@ -133,18 +133,36 @@ void ir_op_need(const ir_op *op, bool *need) {
   case IR_FLATTEN:
   case IR_IJOIN:
   case IR_FILLGAPS:
-    for (int j = 0; j < op->iv_nrel; j++) {
-      int t[2] = {op->iv_ts[j], op->iv_dur[j]};
+    for (int j = 0; j < op->iv.nrel; j++) {
+      int t[2] = {op->iv.ts[j], op->iv.dur[j]};
       need_cols(2, t, need);
-      if (op->iv_id) need_cols(1, &op->iv_id[j], need);
-      if (op->iv_per[j]) need_cols(op->iv_nper, op->iv_per[j], need);
+      if (op->iv.id) need_cols(1, &op->iv.id[j], need);
+      if (op->iv.per[j]) need_cols(op->iv.nper, op->iv.per[j], need);
     }
     need_aggs(op->iv.naggs, op->iv.aggs, need);
-    if (op->iv_from_in) need_cols(op->nscan, op->iv_from_in, need);
-    if (op->iv_from_bg) need_cols(op->nscan, op->iv_from_bg, need);
+    if (op->iv.from_in) need_cols(op->iv.nscan, op->iv.from_in, need);
+    if (op->iv.from_bg) need_cols(op->iv.nscan, op->iv.from_bg, need);
     return;
   case IR__COUNT: return;
   }
+}
+
+const int *ir_source_cols(const ir_op *op, int *n) {
+  switch (op->kind) {
+  case IR_SCAN_TABLE:
+  case IR_SCAN_SQL:
+  case IR_SCAN_BUF: *n = op->scan.nscan; return op->scan.out_cols;
+  case IR_ISECT:
+  case IR_FLATTEN:
+  case IR_IJOIN:
+  case IR_FILLGAPS: *n = op->iv.nscan; return op->iv.out_cols;
+  case IR_FILTER: case IR_COMPUTE: case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC:
+  case IR_IV_BUFFER: case IR_SORT: case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT:
+  case IR__COUNT:
+    break;   /* not a source */
+  }
+  *n = 0;
+  return NULL;
 }
 
 int ir_buf_layout_max(const ir_op *op) {
@@ -230,7 +248,7 @@ void ir_plan_free(ir_plan *p) {
   /* Table scans hold a reference (taken by the binder) so a plan stays
    * valid when the catalog replaces the table. */
   for (int i = 0; i < p->nops; i++)
-    if (p->ops[i]->kind == IR_SCAN_TABLE && p->ops[i]->table) rt_table_unref(p->ops[i]->table);
+    if (p->ops[i]->kind == IR_SCAN_TABLE && p->ops[i]->scan.table) rt_table_unref(p->ops[i]->scan.table);
   rt_arena_free(&p->arena);
   free(p);
 }

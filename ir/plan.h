@@ -14,7 +14,7 @@
  *             TREE_ACC), sink op
  *
  * (the INTERVAL operators add IV_BUFFER sinks and their own sources: see
- * the iv_ fields of ir_op)
+ * struct ir_interval)
  *
  * where a breaker (SORT, AGGREGATE, TREE_ORDER) is the sink of one segment
  * and is read back by the next segment's SCAN_BUF source. Every op and column lives in
@@ -159,22 +159,37 @@ struct ir_op {
   ir_opkind kind;
   const char *stage;    /* "WHERE", "ORDER BY", … : prefix of runtime errors */
   int pos;              /* byte offset of the stage keyword */
+  bool dead;            /* removed by live.c; skipped by everyone */
 
-  /* SCAN_TABLE: reads table->cols[table_cols[i]] into column out_cols[i].
-   * SCAN_SQL: steps `sql` (already wrapped to project only live columns, in
-   * the order of out_cols); src_types are the expected types.
-   * SCAN_BUF: reads the buffer of op `buf_op` (a SORT or AGGREGATE); its
-   * columns are that op's out_cols. */
-  rt_table *table;
-  const char *table_name;
-  char *sql;
-  int nscan;
-  int *table_cols;
-  int *out_cols;
-  ir_op *buf_op;
-
-  /* The fields of one kind of op (the others' are not there). */
+  /* The fields of one kind of op (the others' are not there). Readers
+   * that take every kind switch on it: ir_op_need, ir_buf_layout,
+   * ir_source_cols (plan.c). */
   union {
+    /* SCAN_TABLE: reads table->cols[table_cols[i]] into column out_cols[i].
+     * It holds a reference on `table`, released by ir_plan_free; with no
+     * live column it reads nothing (nscan == 0) and the row count comes
+     * from table->nrows.
+     * SCAN_SQL: steps `sql` (already wrapped to project only live columns,
+     * in the order of out_cols). sql_base is the source query before
+     * live.c wraps it (`SELECT * FROM "name"` or the subquery text), nsrc
+     * its column count; table_cols[i] is the position of out_cols[i] among
+     * those columns. A SCAN_SQL always reads at least one column, so
+     * SQLite still yields every row.
+     * SCAN_BUF: reads the buffer of op `buf_op` (a breaker); its columns
+     * are that op's buffer layout (ir_buf_layout), stored as
+     * rt_store_type(col type) (ints as int64), as store.h's rowbuf does;
+     * over a TREE_ORDER in place it reads `table` (struct ir_tree). */
+    struct ir_scan {
+      int nscan;
+      int *out_cols;
+      int *table_cols;
+      rt_table *table;
+      const char *table_name;
+      char *sql;
+      const char *sql_base;
+      int nsrc;
+      ir_op *buf_op;
+    } scan;
     struct ir_filter {          /* FILTER */
       ir_expr *pred;
     } filter;
@@ -268,74 +283,60 @@ struct ir_op {
       int naggs;                /* TREE_ACC */
       ir_agg *aggs;
     } tree;
-    struct ir_ivbuf {           /* IV_BUFFER (below) */
+    /* INTERVAL operators (bound in bind_interval.c).
+     *   IV_BUFFER  sink: buffers carry[0..ncarry) (as SORT does, without
+     *              keys) for the interval source user that reads it; no
+     *              SCAN_BUF follows it. live.c trims the carry to what is
+     *              read later, so an operand's unread columns are never
+     *              buffered.
+     *   ISECT      INTERVAL INTERSECTION OF: relation j (j < nrel) is
+     *              buffered by bufs[j] and has columns ts[j],
+     *              dur[j], per[j][0..nper); names[j] is its
+     *              alias. Output: ts_out, dur_out (RT_I64, flat), and
+     *              every carried operand column under its own id, read
+     *              through a selection of its operand's buffer.
+     *   FLATTEN    INTERVAL FLATTEN: relation 0 is the input. Output:
+     *              ts_out, dur_out, the PER columns under their own
+     *              ids (a selection of each segment's first row), then the
+     *              live aggs' out_col (arg_col as for AGGREGATE).
+     *   IJOIN      [LEFT] INTERVAL JOIN: relation 0 the input, 1 the
+     *              operand; rel is an rt_ijrel, left LEFT. Output:
+     *              every carried column of both, under their own ids,
+     *              through selections (LEFT's unmatched rows select a NULL
+     *              row appended to the operand's buffer).
+     *   FILLGAPS   INTERVAL FILL GAPS: relation 0 the input, 1 the
+     *              background (per[1] NULL when it has no PER column).
+     *              Output columns out_cols[0..nscan), each copied from input
+     *              column from_in[k] on input rows and, on fillers, from
+     *              from_bg[k] (-1: NULL) or the filler's own bounds
+     *              (fill_kind[k]: 1 ts, 2 dur, 3 PER key fill_key[k]
+     *              taken from its lane, 0 a plain column). */
+    struct ir_ivbuf {           /* IV_BUFFER */
       int ncarry;
       int *carry;
+      ir_op *user;              /* the source that reads it */
     } ivbuf;
-    struct ir_interval {        /* ISECT, FLATTEN, IJOIN, FILLGAPS (below) */
+    struct ir_interval {        /* ISECT, FLATTEN, IJOIN, FILLGAPS */
+      int nscan;                /* the columns it serves, as a scan's */
+      int *out_cols;
+      int nrel;
+      ir_op **bufs;
+      int *ts, *dur;
+      /* Per relation: its bare integer `id` column, or -1. Carried
+       * (live.c) so that a runtime error about a row names it by id
+       * (ISECT, FLATTEN, FILL GAPS' background). */
+      int *id;
+      int nper;
+      int **per;
+      const char **names;
+      int ts_out, dur_out;
+      int rel;                  /* IJOIN */
+      bool left;
+      int *from_in, *from_bg, *fill_kind, *fill_key;   /* FILLGAPS */
       int naggs;                /* FLATTEN */
       ir_agg *aggs;
     } iv;
   };
-
-  bool dead;            /* removed by live.c; skipped by everyone */
-
-  /* Added by the IR part (ir/):
-   * SCAN_SQL: the source query before live.c wraps it into `sql`
-   * (`SELECT * FROM "name"` or the subquery text) and its column count;
-   * table_cols[i] is the position of out_cols[i] among those columns.
-   * SCAN_TABLE holds a reference on `table`, released by ir_plan_free;
-   * with no live column it reads nothing (nscan == 0) and the row count
-   * comes from table->nrows. A SCAN_SQL always reads at least one column,
-   * so SQLite still yields every row.
-   * AGGREGATE/SORT outputs read back by SCAN_BUF are stored as
-   * rt_store_type(col type) (ints as int64), as store.h's rowbuf does. */
-  const char *sql_base;
-  int nsrc;
-
-  /* INTERVAL operators (added by the interval work; bind_interval.c).
-   *   IV_BUFFER  sink: buffers carry[0..ncarry) (as SORT does, without
-   *              keys) for the interval source iv_user that reads it; no
-   *              SCAN_BUF follows it. live.c trims the carry to what is
-   *              read later, so an operand's unread columns are never
-   *              buffered.
-   *   ISECT      INTERVAL INTERSECTION OF: relation j (j < iv_nrel) is
-   *              buffered by iv_bufs[j] and has columns iv_ts[j],
-   *              iv_dur[j], iv_per[j][0..iv_nper); iv_names[j] is its
-   *              alias. Output: iv_ts_out, iv_dur_out (RT_I64, flat), and
-   *              every carried operand column under its own id, read
-   *              through a selection of its operand's buffer.
-   *   FLATTEN    INTERVAL FLATTEN: relation 0 is the input. Output:
-   *              iv_ts_out, iv_dur_out, the PER columns under their own
-   *              ids (a selection of each segment's first row), then the
-   *              live aggs' out_col (arg_col as for AGGREGATE).
-   *   IJOIN      [LEFT] INTERVAL JOIN: relation 0 the input, 1 the
-   *              operand; iv_rel is an rt_ijrel, iv_left LEFT. Output:
-   *              every carried column of both, under their own ids,
-   *              through selections (LEFT's unmatched rows select a NULL
-   *              row appended to the operand's buffer).
-   *   FILLGAPS   INTERVAL FILL GAPS: relation 0 the input, 1 the
-   *              background (iv_per[1] NULL when it has no PER column).
-   *              Output columns out_cols[0..nscan), each copied from input
-   *              column iv_from_in[k] on input rows and, on fillers, from
-   *              iv_from_bg[k] (-1: NULL) or the filler's own bounds
-   *              (iv_fill_kind[k]: 1 ts, 2 dur, 3 PER key iv_fill_key[k]
-   *              taken from its lane, 0 a plain column). */
-  int iv_nrel;
-  ir_op **iv_bufs;
-  int *iv_ts, *iv_dur;
-  /* Per relation: its bare integer `id` column, or -1. Carried (live.c)
-   * so that a runtime error about a row names it by id (ISECT, FLATTEN,
-   * FILL GAPS' background). */
-  int *iv_id;
-  int iv_nper;
-  int **iv_per;
-  const char **iv_names;
-  int iv_ts_out, iv_dur_out;
-  int iv_rel;
-  bool iv_left;
-  ir_op *iv_user;       /* IV_BUFFER: the source that reads it */
-  int *iv_from_in, *iv_from_bg, *iv_fill_kind, *iv_fill_key;
 };
 
 /* A TREE_ORDER made in place (struct ir_tree): the next segment reads the
@@ -345,10 +346,10 @@ static inline bool ir_tree_in_place(const ir_op *op) {
 }
 
 typedef struct ir_segment {
-  ir_op *source;        /* SCAN_TABLE, SCAN_SQL or SCAN_BUF */
+  ir_op *source;        /* SCAN_TABLE, SCAN_SQL, SCAN_BUF or an interval source */
   int nsteps;
   ir_op **steps;        /* FILTER, COMPUTE, LIMIT, TREE_NUMBER, TREE_ACC — in order */
-  ir_op *sink;          /* SORT, AGGREGATE, TREE_ORDER or OUTPUT */
+  ir_op *sink;          /* SORT, AGGREGATE, TREE_ORDER, IV_BUFFER or OUTPUT */
 } ir_segment;
 
 typedef struct ir_param {
@@ -425,6 +426,11 @@ int ir_buf_layout_max(const ir_op *op);
 /* The same columns when the op keeps them as one array (every sink but
  * AGGREGATE): that array and *n its length; else NULL and 0. */
 const int *ir_buf_cols(const ir_op *op, int *n);
+
+/* The columns a source serves, in its batch order (a scan's out_cols, an
+ * interval source's): that array and *n its length; NULL and 0 for an op
+ * that is not a source. */
+const int *ir_source_cols(const ir_op *op, int *n);
 
 /* Marks in need[] every column op reads (expressions, keys, carried and
  * aggregated columns, interval bounds …), whatever its kind. */

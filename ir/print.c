@@ -239,14 +239,14 @@ static const char *const k_ijrels[] = {"OVERLAPPING BOUNDS", "COVERING BEGIN", "
 
 /* The relations of an interval source: `s [ts, dur] per [cpu]`. */
 static void put_rels(const ir_plan *p, const ir_op *op, rt_buf *out) {
-  for (int j = 0; j < op->iv_nrel; j++) {
+  for (int j = 0; j < op->iv.nrel; j++) {
     if (j) rt_buf_printf(out, ", ");
-    if (op->iv_names && op->iv_names[j]) rt_buf_printf(out, "%s ", op->iv_names[j]);
-    int b[2] = {op->iv_ts[j], op->iv_dur[j]};
+    if (op->iv.names && op->iv.names[j]) rt_buf_printf(out, "%s ", op->iv.names[j]);
+    int b[2] = {op->iv.ts[j], op->iv.dur[j]};
     put_cols(p, 2, b, out);
-    if (op->iv_nper && op->iv_per[j]) {
+    if (op->iv.nper && op->iv.per[j]) {
       rt_buf_printf(out, " per ");
-      put_cols(p, op->iv_nper, op->iv_per[j], out);
+      put_cols(p, op->iv.nper, op->iv.per[j], out);
     }
   }
 }
@@ -268,8 +268,8 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
     break;
   }
   case IR_IJOIN:
-    rt_buf_printf(out, "%sinterval join %s ", op->iv_left ? "left " : "",
-                  op->iv_rel >= 0 && op->iv_rel < 5 ? k_ijrels[op->iv_rel] : "?");
+    rt_buf_printf(out, "%sinterval join %s ", op->iv.left ? "left " : "",
+                  op->iv.rel >= 0 && op->iv.rel < 5 ? k_ijrels[op->iv.rel] : "?");
     put_rels(p, op, out);
     rt_buf_printf(out, "; operand indexed per lane (binary search if disjoint, else interval "
                        "tree) -> ");
@@ -289,19 +289,19 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
 
 static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
   switch (op->kind) {
-  case IR_SCAN_TABLE: rt_buf_printf(out, "scan table %s ", op->table_name); break;
+  case IR_SCAN_TABLE: rt_buf_printf(out, "scan table %s ", op->scan.table_name); break;
   case IR_ISECT:
   case IR_FLATTEN:
   case IR_IJOIN:
   case IR_FILLGAPS: put_interval(p, op, out); break;
   case IR_SCAN_SQL:
-    rt_buf_printf(out, "scan sqlite %s ", op->table_name ? op->table_name : "(subquery)");
+    rt_buf_printf(out, "scan sqlite %s ", op->scan.table_name ? op->scan.table_name : "(subquery)");
     break;
   case IR_SCAN_BUF:
-    if (ir_tree_in_place(op->buf_op) && op->table_name)
-      rt_buf_printf(out, "scan table %s in tree order ", op->table_name);
+    if (ir_tree_in_place(op->scan.buf_op) && op->scan.table_name)
+      rt_buf_printf(out, "scan table %s in tree order ", op->scan.table_name);
     else
-      rt_buf_printf(out, "scan buffer of %s ", op->buf_op ? ir_op_names[op->buf_op->kind] : "?");
+      rt_buf_printf(out, "scan buffer of %s ", op->scan.buf_op ? ir_op_names[op->scan.buf_op->kind] : "?");
     break;
   case IR_FILTER: case IR_COMPUTE: case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC:
   case IR_IV_BUFFER: case IR_SORT: case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT:
@@ -309,9 +309,11 @@ static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
     rt_buf_printf(out, "%s (not a source) ", ir_op_names[op->kind]);
     break;
   }
-  put_cols(p, op->nscan, op->out_cols, out);
+  int n;
+  const int *served = ir_source_cols(op, &n);
+  put_cols(p, n, served, out);
   rt_buf_printf(out, "\n");
-  if (op->kind == IR_SCAN_SQL) rt_buf_printf(out, "    sql: %s\n", op->sql);
+  if (op->kind == IR_SCAN_SQL) rt_buf_printf(out, "    sql: %s\n", op->scan.sql);
 }
 
 static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
@@ -399,7 +401,7 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
   }
   case IR_IV_BUFFER:
     rt_buf_printf(out, "interval buffer for %s; carry ",
-                 op->iv_user ? ir_op_names[op->iv_user->kind] : "?");
+                 op->ivbuf.user ? ir_op_names[op->ivbuf.user->kind] : "?");
     put_cols(p, op->ivbuf.ncarry, op->ivbuf.carry, out);
     break;
   case IR_OUTPUT:

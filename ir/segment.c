@@ -30,13 +30,13 @@
  * index is the node number. Otherwise DENSE, which finds out at run time. */
 static int tree_tier_of(const ir_plan *p, const ir_segment *seg, int step) {
   const ir_op *src = seg->source, *op = seg->steps[step];
-  if (src->kind != IR_SCAN_TABLE || !src->table) return RT_TREE_TIER_DENSE;
-  if (src->table->nrows >= (int64_t)RT_TREE_NONE) return RT_TREE_TIER_DENSE;
+  if (src->kind != IR_SCAN_TABLE || !src->scan.table) return RT_TREE_TIER_DENSE;
+  if (src->scan.table->nrows >= (int64_t)RT_TREE_NONE) return RT_TREE_TIER_DENSE;
   for (int k = 0; k < step; k++)
     if (seg->steps[k]->kind != IR_COMPUTE) return RT_TREE_TIER_DENSE;
-  for (int i = 0; i < src->nscan; i++)
-    if (src->out_cols[i] == op->tree.id_col)
-      return src->table->cols[src->table_cols[i]].type == RT_ID &&
+  for (int i = 0; i < src->scan.nscan; i++)
+    if (src->scan.out_cols[i] == op->tree.id_col)
+      return src->scan.table->cols[src->scan.table_cols[i]].type == RT_ID &&
                      rt_type_is_int(p->cols[op->tree.parent_col].type)
                  ? RT_TREE_TIER_TABLE
                  : RT_TREE_TIER_DENSE;
@@ -55,29 +55,29 @@ static void tree_table_order(ir_plan *p, int si) {
   ir_op *ord = sg->sink, *src = sg->source;
   if (!ord || ord->kind != IR_TREE_ORDER || si + 1 >= p->nsegs || !src) return;
   ir_op *sb = p->segs[si + 1].source;
-  if (src->kind != IR_SCAN_TABLE || !src->table || !sb || sb->kind != IR_SCAN_BUF ||
-      sb->buf_op != ord)
+  if (src->kind != IR_SCAN_TABLE || !src->scan.table || !sb || sb->kind != IR_SCAN_BUF ||
+      sb->scan.buf_op != ord)
     return;
   const ir_op *num = ord->tree.num;
   if (sg->nsteps != 1 || sg->steps[0] != num || num->tree.tier != RT_TREE_TIER_TABLE) return;
   int idtc = -1;
-  for (int i = 0; i < src->nscan; i++)
-    if (src->out_cols[i] == num->tree.id_col) idtc = src->table_cols[i];
+  for (int i = 0; i < src->scan.nscan; i++)
+    if (src->scan.out_cols[i] == num->tree.id_col) idtc = src->scan.table_cols[i];
   if (idtc < 0) return;
-  int *tc = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)sb->nscan + 1));
-  for (int i = 0; i < sb->nscan; i++) {
-    int c = sb->out_cols[i], found = -2;
+  int *tc = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)sb->scan.nscan + 1));
+  for (int i = 0; i < sb->scan.nscan; i++) {
+    int c = sb->scan.out_cols[i], found = -2;
     if (c == num->tree.node_col) found = idtc;
     else if (c == num->tree.pnode_col) found = -1;
-    for (int j = 0; j < src->nscan && found == -2; j++)
-      if (src->out_cols[j] == c) found = src->table_cols[j];
+    for (int j = 0; j < src->scan.nscan && found == -2; j++)
+      if (src->scan.out_cols[j] == c) found = src->scan.table_cols[j];
     if (found == -2) return;
     tc[i] = found;
   }
   ord->tree.in_place = true;
-  sb->table = src->table;
-  sb->table_name = src->table_name;
-  sb->table_cols = tc;
+  sb->scan.table = src->scan.table;
+  sb->scan.table_name = src->scan.table_name;
+  sb->scan.table_cols = tc;
 }
 
 static ir_op *scan_buf(ir_plan *p, ir_op *brk) {
@@ -85,9 +85,9 @@ static ir_op *scan_buf(ir_plan *p, ir_op *brk) {
   op->kind = IR_SCAN_BUF;
   op->stage = brk->stage;
   op->pos = brk->pos;
-  op->buf_op = brk;
-  op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)ir_buf_layout_max(brk) + 1));
-  op->nscan = ir_buf_layout(brk, op->out_cols);
+  op->scan.buf_op = brk;
+  op->scan.out_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)ir_buf_layout_max(brk) + 1));
+  op->scan.nscan = ir_buf_layout(brk, op->scan.out_cols);
   return op;
 }
 
@@ -106,22 +106,22 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
   case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
     return;   /* not an interval source */
   }
-  int max = 2 + op->iv_nper + op->iv.naggs;
-  for (int j = 0; j < op->iv_nrel; j++) max += op->iv_bufs[j]->ivbuf.ncarry;
-  op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)max + 1));
-  op->nscan = 0;
+  int max = 2 + op->iv.nper + op->iv.naggs;
+  for (int j = 0; j < op->iv.nrel; j++) max += op->iv.bufs[j]->ivbuf.ncarry;
+  op->iv.out_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)max + 1));
+  op->iv.nscan = 0;
   if (bounds) {
-    op->out_cols[op->nscan++] = op->iv_ts_out;
-    op->out_cols[op->nscan++] = op->iv_dur_out;
+    op->iv.out_cols[op->iv.nscan++] = op->iv.ts_out;
+    op->iv.out_cols[op->iv.nscan++] = op->iv.dur_out;
   }
   if (flat) {
-    for (int k = 0; k < op->iv_nper; k++) op->out_cols[op->nscan++] = op->iv_per[0][k];
+    for (int k = 0; k < op->iv.nper; k++) op->iv.out_cols[op->iv.nscan++] = op->iv.per[0][k];
     for (int k = 0; k < op->iv.naggs; k++)
-      if (op->iv.aggs[k].live) op->out_cols[op->nscan++] = op->iv.aggs[k].out_col;
+      if (op->iv.aggs[k].live) op->iv.out_cols[op->iv.nscan++] = op->iv.aggs[k].out_col;
   }
-  for (int j = 0; carries && j < op->iv_nrel; j++)
-    for (int k = 0; k < op->iv_bufs[j]->ivbuf.ncarry; k++)
-      op->out_cols[op->nscan++] = op->iv_bufs[j]->ivbuf.carry[k];
+  for (int j = 0; carries && j < op->iv.nrel; j++)
+    for (int k = 0; k < op->iv.bufs[j]->ivbuf.ncarry; k++)
+      op->iv.out_cols[op->iv.nscan++] = op->iv.bufs[j]->ivbuf.carry[k];
 }
 
 void ir_segment_plan(ir_plan *p) {

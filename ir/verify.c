@@ -144,29 +144,30 @@ static bool carried(const ir_op *buf, int c) {
  * FILL GAPS' column sources); bounds are integers. */
 static int check_interval(vctx *v, const ir_op *op) {
   const ir_plan *p = v->p;
-  if (op->iv_nrel < 1 || !op->iv_bufs) return bad(v, NULL, "interval source without relations");
+  if (op->iv.nrel < 1 || !op->iv.bufs) return bad(v, NULL, "interval source without relations");
   int arity = ir_op_arities[op->kind];
-  if (arity > 0 ? op->iv_nrel != arity : op->iv_nrel < 2)
+  if (arity > 0 ? op->iv.nrel != arity : op->iv.nrel < 2)
     return bad(v, NULL, "interval source reads the wrong number of relations");
-  for (int j = 0; j < op->iv_nrel; j++) {
-    const ir_op *buf = op->iv_bufs[j];
-    if (!buf || buf->kind != IR_IV_BUFFER || buf->iv_user != op || buf->dead)
+  for (int j = 0; j < op->iv.nrel; j++) {
+    const ir_op *buf = op->iv.bufs[j];
+    if (!buf || buf->kind != IR_IV_BUFFER || buf->ivbuf.user != op || buf->dead)
       return bad(v, NULL, "interval relation is not buffered for it");
-    if (!carried(buf, op->iv_ts[j]) || !carried(buf, op->iv_dur[j]))
+    if (!carried(buf, op->iv.ts[j]) || !carried(buf, op->iv.dur[j]))
       return bad(v, NULL, "interval bounds are not buffered");
-    if (!rt_type_is_int(p->cols[op->iv_ts[j]].type) || !rt_type_is_int(p->cols[op->iv_dur[j]].type))
+    if (!rt_type_is_int(p->cols[op->iv.ts[j]].type) || !rt_type_is_int(p->cols[op->iv.dur[j]].type))
       return bad(v, NULL, "interval bounds are not integers");
-    for (int k = 0; op->iv_per[j] && k < op->iv_nper; k++)
-      if (!carried(buf, op->iv_per[j][k])) return bad(v, NULL, "PER column is not buffered");
+    for (int k = 0; op->iv.per[j] && k < op->iv.nper; k++)
+      if (!carried(buf, op->iv.per[j][k])) return bad(v, NULL, "PER column is not buffered");
   }
   if (op->kind == IR_FLATTEN)
     for (int k = 0; k < op->iv.naggs; k++)
-      if (op->iv.aggs[k].live && op->iv.aggs[k].arg_col >= 0 && !carried(op->iv_bufs[0], op->iv.aggs[k].arg_col))
+      if (op->iv.aggs[k].live && op->iv.aggs[k].arg_col >= 0 &&
+          !carried(op->iv.bufs[0], op->iv.aggs[k].arg_col))
         return bad(v, NULL, "aggregate input is not buffered");
   if (op->kind == IR_FILLGAPS)
-    for (int k = 0; k < op->nscan; k++)
-      if ((op->iv_from_in[k] >= 0 && !carried(op->iv_bufs[0], op->iv_from_in[k])) ||
-          (op->iv_from_bg[k] >= 0 && !carried(op->iv_bufs[1], op->iv_from_bg[k])))
+    for (int k = 0; k < op->iv.nscan; k++)
+      if ((op->iv.from_in[k] >= 0 && !carried(op->iv.bufs[0], op->iv.from_in[k])) ||
+          (op->iv.from_bg[k] >= 0 && !carried(op->iv.bufs[1], op->iv.from_bg[k])))
         return bad(v, NULL, "filled column is not buffered");
   return 1;
 }
@@ -181,20 +182,22 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     return src ? bad(v, NULL, "segment does not start with a source") : 0;
   bool ivsrc = ir_op_is_interval(src->kind);
   if (src->kind == IR_SCAN_BUF) {
-    if (!prev_sink || src->buf_op != prev_sink)
+    if (!prev_sink || src->scan.buf_op != prev_sink)
       return bad(v, NULL, "buffer scan does not read the previous breaker");
   } else if (ivsrc) {
-    if (!prev_sink || prev_sink->kind != IR_IV_BUFFER || prev_sink->iv_user != src)
+    if (!prev_sink || prev_sink->kind != IR_IV_BUFFER || prev_sink->ivbuf.user != src)
       return bad(v, NULL, "interval source does not follow its buffers");
     if (!check_interval(v, src)) return 0;
   } else if (prev_sink && prev_sink->kind != IR_IV_BUFFER) {
     /* a fresh scan starts the plan or an interval relation */
     return bad(v, NULL, "buffer scan does not read the previous breaker");
   }
-  if (src->kind == IR_SCAN_SQL && !src->sql) return bad(v, NULL, "sqlite scan without sql");
-  if (src->kind == IR_SCAN_TABLE && !src->table) return bad(v, NULL, "table scan without table");
-  for (int i = 0; i < src->nscan; i++) {
-    int c = src->out_cols[i];
+  if (src->kind == IR_SCAN_SQL && !src->scan.sql) return bad(v, NULL, "sqlite scan without sql");
+  if (src->kind == IR_SCAN_TABLE && !src->scan.table) return bad(v, NULL, "table scan without table");
+  int nserved;
+  const int *served = ir_source_cols(src, &nserved);
+  for (int i = 0; i < nserved; i++) {
+    int c = served[i];
     if (c < 0 || c >= p->ncols) return bad(v, NULL, "scan column out of range");
     avail[c] = true;
   }
@@ -290,7 +293,7 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     }
     break;
   case IR_IV_BUFFER:
-    if (!sink->iv_user) return bad(v, NULL, "interval buffer without its operator");
+    if (!sink->ivbuf.user) return bad(v, NULL, "interval buffer without its operator");
     for (int i = 0; i < sink->ivbuf.ncarry; i++)
       if (!use(v, sink->ivbuf.carry[i])) return 0;
     break;

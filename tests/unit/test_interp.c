@@ -95,13 +95,13 @@ static ir_op *tp_op(ir_plan *p, ir_opkind k, const char *stage) {
  * the scan is the first thing made). */
 static ir_op *tp_scan(ir_plan *p, rt_table *t) {
   ir_op *op = tp_op(p, IR_SCAN_TABLE, "FROM");
-  op->table = rt_table_ref(t);
-  op->nscan = t->ncols;
-  op->table_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)t->ncols);
-  op->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)t->ncols);
+  op->scan.table = rt_table_ref(t);
+  op->scan.nscan = t->ncols;
+  op->scan.table_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)t->ncols);
+  op->scan.out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)t->ncols);
   for (int i = 0; i < t->ncols; i++) {
-    op->table_cols[i] = i;
-    op->out_cols[i] = ir_col_new(p, t->cols[i].name, t->cols[i].type, t->cols[i].nullable);
+    op->scan.table_cols[i] = i;
+    op->scan.out_cols[i] = ir_col_new(p, t->cols[i].name, t->cols[i].type, t->cols[i].nullable);
   }
   return op;
 }
@@ -255,14 +255,14 @@ static void tp_segment(ir_plan *p) {
     ir_op *sb = rt_arena_alloc(&p->arena, sizeof *sb);
     sb->kind = IR_SCAN_BUF;
     sb->stage = op->stage;
-    sb->buf_op = op;
-    sb->out_cols = rt_arena_alloc(&p->arena, sizeof(int) * 32);
+    sb->scan.buf_op = op;
+    sb->scan.out_cols = rt_arena_alloc(&p->arena, sizeof(int) * 32);
     if (op->kind == IR_SORT) {
-      for (int k = 0; k < op->sort.ncarry; k++) sb->out_cols[sb->nscan++] = op->sort.carry[k];
+      for (int k = 0; k < op->sort.ncarry; k++) sb->scan.out_cols[sb->scan.nscan++] = op->sort.carry[k];
     } else {
-      for (int k = 0; k < op->agg.ngroup; k++) sb->out_cols[sb->nscan++] = op->agg.group_out[k];
+      for (int k = 0; k < op->agg.ngroup; k++) sb->scan.out_cols[sb->scan.nscan++] = op->agg.group_out[k];
       for (int k = 0; k < op->agg.naggs; k++)
-        if (op->agg.aggs[k].live) sb->out_cols[sb->nscan++] = op->agg.aggs[k].out_col;
+        if (op->agg.aggs[k].live) sb->scan.out_cols[sb->scan.nscan++] = op->agg.aggs[k].out_col;
     }
     ops[nops++] = sb;
   }

@@ -437,9 +437,9 @@ static void test_liveness(void **state) {
   /* the dead COMPUTE goes; the scan reads only ts */
   ir_plan *p = ok(f, "FROM slice |> EXTEND dur * 2 AS d2 |> SELECT ts");
   const ir_op *scan = find_op(p, IR_SCAN_TABLE, 0);
-  assert_int_equal(scan->nscan, 1);
-  assert_string_equal(p->cols[scan->out_cols[0]].name, "ts");
-  assert_int_equal(scan->table_cols[0], 1);
+  assert_int_equal(scan->scan.nscan, 1);
+  assert_string_equal(p->cols[scan->scan.out_cols[0]].name, "ts");
+  assert_int_equal(scan->scan.table_cols[0], 1);
   assert_int_equal(count_ops(p, IR_COMPUTE), 0);
   ir_plan_free(p);
 
@@ -447,7 +447,7 @@ static void test_liveness(void **state) {
   p = ok(f, "FROM slice |> WHERE ts > 0 |> AGGREGATE COUNT(*) AS c, SUM(dur) AS s GROUP BY depth "
             "|> SELECT c");
   scan = find_op(p, IR_SCAN_TABLE, 0);
-  assert_int_equal(scan->nscan, 2); /* ts, depth: dur is not read */
+  assert_int_equal(scan->scan.nscan, 2); /* ts, depth: dur is not read */
   const ir_op *agg = find_op(p, IR_AGGREGATE, 0);
   assert_true(agg->agg.aggs[0].live);
   assert_false(agg->agg.aggs[1].live);
@@ -466,26 +466,26 @@ static void test_liveness(void **state) {
   /* SQLite: only live columns are projected, in the wrapper */
   p = ok(f, "FROM sq |> SELECT c, a");
   scan = find_op(p, IR_SCAN_SQL, 0);
-  assert_string_equal(scan->sql, "WITH __pipeline_source(c0, c1, c2) AS (SELECT * FROM (SELECT * "
+  assert_string_equal(scan->scan.sql, "WITH __pipeline_source(c0, c1, c2) AS (SELECT * FROM (SELECT * "
                                  "FROM \"sq\")) SELECT c0 AS \"a\", c2 AS \"c\" FROM __pipeline_source");
-  assert_int_equal(p->cols[scan->out_cols[1]].type, RT_F64);
+  assert_int_equal(p->cols[scan->scan.out_cols[1]].type, RT_F64);
   ir_plan_free(p);
 
   /* no live column: SQLite still yields every row through one column */
   p = ok(f, "FROM (SELECT a, b FROM sq WHERE a > 0) |> AGGREGATE COUNT(*) AS n");
   scan = find_op(p, IR_SCAN_SQL, 0);
-  assert_int_equal(scan->nscan, 1);
-  assert_string_equal(scan->sql, "WITH __pipeline_source(c0, c1) AS (SELECT * FROM (SELECT a, b "
+  assert_int_equal(scan->scan.nscan, 1);
+  assert_string_equal(scan->scan.sql, "WITH __pipeline_source(c0, c1) AS (SELECT * FROM (SELECT a, b "
                                  "FROM sq WHERE a > 0)) SELECT c0 AS \"a\" FROM __pipeline_source");
   ir_plan_free(p);
 
   /* views and schema-qualified names go to SQLite */
   p = ok(f, "FROM main.sq AS t |> SELECT t.b |> WHERE b = 'x'");
   scan = find_op(p, IR_SCAN_SQL, 0);
-  assert_non_null(strstr(scan->sql, "SELECT * FROM \"main\".\"sq\""));
+  assert_non_null(strstr(scan->scan.sql, "SELECT * FROM \"main\".\"sq\""));
   ir_plan_free(p);
   p = ok(f, "FROM v");
-  assert_int_equal(find_op(p, IR_SCAN_SQL, 0)->nscan, 2);
+  assert_int_equal(find_op(p, IR_SCAN_SQL, 0)->scan.nscan, 2);
   ir_plan_free(p);
 }
 
@@ -498,11 +498,11 @@ static void test_segments(void **state) {
   assert_int_equal(p->segs[0].nsteps, 1);
   assert_int_equal(p->segs[0].sink->kind, IR_SORT);
   assert_int_equal(p->segs[1].source->kind, IR_SCAN_BUF);
-  assert_ptr_equal(p->segs[1].source->buf_op, p->segs[0].sink);
+  assert_ptr_equal(p->segs[1].source->scan.buf_op, p->segs[0].sink);
   assert_int_equal(p->segs[1].steps[0]->kind, IR_LIMIT);
   assert_int_equal(p->segs[1].sink->kind, IR_AGGREGATE);
   assert_int_equal(p->segs[2].source->kind, IR_SCAN_BUF);
-  assert_int_equal(p->segs[2].source->nscan, 2);
+  assert_int_equal(p->segs[2].source->scan.nscan, 2);
   assert_int_equal(p->segs[2].sink->kind, IR_OUTPUT);
   /* no GROUP BY: MAX is NULL on empty input, COUNT never */
   const ir_op *agg = p->segs[1].sink;
