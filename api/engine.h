@@ -204,5 +204,7 @@ pj_status pj__exec_pipeline(pj_engine *e, const char *script, const fe_stmt *st,
                             fe_pipeline *pipe, const char *name, rt_table **out);
 /* CREATE [OR REPLACE] PERFETTO TABLE. */
 pj_status pj__exec_create(pj_engine *e, const char *script, const fe_stmt *st);
+/* CREATE [OR REPLACE] PERFETTO INDEX, DROP PERFETTO INDEX (engine_index.c). */
+pj_status pj__exec_index(pj_engine *e, const char *script, const fe_stmt *st);
 
 #endif

@@ -49,6 +49,9 @@ static pj_status run_stmt(pj_engine *e, const char *script, fe_stmt *st, pj_resu
     return run_pragma(e, script, st);
   case STMT_CREATE_TABLE:
     return pj__exec_create(e, script, st);
+  case STMT_CREATE_INDEX:
+  case STMT_DROP_INDEX:
+    return pj__exec_index(e, script, st);
   case STMT_SQL:
     s = pj__exec_sql_stmt(e, script, st, NULL, &t);
     break;

@@ -218,6 +218,8 @@ typedef enum fe_stmtkind {
   STMT_PIPELINE,
   STMT_CREATE_TABLE,   /* CREATE [OR REPLACE] PERFETTO TABLE */
   STMT_PRAGMA,         /* PERFETTO PRAGMA name = value */
+  STMT_CREATE_INDEX,   /* CREATE [OR REPLACE] PERFETTO INDEX index ON table(cols) */
+  STMT_DROP_INDEX,     /* DROP PERFETTO INDEX index ON table */
 } fe_stmtkind;
 
 /* A pipeline inside a SQL statement (§7.6): text[start, end) is its
@@ -262,7 +264,10 @@ typedef struct fe_stmt {
   char *sql;           /* STMT_SQL text, or CREATE … AS <select> text */
   int sqlpos;
   fe_sqlpipes sqlpipes; /* the pipelines inside `sql` */
-  fe_name table;       /* CREATE: table name */
+  fe_name table;       /* CREATE: table name; INDEX: the indexed table */
+  fe_name index;       /* INDEX: its name */
+  int nindexcols;
+  fe_name *indexcols;  /* CREATE PERFETTO INDEX: the columns */
   bool or_replace;
   int ncoldefs;        /* -1 when no schema was given */
   fe_coldef *coldefs;

@@ -259,7 +259,7 @@ static bool parse_pragma(fe_parser *p, fe_stmt *st) {
  * instead of with a syntax error about TABLE or SQLite's "near INCLUDE".
  * Returns the word the statement is named by (VIEW, …, MODULE), or NULL. */
 static const fe_token *unsupported_stmt(fe_parser *p, const char **what, const char **hint) {
-  static const char *const created[] = {"VIEW", "FUNCTION", "MACRO", "INDEX"};
+  static const char *const created[] = {"VIEW", "FUNCTION", "MACRO"};
   int k = 1;
   *hint = "";
   if (fe_at_kw(p, "CREATE")) {
@@ -269,16 +269,11 @@ static const fe_token *unsupported_stmt(fe_parser *p, const char **what, const c
     for (size_t i = 0; i < sizeof created / sizeof created[0]; i++) {
       if (!fe_tok_is_kw(w, created[i])) continue;
       *what = i == 0 ? "CREATE PERFETTO VIEW" : i == 1 ? "CREATE PERFETTO FUNCTION"
-              : i == 2 ? "CREATE PERFETTO MACRO" : "CREATE PERFETTO INDEX";
+                                                   : "CREATE PERFETTO MACRO";
       if (i == 0) *hint = ": use CREATE VIEW, or CREATE PERFETTO TABLE to materialize it";
       return w;
     }
     return NULL;
-  }
-  if (fe_at_kw(p, "DROP") && fe_tok_is_kw(fe_peek(p, 1), "PERFETTO") &&
-      fe_tok_is_kw(fe_peek(p, 2), "INDEX")) {
-    *what = "DROP PERFETTO INDEX";
-    return fe_peek(p, 2);
   }
   if (fe_at_kw(p, "INCLUDE") && fe_tok_is_kw(fe_peek(p, 1), "PERFETTO") &&
       fe_tok_is_kw(fe_peek(p, 2), "MODULE")) {
@@ -302,7 +297,9 @@ fe_stmt *fe_parse_stmt(rt_arena *a, const char *text, int pos, int len, rt_err *
     fe_fail(&p, w->pos, "%s is not supported yet%s", what, hint);
     return NULL;
   }
-  if (fe_at_pipeline_start(&p)) {
+  if (fe_at_index_stmt(&p)) {
+    ok = fe_parse_index_stmt(&p, st);
+  } else if (fe_at_pipeline_start(&p)) {
     st->kind = STMT_PIPELINE;
     st->pipe = parse_whole_pipeline(&p);
     ok = st->pipe != NULL;

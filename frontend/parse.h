@@ -78,6 +78,11 @@ fe_pipeline *fe_parse_pipeline_at(fe_parser *p);
 /* True when the tokens at the cursor start a pipeline (FROM, or INTERVAL
  * INTERSECTION). */
 bool fe_at_pipeline_start(fe_parser *p);
+/* ---- PERFETTO INDEX statements (parse_index.c) --------------------------- */
+/* At CREATE [OR REPLACE] PERFETTO INDEX or DROP PERFETTO INDEX. */
+bool fe_at_index_stmt(fe_parser *p);
+bool fe_parse_index_stmt(fe_parser *p, fe_stmt *st);
+
 /* Checks that no `|>` appears in tokens [from, to); reports it if so. */
 bool fe_check_no_pipe(fe_parser *p, int from, int to);
 

@@ -742,6 +742,70 @@ static void test_vtab_hash_index(void **state) {
   assert_int_equal(f->stats.full_scans, 0);
 }
 
+/* PERFETTO INDEXes: bisection of the permutation with NULLs first, a
+ * prefix of `=` then a range, keys of other classes, against SQLite. */
+static void test_vtab_sorted_index(void **state) {
+  fx *f = *state;
+  rt_table *t = make_vt_table(f, "vt", 0);
+  make_plain_copy(f, t, "plain");
+  int by_name_val[] = {5, 3}, by_val[] = {3}, by_u_i32_val[] = {6, 7, 3};
+  assert_true(rt_table_add_sindex(t, "by_name_val", 2, by_name_val, f->sp));
+  assert_true(rt_table_add_sindex(t, "by_val", 1, by_val, f->sp));
+  assert_true(rt_table_add_sindex(t, "by_u_i32_val", 3, by_u_i32_val, f->sp));
+  assert_int_equal(rt_table_sindex_count(t), 3);
+  /* The permutation is sorted, NULLs first, rows of equal keys ascending. */
+  const rt_sindex *ix = rt_table_find_sindex(t, "BY_VAL");
+  assert_non_null(ix);
+  for (int64_t i = 1; i < t->nrows; i++) {
+    uint32_t a = ix->perm[i - 1], b = ix->perm[i];
+    int na = !rt_bit(t->cols[3].valid, a), nb = !rt_bit(t->cols[3].valid, b);
+    int64_t va = ((int64_t *)t->cols[3].data)[a], vb = ((int64_t *)t->cols[3].data)[b];
+    assert_true(na > nb || (na == nb && (na || va < vb || (va == vb && a < b))));
+  }
+  rt_catalog_put(f->cat, t);
+  char *msg = NULL;
+  assert_int_equal(rt_vtab_expose(f->db, "vt", &msg), SQLITE_OK);
+  static const char *const queries[] = {
+    "SELECT id FROM T WHERE val > 100 AND val < 200 ORDER BY id",
+    "SELECT id FROM T WHERE val >= -100 AND val <= -95 ORDER BY id",
+    "SELECT id FROM T WHERE val < -99.5 ORDER BY id",
+    "SELECT id FROM T WHERE val > 4897.5 ORDER BY id",
+    "SELECT id FROM T WHERE val < '5' ORDER BY id",
+    "SELECT id FROM T WHERE val > NULL ORDER BY id",
+    "SELECT id, val FROM T WHERE name = 'n3' AND val > 1000 ORDER BY id",
+    "SELECT id, val FROM T WHERE name = 'n3' AND val < 1000 AND val > 10 ORDER BY id",
+    "SELECT id FROM T WHERE name > 'n30' AND name <= 'n5' ORDER BY id",
+    "SELECT id FROM T WHERE name = 3 AND val > 0 ORDER BY id",
+    "SELECT id FROM T WHERE u = 7 AND i32 = -7 AND val BETWEEN 0 AND 3000 ORDER BY id",
+    "SELECT id FROM T WHERE u = 7 AND i32 = -7.0 AND val > 2000 ORDER BY id",
+    "SELECT id FROM T WHERE u = 7 AND i32 = -7.5 ORDER BY id",
+    "SELECT id FROM T WHERE u = 7 AND i32 = 'x' AND val > 0 ORDER BY id",
+    "SELECT id FROM T WHERE u = 7 AND i32 = NULL ORDER BY id",
+    "SELECT a.id, b.id FROM T a JOIN T b ON b.u = a.u AND b.i32 = a.i32 AND b.val > a.val "
+    "WHERE a.id < 30 ORDER BY a.id, b.id",
+  };
+  for (size_t q = 0; q < sizeof queries / sizeof *queries; q++) same_rows(f->db, queries[q]);
+  char plan[1024];
+  query_plan(f->db, "SELECT id FROM vt WHERE u = 7 AND i32 = -7 AND val > 2000", plan, sizeof plan);
+  assert_non_null(strstr(plan, "perfetto index by_u_i32_val (u= i32= val range)"));
+  query_plan(f->db, "SELECT id FROM vt WHERE name = 'n3' AND val > 1000", plan, sizeof plan);
+  assert_non_null(strstr(plan, "perfetto index by_name_val (name= val range)"));
+  /* A plan whose index was dropped reads everything (still right). */
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(f->db, "SELECT count(*) FROM vt WHERE val > 100 AND val < 200",
+                                      -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  int64_t n = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  assert_true(rt_table_drop_sindex(t, "by_val"));
+  assert_false(rt_table_drop_sindex(t, "by_val"));
+  int64_t before = f->stats.full_scans;
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_int64(st, 0), n);
+  assert_int_equal(f->stats.full_scans, before + 1);
+  sqlite3_finalize(st);
+}
+
 /* A main-schema view reads a columnar table through its eponymous table,
  * and sees a replacement. */
 static void test_vtab_main_view(void **state) {
@@ -1147,6 +1211,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_vtab_sorted_strings, setup, teardown),
     cmocka_unit_test_setup_teardown(test_vtab_plan_shape, setup, teardown),
     cmocka_unit_test_setup_teardown(test_vtab_hash_index, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_vtab_sorted_index, setup, teardown),
     cmocka_unit_test_setup_teardown(test_vtab_main_view, setup, teardown),
     cmocka_unit_test_setup_teardown(test_vtab_replace_while_reading, setup, teardown),
     cmocka_unit_test_setup_teardown(test_vtab_expose_rules, setup, teardown),
