@@ -162,10 +162,25 @@ static int set_equal(im_trace *t, int64_t row, int32_t len, const im_args *a) {
   return 1;
 }
 
+/* Ints repeat (pids, priorities, states, line numbers): their display
+ * strings go through a direct-mapped cache before printf and interning. */
+static uint32_t display_int(im_trace *t, int64_t v) {
+  uint64_t h = ((uint64_t)v * 0x9e3779b97f4a7c15ull) >> 54;   /* 1024 slots */
+  if (t->dint_id[h] && t->dint_v[h] == v) return t->dint_id[h] - 1;
+  char buf[32];
+  snprintf(buf, sizeof buf, "%" PRId64, v);
+  uint32_t id = im_cstr(t, buf);
+  if (id != IM_NULL_STR && !t->failed) {
+    t->dint_v[h] = v;
+    t->dint_id[h] = id + 1;
+  }
+  return id;
+}
+
 static uint32_t display(im_trace *t, const im_arg *r) {
   char buf[64];
   switch (r->type) {
-  case IM_V_INT: snprintf(buf, sizeof buf, "%" PRId64, r->i); break;
+  case IM_V_INT: return display_int(t, r->i);
   case IM_V_UINT: snprintf(buf, sizeof buf, "%" PRIu64, (uint64_t)r->i); break;
   case IM_V_POINTER: snprintf(buf, sizeof buf, "0x%" PRIx64, (uint64_t)r->i); break;
   case IM_V_BOOL: return r->i ? t->s_true : t->s_false;

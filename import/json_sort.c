@@ -45,27 +45,34 @@ static int radix(jstore *st) {
   uint64_t lo = UINT64_MAX;
   for (int64_t i = 0; i < n; i++)
     if (a[i].ts < lo) lo = a[i].ts;
+  /* every digit's histogram in one read, then one scatter per digit
+   * that is not the same in every key */
+  enum { DIGITS = 6 };   /* 6 x 11 bits cover 64 */
+  int64_t (*count)[2048] = jt_map(DIGITS * sizeof *count);   /* zeroed */
+  if (!count) {
+    jt_unmap(b, bytes);
+    return 0;
+  }
   uint64_t all_or = 0, all_and = ~0ull;
   for (int64_t i = 0; i < n; i++) {
     uint64_t k = a[i].ts - lo;
     all_or |= k, all_and &= k;
+    for (int d = 0; d < DIGITS; d++) count[d][(k >> (11 * d)) & 2047]++;
   }
-  int64_t count[2048];
-  for (int shift = 0; shift < 64; shift += 11) {
-    uint64_t mask = 2047ull << shift;
-    if (!((all_or ^ all_and) & mask)) continue;   /* every key has the same digit */
-    memset(count, 0, sizeof count);
-    for (int64_t i = 0; i < n; i++) count[((a[i].ts - lo) >> shift) & 2047]++;
-    int64_t sum = 0;
-    for (int d = 0; d < 2048; d++) {
-      int64_t c = count[d];
-      count[d] = sum;
-      sum += c;
+  for (int d = 0; d < DIGITS; d++) {
+    int shift = 11 * d;
+    if (!((all_or ^ all_and) & (2047ull << shift))) continue;   /* every key has the same digit */
+    int64_t sum = 0, *c = count[d];
+    for (int v = 0; v < 2048; v++) {
+      int64_t x = c[v];
+      c[v] = sum;
+      sum += x;
     }
-    for (int64_t i = 0; i < n; i++) b[count[((a[i].ts - lo) >> shift) & 2047]++] = a[i];
+    for (int64_t i = 0; i < n; i++) b[c[((a[i].ts - lo) >> shift) & 2047]++] = a[i];
     jkey *t = a;
     a = b, b = t;
   }
+  jt_unmap(count, DIGITS * sizeof *count);
   jt_unmap(b, bytes);
   st->keys = a;
   return 1;

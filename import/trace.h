@@ -202,6 +202,9 @@ struct im_trace {
   struct im_switch_key *switch_cache;  /* sched_switch arg sets by value (sched.c) */
   int64_t state_cache_st[64];
   uint32_t state_cache_id[64];
+  /* args.c: display strings of ints (value, string id + 1; 0 = empty) */
+  int64_t dint_v[1024];
+  uint32_t dint_id[1024];
 };
 
 /* Track hidden columns from a spec's dims; commits source args. */
