@@ -83,11 +83,47 @@ static inline char js_kind(const jscan *s) {
 int js_literal(jscan *s, const char *word);   /* true / false / null */
 /* Walks an object whose '{' was consumed: the next member (1: *key set,
  * s->p at its value), the end (0: '}' consumed) or a syntax error (-1).
- * *n counts the members so far (start at 0). */
-int js_member(jscan *s, int *n, const char **key, size_t *klen);
+ * *n counts the members so far (start at 0). Inline, as the element
+ * walker: they run for every member of every object. */
+static inline int js_member(jscan *s, int *n, const char **key, size_t *klen) {
+  js_ws(s);
+  if (s->p >= s->end) return js_fail(s, "the file ends inside an object"), -1;
+  if (*s->p == '}') {
+    s->p++;
+    return 0;
+  }
+  if (*n) {
+    if (*s->p != ',') return js_fail(s, "expected ',' or '}'"), -1;
+    s->p++;
+    js_ws(s);
+  }
+  if (js_kind(s) != '"') return js_fail(s, s->p >= s->end ? "the file ends inside an object" : "expected a key"), -1;
+  if (!js_string(s, key, klen)) return -1;
+  js_ws(s);
+  if (s->p >= s->end || *s->p != ':') return js_fail(s, "expected ':'"), -1;
+  s->p++;
+  js_ws(s);
+  (*n)++;
+  return 1;
+}
+
 /* The same for an array whose '[' was consumed: 1 at an element, 0 at
  * ']' (consumed), -1 on an error. */
-int js_element(jscan *s, int *n);
+static inline int js_element(jscan *s, int *n) {
+  js_ws(s);
+  if (s->p >= s->end) return js_fail(s, "the file ends inside an array"), -1;
+  if (*s->p == ']') {
+    s->p++;
+    return 0;
+  }
+  if (*n) {
+    if (*s->p != ',') return js_fail(s, "expected ',' or ']'"), -1;
+    s->p++;
+    js_ws(s);
+  }
+  (*n)++;
+  return 1;
+}
 
 /* µs → ns (§2.2.1). 0 when the value does not fit. */
 int jn_to_ns(const jnum *n, int64_t *out);
