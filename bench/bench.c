@@ -605,6 +605,7 @@ static int is_sql_workload(const char *name) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--import-child")) return bench_import_child(argc, argv);
   options o;
   parse_args(argc, argv, &o);
   int any = 0, first = 1, mismatch = 0;

@@ -32,4 +32,8 @@ int bench_gen_json(const char *path, uint64_t target);
 int bench_import_json(int repeat, int quick, const char *const *shared, int nshared,
                       bench_import_row *rows, int cap);
 
+/* The measuring child (pipejit-bench --import-child json|proto FILE FD):
+ * imports FILE and writes its result to FD. Returns 2 on bad arguments. */
+int bench_import_child(int argc, char **argv);
+
 #endif
