@@ -426,9 +426,10 @@ static int more(jtrace *j, jscan *s, const char **from) {
   return got > 0;
 }
 
-/* Keeps at least 64 KiB ahead of s->p when the input has more. */
+/* Keeps at least 16 KiB ahead of s->p when the input has more (less
+ * would reread more events cut at the end; more moves more bytes). */
 static void ahead(jtrace *j, jscan *s) {
-  if (s->end - s->p < (64 << 10)) {
+  if (s->end - s->p < (16 << 10)) {
     const char *from = s->p;
     more(j, s, &from);
   }
