@@ -264,6 +264,10 @@ int jt_read(jtrace *j, jscan *s);
 /* §2.3: sorts the event keys (negative ts were dropped in pass 1) and
  * the systemTraceEvents keys. */
 int jt_sort(jtrace *j);
+/* The stable sort of a store's keys by ts (file order among equal ts)
+ * under it; arrays of split_min keys or more are split by their top digit
+ * first. 0 when out of memory. */
+int jt_sort_keys(jstore *st, int64_t split_min);
 /* Pass 2. */
 void jt_events(jtrace *j);
 /* One systrace text line (§2.7); 0 when it does not match. */

@@ -64,11 +64,12 @@ static jkey *lsd(jkey *a, jkey *b, int64_t n, uint64_t lo, int bits, int64_t (*c
   return a;
 }
 
-/* Stable radix sort of the keys by ts (they are ≥ 0 here). A large
- * array is first split by its top digit (one scatter through memory),
- * then each bucket, which then fits in cache, is sorted by the digits
- * below with lsd: one pass over memory instead of one per digit. */
-static int radix(jstore *st) {
+/* Stable radix sort of the keys by ts (they are ≥ 0 here). An array of
+ * at least split_min keys is first split by its top digit (one scatter
+ * through memory), then each bucket, which then fits in cache, is sorted
+ * by the digits below with lsd: one pass over memory instead of one per
+ * digit. */
+int jt_sort_keys(jstore *st, int64_t split_min) {
   int64_t n = st->nkeys;
   if (n < 2) return 1;
   jkey *a = st->keys;
@@ -90,7 +91,7 @@ static int radix(jstore *st) {
   }
   int bits = hi > lo ? 64 - __builtin_clzll(hi - lo) : 0;
   jkey *out;
-  if (n < (1 << 20) || bits <= DIGIT) {   /* in cache anyway */
+  if (n < split_min || bits <= DIGIT) {
     out = lsd(a, b, n, lo, bits, count);
   } else {
     /* top digit: bits [from, bits) */
@@ -136,7 +137,8 @@ static int radix(jstore *st) {
 }
 
 int jt_sort(jtrace *j) {
-  if (!radix(&j->ev) || !radix(&j->sys)) return im_oom(j->t);
+  /* below a million keys (16 MiB) the digits are sorted in cache anyway */
+  if (!jt_sort_keys(&j->ev, 1 << 20) || !jt_sort_keys(&j->sys, 1 << 20)) return im_oom(j->t);
   if (!j->slow || !j->any || j->V == INT64_MAX) return 1;
   /* Equal-ts runs at or after V: E, X by decreasing dur, others. */
   jkey *k = j->ev.keys;

@@ -622,60 +622,6 @@ static void test_streaming(void **state) {
   free(json);
 }
 
-/* §2.3 on a large file: over a million events (the sort splits them by
- * their top digit first, then sorts each bucket: large, small and single
- * ones here), out of order with many equal ts. Slice ids must follow
- * (ts, file order), worked out here with qsort. */
-typedef struct ts_pos { long long ts; int pos; } ts_pos;
-static int cmp_ts_pos(const void *pa, const void *pb) {
-  const ts_pos *a = pa, *b = pb;
-  if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
-  return (a->pos > b->pos) - (a->pos < b->pos);
-}
-
-static void test_large_sort(void **state) {
-  (void)state;
-  enum { N = 1100000 };
-  size_t cap = (size_t)N * 80, n = 0;
-  char *json = malloc(cap);
-  ts_pos *order = malloc(N * sizeof *order);
-  assert_non_null(json);
-  assert_non_null(order);
-  n += (size_t)snprintf(json, cap, "[");
-  uint64_t r = 99;
-  for (int i = 0; i < N; i++) {
-    r = r * 6364136223846793005ull + 1442695040888963407ull;
-    uint64_t x = r >> 24;
-    long long ts = i % 2 ? 4000000 + (long long)(x % 1500)     /* one crowded bucket */
-                   : i % 500 == 0 ? 1000000 + (long long)(x % 50000000)   /* sparse ones */
-                   : (long long)(x % 1000000);
-    order[i] = (ts_pos){ts, i};
-    n += (size_t)snprintf(json + n, cap - n, "%s{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,\"ts\":%lld,\"name\":\"%d\"}",
-                          i ? ",\n" : "", ts, i);
-    assert_true(n < cap);
-  }
-  n += (size_t)snprintf(json + n, cap - n, "]");
-  qsort(order, N, sizeof *order, cmp_ts_pos);
-  size_t ecap = (size_t)N * 24, en = 0;
-  char *expected = malloc(ecap);
-  assert_non_null(expected);
-  for (int i = 0; i < N; i++)
-    en += (size_t)snprintf(expected + en, ecap - en, "%lld|%d\n", order[i].ts * 1000, order[i].pos);
-  char path[] = "/tmp/pj_test_trace_XXXXXX";
-  write_trace(path, json, n, 0, 0);
-  free(json);
-  pj_engine *e = open_engine();
-  assert_int_equal(pj_engine_load_trace(e, path, NULL), PJ_OK);
-  unlink(path);
-  char *got = rows(e, "SELECT ts, name FROM slice ORDER BY id");
-  assert_int_equal(strlen(got), en);
-  assert_true(!strcmp(got, expected));
-  free(got);
-  free(expected);
-  free(order);
-  pj_engine_close(e);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_basic),  cmocka_unit_test(test_sort_and_fields),
@@ -683,7 +629,6 @@ int main(void) {
       cmocka_unit_test(test_atrace_lmk),
       cmocka_unit_test(test_damage), cmocka_unit_test(test_errors),
       cmocka_unit_test(test_real_traces), cmocka_unit_test(test_streaming),
-      cmocka_unit_test(test_large_sort),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
