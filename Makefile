@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PJ_WERROR ?= OFF
 CMAKE_FLAGS = -DPJ_WERROR=$(PJ_WERROR)
 
-.PHONY: all setup build demo test test-asan fuzz bench clean
+.PHONY: all setup build demo test test-asan test-nollvm fuzz bench clean
 
 all: build
 
@@ -28,6 +28,15 @@ test-asan: setup
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPJ_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# The interpreter-only build (PJ_WITH_LLVM=OFF: no LLVM linked) into
+# build-nollvm/: the library, the CLI and the query files, on the
+# interpreter (CI runs it; a few minutes on 2 cores).
+NOLLVM_TESTS = ^(test_queries|test_cli|build_no_llvm|build_exports|cli_inputs|cli_limits)$$
+test-nollvm: setup
+	@cmake -S . -B build-nollvm -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPJ_WITH_LLVM=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-nollvm -j $(JOBS) --target pipejit pipejit_cli test_queries test_cli
+	@cd build-nollvm && ctest --output-on-failure -j $(JOBS) -R '$(NOLLVM_TESTS)'
 
 # Every workload at 1k … 10M rows in modes interp, jit and auto (about 20
 # minutes on 2 cores; run it on a quiet machine): prints the table and
@@ -66,4 +75,4 @@ bench: build
 	@PIPEJIT_LIB=$(BUILD)/libpipejit.so $(PYTHON3) bench/bench_python.py $(BENCH_PY_ARGS)
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz
+	rm -rf $(BUILD) build-asan build-nollvm build-fuzz

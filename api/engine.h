@@ -157,9 +157,7 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out);
  * Returns PJ_NOMEM or PJ_OK. */
 pj_status pj__engine_attach(void *db, pj_engine **out);
 
-/* Makes sure the engine's JIT exists; PJ_ERROR (message set) when LLVM
- * cannot be initialized. */
-pj_status pj__engine_jit(pj_engine *e);
+/* pj__engine_jit (the engine's JIT, made on first use): hooks.h. */
 
 /* Adaptive-mode knobs, for tests and tools (internal). force: see
  * pj_engine.force_switch. rows < 0 restores PJ_AUTO_JIT_ROWS. A cache of

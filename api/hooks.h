@@ -34,6 +34,13 @@ typedef struct pj__hooks {
 /* Installs observers for pj_engine_exec (replaces any previous ones). */
 void pj__engine_set_hooks(pj_engine *e, const pj__hooks *h);
 
+/* Makes sure the engine's JIT exists (it is made at the first compile
+ * otherwise): PJ_ERROR with the reason as the engine's error when there
+ * is none, because LLVM cannot be initialized here or the library was
+ * built without it (PJ_WITH_LLVM=OFF). The CLI checks --mode jit with it
+ * before running anything. */
+pj_status pj__engine_jit(pj_engine *e);
+
 /* 1 when text (len bytes) ends with a ';' that ends a statement (not
  * one inside a string, comment or unfinished statement), or holds only
  * blanks before it; like sqlite3_complete for scripts. */

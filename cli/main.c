@@ -24,6 +24,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "api/hooks.h"
 #include "cli.h"
 
 static void usage(FILE *out) {
@@ -359,6 +360,13 @@ int main(int argc, char **argv) {
 
   if (pj_engine_open(db, &c.e) != PJ_OK) {
     fprintf(stderr, "error: %s\n", c.e ? pj_engine_errmsg(c.e) : "out of memory");
+    pj_engine_close(c.e);
+    free(inputs);
+    return 1;
+  }
+  if (mode == PJ_MODE_JIT && pj__engine_jit(c.e) != PJ_OK) {
+    /* say so before a shell or script starts (no LLVM in this build) */
+    fprintf(stderr, "error: --mode jit: %s\n", pj_engine_errmsg(c.e));
     pj_engine_close(c.e);
     free(inputs);
     return 1;
