@@ -311,6 +311,7 @@ typedef struct pb_imp {
    * 0 = empty), as sched.c keeps those of switches */
   struct { uint32_t comm; int32_t pid, prio; int64_t cpu, set1; } waking_cache[1024];
   uint32_t loc_keys[3][3];   /* source location arg keys by prefix and leaf, id + 1 */
+  struct { uint64_t idx1; } intern_cache[1024];   /* pb_intern_get: index + 1 into interned */
   /* a direct-mapped cache in front of the string pool (pb_str) */
   struct { uint32_t id, len; uint64_t head, tail; } str_cache[PB_STR_CACHE];
 } pb_imp;

@@ -124,10 +124,22 @@ int pb_intern_put(pb_imp *m, uint32_t seq, uint32_t epoch, uint32_t field, pb_sp
 
 pb_interned *pb_intern_get(pb_imp *m, uint32_t seq, uint32_t epoch, uint32_t field,
                            uint64_t iid) {
+  /* names and categories are looked up again and again: a direct-mapped
+   * cache of hits in front of the map */
+  uint64_t k = (iid * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)seq << 20) ^ ((uint64_t)epoch << 40) ^
+               ((uint64_t)field << 56);
+  __typeof__(m->intern_cache[0]) *c = &m->intern_cache[(k * 0xbf58476d1ce4e5b9ull) >> 54];
+  if (c->idx1) {
+    pb_interned *e = &m->interned.v[c->idx1 - 1];
+    if (e->iid == iid && e->seq == seq && e->epoch == epoch && e->field == field) return e;
+  }
   int64_t i = im_map_get(&m->interned_by_key, intern_key(seq, epoch, field, iid));
   for (; i != IM_NONE; i = m->interned_next.v[i]) {
     pb_interned *e = &m->interned.v[i];
-    if (e->iid == iid && e->seq == seq && e->epoch == epoch && e->field == field) return e;
+    if (e->iid == iid && e->seq == seq && e->epoch == epoch && e->field == field) {
+      c->idx1 = (uint64_t)i + 1;
+      return e;
+    }
   }
   return NULL;
 }

@@ -12,6 +12,7 @@
  * stable per-stream order gives trace_processor's (ts, stream, arrival)
  * order. The whole trace is sorted (TP's --full-sort; §3.5.3 [S]).
  */
+#define _GNU_SOURCE   /* mremap */
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -50,14 +51,28 @@ pb_stream *pb_stream_compact(pb_imp *m, uint32_t cpu, int kind) {
   return &m->streams.v[*slot];
 }
 
+/* Stream arrays are mappings of their own, grown by mremap: a stream of
+ * millions of items doubles without copying them (realloc copies blocks
+ * below malloc's mmap threshold), and the merge can hand back any page of
+ * it (pb_release_consumed). */
+static int stream_grow(pb_stream *s) {
+  size_t old = s->cap * s->esz, bytes = s->cap ? old * 2 : 64 * 1024;
+  void *v = s->v ? mremap(s->v, old, bytes, MREMAP_MAYMOVE)
+                 : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (v == MAP_FAILED) return 0;
+  s->v = v;
+  s->cap = bytes / s->esz;
+  return 1;
+}
+
+static void stream_free(pb_stream *s) {
+  if (s->v) munmap(s->v, s->cap * s->esz);
+  s->v = NULL;
+  s->n = s->cap = 0;
+}
+
 int pb_stream_push(pb_stream *s, const void *elem) {
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? s->cap + s->cap / 2 : 1024;
-    void *v = realloc(s->v, cap * s->esz);
-    if (!v) return 0;
-    s->v = v;
-    s->cap = cap;
-  }
+  if (s->n == s->cap && !stream_grow(s)) return 0;
   int64_t ts;
   memcpy(&ts, elem, 8);
   if (ts < s->last_ts) s->unsorted = 1;
@@ -289,11 +304,10 @@ void pb_release_consumed(pb_imp *m) {
   uint64_t wm = UINT64_MAX;
   for (size_t i = 0; i < m->streams.n; i++) {
     pb_stream *s = &m->streams.v[i];
-    /* stream arrays: the consumed prefix, never the first page (malloc's
-     * chunk header lives just before v) */
+    /* stream arrays: the consumed prefix */
     size_t done = s->pos * s->esz;
     if (done > s->released + (4u << 20)) {
-      release_range(s->v, s->released > 4096 ? s->released : 4096, done);
+      release_range(s->v, s->released, done);
       s->released = done;
     }
     if (s->sufmin && s->pos < s->n) {
@@ -316,7 +330,7 @@ void pb_release_consumed(pb_imp *m) {
 }
 
 void pb_streams_free(pb_imp *m) {
-  for (size_t i = 0; i < m->streams.n; i++) free(m->streams.v[i].v), free(m->streams.v[i].sufmin);
+  for (size_t i = 0; i < m->streams.n; i++) stream_free(&m->streams.v[i]), free(m->streams.v[i].sufmin);
   free(m->streams.v);
   m->streams.v = NULL;
   m->streams.n = m->streams.cap = 0;

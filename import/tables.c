@@ -58,6 +58,7 @@ static inline size_t col_size(rt_type t) {
  * over-sized capacity costs address space, not memory). */
 static int tab_grow(im_tab *tab, int64_t cap) {
   const im_schema *s = tab->s;
+  int fresh = tab->cap == 0;   /* every array comes from calloc: all rows zero and NULL */
   for (int c = 0; c < s->ncols; c++) {
     size_t sz = col_size(s->cols[c].type);
     if (!sz) continue;
@@ -70,6 +71,7 @@ static int tab_grow(im_tab *tab, int64_t cap) {
     tab->valid[c] = v;
   }
   tab->cap = cap;
+  if (fresh) tab->zeroed = cap;
   return 1;
 }
 
