@@ -95,6 +95,7 @@ enum { PB_STREAM_GENERIC, PB_STREAM_TRACK_EVENT, PB_STREAM_FTRACE, PB_STREAM_COM
 typedef struct pb_heap_ent {
   int64_t ts;
   int32_t stream;
+  int32_t done;          /* the stream has no item left */
 } pb_heap_ent;
 
 typedef struct pb_stream {
@@ -268,8 +269,8 @@ typedef struct pb_imp {
   pb_clocks clk;
 
   PB_VEC(pb_stream) streams;
-  pb_heap_ent *heap;     /* merge heap: (next ts, stream) */
-  size_t heap_n;
+  pb_heap_ent *heap;     /* merge: tournament tree of (next ts, stream) */
+  size_t heap_n;         /* its leaves (streams rounded up to a power of two) */
   int32_t stream_ftrace[1024];        /* cpu → stream, -1 */
   int32_t stream_compact[2][1024];    /* [switch, waking][cpu] → stream, -1 */
   PB_VEC(pb_aux) aux;

@@ -229,60 +229,79 @@ int pb_sort_streams(pb_imp *m) {
 
 /* ---- k-way merge ---------------------------------------------------------------- */
 
-/* The heap (m->heap) holds stream indexes; the key is (ts of the
- * stream's next element, stream index). */
+/* A tournament (loser) tree over the streams: m->heap[1 .. K-1] hold the
+ * loser of each match (K = streams rounded up to a power of two, leaf i =
+ * stream i), m->heap[0] the winner, i.e. the next item. Keys are (ts of
+ * the stream's next item, stream index), exhausted streams last; taking
+ * an item replays only its stream's path to the root: log2(K) compares,
+ * half of what a binary heap's sift needs. Keys are unique, so the order
+ * is exactly (ts, stream), and within a stream arrival order. */
 
 static inline int less(const pb_heap_ent *a, const pb_heap_ent *b) {
+  if (a->done != b->done) return b->done;
   return a->ts < b->ts || (a->ts == b->ts && a->stream < b->stream);
 }
 
-static void sift_down(pb_imp *m, size_t i) {
-  pb_heap_ent *heap = m->heap;
-  size_t heap_n = m->heap_n;
-  for (;;) {
-    size_t l = 2 * i + 1, best = i;
-    if (l < heap_n && less(&heap[l], &heap[best])) best = l;
-    if (l + 1 < heap_n && less(&heap[l + 1], &heap[best])) best = l + 1;
-    if (best == i) return;
-    pb_heap_ent t = heap[i];
-    heap[i] = heap[best];
-    heap[best] = t;
-    i = best;
-  }
+static pb_heap_ent head_key(const pb_stream *st, int32_t i) {
+  pb_heap_ent e = {.stream = i, .done = st->pos >= st->n};
+  if (!e.done) e.ts = ts_at(st->v, st->pos, st->esz);
+  return e;
 }
 
 void pb_merge_begin(pb_imp *m) {
   free(m->heap);
-  m->heap = malloc((m->streams.n + 1) * sizeof *m->heap);
-  m->heap_n = 0;
+  size_t k = 1;
+  while (k < m->streams.n) k *= 2;
+  m->heap_n = k;
+  m->heap = malloc(k * sizeof *m->heap);
   if (!m->heap) {
     im_oom(m->t);
+    m->heap_n = 0;
     return;
   }
-  for (size_t i = 0; i < m->streams.n; i++) {
-    pb_stream *st = &m->streams.v[i];
-    st->pos = 0;
-    if (st->n) m->heap[m->heap_n++] = (pb_heap_ent){ts_at(st->v, 0, st->esz), (int32_t)i};
+  /* the first tournament: winners bottom-up in win (leaves at k + i),
+   * each match's loser in the tree */
+  pb_heap_ent *win = malloc(2 * k * sizeof *win);
+  if (!win) {
+    im_oom(m->t);
+    free(m->heap);
+    m->heap = NULL;
+    m->heap_n = 0;
+    return;
   }
-  for (size_t i = m->heap_n; i-- > 0;) sift_down(m, i);
+  for (size_t i = 0; i < k; i++) {
+    if (i < m->streams.n) {
+      m->streams.v[i].pos = 0;
+      win[k + i] = head_key(&m->streams.v[i], (int32_t)i);
+    } else {
+      win[k + i] = (pb_heap_ent){.stream = (int32_t)i, .done = 1};
+    }
+  }
+  for (size_t i = k; i-- > 1;) {
+    int l = less(&win[2 * i], &win[2 * i + 1]);
+    win[i] = l ? win[2 * i] : win[2 * i + 1];
+    m->heap[i] = l ? win[2 * i + 1] : win[2 * i];
+  }
+  m->heap[0] = win[1];
+  free(win);
 }
 
 int pb_merge_next(pb_imp *m, int *stream, const void **elem) {
-  if (!m->heap_n) return 0;
+  if (!m->heap_n || m->heap[0].done) return 0;
   int32_t s = m->heap[0].stream;
   pb_stream *st = &m->streams.v[s];
   *stream = s;
   *elem = st->v + st->pos * st->esz;
-  pb_heap_ent *h = m->heap;
-  if (++st->pos == st->n) {
-    h[0] = h[--m->heap_n];
-    if (m->heap_n > 1) sift_down(m, 0);
-    return 1;
-  }
-  h[0].ts = ts_at(st->v, st->pos, st->esz);
-  /* a stream often stays first for a while: sift only when a child is less */
-  if ((m->heap_n > 1 && less(&h[1], &h[0])) || (m->heap_n > 2 && less(&h[2], &h[0])))
-    sift_down(m, 0);
+  st->pos++;
+  pb_heap_ent cur = head_key(st, s);
+  pb_heap_ent *t = m->heap;
+  for (size_t node = ((size_t)s + m->heap_n) >> 1; node >= 1; node >>= 1)
+    if (less(&t[node], &cur)) {
+      pb_heap_ent x = t[node];
+      t[node] = cur;
+      cur = x;
+    }
+  t[0] = cur;
   return 1;
 }
 
