@@ -111,7 +111,7 @@ typedef struct pb_stream {
                             offset referred to from that block on (or NULL) */
   size_t released;       /* bytes of v handed back */
 } pb_stream;
-enum { PB_SUF_SHIFT = 12, PB_STR_CACHE = 4096 };
+enum { PB_SUF_SHIFT = 12, PB_STR_CACHE = 4096, PB_LOC_CACHE = 256, PB_LOC_BYTES = 160 };
 
 /* ---- sequences ---------------------------------------------------------- */
 
@@ -312,6 +312,14 @@ typedef struct pb_imp {
    * 0 = empty), as sched.c keeps those of switches */
   struct { uint32_t comm; int32_t pid, prio; int64_t cpu, set1; } waking_cache[1024];
   uint32_t loc_keys[3][3];   /* source location arg keys by prefix and leaf, id + 1 */
+  /* inline source locations repeat byte for byte (one per call site):
+   * the args of the last ones seen, by their bytes */
+  struct pb_loc_cache {
+    uint32_t len;            /* 0: empty */
+    int nargs;
+    uint8_t bytes[PB_LOC_BYTES];
+    im_arg args[3];
+  } loc_cache[PB_LOC_CACHE];
   struct { uint64_t idx1; } intern_cache[1024];   /* pb_intern_get: index + 1 into interned */
   /* a direct-mapped cache in front of the string pool (pb_str) */
   struct { uint32_t id, len; uint64_t head, tail; } str_cache[PB_STR_CACHE];

@@ -77,7 +77,8 @@ static void parse_ftrace(pb_imp *m, const pb_stream *s, const pb_item *it) {
  * the last doubling): each compact switch makes a sched row, two
  * thread_state rows and an ftrace_event row, each waking an ftrace_event
  * row and at most one thread_state row, each ftrace event one
- * ftrace_event row; track events are about half begins. */
+ * ftrace_event row; a track event at most one slice (pages of rows
+ * never written are never touched). */
 static void reserve_rows(pb_imp *m) {
   int64_t sw = 0, wk = 0, ft = 0, te = 0;
   for (size_t i = 0; i < m->streams.n; i++) {
@@ -93,7 +94,7 @@ static void reserve_rows(pb_imp *m) {
   im_reserve(m->t, IM_T_SCHED, sw);
   im_reserve(m->t, IM_T_THREAD_STATE, 2 * sw + wk);
   im_reserve(m->t, IM_T_FTRACE_EVENT, sw + wk + ft);
-  im_reserve(m->t, IM_T_SLICE, te / 2);
+  im_reserve(m->t, IM_T_SLICE, te);
 }
 
 int pb_parse_all(pb_imp *m) {

@@ -146,23 +146,47 @@ static void debug_annotation(te_ctx *x, pb_span da) {
 static void source_location(te_ctx *x, int p, pb_span sl) {
   static const char *const PREFIX[3] = {"source", "task.posted_from", "source_location"};
   static const char *const LEAF[3] = {"file_name", "function_name", "line_number"};
+  pb_imp *m = x->m;
+  struct pb_loc_cache *c = NULL;
+  if (p == 2 && sl.n && sl.n <= PB_LOC_BYTES) {
+    uint64_t head = 0, tail = 0;
+    memcpy(&head, sl.p, sl.n < 8 ? sl.n : 8);
+    memcpy(&tail, sl.p + sl.n - (sl.n < 8 ? sl.n : 8), sl.n < 8 ? sl.n : 8);
+    uint64_t h = (head * 0x9e3779b97f4a7c15ull) ^ (tail * 0xc2b2ae3d27d4eb4full) ^ sl.n;
+    c = &m->loc_cache[(h >> 40) & (PB_LOC_CACHE - 1)];
+    if (c->len == sl.n && memcmp(c->bytes, sl.p, sl.n) == 0) {
+      for (int i = 0; i < c->nargs; i++) im_args_add(x->args, &c->args[i], 0);
+      return;
+    }
+    c->len = 0;
+    c->nargs = 0;
+  }
   pb_reader r;
   pb_field f = {0};
   pb_init_span(&r, sl);
   while (pb_next(&r, &f)) {
     if (f.id < 2 || f.id > 4) continue;
     int l = (int)f.id - 2;
-    uint32_t *k = &x->m->loc_keys[p][l];
+    uint32_t *k = &m->loc_keys[p][l];
     if (!*k) {
       char buf[64];
       int n = snprintf(buf, sizeof buf, "%s.%s", PREFIX[p], LEAF[l]);
-      *k = im_str(x->m->t, buf, (size_t)n) + 1;
+      *k = im_str(m->t, buf, (size_t)n) + 1;
     }
     im_arg a = {.key = *k - 1, .flat_key = *k - 1};
     if (f.id == 4) a.type = IM_V_UINT, a.i = (int64_t)(uint32_t)f.v;
-    else if (f.wt == PB_LEN) a.type = IM_V_STRING, a.s = span_str(x->m, f.s);
+    else if (f.wt == PB_LEN) a.type = IM_V_STRING, a.s = span_str(m, f.s);
     else continue;
     im_args_add(x->args, &a, 0);
+    if (c && c->nargs < 3) c->args[c->nargs] = a;
+    if (c) c->nargs++;
+  }
+  /* cached when it decoded whole into at most three args */
+  if (c && !r.bad && c->nargs <= 3) {
+    memcpy(c->bytes, sl.p, sl.n);
+    c->len = (uint32_t)sl.n;
+  } else if (c) {
+    c->nargs = 0;
   }
 }
 
