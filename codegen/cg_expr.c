@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/strfn.h"
 #include "emit.h"
 
 /* ---- columns and parameters --------------------------------------------- */
@@ -442,6 +443,19 @@ static cg_val cg_strfn(cg_ctx *cx, const ir_expr *e, const char *name) {
     args[0] = p; args[1] = a[0].v; na = 2;
     break;
   case IX_STRTOF64: fn = "rt_fn_str_to_f64"; args[0] = p; args[1] = a[0].v; na = 2; break;
+  case IX_ROUND:
+    fn = "rt_fn_round";
+    args[0] = cg_coerce(cx, a[0], RT_F64).v;
+    args[1] = n == 2 ? cg_coerce(cx, a[1], RT_I64).v : cg_i64(cx, 0);
+    na = 2;
+    break;
+  case IX_SIGN: fn = "rt_fn_sign"; args[0] = cg_coerce(cx, a[0], RT_F64).v; na = 1; break;
+  case IX_REPLACE:
+    fn = "rt_fn_replace"; args[0] = p; args[1] = a[0].v; args[2] = a[1].v; args[3] = a[2].v; na = 4;
+    break;
+  case IX_HEX: fn = "rt_fn_hex"; args[0] = p; args[1] = a[0].v; na = 2; break;
+  case IX_UNICODE: fn = "rt_fn_unicode"; args[0] = p; args[1] = a[0].v; na = 2; break;
+  case IX_CHAR: fn = "rt_fn_char"; args[0] = p; args[1] = cg_coerce(cx, a[0], RT_I64).v; na = 2; break;
   default: /* IX_TOINT from a string */
     fn = "rt_fn_str_to_i64"; args[0] = p; args[1] = a[0].v; na = 2; rt = RT_I64;
     break;
@@ -457,6 +471,34 @@ static cg_val cg_strfn(cg_ctx *cx, const ir_expr *e, const char *name) {
   /* like/glob return an int (i32): widen to the boolean i64 */
   if (LLVMTypeOf(r) != want) r = LLVMBuildZExt(cx->b, r, want, name);
   return (cg_val){r, null, rt};
+}
+
+/* printf(fmt, …): the arguments as (kind, bits) pairs in a stack array
+ * (rt_fn_printf's form); RT_STR_NULL back is SQLite's NULL result. */
+static cg_val cg_printf(cg_ctx *cx, const ir_expr *e, const char *name) {
+  cg_val fmt = cg_sub(cx, e, 0);
+  int n = e->nargs - 1;
+  LLVMTypeRef arr = LLVMArrayType(cx->t_i64, (unsigned)(2 * (n > 0 ? n : 1)));
+  LLVMValueRef slot = cg_slot(cx, arr, "pf.args");
+  for (int i = 0; i < n; i++) {
+    cg_val v = cg_sub(cx, e, i + 1);
+    int kind = v.type == RT_F64 ? RT_PF_F64 : v.type == RT_STR ? RT_PF_STR : RT_PF_INT;
+    LLVMValueRef bits = v.type == RT_F64   ? LLVMBuildBitCast(cx->b, v.v, cx->t_i64, "")
+                        : v.type == RT_STR ? LLVMBuildZExt(cx->b, v.v, cx->t_i64, "")
+                                           : cg_coerce(cx, v, RT_I64).v;
+    LLVMValueRef k = cg_i64(cx, kind);
+    if (!cg_is_false(v.null)) k = LLVMBuildSelect(cx->b, v.null, cg_i64(cx, RT_PF_NULL), k, "");
+    LLVMValueRef at = cg_elem_ptr(cx, cx->t_i64, slot, cg_i32(cx, 2 * i), "");
+    LLVMBuildStore(cx->b, k, at);
+    LLVMBuildStore(cx->b, bits, cg_elem_ptr(cx, cx->t_i64, slot, cg_i32(cx, 2 * i + 1), ""));
+  }
+  LLVMValueRef args[4] = {cx->strings, fmt.v, slot, cg_i32(cx, n)};
+  LLVMValueRef r = cg_call_notnull(cx, fmt.null, "rt_fn_printf", args, 4, RT_STR, name);
+  cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntEQ, r, cg_i32(cx, (int32_t)RT_STR_FAILED), ""),
+             CG_ERR_STRING, "str.ok");
+  LLVMValueRef isnull = LLVMBuildICmp(cx->b, LLVMIntEQ, r, cg_i32(cx, (int32_t)RT_STR_NULL), "");
+  r = LLVMBuildSelect(cx->b, isnull, cg_i32(cx, 0), r, name);
+  return (cg_val){r, cg_or(cx, fmt.null, isnull), RT_STR};
 }
 
 /* ---- the dispatcher ----------------------------------------------------- */
@@ -554,8 +596,10 @@ cg_val cg_expr(cg_ctx *cx, const ir_expr *e, const char *name) {
   }
   case IX_CONCAT: case IX_LIKE: case IX_GLOB: case IX_TOSTR: case IX_STRTOF64: case IX_LENGTH:
   case IX_LOWER: case IX_UPPER: case IX_SUBSTR: case IX_INSTR: case IX_TRIM: case IX_LTRIM:
-  case IX_RTRIM:
+  case IX_RTRIM: case IX_ROUND: case IX_SIGN: case IX_REPLACE: case IX_HEX: case IX_UNICODE:
+  case IX_CHAR:
     return cg_strfn(cx, e, name);
+  case IX_PRINTF: return cg_printf(cx, e, name);
   case IX__COUNT: break;
   }
   rt_errorf(cx->err, e->pos, "JIT: unexpected expression kind %d", (int)e->kind);

@@ -84,6 +84,13 @@ const cg_rtfn cg_rtfns[] = {
     FN(rt_fn_str_to_i64, "l:pi"),
     FN(rt_fn_str_to_f64, "d:pi"),
     FN(rt_fn_f64_to_i64, "l:d"),
+    FN(rt_fn_round, "d:dl"),
+    FN(rt_fn_sign, "l:d"),
+    FN(rt_fn_replace, "i:piii"),
+    FN(rt_fn_hex, "i:pi"),
+    FN(rt_fn_unicode, "l:pi"),
+    FN(rt_fn_char, "i:pl"),
+    FN(rt_fn_printf, "i:pipi"),
     FN(rt_fn_shl, "l:ll"),
     FN(rt_fn_shr, "l:ll"),
 };

@@ -129,6 +129,7 @@ void vm_split_truth(const vm_vec *v, const vm_set *set, uint32_t *yes, uint32_t 
 
 /* vm_str.c: string functions and casts (through runtime/strfn.h). */
 vm_vec *vm_eval_strfn(vm *m, const ir_expr *e, const vm_set *set);
+vm_vec *vm_eval_printf(vm *m, const ir_expr *e, const vm_set *set);
 
 /* vm_agg.c: the AGGREGATE sink over the batch's active rows. */
 int vm_agg_update(vm *m, rt_batch *b);

@@ -951,7 +951,14 @@ vm_vec *vm_eval(vm *m, const ir_expr *e, const vm_set *set) {
   case IX_INSTR:
   case IX_TRIM:
   case IX_LTRIM:
-  case IX_RTRIM: return vm_eval_strfn(m, e, set);
+  case IX_RTRIM:
+  case IX_ROUND:
+  case IX_SIGN:
+  case IX_REPLACE:
+  case IX_HEX:
+  case IX_UNICODE:
+  case IX_CHAR: return vm_eval_strfn(m, e, set);
+  case IX_PRINTF: return vm_eval_printf(m, e, set);
   case IX__COUNT: break;
   }
   return vm_fail(m, "unexpected expression");

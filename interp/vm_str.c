@@ -87,18 +87,23 @@ vm_vec *vm_coerce(vm *m, vm_vec *v, int vt, const vm_set *set) {
 static int vm_fn_result_vt(ir_exkind k) {
   switch (k) {
   case IX_TOF64:
-  case IX_STRTOF64: return VT_F64;
+  case IX_STRTOF64:
+  case IX_ROUND: return VT_F64;
   case IX_LIKE:
   case IX_GLOB:
   case IX_TOINT:
   case IX_LENGTH:
-  case IX_INSTR: return VT_I64;
+  case IX_INSTR:
+  case IX_SIGN:
+  case IX_UNICODE: return VT_I64;
   default: return VT_STR;
   }
 }
 
 static int vm_fn_arg_vt(ir_exkind k, int arg) {
-  if (k == IX_SUBSTR && arg > 0) return VT_I64;
+  if ((k == IX_SUBSTR || k == IX_ROUND) && arg > 0) return VT_I64;
+  if (k == IX_ROUND || k == IX_SIGN) return VT_F64;
+  if (k == IX_CHAR) return VT_I64;
   return VT_STR;
 }
 
@@ -117,8 +122,10 @@ vm_vec *vm_eval_strfn(vm *m, const ir_expr *e, const vm_set *set) {
     lo = hi = 2;
   else if (e->kind == IX_SUBSTR)
     lo = 2, hi = 3;
-  else if (e->kind == IX_TRIM || e->kind == IX_LTRIM || e->kind == IX_RTRIM)
+  else if (e->kind == IX_TRIM || e->kind == IX_LTRIM || e->kind == IX_RTRIM || e->kind == IX_ROUND)
     hi = 2;
+  else if (e->kind == IX_REPLACE)
+    lo = hi = 3;
   if (e->nargs < lo || e->nargs > hi) return vm_fail(m, "wrong number of arguments to a function");
   vm_vec *args[MAXARGS] = {0};
   int n = e->nargs;
@@ -190,6 +197,34 @@ vm_vec *vm_eval_strfn(vm *m, const ir_expr *e, const vm_set *set) {
     else VM_STR_LOOP(o, rt_fn_trim(sp, s0[i], mode));
     break;
   }
+  case IX_ROUND: {
+    double *o = r->v;
+    const double *x = args[0]->v;
+    const int64_t *d = n == 2 ? args[1]->v : NULL;
+    if (d) VM_FN_LOOP(o, rt_fn_round(x[i], d[i]));
+    else VM_FN_LOOP(o, rt_fn_round(x[i], 0));
+    break;
+  }
+  case IX_SIGN: {
+    int64_t *o = r->v;
+    const double *x = args[0]->v;
+    VM_FN_LOOP(o, rt_fn_sign(x[i]));
+    break;
+  }
+  case IX_REPLACE: {
+    uint32_t *o = r->v;
+    const uint32_t *s2 = args[2]->v;
+    VM_STR_LOOP(o, rt_fn_replace(sp, s0[i], s1[i], s2[i]));
+    break;
+  }
+  case IX_HEX: { uint32_t *o = r->v; VM_STR_LOOP(o, rt_fn_hex(sp, s0[i])); break; }
+  case IX_UNICODE: { int64_t *o = r->v; VM_FN_LOOP(o, rt_fn_unicode(sp, s0[i])); break; }
+  case IX_CHAR: {
+    uint32_t *o = r->v;
+    const int64_t *c = args[0]->v;
+    VM_STR_LOOP(o, rt_fn_char(sp, c[i]));
+    break;
+  }
   default:
     for (int k = 0; k < n; k++) vm_vec_put(m, args[k]);
     vm_vec_put(m, r);
@@ -199,4 +234,59 @@ vm_vec *vm_eval_strfn(vm *m, const ir_expr *e, const vm_set *set) {
 #undef VM_STR_LOOP
   for (int k = 0; k < n; k++) vm_vec_put(m, args[k]);
   return r->vt == VT_STR ? vm_str_checked(m, r, set) : r;
+}
+
+/* printf(fmt, …): each row's arguments packed as (kind, bits) pairs for
+ * rt_fn_printf, which returns RT_STR_NULL for SQLite's NULL results. */
+vm_vec *vm_eval_printf(vm *m, const ir_expr *e, const vm_set *set) {
+  enum { MAXARGS = 128 };
+  int n = e->nargs;
+  if (n < 1 || n > MAXARGS) return vm_fail(m, "wrong number of arguments to printf");
+  vm_vec *args[MAXARGS];
+  for (int k = 0; k < n; k++) {
+    vm_vec *a = vm_eval(m, e->args[k], set);
+    if (a && k == 0) a = vm_coerce(m, a, VT_STR, set);
+    if (!a) {
+      for (int j = 0; j < k; j++) vm_vec_put(m, args[j]);
+      return NULL;
+    }
+    args[k] = a;
+  }
+  vm_vec *r = vm_vec_get(m, VT_STR);
+  uint32_t *o = r->v;
+  uint8_t *z = r->nul;
+  rt_strpool *sp = m->sp;
+  const vm_vec *f = args[0];
+  const uint32_t *fmt = f->v;
+  int64_t packed[2 * MAXARGS];
+  bool anynull = false, failed = false;
+  VM_EACH(set, i, {
+    if (f->anynull && f->nul[i]) {
+      z[i] = 1, o[i] = 0, anynull = true;
+      continue;
+    }
+    for (int k = 1; k < n; k++) {
+      const vm_vec *a = args[k];
+      int64_t *p = packed + 2 * (k - 1);
+      if (a->anynull && a->nul[i]) p[0] = RT_PF_NULL, p[1] = 0;
+      else if (a->vt == VT_I64) p[0] = RT_PF_INT, p[1] = ((const int64_t *)a->v)[i];
+      else if (a->vt == VT_F64) p[0] = RT_PF_F64, memcpy(&p[1], &((const double *)a->v)[i], 8);
+      else p[0] = RT_PF_STR, p[1] = ((const uint32_t *)a->v)[i];
+    }
+    uint32_t id = rt_fn_printf(sp, fmt[i], packed, n - 1);
+    z[i] = id == RT_STR_NULL;
+    anynull |= z[i];
+    o[i] = z[i] ? 0 : id;
+    if (id == RT_STR_FAILED) {
+      failed = true;
+      break;
+    }
+  });
+  r->anynull = anynull;
+  for (int k = 0; k < n; k++) vm_vec_put(m, args[k]);
+  if (failed) {
+    vm_vec_put(m, r);
+    return vm_fail(m, rt_strpool_error(sp));
+  }
+  return r;
 }

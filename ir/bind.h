@@ -101,6 +101,18 @@ bool ir_is_agg_name(const char *name, int nargs);
 ir_expr *ir_ex_new(ir_binder *b, ir_exkind k, rt_type t, bool nullable, int pos, int nargs);
 /* A number or NULL as a string (TOSTR), for ||, LIKE and string functions. */
 ir_expr *ir_ex_to_str(ir_binder *b, ir_expr *e);
+/* A number as an integer (TOINT for a double); a string is the error
+ * "expected a number for <what>, but got a string" (NULL returned). */
+ir_expr *ir_ex_to_int(ir_binder *b, ir_expr *e, const char *what);
+/* 1 when call x has lo..hi arguments (hi < 0: no limit), else the error
+ * "expected N arguments to f(), but got M" at the call. */
+int ir_arity(ir_binder *b, const fe_expr *x, int lo, int hi);
+
+/* ---- bind_sqlfn.c ---- */
+/* round sign replace hex unicode char typeof printf format: *known is
+ * set when x names one of them (the result is then the bound node, or
+ * NULL with the error set). */
+ir_expr *ir_bind_sqlfn(ir_binder *b, const fe_expr *x, bool *known);
 
 /* ---- bind_text.c ---- */
 typedef enum ir_coll { IR_COLL_NONE = 0, IR_COLL_BINARY, IR_COLL_NOCASE, IR_COLL_RTRIM } ir_coll;

@@ -190,6 +190,8 @@ static ir_expr *to_int(ir_binder *b, ir_expr *e, const char *what) {
   }
 }
 
+ir_expr *ir_ex_to_int(ir_binder *b, ir_expr *e, const char *what) { return to_int(b, e, what); }
+
 static ir_expr *as_bool(ir_binder *b, ir_expr *e) {
   switch (classof(e->type)) {
   case CL_NULL: return ir_ex_const_null(b, RT_BOOL, e->pos);
@@ -325,7 +327,8 @@ static ir_expr *bind_binary(ir_binder *b, const fe_expr *x) {
   case FO_NOT: case FO_ISNULL: case FO_NOTNULL: case FO_IN: case FO_CASE: case FO_COALESCE:
   case FO_NULLIF: case FO_MIN: case FO_MAX: case FO_ABS: case FO_TOINT: case FO_TOSTR:
   case FO_STRTOF64: case FO_LENGTH: case FO_LOWER: case FO_UPPER: case FO_SUBSTR: case FO_INSTR:
-  case FO_TRIM: case FO_LTRIM: case FO_RTRIM: case FO_PLUS:
+  case FO_TRIM: case FO_LTRIM: case FO_RTRIM: case FO_ROUND: case FO_SIGN: case FO_REPLACE:
+  case FO_HEX: case FO_UNICODE: case FO_CHAR: case FO_PRINTF: case FO_PLUS:
     break;   /* not a binary operator */
   }
   ir_fail(b, oppos, "unknown operator '%s'", op);
@@ -370,7 +373,8 @@ static ir_expr *bind_unary(ir_binder *b, const fe_expr *x) {
   case FO_LIKE: case FO_GLOB: case FO_CASE: case FO_COALESCE: case FO_NULLIF: case FO_MIN:
   case FO_MAX: case FO_ABS: case FO_TOINT: case FO_TOSTR: case FO_STRTOF64: case FO_LENGTH:
   case FO_LOWER: case FO_UPPER: case FO_SUBSTR: case FO_INSTR: case FO_TRIM: case FO_LTRIM:
-  case FO_RTRIM:
+  case FO_RTRIM: case FO_ROUND: case FO_SIGN: case FO_REPLACE: case FO_HEX: case FO_UNICODE:
+  case FO_CHAR: case FO_PRINTF:
     break;   /* not a unary operator */
   }
   ir_fail(b, x->oppos, "unknown operator");
@@ -518,7 +522,7 @@ bool ir_is_agg_name(const char *name, int nargs) {
   return false;
 }
 
-static int arity(ir_binder *b, const fe_expr *x, int lo, int hi) {
+int ir_arity(ir_binder *b, const fe_expr *x, int lo, int hi) {
   int n = x->nargs;
   if (n >= lo && (hi < 0 || n <= hi)) return 1;
   if (hi < 0) return ir_fail(b, x->pos, "expected at least %d arguments to %s(), but got %d", lo, x->str, n);
@@ -574,7 +578,7 @@ static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
     return NULL;
   }
   if (ir_name_eq(f, "abs")) {
-    if (!arity(b, x, 1, 1)) return NULL;
+    if (!ir_arity(b, x, 1, 1)) return NULL;
     ir_expr *a = ir_bind_expr(b, x->args[0]);
     if (!a) return NULL;
     switch (classof(a->type)) {
@@ -586,7 +590,7 @@ static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
   }
   if (ir_name_eq(f, "coalesce") || ir_name_eq(f, "ifnull")) {
     bool ifn = ir_name_eq(f, "ifnull");
-    if (!arity(b, x, 2, ifn ? 2 : -1)) return NULL;
+    if (!ir_arity(b, x, 2, ifn ? 2 : -1)) return NULL;
     return bind_varargs(b, x, IX_COALESCE,
                         "expected every argument to have the same type, but some are strings "
                         "and some numbers");
@@ -599,14 +603,14 @@ static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
   if (ir_name_eq(f, "like") || ir_name_eq(f, "glob")) {
     /* like(pattern, x [, escape]) is x LIKE pattern ESCAPE escape. */
     bool glob = ir_name_eq(f, "glob");
-    if (!arity(b, x, 2, glob ? 2 : 3)) return NULL;
+    if (!ir_arity(b, x, 2, glob ? 2 : 3)) return NULL;
     ir_expr *pat = ir_bind_expr(b, x->args[0]);
     ir_expr *s = pat ? ir_bind_expr(b, x->args[1]) : NULL;
     if (!s) return NULL;
     return ir_bind_like(b, glob, false, s, pat, x->nargs > 2 ? x->args[2] : NULL, x->pos);
   }
   if (ir_name_eq(f, "nullif")) {
-    if (!arity(b, x, 2, 2)) return NULL;
+    if (!ir_arity(b, x, 2, 2)) return NULL;
     ir_expr *v[2];
     rt_type t;
     for (int i = 0; i < 2; i++)
@@ -644,7 +648,7 @@ static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
     return e;
   }
   if (ir_name_eq(f, "iif")) {
-    if (!arity(b, x, 3, 3)) return NULL;
+    if (!ir_arity(b, x, 3, 3)) return NULL;
     ir_expr *c = ir_bind_expr(b, x->args[0]);
     if (!c || !(c = as_bool(b, c))) return NULL;
     ir_expr *v[2];
@@ -660,15 +664,18 @@ static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
     e->args[2] = v[1];
     return e;
   }
-  if (ir_name_eq(f, "length")) return arity(b, x, 1, 1) ? bind_strfn(b, x, IX_LENGTH, RT_I64, 1) : NULL;
-  if (ir_name_eq(f, "lower")) return arity(b, x, 1, 1) ? bind_strfn(b, x, IX_LOWER, RT_STR, 1) : NULL;
-  if (ir_name_eq(f, "upper")) return arity(b, x, 1, 1) ? bind_strfn(b, x, IX_UPPER, RT_STR, 1) : NULL;
+  if (ir_name_eq(f, "length")) return ir_arity(b, x, 1, 1) ? bind_strfn(b, x, IX_LENGTH, RT_I64, 1) : NULL;
+  if (ir_name_eq(f, "lower")) return ir_arity(b, x, 1, 1) ? bind_strfn(b, x, IX_LOWER, RT_STR, 1) : NULL;
+  if (ir_name_eq(f, "upper")) return ir_arity(b, x, 1, 1) ? bind_strfn(b, x, IX_UPPER, RT_STR, 1) : NULL;
   if (ir_name_eq(f, "substr") || ir_name_eq(f, "substring"))
-    return arity(b, x, 2, 3) ? bind_strfn(b, x, IX_SUBSTR, RT_STR, 1) : NULL;
-  if (ir_name_eq(f, "instr")) return arity(b, x, 2, 2) ? bind_strfn(b, x, IX_INSTR, RT_I64, 2) : NULL;
-  if (ir_name_eq(f, "trim")) return arity(b, x, 1, 2) ? bind_strfn(b, x, IX_TRIM, RT_STR, 2) : NULL;
-  if (ir_name_eq(f, "ltrim")) return arity(b, x, 1, 2) ? bind_strfn(b, x, IX_LTRIM, RT_STR, 2) : NULL;
-  if (ir_name_eq(f, "rtrim")) return arity(b, x, 1, 2) ? bind_strfn(b, x, IX_RTRIM, RT_STR, 2) : NULL;
+    return ir_arity(b, x, 2, 3) ? bind_strfn(b, x, IX_SUBSTR, RT_STR, 1) : NULL;
+  if (ir_name_eq(f, "instr")) return ir_arity(b, x, 2, 2) ? bind_strfn(b, x, IX_INSTR, RT_I64, 2) : NULL;
+  if (ir_name_eq(f, "trim")) return ir_arity(b, x, 1, 2) ? bind_strfn(b, x, IX_TRIM, RT_STR, 2) : NULL;
+  if (ir_name_eq(f, "ltrim")) return ir_arity(b, x, 1, 2) ? bind_strfn(b, x, IX_LTRIM, RT_STR, 2) : NULL;
+  if (ir_name_eq(f, "rtrim")) return ir_arity(b, x, 1, 2) ? bind_strfn(b, x, IX_RTRIM, RT_STR, 2) : NULL;
+  bool known = false;
+  ir_expr *e = ir_bind_sqlfn(b, x, &known);
+  if (known) return e;
   ir_fail(b, x->pos, "no such function: '%s'", f);
   return NULL;
 }

@@ -123,6 +123,18 @@ static int check_expr(vctx *v, const ir_expr *e) {
     for (int i = 0; i < e->nargs; i++)
       if (vclass(e->args[i]->type) != V_STR) return bad(v, e, "trim operands");
     return 1;
+  case IX_ROUND:
+    if (e->nargs < 1 || e->nargs > 2 || a0 != V_F64 || r != V_F64) return bad(v, e, "round shape");
+    return e->nargs == 1 || a1 == V_INT ? 1 : bad(v, e, "round digits");
+  case IX_SIGN: return a0 == V_F64 && r == V_INT ? 1 : bad(v, e, "sign operand");
+  case IX_REPLACE:
+    return a0 == V_STR && a1 == V_STR && vclass(e->args[2]->type) == V_STR && r == V_STR
+               ? 1 : bad(v, e, "replace operands");
+  case IX_HEX: return a0 == V_STR && r == V_STR ? 1 : bad(v, e, "hex operand");
+  case IX_UNICODE: return a0 == V_STR && r == V_INT ? 1 : bad(v, e, "unicode operand");
+  case IX_CHAR: return a0 == V_INT && r == V_STR ? 1 : bad(v, e, "char operand");
+  case IX_PRINTF:
+    return e->nargs >= 1 && a0 == V_STR && r == V_STR ? 1 : bad(v, e, "printf shape");
   case IX__COUNT: break;
   }
   return bad(v, e, "unknown expression kind");

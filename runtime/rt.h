@@ -118,10 +118,17 @@ int rt_str_cmp(const rt_strpool *p, uint32_t a, uint32_t b);
 bool rt_str_fits(rt_strpool *p, size_t len);
 void rt_strpool_set_max_len(rt_strpool *p, size_t n);
 const char *rt_strpool_error(const rt_strpool *p);
+/* Sets the reason to "out of memory", for a helper whose own allocation
+ * failed before it reached the pool. */
+void rt_strpool_set_oom(rt_strpool *p);
 /* What string helpers (strfn.h) return instead of an id when the pool
  * refused their result: never a valid id, so the backends can tell it
  * from the empty string and stop the query with rt_strpool_error. */
 #define RT_STR_FAILED UINT32_MAX
+/* What a helper whose SQL result may be NULL for non-NULL arguments
+ * (printf) returns for that NULL: never a valid id either (the pool stops
+ * below both). */
+#define RT_STR_NULL (UINT32_MAX - 1)
 /* Number of interned strings (ids are 0..count-1), and bytes held. */
 uint32_t rt_strpool_count(const rt_strpool *p);
 size_t rt_strpool_bytes(const rt_strpool *p);

@@ -41,7 +41,7 @@ static const u8 utf8_trans1[] = {
 };
 
 /* Decodes one character as sqlite3Utf8Read does (invalid → U+FFFD). */
-static uint32_t utf8_read(const u8 **pz) {
+uint32_t rt_utf8_read(const unsigned char **pz) {
   uint32_t c = *((*pz)++);
   if (c >= 0xc0) {
     c = utf8_trans1[c - 0xc0];
@@ -50,7 +50,7 @@ static uint32_t utf8_read(const u8 **pz) {
   }
   return c;
 }
-#define UTF8_READ(z) ((z)[0] < 0x80 ? (uint32_t) * ((z)++) : utf8_read(&(z)))
+#define UTF8_READ(z) ((z)[0] < 0x80 ? (uint32_t) * ((z)++) : rt_utf8_read(&(z)))
 
 static inline uint32_t ascii_lower(uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
 static inline uint32_t ascii_upper(uint32_t c) { return c >= 'a' && c <= 'z' ? c - 32 : c; }
@@ -81,11 +81,11 @@ static int pattern_cmp(const u8 *pat, const u8 *str, const match_info *mi) {
     if (c == mi->all) {
       /* Collapse runs of '*' and '?'; each '?' still eats one character. */
       while ((c = UTF8_READ(pat)) == mi->all || (c == mi->one && mi->one)) {
-        if (c == mi->one && utf8_read(&str) == 0) return NOWILDCARDMATCH;
+        if (c == mi->one && rt_utf8_read(&str) == 0) return NOWILDCARDMATCH;
       }
       if (c == 0) return MATCH;
       if (mi->esc && c == mi->esc) {
-        c = utf8_read(&pat);
+        c = rt_utf8_read(&pat);
         if (c == 0) return NOWILDCARDMATCH;
       }
       if (mi->set && c == mi->set) {
@@ -127,33 +127,33 @@ static int pattern_cmp(const u8 *pat, const u8 *str, const match_info *mi) {
     if (mi->set && c == mi->set) {
       uint32_t prior = 0;
       int seen = 0, invert = 0;
-      c = utf8_read(&str);
+      c = rt_utf8_read(&str);
       if (c == 0) return NOMATCH;
-      c2 = utf8_read(&pat);
+      c2 = rt_utf8_read(&pat);
       if (c2 == '^') {
         invert = 1;
-        c2 = utf8_read(&pat);
+        c2 = rt_utf8_read(&pat);
       }
       if (c2 == ']') {   /* a leading ']' is literal */
         if (c == ']') seen = 1;
-        c2 = utf8_read(&pat);
+        c2 = rt_utf8_read(&pat);
       }
       while (c2 && c2 != ']') {
         if (c2 == '-' && pat[0] != ']' && pat[0] != 0 && prior > 0) {
-          c2 = utf8_read(&pat);
+          c2 = rt_utf8_read(&pat);
           if (c >= prior && c <= c2) seen = 1;
           prior = 0;
         } else {
           if (c == c2) seen = 1;
           prior = c2;
         }
-        c2 = utf8_read(&pat);
+        c2 = rt_utf8_read(&pat);
       }
       if (c2 == 0 || (seen ^ invert) == 0) return NOMATCH;
       continue;
     }
     if (mi->esc && c == mi->esc) {
-      c = utf8_read(&pat);
+      c = rt_utf8_read(&pat);
       if (c == 0) return NOMATCH;
       escaped = pat;
     }
@@ -442,7 +442,12 @@ int64_t rt_fn_str_to_i64(const rt_strpool *p, uint32_t s) {
  * with no digits ('-abc'). */
 double rt_fn_str_to_f64(const rt_strpool *p, uint32_t s) {
   size_t n;
-  const u8 *z = text(p, s, &n), *end = z + n;
+  const char *z = rt_str_get(p, s, &n);
+  return rt_fn_atof(z, n);
+}
+
+double rt_fn_atof(const char *zs, size_t n) {
+  const u8 *z = (const u8 *)zs, *end = z + n;
   const int64_t big = (INT64_MAX - 9) / 10;
   int sign = 1, esign = 1, e = 0;
   int64_t d = 0;   /* decimal shift; int64 so absurdly long texts cannot overflow it */

@@ -109,6 +109,47 @@ static inline bool rt_mul_ovf(int64_t a, int64_t b, int64_t *out) {
   return __builtin_mul_overflow(a, b, out);
 }
 
+/* CAST(text AS REAL) over bytes z[0..n): rt_fn_str_to_f64's rules. */
+double rt_fn_atof(const char *z, size_t n);
+
+/* Decodes the character at *pz and moves past it, as sqlite3Utf8Read
+ * (malformed sequences give U+FFFD). */
+uint32_t rt_utf8_read(const unsigned char **pz);
+/* Writes code point c as SQLite encodes it (char(), printf's %c: up to
+ * 0x1fffff, surrogates too) into o[0..4); returns the byte count. */
+int rt_utf8_put(uint32_t c, unsigned char *o);
+
+/* ---- the §5 functions of SQLite's func.c (sqlfn.c) ----------------------- */
+
+/* round(x) and round(x, n): a double always; n is read as a 32-bit int
+ * (sqlite3_value_int) and clamped to 0..30; |x| > 2^52 is returned as is;
+ * n = 0 rounds half away from zero through an int64; otherwise SQLite's
+ * "%.*f" text (16 significant digits) read back. */
+double rt_fn_round(double x, int64_t n);
+/* sign(x): -1, 0 or 1 (x is never NaN here: that is NULL). */
+int64_t rt_fn_sign(double x);
+/* replace(x, y, z): every occurrence of y in x replaced by z, left to
+ * right; an empty y (or one starting with a NUL byte) gives x. */
+uint32_t rt_fn_replace(rt_strpool *p, uint32_t x, uint32_t y, uint32_t z);
+/* hex(x): the bytes of the text in upper-case hex digits. */
+uint32_t rt_fn_hex(rt_strpool *p, uint32_t s);
+/* unicode(x): the code point of the first character; -1 where SQLite
+ * gives NULL (an empty text, or one starting with a NUL byte): the
+ * binder wraps it in NULLIF(…, -1). */
+int64_t rt_fn_unicode(const rt_strpool *p, uint32_t s);
+/* char(x): the one character of code point x (outside 0..0x10ffff:
+ * U+FFFD), UTF-8 encoded as SQLite does (surrogates too). */
+uint32_t rt_fn_char(rt_strpool *p, int64_t x);
+
+/* printf(fmt, …) and format(fmt, …) (printf.c): SQLite's SQL printf.
+ * args holds nargs (kind, bits) pairs: RT_PF_INT (the int64), RT_PF_F64
+ * (the double's bits), RT_PF_STR (the string id), RT_PF_NULL (bits
+ * unused). Returns RT_STR_NULL where SQLite's result is NULL (nothing
+ * written: printf(''), printf('%y'); or longer than SQLite's 1e9 bytes),
+ * RT_STR_FAILED when refused. */
+enum { RT_PF_NULL = 0, RT_PF_INT = 1, RT_PF_F64 = 2, RT_PF_STR = 3 };
+uint32_t rt_fn_printf(rt_strpool *p, uint32_t fmt, const int64_t *args, int32_t nargs);
+
 /* A pool-owned scratch buffer of at least n bytes (reused across calls;
  * invalidated by the next call). For helpers that build a string before
  * interning it. NULL when out of memory. */

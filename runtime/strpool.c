@@ -173,6 +173,8 @@ bool rt_str_fits(rt_strpool *p, size_t len) {
 
 void rt_strpool_set_max_len(rt_strpool *p, size_t n) { p->max_len = n < UINT32_MAX ? n : UINT32_MAX; }
 
+void rt_strpool_set_oom(rt_strpool *p) { oom(p); }
+
 const char *rt_strpool_error(const rt_strpool *p) { return p->error[0] ? p->error : "out of memory"; }
 
 /* Returns the id of the bytes s[0..len); interns them when new. Returns 0
