@@ -38,6 +38,14 @@ static const char *const list_words[] = {
 #undef EX
 };
 
+/* Scalar function names (ir/funcs.def), offered in the case of the
+ * prefix. */
+static const char *const function_names[] = {
+#define FN(name) name,
+#include "../ir/funcs.def"
+#undef FN
+};
+
 static const char *const dot_commands[] = {".dump", ".exit", ".help", ".mode", ".quit",
                                            ".schema", ".tables", ".timing"};
 
@@ -118,6 +126,14 @@ char **cli_complete(pj_engine *e, const char *line, size_t start, const char *pr
     for (size_t i = 0; i < sizeof keywords / sizeof *keywords; i++) add_words(&l, keywords[i], prefix, lower);
     for (size_t i = 0; i < sizeof list_words / sizeof *list_words; i++)
       add_words(&l, list_words[i], prefix, lower);
+    for (size_t i = 0; i < sizeof function_names / sizeof *function_names; i++) {
+      char fn[32];
+      size_t k = 0;
+      for (const char *c = function_names[i]; *c && k + 1 < sizeof fn; c++)
+        fn[k++] = lower ? *c : (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+      fn[k] = 0;
+      add(&l, fn, prefix);
+    }
   }
   sqlite3 *db = e ? pj_engine_sqlite(e) : NULL;
   if (db && (*p != '.' || !first)) {

@@ -284,8 +284,11 @@ static void gen_expr(in *s, const row *r, vtype t, int depth, buf *o) {
     return;
   }
   if (t == T_STR) {
+    /* each takes a string or an integer (numbers read as text) */
     static const char *const f[] = {"upper(%s)", "lower(%s)", "substr(%s, 2)", "trim(%s)",
-                                    "CAST(%s AS TEXT)"};
+                                    "CAST(%s AS TEXT)", "replace(%s, 'a', 'xy')", "hex(%s)",
+                                    "typeof(%s)", "printf('%%-4.2s|%%5d|%%q', %s, 7, 'o''k')",
+                                    "format('%%c%%x', %s, 255)", "ltrim(%s, 'ab')"};
     if (k < 2) {
       bprintf(o, "(");
       gen_expr(s, r, T_STR, depth + 1, o);
@@ -301,7 +304,8 @@ static void gen_expr(in *s, const row *r, vtype t, int depth, buf *o) {
     return;
   }
   if (t == T_INT && k == 4) {
-    static const char *const f[] = {"length(%s)", "instr(%s, 'a')"};
+    static const char *const f[] = {"length(%s)", "instr(%s, 'a')", "unicode(%s)",
+                                    "sign(length(%s) - 2)"};
     buf a = {0};
     gen_expr(s, r, T_STR, depth + 1, &a);
     bprintf(o, f[pick(s, N(f))], bget(&a));
@@ -310,6 +314,13 @@ static void gen_expr(in *s, const row *r, vtype t, int depth, buf *o) {
   }
   if (k == 3) {
     static const char *const f[] = {"abs(", "coalesce(", "-(", "max(", "min(", "nullif("};
+    if (t == T_DBL && pick(s, 4) == 0) {   /* round(x [, digits]) is a double */
+      bprintf(o, "round(");
+      gen_expr(s, r, pick(s, 2) ? T_DBL : T_INT, depth + 1, o);
+      if (pick(s, 2)) bprintf(o, ", %u", pick(s, 4));
+      bprintf(o, ")");
+      return;
+    }
     unsigned w = pick(s, N(f));
     bprintf(o, "%s", f[w]);
     gen_expr(s, r, t, depth + 1, o);

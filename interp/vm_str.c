@@ -253,6 +253,10 @@ vm_vec *vm_eval_printf(vm *m, const ir_expr *e, const vm_set *set) {
     args[k] = a;
   }
   vm_vec *r = vm_vec_get(m, VT_STR);
+  if (!r) {
+    for (int k = 0; k < n; k++) vm_vec_put(m, args[k]);
+    return NULL;
+  }
   uint32_t *o = r->v;
   uint8_t *z = r->nul;
   rt_strpool *sp = m->sp;

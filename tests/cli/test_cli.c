@@ -182,12 +182,47 @@ static void test_complete(void **state) {
   cli_complete_free(v);
 }
 
+/* Every scalar function of ir/funcs.def completes (in the case typed)
+ * and is one the binder knows: calling it may fail on its arguments,
+ * never with "no such function". */
+static void test_function_names(void **state) {
+  struct cli *c = *state;
+  static const char *const names[] = {
+#define FN(name) name,
+#include "../../ir/funcs.def"
+#undef FN
+  };
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char **v = cli_complete(c->e, names[i], 0, names[i]);
+    if (!has(v, names[i])) fail_msg("'%s' does not complete", names[i]);
+    cli_complete_free(v);
+    char upper[32];
+    size_t k = 0;
+    for (; names[i][k] && k + 1 < sizeof upper; k++)
+      upper[k] = (char)(names[i][k] >= 'a' && names[i][k] <= 'z' ? names[i][k] - 32 : names[i][k]);
+    upper[k] = 0;
+    v = cli_complete(c->e, upper, 0, upper);
+    if (!has(v, upper)) fail_msg("'%s' does not complete", upper);
+    cli_complete_free(v);
+    char q[128];
+    snprintf(q, sizeof q, "FROM spans |> SELECT %s(1, 2) AS x", names[i]);
+    pj_query *h = NULL;
+    if (pj_query_compile(c->e, q, &h) != PJ_OK && strstr(pj_engine_errmsg(c->e), "no such function"))
+      fail_msg("%s: %s", q, pj_engine_errmsg(c->e));
+    pj_query_free(h);
+  }
+  pj_query *h = NULL;
+  assert_int_not_equal(pj_query_compile(c->e, "FROM spans |> SELECT nosuch(1) AS x", &h), PJ_OK);
+  assert_non_null(strstr(pj_engine_errmsg(c->e), "no such function"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stmt_complete),
       cmocka_unit_test_setup_teardown(test_dot_settings, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dot_tables_schema, setup, teardown),
       cmocka_unit_test_setup_teardown(test_complete, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_function_names, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

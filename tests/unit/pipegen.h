@@ -69,7 +69,7 @@ static void pg_int_expr(pg_gen *g, const pg_row *r, pg_buf *b) {
     pg_put(b, "(nullif(%s, %s) + 9223372036854775807) * 2 + %s", a, a, c);
     return;
   }
-  switch (pg_rnd(g, 7)) {
+  switch (pg_rnd(g, 8)) {
   case 0: pg_put(b, "%s + %d", a, pg_rnd(g, 100) - 50); break;
   case 1: pg_put(b, "%s * %d", a, pg_rnd(g, 5)); break;
   case 2: pg_put(b, "%s / %d", a, pg_rnd(g, 9)); break;   /* / 0 is NULL */
@@ -80,7 +80,16 @@ static void pg_int_expr(pg_gen *g, const pg_row *r, pg_buf *b) {
     if (pg_chance(g, 30)) pg_put(b, "coalesce(ifnull(NULL, NULL), %s, %d)", a, pg_rnd(g, 10));
     else pg_put(b, "coalesce(%s, %d)", a, pg_rnd(g, 10));
     break;
-  default: pg_put(b, "CASE WHEN %s > %s THEN %s ELSE %d END", a, c, c, pg_rnd(g, 1000)); break;
+  case 6: pg_put(b, "CASE WHEN %s > %s THEN %s ELSE %d END", a, c, c, pg_rnd(g, 1000)); break;
+  default:
+    /* §5's SQLite functions: an integer out of text, signs, rounding */
+    switch (pg_rnd(g, 4)) {
+    case 0: pg_put(b, "length(printf('%%5d|%%.2f|%%x', %s, %s / 7.0, %s))", a, c, a); break;
+    case 1: pg_put(b, "sign(%s - %s) * %d", a, c, pg_rnd(g, 9)); break;
+    case 2: pg_put(b, "CAST(round(%s / 3.0, %d) * 3 AS INTEGER)", a, pg_rnd(g, 3)); break;
+    default: pg_put(b, "coalesce(unicode(hex(%s)), 0) + length(replace(%s, '1', '22'))", a, c); break;
+    }
+    break;
   }
 }
 

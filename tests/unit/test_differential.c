@@ -181,8 +181,18 @@ static void sub(const gen *g, vtype t, int depth, expr *out, buf *into) {
 }
 
 static void gen_int(const gen *g, int depth, expr *o) {
-  switch (depth <= 0 ? 0 : rnd(11)) {
+  switch (depth <= 0 ? 0 : rnd(12)) {
   case 0: gen_leaf(g, T_INT, o); return;
+  case 11:   /* §5's SQLite functions that give integers */
+    switch (rnd(3)) {
+    case 0: bprintf(&o->text, "sign("), sub(g, chance(50) ? T_INT : T_DBL, depth - 1, o, &o->text),
+            bprintf(&o->text, ")"); return;
+    case 1: bprintf(&o->text, "unicode("), sub(g, T_STR, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
+    default: bprintf(&o->text, "length(printf('%%d|%%5.1f|%%-3s|%%q', "), sub(g, T_INT, depth - 1, o, &o->text),
+             bprintf(&o->text, ", "), sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, ", "),
+             sub(g, T_STR, depth - 1, o, &o->text), bprintf(&o->text, ", "),
+             sub(g, T_STR, depth - 1, o, &o->text), bprintf(&o->text, "))"); return;
+    }
   case 1: bprintf(&o->text, "("), sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, " + "),
           sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
   case 2: bprintf(&o->text, "("), sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, " - "),
@@ -212,8 +222,18 @@ static void gen_int(const gen *g, int depth, expr *o) {
 }
 
 static void gen_dbl(const gen *g, int depth, expr *o) {
-  switch (depth <= 0 ? 0 : rnd(7)) {
+  switch (depth <= 0 ? 0 : rnd(8)) {
   case 0: gen_leaf(g, T_DBL, o); return;
+  case 7:   /* round to a whole number stays exact; to a digit it need not */
+    if (chance(50)) {
+      bprintf(&o->text, "round("), sub(g, chance(70) ? T_DBL : T_INT, depth - 1, o, &o->text);
+      bprintf(&o->text, ")");
+    } else {
+      bprintf(&o->text, "round("), sub(g, T_DBL, depth - 1, o, &o->text);
+      bprintf(&o->text, ", %d)", rnd(3));
+      o->exact = 0;
+    }
+    return;
   case 1: bprintf(&o->text, "("), sub(g, T_DBL, depth - 1, o, &o->text), bprintf(&o->text, " + "),
           sub(g, chance(50) ? T_DBL : T_INT, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
   case 2: bprintf(&o->text, "("), sub(g, T_DBL, depth - 1, o, &o->text), bprintf(&o->text, " - "),
@@ -228,8 +248,29 @@ static void gen_dbl(const gen *g, int depth, expr *o) {
 }
 
 static void gen_str(const gen *g, int depth, expr *o) {
-  switch (depth <= 0 ? 0 : rnd(6)) {
+  switch (depth <= 0 ? 0 : rnd(7)) {
   case 0: gen_leaf(g, T_STR, o); return;
+  case 6:   /* §5's SQLite functions that give text */
+    switch (rnd(6)) {
+    case 0: bprintf(&o->text, "replace("), sub(g, T_STR, depth - 1, o, &o->text),
+            bprintf(&o->text, ", '%s', ", g_words[rnd(NWORDS)]), sub(g, T_STR, depth - 1, o, &o->text),
+            bprintf(&o->text, ")"); return;
+    case 1: bprintf(&o->text, "hex("), sub(g, chance(60) ? T_STR : T_INT, depth - 1, o, &o->text),
+            bprintf(&o->text, ")"); return;
+    case 2: bprintf(&o->text, "printf('%%s-%%05d-%%x', "), sub(g, T_STR, depth - 1, o, &o->text),
+            bprintf(&o->text, ", "), sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, ", "),
+            sub(g, T_INT, depth - 1, o, &o->text), bprintf(&o->text, ")"); return;
+    case 3: {   /* typeof of a column: a computed value of mixed type is typed per row by SQLite */
+      int c = rnd(g->ncols);
+      if (g->cols[c].t == T_BOOL || g->cols[c].t == T_NULL || !g->cols[c].exact) c = 0;
+      bprintf(&o->text, "typeof(%s)", g->cols[c].name);
+      return;
+    }
+    case 4: bprintf(&o->text, "char(65 + abs("), sub(g, T_INT, depth - 1, o, &o->text),
+            bprintf(&o->text, ") %% 26, 233)"); return;
+    default: bprintf(&o->text, "%s(", chance(50) ? "ltrim" : "rtrim"), sub(g, T_STR, depth - 1, o, &o->text),
+             bprintf(&o->text, ", 'ab ')"); return;
+    }
   case 1: sub(g, T_STR, depth - 1, o, &o->text), bprintf(&o->text, " || "),
           sub(g, chance(50) ? T_STR : T_INT, depth - 1, o, &o->text); return;
   case 2: bprintf(&o->text, "%s(", chance(50) ? "upper" : "lower"), sub(g, T_STR, depth - 1, o, &o->text),
