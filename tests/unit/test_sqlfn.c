@@ -165,7 +165,7 @@ static int sqlite_printf(sqlite3 *db, const char *fmt, const val *args, int narg
   int isnull = sqlite3_column_type(st, 0) == SQLITE_NULL;
   *len = (size_t)sqlite3_column_bytes(st, 0);
   *out = malloc(*len + 1);
-  if (!isnull) memcpy(*out, sqlite3_column_blob(st, 0), *len);
+  if (!isnull && *len) memcpy(*out, sqlite3_column_blob(st, 0), *len);
   sqlite3_finalize(st);
   return isnull;
 }
