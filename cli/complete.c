@@ -30,7 +30,7 @@ static const char *const list_words[] = {
 #define STAGE(name, str, w1, w2, parse, bind, words) str, words,
 #include "../ir/stages.def"
 #undef STAGE
-#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat) sql,
+#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat, lo, hi) sql,
 #include "../ir/aggs.def"
 #undef AGG
 #define EX(name, str, arity, form, prec, nulls) str,

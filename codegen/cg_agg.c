@@ -228,6 +228,29 @@ static void cg_or_has(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g,
   LLVMBuildStore(cx->b, LLVMBuildOr(cx->b, old, LLVMBuildZExt(cx->b, flag, cx->t_i8, ""), ""), hp);
 }
 
+/* A value's bits as rt_agg_add takes them (i64). */
+static LLVMValueRef cg_agg_bits(cg_ctx *cx, cg_val v, rt_type t) {
+  v = cg_coerce(cx, v, t);
+  if (t == RT_F64) return LLVMBuildBitCast(cx->b, v.v, cx->t_i64, "");
+  if (t == RT_STR) return LLVMBuildZExt(cx->b, v.v, cx->t_i64, "");
+  return v.v;
+}
+
+/* COUNT(DISTINCT), ARG_MAX/MIN, GROUP_CONCAT, MEDIAN, PERCENTILE: the
+ * runtime's per-row update (runtime/aggx.c), as the interpreter calls it. */
+static void cg_agg_x(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g) {
+  cg_val v = cg_column(cx, s->ag->arg_col);
+  LLVMValueRef args[7] = {a->t, cg_i32(cx, s->j), g, cg_agg_bits(cx, v, s->in),
+                          LLVMBuildZExt(cx->b, v.null, cx->t_i32, ""), cg_i64(cx, 0), cg_i32(cx, 1)};
+  if (s->ag->arg2_col >= 0) {
+    cg_val w = cg_column(cx, s->ag->arg2_col);
+    args[5] = cg_agg_bits(cx, w, rt_store_type(s->ag->arg2_type));
+    args[6] = LLVMBuildZExt(cx->b, w.null, cx->t_i32, "");
+  }
+  LLVMValueRef rc = cg_call(cx, "rt_agg_add", args, 7, "");
+  cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntNE, rc, cg_i32(cx, 0), ""), CG_ERR_NOMEM, "aggx.ok");
+}
+
 static void cg_agg_one(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g) {
   const char *an = ir_aggs[s->kind].printed;
   char nm[96];
@@ -236,6 +259,15 @@ static void cg_agg_one(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g
     LLVMValueRef p = cg_elem_ptr(cx, cx->t_i64, cg_agg_array(cx, a, s, CG_AGG_I), g, "");
     LLVMBuildStore(cx->b, LLVMBuildAdd(cx->b, LLVMBuildLoad2(cx->b, cx->t_i64, p, ""), cg_i64(cx, 1), nm), p);
     return;
+  }
+  switch (s->kind) {
+  case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
+  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    cg_agg_x(cx, a, s, g);
+    return;
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX:
+  case RT_AGG_AVG: case RT_AGG_ANY_VALUE:
+    break;
   }
   cg_val v = cg_column(cx, s->ag->arg_col);
   LLVMValueRef ok = LLVMBuildNot(cx->b, v.null, "");
@@ -266,7 +298,9 @@ static void cg_agg_one(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g
     return;
   }
   case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE: break;   /* below */
-  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: return;   /* counted above */
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX:
+  case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    return;   /* done above */
   }
   /* MIN / MAX / ANY_VALUE: replace when not NULL and (no value yet or better) */
   LLVMTypeRef ty = f ? cx->t_f64 : cx->t_i64;
@@ -315,7 +349,10 @@ void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   /* read every input before branching into the probe */
   for (int k = 0; k < op->agg.ngroup; k++) cg_column(cx, op->agg.group_cols[k]);
   for (int j = 0; j < a->naggs; j++)
-    if (a->aggs[j].ag->arg_col >= 0 && a->aggs[j].kind != RT_AGG_COUNT_STAR) cg_column(cx, a->aggs[j].ag->arg_col);
+    if (a->aggs[j].ag->arg_col >= 0 && a->aggs[j].kind != RT_AGG_COUNT_STAR) {
+      cg_column(cx, a->aggs[j].ag->arg_col);
+      if (a->aggs[j].ag->arg2_col >= 0) cg_column(cx, a->aggs[j].ag->arg2_col);
+    }
   LLVMValueRef g = cg_agg_group(cx, a, op);
   a->aggs_ptr = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_AGGS, cx->t_ptr, "agg.aggs");
   for (int j = 0; j < a->naggs; j++) cg_agg_one(cx, a, &a->aggs[j], g);

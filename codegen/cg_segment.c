@@ -112,8 +112,10 @@ static void cg_collect(cg_ctx *cx, const ir_segment *seg, cg_uses *u) {
   if (sink->kind == IR_AGGREGATE) {
     const struct ir_aggregate *ag = &sink->agg;
     for (int i = 0; i < ag->ngroup; i++) cg_use_col(cx, u, ag->group_cols[i]);
-    for (int i = 0; i < ag->naggs; i++)
+    for (int i = 0; i < ag->naggs; i++) {
       if (ag->aggs[i].live && ag->aggs[i].arg_col >= 0) cg_use_col(cx, u, ag->aggs[i].arg_col);
+      if (ag->aggs[i].live && ag->aggs[i].arg2_col >= 0) cg_use_col(cx, u, ag->aggs[i].arg2_col);
+    }
   } else {
     const int *cols;
     int n = cg_buf_cols(sink, &cols);

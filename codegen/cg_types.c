@@ -45,13 +45,13 @@ void cg_types_init(cg_types *t, LLVMContextRef c) {
   t->value = cg_struct(c, "ex_value", (LLVMTypeRef[]){i32, i64, f64, i32}, 4);
   /* rt_rowbuf { ncols; types; nrows; cap; data; valid } */
   t->rowbuf = cg_struct(c, "rt_rowbuf", (LLVMTypeRef[]){i32, ptr, i64, i64, ptr, ptr}, 6);
-  /* rt_agg { kind; in; out; i; f; n; has } */
-  t->agg = cg_struct(c, "rt_agg", (LLVMTypeRef[]){i32, i32, i32, ptr, ptr, ptr, ptr}, 7);
+  /* rt_agg { kind; in; out; i; f; n; has; in2; param; x } */
+  t->agg = cg_struct(c, "rt_agg", (LLVMTypeRef[]){i32, i32, i32, ptr, ptr, ptr, ptr, i32, f64, ptr}, 10);
   /* rt_aggtab { nkeys; naggs; aggs; ngroups; cap; slots; mask; null_group;
-   *             hashes; keys } */
+   *             hashes; keys; strings } */
   t->aggtab = cg_struct(c, "rt_aggtab",
-                        (LLVMTypeRef[]){i32, i32, ptr, i64, i64, ptr, i64, i64, ptr, t->rowbuf},
-                        10);
+                        (LLVMTypeRef[]){i32, i32, ptr, i64, i64, ptr, i64, i64, ptr, t->rowbuf, ptr},
+                        11);
   /* rt_treenum, the prefix generated code uses: { tier; nrows; limit;
    * nnodes; awaited; str_ids (bool); keys; hasrow; cap; slots; mask;
    * node_out; pnode_out } */

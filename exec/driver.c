@@ -241,6 +241,11 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
     s->agg = rt_arena_alloc(&run->arena, sizeof *s->agg);
     if (!s->agg) return ex_fail(run, sink->pos, sink->stage, "out of memory");
     rt_aggtab_init(s->agg, nk, ktypes, na, kinds, in);
+    s->agg->strings = run->strings;
+    for (int k = 0, j = 0; k < sink->agg.naggs; k++) {
+      const ir_agg *ag = &sink->agg.aggs[k];
+      if (ag->live) rt_aggtab_set_arg2(s->agg, j++, ag->arg2_col >= 0 ? ag->arg2_type : RT_NULLT, ag->param);
+    }
     /* No GROUP BY: exactly one row, even for empty input. */
     if (nk == 0) rt_aggtab_ensure_one(s->agg);
     if (!s->agg->aggs || !s->agg->slots || !s->agg->keys.data || (nk == 0 && s->agg->ngroups != 1))
@@ -697,12 +702,15 @@ static int ex_agg_finish(ex_run *run, ex_seg *s, int idx) {
   if (!out) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   if (!rt_rowbuf_init(out, nc, types)) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   int64_t ngroups = t->ngroups;
-  rt_aggtab_emit(t, out);
+  int rc = rt_aggtab_emit(t, out);
   run->bufs[idx] = out;
   rt_aggtab_free(t);
   s->agg = NULL;
+  if (rc == RT_AGGX_INF) return ex_fail(run, sink->pos, sink->stage, "Inf input to percentile()");
+  if (rc == RT_AGGX_STRING)
+    return ex_fail(run, sink->pos, sink->stage, rt_strpool_error(run->strings));
   /* emit leaves the buffer empty when it cannot grow it */
-  if (out->nrows != ngroups) return ex_fail(run, sink->pos, sink->stage, "out of memory");
+  if (rc || out->nrows != ngroups) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   return 0;
 }
 

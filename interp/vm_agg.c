@@ -169,6 +169,9 @@ static int vm_agg_one(vm *m, rt_agg *a, const vm_vec *v, const vm_set *set) {
 #undef VM_MINMAX
     break;
   }
+  case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
+  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    break;   /* vm_agg_x */
   case RT_AGG_ANY_VALUE:
     if (v->vt == VT_F64) {
       const double *x = v->v;
@@ -198,6 +201,38 @@ static int vm_agg_one(vm *m, rt_agg *a, const vm_vec *v, const vm_set *set) {
   return 0;
 }
 
+/* A value's bits as rt_agg_add takes them. */
+static int64_t vm_agg_bits(const vm_vec *v, uint32_t i) {
+  if (v->vt == VT_STR) return ((const uint32_t *)v->v)[i];
+  return ((const int64_t *)v->v)[i];   /* a double's bits too */
+}
+
+/* The aggregates of runtime/aggx.c: one rt_agg_add per active row, the
+ * call the JIT makes. w is the second argument (NULL when none). */
+static int vm_agg_x(vm *m, rt_aggtab *t, int j, const vm_vec *v, const vm_vec *w,
+                    const vm_set *set) {
+  const int64_t *g = m->groups;
+  int rc = 0;
+  VM_EACH(set, i, {
+    int vn = v->anynull && v->nul[i], wn = w ? w->anynull && w->nul[i] : 1;
+    if ((rc = rt_agg_add(t, j, g[i], vm_agg_bits(v, i), vn, w ? vm_agg_bits(w, i) : 0, wn)) != 0) break;
+  });
+  if (rc) vm_fail(m, "out of memory");
+  return rc ? -1 : 0;
+}
+
+static bool vm_agg_is_x(rt_aggkind k) {
+  switch (k) {
+  case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
+  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    return true;
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX:
+  case RT_AGG_AVG: case RT_AGG_ANY_VALUE:
+    return false;
+  }
+  return false;
+}
+
 int vm_agg_update(vm *m, rt_batch *b) {
   const ir_op *op = m->s->seg->sink;
   rt_aggtab *t = m->s->agg;
@@ -222,7 +257,22 @@ int vm_agg_update(vm *m, rt_batch *b) {
       if (a->kind != RT_AGG_COUNT) v = vm_coerce(m, v, vm_vt_of(a->in), &set);
       if (!v) return -1;
     }
-    int rc = vm_agg_one(m, a, v, &set);
+    int rc;
+    if (vm_agg_is_x(a->kind)) {
+      vm_vec *w = NULL;
+      if (ag->arg2_col >= 0) {
+        w = vm_load_view(m, &b->cols[ag->arg2_col], &set);
+        w = vm_coerce(m, w, vm_vt_of(a->in2), &set);
+        if (!w) {
+          vm_vec_put(m, v);
+          return -1;
+        }
+      }
+      rc = vm_agg_x(m, t, j - 1, v, w, &set);
+      vm_vec_put(m, w);
+    } else {
+      rc = vm_agg_one(m, a, v, &set);
+    }
     vm_vec_put(m, v);
     if (rc < 0) return -1;
   }

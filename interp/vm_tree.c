@@ -208,7 +208,8 @@ int vm_tree_acc(vm *m, const ir_op *op, rt_batch *b) {
     case RT_AGG_MIN:
     case RT_AGG_MAX:
     case RT_AGG_AVG:        /* not a tree aggregate (aggs.def) */
-    case RT_AGG_ANY_VALUE:
+    case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN:
+    case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
       out->anynull = acc_minmax(a, g, &set, nd, pd, x->v, x->anynull ? x->nul : NULL, out->v, out->nul);
       break;
     }

@@ -311,6 +311,35 @@ static int agg_find(const char *name, ir_aggplace where, bool star) {
   return -1;
 }
 
+/* The second argument of an aggregate call x: ARG_MAX's value and
+ * GROUP_CONCAT's separator are materialized into ag->arg2_col (*arg is
+ * then the value, whose type ARG_MAX returns); PERCENTILE's p must be a
+ * constant number from 0 to 100 (SQLite's percentile() requires the same
+ * p on every row and errors otherwise: a constant is that rule, checked
+ * before the query runs). */
+static int bind_agg_arg2(ir_binder *b, const fe_expr *x, ir_agg *ag, ir_expr *e2, ir_expr **arg) {
+  if (!e2) return 1;
+  const fe_expr *ax = x->args[1];
+  if (ag->kind == RT_AGG_PERCENTILE) {
+    bool num = e2->kind == IX_CONST && !e2->is_null && e2->type != RT_STR;
+    double p = !num ? 0 : e2->type == RT_F64 ? e2->fval : (double)e2->ival;
+    if (!num || !(p >= 0 && p <= 100))
+      return ir_fail(b, ax->pos, "expected the percentile to be a constant number from 0 to 100, "
+                                 "but got '%s'", ir_expr_text(b, ax));
+    ag->param = p;
+    return 1;
+  }
+  if (ag->kind == RT_AGG_GROUP_CONCAT) {
+    e2 = ir_ex_to_str(b, e2);   /* a NULL separator is a NULL string: joins with nothing */
+  } else {
+    *arg = e2;   /* ARG_MAX / ARG_MIN: the value decides the output type */
+    e2 = ir_ex_settle(b, e2, RT_I64);
+  }
+  ag->arg2_col = ir_materialize(b, e2, ir_expr_text(b, ax), ax->pos);
+  ag->arg2_type = e2->type;
+  return ag->arg2_col >= 0;
+}
+
 int ir_bind_agg_call(ir_binder *b, const fe_item *it, ir_aggplace where, const char *expected,
                      ir_agg *ag, ir_expr **arg) {
   const fe_expr *x = it->expr;
@@ -321,21 +350,38 @@ int ir_bind_agg_call(ir_binder *b, const fe_item *it, ir_aggplace where, const c
   if (fn < 0)
     return ir_fail(b, it->kind == IT_EXPR ? x->pos : it->pos, "%s, but got '%s'", expected,
                    it->kind == IT_EXPR ? ir_expr_text(b, x) : "*");
-  if (x->distinct) return ir_fail(b, x->pos, "DISTINCT is not supported in aggregates");
+  if (x->distinct) {
+    /* COUNT(DISTINCT x) is an aggregate of its own (aggs.def) */
+    if (fn != RT_AGG_COUNT || ir_aggs[RT_AGG_COUNT_DISTINCT].arg[where] == IR_AGGARG_NO)
+      return ir_fail(b, x->pos, "DISTINCT is only supported in COUNT(DISTINCT x)%s",
+                     where == IR_AGG_IN_AGGREGATE ? "" : " of AGGREGATE");
+    if (x->star) return ir_fail(b, x->pos, "expected an argument to COUNT(DISTINCT …), not *");
+    fn = RT_AGG_COUNT_DISTINCT;
+  }
   if (x->star) {
     fn = x->nargs ? -1 : agg_find(x->str, where, true);
     if (fn < 0) return ir_fail(b, x->pos, "expected an argument to %s(), not *", x->str);
-  } else if (x->nargs != 1) {
-    return ir_fail(b, x->pos, "expected 1 argument to %s(), but got %d", x->str, x->nargs);
+  } else if (x->nargs < ir_aggs[fn].lo || x->nargs > ir_aggs[fn].hi) {
+    int lo = ir_aggs[fn].lo, hi = ir_aggs[fn].hi;
+    if (lo == hi)
+      return ir_fail(b, x->pos, "expected %d argument%s to %s(), but got %d", lo, lo == 1 ? "" : "s",
+                     x->str, x->nargs);
+    return ir_fail(b, x->pos, "expected %d to %d arguments to %s(), but got %d", lo, hi, x->str,
+                   x->nargs);
   }
   if (!it->name) return no_name(b, x);
-  *ag = (ir_agg){.kind = (rt_aggkind)fn, .arg_col = -1, .arg_type = RT_I64, .live = true};
+  *ag = (ir_agg){.kind = (rt_aggkind)fn, .arg_col = -1, .arg_type = RT_I64, .live = true,
+                 .arg2_col = -1, .arg2_type = RT_NULLT, .param = fn == RT_AGG_MEDIAN ? 50 : 0};
   *arg = NULL;
   if (x->star) return 1;
   b->agg_msg = "an aggregate cannot contain another aggregate";
   ir_expr *e = ir_bind_expr(b, x->args[0]);
+  ir_expr *e2 = e && x->nargs > 1 ? ir_bind_expr(b, x->args[1]) : NULL;
   b->agg_msg = NULL;
-  if (!e) return 0;
+  if (!e || (x->nargs > 1 && !e2)) return 0;
+  if (!bind_agg_arg2(b, x, ag, e2, arg)) return 0;
+  /* GROUP_CONCAT joins text: numbers as SQLite makes them text */
+  if (fn == RT_AGG_GROUP_CONCAT && e->type != RT_NULLT) e = ir_ex_to_str(b, e);
   if ((fn == RT_AGG_MIN || fn == RT_AGG_MAX) &&
       !ir_refuse_collation(b, x->args[0], e, fn == RT_AGG_MIN ? "MIN()" : "MAX()"))
     return 0;
@@ -343,8 +389,9 @@ int ir_bind_agg_call(ir_binder *b, const fe_item *it, ir_aggplace where, const c
     return ir_fail(b, x->args[0]->pos, "expected a number in %s(), but '%s' is a string",
                    ir_aggs[fn].sql, ir_expr_text(b, x->args[0]));
   /* *arg keeps RT_NULLT for a bare NULL argument: the stage's output is
-   * then an untyped NULL too (ir_agg_untyped). */
-  *arg = e;
+   * then an untyped NULL too (ir_agg_untyped). ARG_MAX's output is its
+   * value's (bind_agg_arg2 set *arg). */
+  if (!*arg) *arg = e;
   e = ir_ex_settle(b, e, RT_I64);
   ag->arg_col = ir_materialize(b, e, ir_expr_text(b, x->args[0]), x->args[0]->pos);
   ag->arg_type = e->type;
@@ -352,7 +399,8 @@ int ir_bind_agg_call(ir_binder *b, const fe_item *it, ir_aggplace where, const c
 }
 
 bool ir_agg_untyped(const ir_agg *ag, const ir_expr *arg) {
-  return arg && arg->type == RT_NULLT && ag->kind != RT_AGG_COUNT;
+  return arg && arg->type == RT_NULLT && ag->kind != RT_AGG_COUNT &&
+         ag->kind != RT_AGG_COUNT_DISTINCT;
 }
 
 static int bind_agg(ir_binder *b, const fe_item *it, ir_agg *ag, int ngroup, rt_type *out_type,
@@ -372,6 +420,16 @@ static int bind_agg(ir_binder *b, const fe_item *it, ir_agg *ag, int ngroup, rt_
    * them NULL. */
   *out_null = (e->nullable || ngroup == 0) && ag->kind != RT_AGG_COUNT;
   *out_type = ir_agg_out_type(ag->kind, e->type, false);
+  switch (ag->kind) {
+  case RT_AGG_COUNT_DISTINCT: *out_null = false; break;
+  case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN:
+  case RT_AGG_PERCENTILE:
+    *out_null = true;   /* NULL for a group whose inputs are all NULL */
+    break;
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX:
+  case RT_AGG_AVG: case RT_AGG_ANY_VALUE:
+    break;
+  }
   /* A double sum of +inf and -inf is NaN, which is NULL. */
   if ((ag->kind == RT_AGG_SUM || ag->kind == RT_AGG_AVG) && e->type == RT_F64) *out_null = true;
   return 1;

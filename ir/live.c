@@ -82,8 +82,10 @@ static bool live_aggs(ir_plan *p, int n, ir_agg *aggs, bool *need) {
     need[a->out_col] = false;
     if (a->live) p->cols[a->out_col].live = any = true;
   }
-  for (int k = 0; k < n; k++)
+  for (int k = 0; k < n; k++) {
     if (aggs[k].live && aggs[k].arg_col >= 0) need[aggs[k].arg_col] = true;
+    if (aggs[k].live && aggs[k].arg2_col >= 0) need[aggs[k].arg2_col] = true;
+  }
   return any;
 }
 

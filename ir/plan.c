@@ -62,8 +62,8 @@ const signed char ir_ex_arities[IX__COUNT] = {
 /* Indexed by rt_aggkind (store.h): an entry without its RT_AGG_ kind does
  * not compile. */
 const ir_agginfo ir_aggs[] = {
-#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat) \
-  [RT_AGG_##name] = {sql, printed, IR_AGGOUT_##out, {IR_AGGARG_##in_agg, IR_AGGARG_##in_tree, IR_AGGARG_##in_flat}},
+#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat, lo, hi) \
+  [RT_AGG_##name] = {sql, printed, IR_AGGOUT_##out, {IR_AGGARG_##in_agg, IR_AGGARG_##in_tree, IR_AGGARG_##in_flat}, lo, hi},
 #include "aggs.def"
 #undef AGG
 };
@@ -74,8 +74,10 @@ rt_type ir_agg_out_type(rt_aggkind k, rt_type arg, bool numeric) {
   case IR_AGGOUT_F64: return RT_F64;
   case IR_AGGOUT_SUM: return arg == RT_F64 ? RT_F64 : RT_I64;
   case IR_AGGOUT_ARG:
+  case IR_AGGOUT_VAL:   /* the caller passes the second argument's type */
     if (arg == RT_F64 || (!numeric && (arg == RT_STR || arg == RT_BOOL))) return arg;
     return RT_I64;
+  case IR_AGGOUT_STR: return RT_STR;
   }
   return RT_I64;
 }
@@ -92,8 +94,10 @@ static void need_cols(int n, const int *cols, bool *need) {
 }
 
 static void need_aggs(int n, const ir_agg *aggs, bool *need) {
-  for (int i = 0; aggs && i < n; i++)
+  for (int i = 0; aggs && i < n; i++) {
     if (aggs[i].arg_col >= 0) need[aggs[i].arg_col] = true;
+    if (aggs[i].arg2_col >= 0) need[aggs[i].arg2_col] = true;
+  }
 }
 
 void ir_op_need(const ir_op *op, bool *need) {

@@ -113,7 +113,7 @@ struct ir_expr {
 
 /* The aggregates of aggs.def, indexed by rt_aggkind (read the columns
  * there). */
-typedef enum ir_aggout { IR_AGGOUT_I64, IR_AGGOUT_F64, IR_AGGOUT_SUM, IR_AGGOUT_ARG } ir_aggout;
+typedef enum ir_aggout { IR_AGGOUT_I64, IR_AGGOUT_F64, IR_AGGOUT_SUM, IR_AGGOUT_ARG, IR_AGGOUT_VAL, IR_AGGOUT_STR } ir_aggout;
 typedef enum ir_aggarg { IR_AGGARG_NO, IR_AGGARG_STAR, IR_AGGARG_ANY, IR_AGGARG_NUM } ir_aggarg;
 typedef enum ir_aggplace { IR_AGG_IN_AGGREGATE, IR_AGG_IN_TREE, IR_AGG_IN_FLATTEN, IR_AGG_IN__COUNT } ir_aggplace;
 typedef struct ir_agginfo {
@@ -121,11 +121,12 @@ typedef struct ir_agginfo {
   const char *printed;    /* "count(*)": in plans */
   ir_aggout out;
   ir_aggarg arg[IR_AGG_IN__COUNT];   /* what each stage takes */
+  int lo, hi;             /* argument count */
 } ir_agginfo;
 extern const ir_agginfo ir_aggs[];
 enum {
   IR_NAGGS = 0   /* entries of aggs.def */
-#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat) +1
+#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat, lo, hi) +1
 #include "aggs.def"
 #undef AGG
 };
@@ -146,6 +147,10 @@ typedef struct ir_agg {
   int out_col;
   rt_type arg_type;
   bool live;
+  int arg2_col;         /* the second argument (ARG_MAX's value, GROUP_CONCAT's
+                           separator), -1 when none */
+  rt_type arg2_type;
+  double param;         /* PERCENTILE's constant p; MEDIAN: 50 */
 } ir_agg;
 
 typedef struct ir_sortkey {

@@ -115,6 +115,11 @@ static void put_aggs(const ir_plan *p, int naggs, const ir_agg *aggs, const char
     if (a->kind != RT_AGG_COUNT_STAR) {
       rt_buf_printf(out, "(");
       put_col(p, a->arg_col, out);
+      if (a->arg2_col >= 0) {
+        rt_buf_printf(out, ", ");
+        put_col(p, a->arg2_col, out);
+      }
+      if (a->kind == RT_AGG_PERCENTILE) rt_buf_printf(out, ", %.17g", a->param);
       rt_buf_printf(out, ")");
     }
   }

@@ -302,6 +302,9 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
       if (!a->live) continue;
       if (a->kind == RT_AGG_COUNT_STAR ? a->arg_col != -1 : !use(v, a->arg_col))
         return a->kind == RT_AGG_COUNT_STAR ? bad(v, NULL, "COUNT(*) with an argument") : 0;
+      if (a->arg2_col >= 0 && !use(v, a->arg2_col)) return 0;
+      if ((a->kind == RT_AGG_ARG_MAX || a->kind == RT_AGG_ARG_MIN) && a->arg2_col < 0)
+        return bad(v, NULL, "ARG_MAX without its value");
     }
     break;
   case IR_IV_BUFFER:

@@ -31,30 +31,44 @@ static bool single_fast(const rt_aggtab *t) {
 
 static bool agg_needs_i(const rt_agg *a) {
   switch (a->kind) {
-  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: return true;
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_COUNT_DISTINCT: return true;
   case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE: return a->in != RT_F64;
-  case RT_AGG_AVG: return false;
+  case RT_AGG_AVG: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
+  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    return false;
   }
   return false;
 }
 
 static bool agg_needs_f(const rt_agg *a) {
   switch (a->kind) {
-  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: return false;
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX:
+  case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    return false;
   case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE: return a->in == RT_F64;
   case RT_AGG_AVG: return true;
   }
   return false;
 }
 
-static rt_type agg_out_type(rt_aggkind k, rt_type in) {
+/* aggs.def's OUT column, for the stored types (the runtime sits below ir/). */
+static rt_type agg_out_type(rt_aggkind k, rt_type in, rt_type in2) {
   switch (k) {
-  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: return RT_I64;
-  case RT_AGG_AVG: return RT_F64;
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_COUNT_DISTINCT: return RT_I64;
+  case RT_AGG_AVG: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: return RT_F64;
   case RT_AGG_SUM: return in == RT_F64 ? RT_F64 : RT_I64;
   case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE: return in;
+  case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: return in2;
+  case RT_AGG_GROUP_CONCAT: return RT_STR;
   }
   return in;
+}
+
+void rt_aggtab_set_arg2(rt_aggtab *t, int a, rt_type in2, double param) {
+  if (!t->aggs || a < 0 || a >= t->naggs) return;
+  t->aggs[a].in2 = in2 == RT_NULLT ? RT_NULLT : rt_store_type(in2);
+  t->aggs[a].param = param;
+  t->aggs[a].out = agg_out_type(t->aggs[a].kind, t->aggs[a].in, t->aggs[a].in2);
 }
 
 void rt_aggtab_init(rt_aggtab *t, int nkeys, const rt_type *key_types, int naggs,
@@ -68,7 +82,8 @@ void rt_aggtab_init(rt_aggtab *t, int nkeys, const rt_type *key_types, int naggs
   for (int a = 0; t->aggs && a < naggs; a++) {
     t->aggs[a].kind = kinds[a];
     t->aggs[a].in = kinds[a] == RT_AGG_COUNT_STAR ? RT_I64 : rt_store_type(in_types[a]);
-    t->aggs[a].out = agg_out_type(kinds[a], t->aggs[a].in);
+    t->aggs[a].in2 = RT_NULLT;
+    t->aggs[a].out = agg_out_type(kinds[a], t->aggs[a].in, RT_NULLT);
   }
   t->slots = calloc(INIT_SLOTS, sizeof *t->slots);
   t->mask = t->slots ? INIT_SLOTS - 1 : 0;
@@ -97,6 +112,7 @@ void rt_aggtab_free(rt_aggtab *t) {
     free(t->aggs[a].f);
     free(t->aggs[a].n);
     free(t->aggs[a].has);
+    rt_aggx_free(t->aggs[a].x);
   }
   free(t->aggs);
   free(t->slots);
@@ -328,11 +344,11 @@ static void put_f(rt_rowbuf *out, int c, int64_t r, double v) {
   rt_bit_set(out->valid[c], (uint32_t)r);
 }
 
-void rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
+int rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
   int64_t n = t->ngroups;
-  if (n == 0) return;
+  if (n == 0) return 0;
   rt_rowbuf_reserve(out, n);
-  if (out->cap < out->nrows + n) return;
+  if (out->cap < out->nrows + n) return RT_AGGX_NOMEM;
   int64_t at = out->nrows;
   for (int k = 0; k < t->nkeys && k < out->ncols; k++) {
     rt_type kt = t->keys.types[k];
@@ -349,9 +365,12 @@ void rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
     for (int64_t g = 0; g < n; g++) {
       int64_t r = at + g;
       switch (ag->kind) {
-      case RT_AGG_COUNT_STAR: case RT_AGG_COUNT:
+      case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_COUNT_DISTINCT:
         put_i(out, c, r, ag->i[g]);
         break;
+      case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN:
+      case RT_AGG_PERCENTILE:
+        break;   /* below, all groups at once */
       case RT_AGG_AVG:
         /* n counts the non-NULL inputs, so it decides NULL, and so does a
          * NaN sum (inf + -inf), as everywhere a NaN is made (SQLite). */
@@ -367,6 +386,9 @@ void rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
         break;
       }
     }
+    int rc = rt_aggx_emit(t, ag, out, c, at);
+    if (rc) return rc;
   }
   out->nrows += n;
+  return 0;
 }

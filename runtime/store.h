@@ -54,8 +54,12 @@ rt_table *rt_rowbuf_to_table(rt_rowbuf *b, const char *name, const char *const *
 
 typedef enum rt_aggkind {
   RT_AGG_COUNT_STAR, RT_AGG_COUNT, RT_AGG_SUM, RT_AGG_MIN, RT_AGG_MAX, RT_AGG_AVG,
-  RT_AGG_ANY_VALUE,
+  RT_AGG_ANY_VALUE, RT_AGG_COUNT_DISTINCT, RT_AGG_ARG_MAX, RT_AGG_ARG_MIN, RT_AGG_GROUP_CONCAT,
+  RT_AGG_MEDIAN, RT_AGG_PERCENTILE,
 } rt_aggkind;
+
+/* State of the aggregates updated by rt_agg_add (aggx.c). */
+typedef struct rt_aggx rt_aggx;
 
 /* Per-group state of one aggregate, arrays indexed by group number.
  *   COUNT_STAR, COUNT: i[g] = count
@@ -64,6 +68,8 @@ typedef enum rt_aggkind {
  *   AVG: f[g] = sum as double, n[g] = count
  *   has[g] = 1 once a non-NULL input was seen (SUM/MIN/MAX/AVG/ANY give
  *   NULL when it stays 0; COUNT never NULL).
+ *   COUNT_DISTINCT: i[g] = count; ARG_MAX/ARG_MIN, GROUP_CONCAT, MEDIAN,
+ *   PERCENTILE: their state is x (aggx.c), updated by rt_agg_add.
  * MIN/MAX of strings compare by rt_str_cmp. */
 typedef struct rt_agg {
   rt_aggkind kind;
@@ -73,6 +79,10 @@ typedef struct rt_agg {
   double *f;
   int64_t *n;
   uint8_t *has;
+  rt_type in2;         /* the second argument's stored type (ARG_MAX's value,
+                          GROUP_CONCAT's separator), RT_NULLT when none */
+  double param;        /* PERCENTILE's p (MEDIAN: 50) */
+  rt_aggx *x;
 } rt_agg;
 
 /* Groups keyed by a tuple of values. Each key contributes a presence byte
@@ -96,6 +106,7 @@ typedef struct rt_aggtab {
   int64_t null_group;  /* single-key tables: the group of the NULL key */
   uint64_t *hashes;    /* per group, for rehashing */
   rt_rowbuf keys;      /* key values per group, columns = keys */
+  rt_strpool *strings; /* ARG_MAX of strings compares, GROUP_CONCAT interns */
 } rt_aggtab;
 
 static inline uint64_t rt_hash_i64(uint64_t x) {
@@ -118,8 +129,25 @@ int64_t rt_aggtab_group_null(rt_aggtab *t);
 void rt_aggtab_ensure_one(rt_aggtab *t);
 /* Output: key columns then one column per aggregate, in a rowbuf the caller
  * initializes with the matching types. */
-void rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out);
+int rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out);
 void rt_aggtab_free(rt_aggtab *t);
+/* The second argument's stored type and PERCENTILE's p of aggregate a
+ * (after rt_aggtab_init; t->strings is the caller's to set). */
+void rt_aggtab_set_arg2(rt_aggtab *t, int a, rt_type in2, double param);
+
+/* aggx.c: one row's update of aggregate a (COUNT_DISTINCT, ARG_MAX,
+ * ARG_MIN, GROUP_CONCAT, MEDIAN, PERCENTILE) in group g: v the first
+ * argument's bits (int64, double bits, string id), w the second's.
+ * Returns 0 or RT_AGGX_NOMEM. rt_aggx_emit writes aggregate a's column c
+ * of rows at.. (a row per group); rt_aggtab_emit returns its codes:
+ * RT_AGGX_INF (an infinite value reached MEDIAN or PERCENTILE: SQLite's
+ * "Inf input to percentile()"), RT_AGGX_STRING (the pool refused a
+ * GROUP_CONCAT: rt_strpool_error says why), RT_AGGX_NOMEM. */
+enum { RT_AGGX_NOMEM = -1, RT_AGGX_INF = -2, RT_AGGX_STRING = -3 };
+int rt_agg_add(rt_aggtab *t, int32_t a, int64_t g, int64_t v, int32_t vnull, int64_t w,
+               int32_t wnull);
+int rt_aggx_emit(const rt_aggtab *t, const rt_agg *a, rt_rowbuf *out, int c, int64_t at);
+void rt_aggx_free(rt_aggx *x);
 
 /* ---- sort ---------------------------------------------------------------- */
 

@@ -404,6 +404,7 @@ static pair gen_pair(int table, int from_sqlite) {
   else bprintf(&pipe, "FROM pt_%d", table);
   bprintf(&sql, "SELECT k, v, d, s FROM src_%d", table);
   int nstages = rnd(5) + 1;
+  int in_order = 1;   /* both sides see the rows in the same order (GROUP_CONCAT) */
   for (int st = 0; st < nstages; st++) {
     buf next = {0};
     int kind = rnd(10);
@@ -477,7 +478,7 @@ static pair gen_pair(int table, int from_sqlite) {
         if (!dup) keys[nk++] = c;
       }
       for (int i = 0; i < nk; i++) out.cols[out.ncols++] = g.cols[keys[i]];
-      buf aggs = {0};
+      buf aggs = {0}, saggs = {0};
       int naggs = rnd(3) + 1;
       for (int i = 0; i < naggs; i++) {
         int c = rnd(g.ncols);
@@ -485,22 +486,69 @@ static pair gen_pair(int table, int from_sqlite) {
         const char *f;
         vtype t = T_INT;
         int exact = 1;
-        int r = rnd(7);
+        char name[16];
+        snprintf(name, sizeof name, "a%d", out.fresh);
+        int r = rnd(9);
+        if (r >= 7 && in->t != T_BOOL && in->t != T_NULL) {
+          /* §8's more aggregates; SQLite's COUNT(DISTINCT) and group_concat,
+           * reference functions (ref_*, below) for the rest */
+          int o = rnd(g.ncols);
+          const col *oc = &g.cols[o];
+          int k = rnd(6);
+          const char *sep = (const char *[]){"", ", '-'", ", ''", ", s"}[rnd(4)];
+          if (!strcmp(sep, ", s") && pick_col(&g, T_STR) < 0) sep = "";
+          /* GROUP_CONCAT's order and ARG_MAX's ties depend on the input order */
+          if (k == 0 || (k <= 3 && !in_order) || (k >= 4 && in->t == T_STR)) {
+            bprintf(&aggs, "%sCOUNT(DISTINCT %s) AS %s", i ? ", " : "", in->name, name);
+            bprintf(&saggs, "%sCOUNT(DISTINCT %s) AS %s", i ? ", " : "", in->name, name);
+          } else if (k == 1) {
+            bprintf(&aggs, "%sGROUP_CONCAT(%s%s) AS %s", i ? ", " : "", in->name, sep, name);
+            bprintf(&saggs, "%sgroup_concat(%s%s) AS %s", i ? ", " : "", in->name, sep, name);
+            t = T_STR;
+          } else if (k <= 3 && oc->t != T_BOOL && oc->t != T_NULL && oc->exact) {
+            const char *fn = k == 2 ? "ARG_MAX" : "ARG_MIN";
+            bprintf(&aggs, "%s%s(%s, %s) AS %s", i ? ", " : "", fn, oc->name, in->name, name);
+            bprintf(&saggs, "%sref_%s(%s, %s) AS %s", i ? ", " : "", k == 2 ? "arg_max" : "arg_min",
+                    oc->name, in->name, name);
+            t = in->t, exact = in->exact;
+          } else if (k >= 4) {
+            int pc = rnd(5) == 0 ? 50 : rnd(101);
+            if (k == 4) {
+              bprintf(&aggs, "%sMEDIAN(%s) AS %s", i ? ", " : "", in->name, name);
+              bprintf(&saggs, "%sref_percentile(%s, 50) AS %s", i ? ", " : "", in->name, name);
+            } else {
+              bprintf(&aggs, "%sPERCENTILE(%s, %d) AS %s", i ? ", " : "", in->name, pc, name);
+              bprintf(&saggs, "%sref_percentile(%s, %d) AS %s", i ? ", " : "", in->name, pc, name);
+            }
+            t = T_DBL, exact = 0;
+          } else {
+            bprintf(&aggs, "%sCOUNT(DISTINCT %s) AS %s", i ? ", " : "", in->name, name);
+            bprintf(&saggs, "%sCOUNT(DISTINCT %s) AS %s", i ? ", " : "", in->name, name);
+          }
+          add_col(&out, "a", t, exact);
+          continue;
+        }
+        if (r >= 7) r = 0;
         if (r == 0 || in->t == T_BOOL) f = "COUNT(*)";
         else if (r == 1) f = "COUNT";
         else if (r == 2 && in->t != T_STR && in->exact) f = "SUM", t = in->t;
         else if (r == 3 && in->t != T_STR && in->exact) f = "AVG", t = T_DBL, exact = 0;
         else f = chance(50) ? "MIN" : "MAX", t = in->t, exact = in->exact;
-        char name[16];
-        snprintf(name, sizeof name, "a%d", out.fresh);
-        if (!strcmp(f, "COUNT(*)")) bprintf(&aggs, "%sCOUNT(*) AS %s", i ? ", " : "", name);
-        else bprintf(&aggs, "%s%s(%s) AS %s", i ? ", " : "", f, in->name, name);
+        if (!strcmp(f, "COUNT(*)")) {
+          bprintf(&aggs, "%sCOUNT(*) AS %s", i ? ", " : "", name);
+          bprintf(&saggs, "%sCOUNT(*) AS %s", i ? ", " : "", name);
+        } else {
+          bprintf(&aggs, "%s%s(%s) AS %s", i ? ", " : "", f, in->name, name);
+          bprintf(&saggs, "%s%s(%s) AS %s", i ? ", " : "", f, in->name, name);
+        }
         add_col(&out, "a", t, exact);
       }
       bprintf(&pipe, " |> AGGREGATE %s", aggs.s);
       bprintf(&next, "SELECT ");
       for (int i = 0; i < nk; i++) bprintf(&next, "%s, ", g.cols[keys[i]].name);
-      bprintf(&next, "%s FROM (%s)", aggs.s, sql.s);
+      bprintf(&next, "%s FROM (%s)", saggs.s, sql.s);
+      free(saggs.s);
+      in_order = 0;   /* SQLite's groups come out sorted, ours first-seen */
       if (nk) {
         bprintf(&pipe, " GROUP BY ");
         bprintf(&next, " GROUP BY ");
@@ -654,6 +702,102 @@ static char *diff_rows(rows *want, rows *got, int ordered) {
   return b.s;
 }
 
+/* ---- reference aggregates --------------------------------------------------------
+ *
+ * SQLite has no ARG_MAX / ARG_MIN, and its percentile() is an extension
+ * this SQLite is not built with: ref_arg_max/ref_arg_min follow §8's words
+ * (the value of the first row with the largest / smallest non-NULL
+ * ordering), ref_percentile is ext/misc/percentile.c's algorithm (values
+ * collected as doubles, qsort, interpolation from P + 1.0). */
+
+typedef struct ref_arg {
+  sqlite3_value *best, *val;
+} ref_arg;
+
+static int ref_cmp(sqlite3_value *a, sqlite3_value *b) {
+  int ta = sqlite3_value_type(a), tb = sqlite3_value_type(b);
+  if (ta == SQLITE_TEXT && tb == SQLITE_TEXT) {
+    int na = sqlite3_value_bytes(a), nb = sqlite3_value_bytes(b);
+    int c = memcmp(sqlite3_value_text(a), sqlite3_value_text(b), (size_t)(na < nb ? na : nb));
+    return c ? c : na - nb;
+  }
+  if (ta == SQLITE_INTEGER && tb == SQLITE_INTEGER) {
+    sqlite3_int64 x = sqlite3_value_int64(a), y = sqlite3_value_int64(b);
+    return x < y ? -1 : x > y;
+  }
+  double x = sqlite3_value_double(a), y = sqlite3_value_double(b);
+  return x < y ? -1 : x > y;
+}
+
+static void ref_arg_step(sqlite3_context *cx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  ref_arg *s = sqlite3_aggregate_context(cx, sizeof *s);
+  if (!s || sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+  int max = sqlite3_user_data(cx) != NULL;
+  if (s->best) {
+    int c = ref_cmp(argv[0], s->best);
+    if (max ? c <= 0 : c >= 0) return;
+  }
+  sqlite3_value_free(s->best);
+  sqlite3_value_free(s->val);
+  s->best = sqlite3_value_dup(argv[0]);
+  s->val = sqlite3_value_dup(argv[1]);
+}
+
+static void ref_arg_final(sqlite3_context *cx) {
+  ref_arg *s = sqlite3_aggregate_context(cx, 0);
+  if (!s || !s->best) return;
+  sqlite3_result_value(cx, s->val);
+  sqlite3_value_free(s->best);
+  sqlite3_value_free(s->val);
+}
+
+typedef struct ref_pct {
+  double rpct;
+  double *a;
+  unsigned n, cap;
+} ref_pct;
+
+static int ref_dbl_cmp(const void *pa, const void *pb) {
+  double a = *(const double *)pa, b = *(const double *)pb;
+  return a == b ? 0 : a < b ? -1 : 1;
+}
+
+static void ref_pct_step(sqlite3_context *cx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  ref_pct *p = sqlite3_aggregate_context(cx, sizeof *p);
+  if (!p) return;
+  if (p->rpct == 0.0) p->rpct = sqlite3_value_double(argv[1]) + 1.0;
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+  if (p->n == p->cap) {
+    p->cap = p->cap ? p->cap * 2 : 16;
+    p->a = realloc(p->a, sizeof *p->a * p->cap);
+  }
+  p->a[p->n++] = sqlite3_value_double(argv[0]);
+}
+
+static void ref_pct_final(sqlite3_context *cx) {
+  ref_pct *p = sqlite3_aggregate_context(cx, 0);
+  if (!p || !p->a) return;
+  qsort(p->a, p->n, sizeof(double), ref_dbl_cmp);
+  double ix = (p->rpct - 1.0) * (p->n - 1) * 0.01;
+  unsigned i1 = (unsigned)ix;
+  unsigned i2 = ix == (double)i1 || i1 == p->n - 1 ? i1 : i1 + 1;
+  double v1 = p->a[i1], v2 = p->a[i2];
+  sqlite3_result_double(cx, v1 + (v2 - v1) * (ix - i1));
+  free(p->a);
+}
+
+static void add_ref_functions(sqlite3 *db) {
+  static int one = 1;
+  assert_int_equal(sqlite3_create_function(db, "ref_arg_max", 2, SQLITE_UTF8, &one, NULL,
+                                           ref_arg_step, ref_arg_final), SQLITE_OK);
+  assert_int_equal(sqlite3_create_function(db, "ref_arg_min", 2, SQLITE_UTF8, NULL, NULL,
+                                           ref_arg_step, ref_arg_final), SQLITE_OK);
+  assert_int_equal(sqlite3_create_function(db, "ref_percentile", 2, SQLITE_UTF8, NULL, NULL,
+                                           ref_pct_step, ref_pct_final), SQLITE_OK);
+}
+
 /* ---- the test ------------------------------------------------------------------- */
 
 typedef struct mode_spec { const char *name; pj_mode mode; } mode_spec;
@@ -713,6 +857,7 @@ static void test_random_pipelines(void **state) {
   pj_engine_set_opt_level(e, 1);   /* hundreds of small compiles */
   g_rng = 0x5EED1234ull;
   for (int i = 0; i < ntables; i++) make_table(e, i, sizes[i]);
+  add_ref_functions(pj_engine_sqlite(e));
 
   int failures = 0, compared = 0;
   /* PJ_DIFF_SEED explores other pipelines; the default is fixed. */
