@@ -361,6 +361,22 @@ static void gen_aggs(in *s, row *r, row *out, buf *o, int any, int tree) {
       add(out, name, T_INT);
       continue;
     }
+    if (any && pick(s, 4) == 0) {   /* §8's more aggregates (AGGREGATE only) */
+      const char *cn = r->c[c].name;
+      vtype t = r->c[c].t;
+      switch (pick(s, 5)) {
+      case 0: bprintf(o, "%sCOUNT(DISTINCT %s) AS %s", k ? ", " : "", cn, name); t = T_INT; break;
+      case 1: bprintf(o, "%sGROUP_CONCAT(%s, '/') AS %s", k ? ", " : "", cn, name); t = T_STR; break;
+      case 2: bprintf(o, "%s%s(%s, %s) AS %s", k ? ", " : "", pick(s, 2) ? "ARG_MAX" : "ARG_MIN", cn,
+                      r->c[col_of(s, r, T_INT) >= 0 ? col_of(s, r, T_INT) : c].name, name);
+              t = col_of(s, r, T_INT) >= 0 ? T_INT : t; break;
+      case 3: bprintf(o, "%sPERCENTILE(%s, %u) AS %s", k ? ", " : "", t == T_STR ? "1" : cn, pick(s, 101), name);
+              t = T_DBL; break;
+      default: bprintf(o, "%sMEDIAN(%s) AS %s", k ? ", " : "", t == T_STR ? "2.5" : cn, name); t = T_DBL; break;
+      }
+      add(out, name, t);
+      continue;
+    }
     static const char *const fn[] = {"COUNT", "SUM", "MIN", "MAX", "MAX", "AVG"};
     bprintf(o, "%s%s(%s) AS %s", k ? ", " : "", fn[f], r->c[c].name, name);
     vtype t = f == 0 ? T_INT : f == 5 ? T_DBL : r->c[c].t;

@@ -214,13 +214,18 @@ static void pg_pipeline(pg_gen *g, pg_buf *b) {
       int nk = pg_rnd(g, 3);
       char aggs[512] = "";
       size_t an = 0;
-      const char *fn[] = {"SUM", "MIN", "MAX", "COUNT"};
+      const char *fn[] = {"SUM", "MIN", "MAX", "COUNT", "COUNT(DISTINCT "};
       int na = 1 + pg_rnd(g, 3);
       for (int a = 0; a < na; a++) {
         char n[16];
         snprintf(n, sizeof n, "a%d", ext++);
-        an += (size_t)snprintf(aggs + an, sizeof aggs - an, "%s%s(%s) AS %s", a ? ", " : "",
-                               fn[pg_rnd(g, 4)], pg_int(g, &r), n);
+        int f = pg_rnd(g, 7);
+        if (f < 5)
+          an += (size_t)snprintf(aggs + an, sizeof aggs - an, "%s%s%s%s) AS %s", a ? ", " : "",
+                                 fn[f], f < 4 ? "(" : "", pg_int(g, &r), n);
+        else   /* ARG_MAX / ARG_MIN of integers: an integer */
+          an += (size_t)snprintf(aggs + an, sizeof aggs - an, "%s%s(%s, %s) AS %s", a ? ", " : "",
+                                 f == 5 ? "ARG_MAX" : "ARG_MIN", pg_int(g, &r), pg_int(g, &r), n);
         pg_add_int(&nr, n);
       }
       pg_put(b, " |> AGGREGATE COUNT(*) AS n%d, %s", ext, aggs);

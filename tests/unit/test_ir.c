@@ -203,8 +203,8 @@ static void test_aggregate_errors(void **state) {
              "ORDER BY: an aggregate belongs in AGGREGATE, not ORDER BY", "max");
   expect_err(f, "FROM slice |> AGGREGATE SUM(name) AS s",
              "AGGREGATE: expected a number in SUM(), but 'name' is a string", "name");
-  expect_err(f, "FROM slice |> AGGREGATE COUNT(DISTINCT dur) AS c",
-             "AGGREGATE: DISTINCT is not supported in aggregates", "COUNT");
+  expect_err(f, "FROM slice |> AGGREGATE SUM(DISTINCT dur) AS c",
+             "AGGREGATE: DISTINCT is only supported in COUNT(DISTINCT x)", "SUM");
   expect_err(f, "FROM slice |> AGGREGATE COUNT(*)",
              "AGGREGATE: expected every column to have a valid name, but 'COUNT(*)' is not one: "
              "give it one with AS",
