@@ -133,6 +133,12 @@ pj_status pj__failf(pj_engine *e, const char *fmt, ...) __attribute__((format(pr
  * that does not own text: used by the script runner. */
 pj_status pj__query_from_ast(pj_engine *e, const char *text, fe_pipeline *ast,
                              pj_query **out);
+/* The same for a handle that runs next, before anything else uses the
+ * connection: a SQL source whose column types came from its first rows
+ * keeps those rows open for the run (ir_op.primed), so the query is read
+ * once. */
+pj_status pj__query_from_ast_run(pj_engine *e, const char *text, fe_pipeline *ast,
+                                 pj_query **out);
 
 /* Binds the handle again when its plan is stale (query.c's banner: new
  * parameter types, a replaced columnar table, a changed SQLite schema),

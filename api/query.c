@@ -147,7 +147,16 @@ static int plan_stale(pj_query *q) {
   return 0;
 }
 
-static pj_status new_query(pj_engine *e, const char *src, fe_pipeline *ast, pj_query **out) {
+/* After a bind that no run follows at once: the SQL sources the binder
+ * left open with their first rows (ir_op.primed) are closed, since an open
+ * query holds a read transaction (a DROP TABLE in between would fail);
+ * the first run then reads those rows again. */
+static void release_primed(pj_query *q) {
+  if (q->plan) ir_plan_release_primed(q->plan);
+}
+
+static pj_status new_query(pj_engine *e, const char *src, fe_pipeline *ast, pj_query **out,
+                           int run_next) {
   *out = NULL;
   pj_query *q = calloc(1, sizeof *q);
   if (!q) return PJ_NOMEM;
@@ -160,12 +169,18 @@ static pj_status new_query(pj_engine *e, const char *src, fe_pipeline *ast, pj_q
     pj_query_free(q);
     return s;
   }
+  if (!run_next) release_primed(q);
   *out = q;
   return PJ_OK;
 }
 
 pj_status pj__query_from_ast(pj_engine *e, const char *text, fe_pipeline *ast, pj_query **out) {
-  return new_query(e, text, ast, out);
+  return new_query(e, text, ast, out, 0);
+}
+
+pj_status pj__query_from_ast_run(pj_engine *e, const char *text, fe_pipeline *ast,
+                                 pj_query **out) {
+  return new_query(e, text, ast, out, 1);
 }
 
 pj_status pj_query_compile(pj_engine *e, const char *text, pj_query **out) {
@@ -188,7 +203,7 @@ pj_status pj_query_compile(pj_engine *e, const char *text, pj_query **out) {
     return PJ_ERROR;
   }
   pj_query *q = NULL;
-  pj_status s = new_query(e, copy, ast, &q);
+  pj_status s = new_query(e, copy, ast, &q, 0);
   if (s != PJ_OK) {
     e->errtext = NULL;
     rt_arena_free(&a);
@@ -435,7 +450,10 @@ static void auto_prepare(pj_query *q) {
 
 pj_status pj__query_refresh(pj_query *q) {
   pj__clear_error(q->e);
-  return plan_stale(q) ? build_plan(q) : PJ_OK;
+  if (!plan_stale(q)) return PJ_OK;
+  pj_status s = build_plan(q);
+  release_primed(q);
+  return s;
 }
 
 pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
@@ -522,7 +540,10 @@ const char *pj_query_plan(pj_query *q) { return q->plan_text.data ? q->plan_text
  * again first (as the next run would). */
 static const cg_module *code_for_dump(pj_query *q) {
   pj__clear_error(q->e);
-  if (plan_stale(q) && build_plan(q) != PJ_OK) return NULL;
+  if (plan_stale(q)) {
+    if (build_plan(q) != PJ_OK) return NULL;
+    release_primed(q);
+  }
   if (ensure_code(q) != PJ_OK) return NULL;
   return q->code;
 }
@@ -550,7 +571,7 @@ pj_status pj__exec_pipeline(pj_engine *e, const char *script, const fe_stmt *st,
                             fe_pipeline *pipe, const char *name, rt_table **out) {
   *out = NULL;
   pj_query *q = NULL;
-  pj_status s = pj__query_from_ast(e, script, pipe, &q);
+  pj_status s = pj__query_from_ast_run(e, script, pipe, &q);
   if (s != PJ_OK) return s;
   pj_timing compiled = e->timing;
   if (e->hooks.before_run) {

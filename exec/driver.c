@@ -514,8 +514,19 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
     types[i] = rt_store_type(p->cols[src->scan.out_cols[i]].type);
     names[i] = p->cols[src->scan.out_cols[i]].name;
   }
-  rt_sqlsrc *q = rt_sqlsrc_open(run->db, src->scan.sql, nc, types, names, run->strings, "FROM",
-                                &run->err);
+  rt_sqlsrc *q = NULL;
+  if (src->scan.primed) {
+    /* The binder read the first rows to type the columns: go on from
+     * there rather than run the query again. The plan gives it up. */
+    q = src->scan.primed;
+    ((ir_op *)src)->scan.primed = NULL;
+    if (!rt_sqlsrc_adopt(q, nc, src->scan.table_cols, types, names, "FROM", &run->err)) {
+      rt_sqlsrc_close(q);
+      return -1;
+    }
+  } else {
+    q = rt_sqlsrc_open(run->db, src->scan.sql, nc, types, names, run->strings, "FROM", &run->err);
+  }
   if (!q && strstr(run->err.msg, "__pipeline_source has")) {
     /* The source has another column count than when bound, while the
      * schema is the same (query.c rebinds after a schema change): a

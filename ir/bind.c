@@ -143,7 +143,11 @@ static int bind_sql(ir_binder *b, const fe_source *src) {
   rt_buf_free(&q);
   rt_sqlcols sc = {0};
   rt_err lerr = {0};
-  if (!b->env->db || !rt_sql_describe(b->env->db, base, &p->arena, &sc, &lerr) || lerr.set) {
+  rt_sqlsrc *primed = NULL;
+  if (!b->env->db ||
+      !rt_sql_prime(b->env->db, base, b->env->strings, &p->arena, &sc, &primed, &lerr) ||
+      lerr.set) {
+    rt_sqlsrc_close(primed);
     if (src->kind == SRC_NAME && (!lerr.set || missing_table(lerr.msg, src)))
       return ir_fail(b, src->pos, "no such table: '%s'", src->name);
     /* rt_sql_describe speaks as FROM; the error belongs to this stage
@@ -152,8 +156,14 @@ static int bind_sql(ir_binder *b, const fe_source *src) {
     if (!strncmp(m, "FROM: ", 6)) m += 6;
     return ir_fail(b, pos, "%s", m);
   }
-  if (!check_names(b, sc.ncols, (const char *const *)sc.names, true, pos)) return 0;
+  if (!check_names(b, sc.ncols, (const char *const *)sc.names, true, pos)) {
+    rt_sqlsrc_close(primed);
+    return 0;
+  }
   ir_op *op = ir_op_add(b, IR_SCAN_SQL, src->pos);
+  /* The rows read to type the columns: the first run goes on from them
+   * (the plan closes them if none does). */
+  op->scan.primed = primed;
   p->reads_sql = true;
   if (sc.sampled) p->sql_sampled = true;
   op->scan.sql_base = base;

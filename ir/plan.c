@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "runtime/sqlite/sqlsrc.h"
 
 const char *const ir_op_names[IR__COUNT] = {
 #define OP(name, str, role, flags, arity) str,
@@ -247,12 +248,21 @@ ir_plan *ir_build(const struct fe_pipeline *ast, const char *text, ir_env *env, 
   return p;
 }
 
+void ir_plan_release_primed(ir_plan *p) {
+  for (int i = 0; i < p->nops; i++) {
+    if (p->ops[i]->kind != IR_SCAN_SQL) continue;
+    rt_sqlsrc_close(p->ops[i]->scan.primed);
+    p->ops[i]->scan.primed = NULL;
+  }
+}
+
 void ir_plan_free(ir_plan *p) {
   if (!p) return;
   /* Table scans hold a reference (taken by the binder) so a plan stays
    * valid when the catalog replaces the table. */
   for (int i = 0; i < p->nops; i++)
     if (p->ops[i]->kind == IR_SCAN_TABLE && p->ops[i]->scan.table) rt_table_unref(p->ops[i]->scan.table);
+  ir_plan_release_primed(p);
   rt_arena_free(&p->arena);
   free(p);
 }

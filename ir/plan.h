@@ -194,6 +194,12 @@ struct ir_op {
       const char *sql_base;
       int nsrc;
       ir_op *buf_op;
+      /* SCAN_SQL whose types came from the values: sql_base, open, with
+       * the first rows read (runtime/sqlite/sqlsrc.h rt_sql_prime), for
+       * the next run to go on from instead of running the query again;
+       * NULL once a run took it or when nothing was read. Owned by the
+       * plan. */
+      struct rt_sqlsrc *primed;
     } scan;
     struct ir_filter {          /* FILTER */
       ir_expr *pred;
@@ -411,6 +417,10 @@ struct fe_pipeline;
  * and fills err ("<STAGE>: <message>", offset of the offending token). */
 ir_plan *ir_build(const struct fe_pipeline *p, const char *text, ir_env *env, rt_err *err);
 void ir_plan_free(ir_plan *p);
+/* Closes the SQL sources the binder left open with their first rows read
+ * (scan.primed): for a plan that will not run soon, since an open query
+ * holds a read transaction. The next run prepares them again. */
+void ir_plan_release_primed(ir_plan *p);
 
 /* Steps of ir_build, separately testable. */
 ir_plan *ir_bind(const struct fe_pipeline *p, const char *text, ir_env *env, rt_err *err);

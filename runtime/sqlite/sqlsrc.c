@@ -1,18 +1,22 @@
 /*
  * sqlsrc.c — reading SQLite query results into columnar batches.
  *
- * rt_sql_describe tells the binder what a SQL source returns (names and
- * types); rt_sqlsrc steps the prepared query and copies its values into
- * per-source buffers that batch views point at. What the SQL text is (the
- * `WITH __pipeline_source …` wrapper that prunes columns) is the caller's
- * business; here we only prepare, step and copy.
+ * rt_sql_prime tells the binder what a SQL source returns (names and
+ * types) without running the query twice: declared types come from the
+ * prepared statement; a column without one is typed from the values of
+ * the first rows, which stay with the source (the "primed" rows) for the
+ * plan's run to read first, so the query is stepped once in all. rt_sqlsrc
+ * steps the query and copies its values into per-source buffers that batch
+ * views point at. What the SQL text is (the `WITH __pipeline_source …`
+ * wrapper that prunes columns) is the caller's business; here we only
+ * prepare, step and copy.
  *
- * Typing is static: a column's type is fixed before the first row is read,
- * and a later value that does not fit it stops the query with an error
- * naming the column and the (1-based) row, rather than silently changing
- * types mid-stream. For a column typed from its first rows the error is
- * Perfetto's: `column 'value' was inferred to be integer from its first
- * rows, but row 9000 is string`.
+ * Typing is static: a column's type is fixed before its first batch is
+ * handed out, and a later value that does not fit it stops the query with
+ * an error naming the column and the (1-based) row, rather than silently
+ * changing types mid-stream. For a column typed from its first rows the
+ * error is Perfetto's: `column 'value' was inferred to be integer from its
+ * first rows, but row 9000 is string`.
  */
 #include <math.h>
 #include <sqlite3.h>
@@ -66,156 +70,16 @@ static int prepare(sqlite3 *db, const char *sql, const char *stage, sqlite3_stmt
   return 1;
 }
 
-/* ---- describe ----------------------------------------------------------- */
+/* ---- the source ------------------------------------------------------------ */
 
-/* Decides the types of the undeclared columns (types[c] == RT_NULLT) from
- * the values of the first RT_BATCH rows. */
-static int sample_types(sqlite3 *db, sqlite3_stmt *st, int ncols, char **names,
-                        rt_type *types, rt_err *err) {
-  enum { SEEN_INT = 1, SEEN_REAL = 2, SEEN_TEXT = 4 };
-  uint8_t seen[ncols];
-  int64_t text_row[ncols], num_row[ncols];
-  memset(seen, 0, sizeof seen);
-  for (int c = 0; c < ncols; c++) text_row[c] = num_row[c] = 0;
-
-  for (int64_t row = 1; row <= RT_BATCH; row++) {
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE) break;
-    if (rc != SQLITE_ROW) return rt_errorf(err, -1, "FROM: %s", sqlite3_errmsg(db));
-    for (int c = 0; c < ncols; c++) {
-      if (types[c] != RT_NULLT) continue;
-      switch (sqlite3_column_type(st, c)) {
-      case SQLITE_INTEGER: seen[c] |= SEEN_INT; if (!num_row[c]) num_row[c] = row; break;
-      case SQLITE_FLOAT: seen[c] |= SEEN_REAL; if (!num_row[c]) num_row[c] = row; break;
-      case SQLITE_TEXT: seen[c] |= SEEN_TEXT; if (!text_row[c]) text_row[c] = row; break;
-      case SQLITE_BLOB:
-        return rt_errorf(err, -1, "FROM: column '%s' has a blob value in row %lld, "
-                         "which a pipeline cannot read", names[c], (long long)row);
-      default: break;
-      }
-    }
-  }
-  for (int c = 0; c < ncols; c++) {
-    if (types[c] != RT_NULLT) continue;
-    if ((seen[c] & SEEN_TEXT) && (seen[c] & (SEEN_INT | SEEN_REAL)))
-      return rt_errorf(err, -1,
-                       "FROM: column '%s' mixes text (row %lld) and numbers (row %lld), "
-                       "so it has no single type: CAST it to one",
-                       names[c], (long long)text_row[c], (long long)num_row[c]);
-    types[c] = (seen[c] & SEEN_TEXT) ? RT_STR : (seen[c] & SEEN_REAL) ? RT_F64 : RT_I64;
-  }
-  return 1;
-}
-
-/* One try of rt_sql_describe; 2 when sampling the values made SQLite
- * prepare the statement again (a virtual table changed its columns as it
- * ran: the extension's pipeline(), nested in a pipeline's SQL source), so
- * the names and types read before are of the old statement. */
-static int describe_once(sqlite3 *db, const char *sql, rt_arena *a, rt_sqlcols *out,
-                         rt_err *err);
-
-int rt_sql_describe(void *dbv, const char *sql, rt_arena *a, rt_sqlcols *out, rt_err *err) {
-  int rc = 2;
-  for (int tries = 0; rc == 2 && tries < 3; tries++) rc = describe_once(dbv, sql, a, out, err);
-  if (rc == 2) return rt_errorf(err, -1, "FROM: the query's columns keep changing");
-  return rc;
-}
-
-static int describe_once(sqlite3 *db, const char *sql, rt_arena *a, rt_sqlcols *out,
-                         rt_err *err) {
-  sqlite3_stmt *st;
-  memset(out, 0, sizeof *out);
-  if (!prepare(db, sql, "FROM", &st, err)) return 0;
-
-  int n = sqlite3_column_count(st);
-  if (n == 0) {
-    sqlite3_finalize(st);
-    return rt_errorf(err, -1, "FROM: expected a query that returns rows");
-  }
-  /* Describing may step the query to sample values, and running it steps
-   * it again: a statement that writes would write twice. */
-  if (!sqlite3_stmt_readonly(st)) {
-    sqlite3_finalize(st);
-    return rt_errorf(err, -1, "FROM: expected a query that only reads data");
-  }
-  char **names = rt_arena_alloc(a, sizeof(char *) * (size_t)n);
-  rt_type *types = rt_arena_alloc(a, sizeof(rt_type) * (size_t)n);
-  int unknown = 0;
-  for (int c = 0; c < n; c++) {
-    const char *nm = sqlite3_column_name(st, c);
-    names[c] = rt_arena_strdup(a, nm ? nm : "");
-    types[c] = sql_decl_type(sqlite3_column_decltype(st, c));
-    unknown += types[c] == RT_NULLT;
-  }
-  int ok = unknown ? sample_types(db, st, n, names, types, err) : 1;
-  int again = ok && sqlite3_stmt_status(st, SQLITE_STMTSTATUS_REPREPARE, 0) > 0;
-  sqlite3_finalize(st);
-  if (!ok) return 0;
-  if (again) return 2;
-  out->ncols = n;
-  out->names = names;
-  out->types = types;
-  out->sampled = unknown > 0;
-  return 1;
-}
-
-/* ---- cookies ---------------------------------------------------------------- */
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
-  return h;
-}
-
-/* Hashes, for every database of the connection, its name and the value of
- * `PRAGMA "<name>".<pragma>` (no pragma: only the names). */
-static uint64_t hash_databases(sqlite3 *db, const char *pragma) {
-  uint64_t h = 14695981039346656037ull;
-  sqlite3_stmt *list = NULL;
-  if (!db || sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &list, NULL) != SQLITE_OK)
-    return 0;
-  int rc;
-  while ((rc = sqlite3_step(list)) == SQLITE_ROW) {
-    const char *name = (const char *)sqlite3_column_text(list, 1);
-    if (!name) continue;
-    h = fnv(h, name, strlen(name) + 1);
-    if (!pragma) continue;
-    char *sql = sqlite3_mprintf("PRAGMA \"%w\".%s", name, pragma);
-    sqlite3_stmt *st = NULL;
-    int ok = sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-             sqlite3_step(st) == SQLITE_ROW;
-    int64_t v = ok ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    sqlite3_free(sql);
-    if (!ok) {
-      sqlite3_finalize(list);
-      return 0;
-    }
-    h = fnv(h, &v, sizeof v);
-  }
-  sqlite3_finalize(list);
-  if (rc != SQLITE_DONE) return 0;
-  return h ? h : 1;
-}
-
-uint64_t rt_sql_schema_cookie(void *db) { return hash_databases(db, "schema_version"); }
-
-uint64_t rt_sql_data_cookie(void *dbv) {
-  sqlite3 *db = dbv;
-  uint64_t h = hash_databases(db, "data_version");
-  if (!h) return 0;
-  int64_t changes = sqlite3_total_changes64(db);
-  h = fnv(h, &changes, sizeof changes);
-  return h ? h : 1;
-}
-
-/* ---- source --------------------------------------------------------------- */
-
-/* One column's batch buffer. `last_*` caches the most recent string so runs
- * of equal strings (common: names, states) skip the pool's hash lookup. */
+/* One read column's batch buffer. `last_*` caches the most recent string
+ * so runs of equal strings (common: names, states) skip the pool's hash
+ * lookup. */
 typedef struct sqlcol {
+  int at;               /* the statement's column */
   rt_type store;        /* RT_I64, RT_F64 or RT_STR */
   rt_type view_type;    /* what the view reports (RT_BOOL kept as such) */
+  bool inferred;        /* no declared type: typed from the first rows */
   void *data;           /* RT_BATCH values */
   uint64_t *valid;      /* RT_BITWORDS(RT_BATCH) words */
   const char *name;
@@ -223,17 +87,36 @@ typedef struct sqlcol {
   int has_last;
 } sqlcol;
 
+/* A value read before the source was typed (a primed row): its SQLite
+ * type and value, text as a slice of `text`. */
+typedef struct pcell {
+  uint8_t kind;
+  union {
+    int64_t i;
+    double f;
+    struct {
+      uint32_t len;
+      size_t off;
+    } s;
+  } u;
+} pcell;
+
 struct rt_sqlsrc {
   sqlite3 *db;
   sqlite3_stmt *st;
   rt_strpool *sp;
-  int ncols;
+  int nsrc;             /* the statement's columns */
+  int ncols;            /* columns read (0 until typed) */
   sqlcol *cols;
-  int64_t rows;         /* rows read so far, for error messages */
+  int64_t rows;         /* rows handed out so far, for error messages */
   int done;             /* SQLITE_DONE seen */
   int failed;
   char *stage;
   void *mem;            /* one block holding every column buffer */
+  /* Primed rows: npend rows of nsrc cells, the next to hand out pend_at. */
+  pcell *pend;
+  int64_t npend, pend_at;
+  rt_buf text;
 };
 
 static char *dup_str(const char *s) {
@@ -241,6 +124,59 @@ static char *dup_str(const char *s) {
   char *d = malloc(n);
   if (d) memcpy(d, s, n);
   return d;
+}
+
+/* Types the source: reads statement columns which[0..ncols) (NULL: the
+ * first ncols) as types[] named names[]. */
+static int source_type(rt_sqlsrc *s, int ncols, const int *which, const rt_type *types,
+                       const char *const *names, const char *stage, rt_err *err) {
+  if (!stage) stage = "FROM";
+  /* Names are copied into one block after the buffers, so the source does
+   * not depend on the caller keeping them alive. */
+  size_t words = RT_BITWORDS(RT_BATCH);
+  size_t per_col = RT_BATCH * sizeof(int64_t) + words * sizeof(uint64_t);
+  size_t name_bytes = 0;
+  for (int c = 0; c < ncols; c++) name_bytes += strlen(names && names[c] ? names[c] : "") + 1;
+  sqlcol *cols = calloc((size_t)(ncols ? ncols : 1), sizeof *cols);
+  char *mem = malloc(per_col * (size_t)ncols + name_bytes + 1);
+  char *stage_copy = dup_str(stage);
+  if (!cols || !mem || !stage_copy) {
+    free(cols); free(mem); free(stage_copy);
+    return rt_errorf(err, -1, "%s: out of memory", stage);
+  }
+  char *names_at = mem + per_col * (size_t)ncols;
+  for (int c = 0; c < ncols; c++) {
+    sqlcol *col = &cols[c];
+    col->at = which ? which[c] : c;
+    col->store = rt_store_type(types[c]);
+    col->view_type = types[c] == RT_BOOL ? RT_BOOL : col->store;
+    col->inferred = sql_decl_type(sqlite3_column_decltype(s->st, col->at)) == RT_NULLT;
+    col->data = mem + per_col * (size_t)c;
+    col->valid = (uint64_t *)(mem + per_col * (size_t)c + RT_BATCH * sizeof(int64_t));
+    const char *nm = names && names[c] ? names[c] : "";
+    size_t len = strlen(nm) + 1;
+    memcpy(names_at, nm, len);
+    col->name = names_at;
+    names_at += len;
+  }
+  free(s->cols);
+  free(s->mem);
+  free(s->stage);
+  s->ncols = ncols;
+  s->cols = cols;
+  s->stage = stage_copy;
+  s->mem = mem;
+  return 1;
+}
+
+static rt_sqlsrc *source_new(sqlite3 *db, sqlite3_stmt *st, rt_strpool *sp) {
+  rt_sqlsrc *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->db = db;
+  s->st = st;
+  s->sp = sp;
+  s->nsrc = sqlite3_column_count(st);
+  return s;
 }
 
 rt_sqlsrc *rt_sqlsrc_open(void *dbv, const char *sql, int ncols, const rt_type *types,
@@ -260,45 +196,171 @@ rt_sqlsrc *rt_sqlsrc_open(void *dbv, const char *sql, int ncols, const rt_type *
     sqlite3_finalize(st);
     return NULL;
   }
-
-  /* Names are copied into one block after the buffers, so the source does
-   * not depend on the caller keeping them alive. */
-  size_t words = RT_BITWORDS(RT_BATCH);
-  size_t per_col = RT_BATCH * sizeof(int64_t) + words * sizeof(uint64_t);
-  size_t name_bytes = 0;
-  for (int c = 0; c < ncols; c++) name_bytes += strlen(names && names[c] ? names[c] : "") + 1;
-  rt_sqlsrc *s = calloc(1, sizeof *s);
-  sqlcol *cols = calloc((size_t)(ncols ? ncols : 1), sizeof *cols);
-  char *mem = malloc(per_col * (size_t)ncols + name_bytes + 1);
-  char *stage_copy = dup_str(stage);
-  if (!s || !cols || !mem || !stage_copy) {
-    free(s); free(cols); free(mem); free(stage_copy);
+  rt_sqlsrc *s = source_new(db, st, sp);
+  if (!s) {
     sqlite3_finalize(st);
     rt_errorf(err, -1, "%s: out of memory", stage);
     return NULL;
   }
-  char *names_at = mem + per_col * (size_t)ncols;
-  for (int c = 0; c < ncols; c++) {
-    sqlcol *col = &cols[c];
-    col->store = rt_store_type(types[c]);
-    col->view_type = types[c] == RT_BOOL ? RT_BOOL : col->store;
-    col->data = mem + per_col * (size_t)c;
-    col->valid = (uint64_t *)(mem + per_col * (size_t)c + RT_BATCH * sizeof(int64_t));
-    const char *nm = names && names[c] ? names[c] : "";
-    size_t len = strlen(nm) + 1;
-    memcpy(names_at, nm, len);
-    col->name = names_at;
-    names_at += len;
+  if (!source_type(s, ncols, NULL, types, names, stage, err)) {
+    rt_sqlsrc_close(s);
+    return NULL;
   }
-  s->db = db;
-  s->st = st;
-  s->sp = sp;
-  s->ncols = ncols;
-  s->cols = cols;
-  s->stage = stage_copy;
-  s->mem = mem;
   return s;
 }
+
+int rt_sqlsrc_adopt(rt_sqlsrc *s, int ncols, const int *which, const rt_type *types,
+                    const char *const *names, const char *stage, rt_err *err) {
+  for (int c = 0; c < ncols; c++)
+    if (which[c] < 0 || which[c] >= s->nsrc)
+      return rt_errorf(err, -1, "%s: column %d is not in the query", stage ? stage : "FROM",
+                       which[c] + 1);
+  return source_type(s, ncols, which, types, names, stage, err);
+}
+
+/* ---- priming ---------------------------------------------------------------- */
+
+/* Reads up to RT_BATCH rows into s->pend (every column, text kept as
+ * bytes: only the columns a plan reads get interned). */
+static int read_primed(rt_sqlsrc *s, rt_err *err) {
+  int n = s->nsrc;
+  s->pend = malloc(sizeof *s->pend * (size_t)n * RT_BATCH);
+  if (!s->pend) return rt_errorf(err, -1, "FROM: out of memory");
+  while (s->npend < RT_BATCH) {
+    int rc = sqlite3_step(s->st);
+    if (rc == SQLITE_DONE) {
+      s->done = 1;
+      break;
+    }
+    if (rc != SQLITE_ROW) return rt_errorf(err, -1, "FROM: %s", sqlite3_errmsg(s->db));
+    pcell *row = s->pend + s->npend * n;
+    for (int c = 0; c < n; c++) {
+      sqlite3_value *v = sqlite3_column_value(s->st, c);
+      pcell *p = &row[c];
+      p->kind = (uint8_t)sqlite3_value_type(v);
+      if (p->kind == SQLITE_INTEGER) p->u.i = sqlite3_value_int64(v);
+      else if (p->kind == SQLITE_FLOAT) p->u.f = sqlite3_value_double(v);
+      else if (p->kind == SQLITE_TEXT || p->kind == SQLITE_BLOB) {
+        const void *b = p->kind == SQLITE_TEXT ? (const void *)sqlite3_value_text(v)
+                                               : sqlite3_value_blob(v);
+        size_t len = (size_t)sqlite3_value_bytes(v);
+        if (len > UINT32_MAX) return rt_errorf(err, -1, "FROM: a value is too long");
+        p->u.s.off = s->text.len;
+        p->u.s.len = (uint32_t)len;
+        if (len) {
+          rt_buf_append(&s->text, b, len);
+          if (s->text.len != p->u.s.off + len) return rt_errorf(err, -1, "FROM: out of memory");
+        }
+      }
+    }
+    s->npend++;
+  }
+  return 1;
+}
+
+/* The types of the undeclared columns (types[c] == RT_NULLT), from the
+ * primed rows: any text makes a string column, else any real a double
+ * column, else an integer one; text mixed with numbers has no type. */
+static int decide_types(const rt_sqlsrc *s, char **names, rt_type *types, rt_err *err) {
+  enum { SEEN_INT = 1, SEEN_REAL = 2, SEEN_TEXT = 4 };
+  for (int c = 0; c < s->nsrc; c++) {
+    if (types[c] != RT_NULLT) continue;
+    int seen = 0;
+    int64_t text_row = 0, num_row = 0;
+    for (int64_t r = 0; r < s->npend; r++) {
+      switch (s->pend[r * s->nsrc + c].kind) {
+      case SQLITE_INTEGER: seen |= SEEN_INT; if (!num_row) num_row = r + 1; break;
+      case SQLITE_FLOAT: seen |= SEEN_REAL; if (!num_row) num_row = r + 1; break;
+      case SQLITE_TEXT: seen |= SEEN_TEXT; if (!text_row) text_row = r + 1; break;
+      case SQLITE_BLOB:
+        return rt_errorf(err, -1, "FROM: column '%s' has a blob value in row %lld, "
+                         "which a pipeline cannot read", names[c], (long long)r + 1);
+      default: break;
+      }
+    }
+    if ((seen & SEEN_TEXT) && (seen & (SEEN_INT | SEEN_REAL)))
+      return rt_errorf(err, -1,
+                       "FROM: column '%s' mixes text (row %lld) and numbers (row %lld), "
+                       "so it has no single type: CAST it to one",
+                       names[c], (long long)text_row, (long long)num_row);
+    types[c] = (seen & SEEN_TEXT) ? RT_STR : (seen & SEEN_REAL) ? RT_F64 : RT_I64;
+  }
+  return 1;
+}
+
+/* One try of rt_sql_prime; 2 when reading the first rows made SQLite
+ * prepare the statement again (a virtual table changed its columns as it
+ * ran: the extension's pipeline(), nested in a pipeline's SQL source), so
+ * the names and types read before are of the old statement. */
+static int prime_once(sqlite3 *db, const char *sql, rt_strpool *sp, rt_arena *a,
+                      rt_sqlcols *out, rt_sqlsrc **primed, rt_err *err) {
+  sqlite3_stmt *st;
+  memset(out, 0, sizeof *out);
+  *primed = NULL;
+  if (!prepare(db, sql, "FROM", &st, err)) return 0;
+  int n = sqlite3_column_count(st);
+  if (n == 0) {
+    sqlite3_finalize(st);
+    return rt_errorf(err, -1, "FROM: expected a query that returns rows");
+  }
+  /* A source is read as a query; a statement that writes (INSERT …
+   * RETURNING) would write again at each run. */
+  if (!sqlite3_stmt_readonly(st)) {
+    sqlite3_finalize(st);
+    return rt_errorf(err, -1, "FROM: expected a query that only reads data");
+  }
+  char **names = rt_arena_alloc(a, sizeof(char *) * (size_t)n);
+  rt_type *types = rt_arena_alloc(a, sizeof(rt_type) * (size_t)n);
+  int unknown = 0;
+  for (int c = 0; c < n; c++) {
+    const char *nm = sqlite3_column_name(st, c);
+    names[c] = rt_arena_strdup(a, nm ? nm : "");
+    types[c] = sql_decl_type(sqlite3_column_decltype(st, c));
+    unknown += types[c] == RT_NULLT;
+  }
+  out->ncols = n;
+  out->names = names;
+  out->types = types;
+  /* Every type declared: nothing to read before the run (which prepares
+   * its own pruned query). */
+  if (!unknown) {
+    sqlite3_finalize(st);
+    return 1;
+  }
+  out->sampled = 1;
+  rt_sqlsrc *s = source_new(db, st, sp);
+  if (!s) {
+    sqlite3_finalize(st);
+    return rt_errorf(err, -1, "FROM: out of memory");
+  }
+  if (!read_primed(s, err) || !decide_types(s, names, types, err)) {
+    rt_sqlsrc_close(s);
+    return 0;
+  }
+  if (sqlite3_stmt_status(st, SQLITE_STMTSTATUS_REPREPARE, 0) > 0) {
+    rt_sqlsrc_close(s);
+    return 2;
+  }
+  *primed = s;
+  return 1;
+}
+
+int rt_sql_prime(void *db, const char *sql, rt_strpool *sp, rt_arena *a, rt_sqlcols *out,
+                 rt_sqlsrc **primed, rt_err *err) {
+  rt_sqlsrc *s = NULL;
+  int rc = 2;
+  for (int tries = 0; rc == 2 && tries < 3; tries++) rc = prime_once(db, sql, sp, a, out, &s, err);
+  if (rc == 2) return rt_errorf(err, -1, "FROM: the query's columns keep changing");
+  if (primed) *primed = s;
+  else rt_sqlsrc_close(s);
+  return rc;
+}
+
+int rt_sql_describe(void *db, const char *sql, rt_arena *a, rt_sqlcols *out, rt_err *err) {
+  return rt_sql_prime(db, sql, NULL, a, out, NULL, err);
+}
+
+/* ---- reading ------------------------------------------------------------------ */
 
 /* The type name of a value, as the inferred-type error says it. */
 static const char *value_type_word(int sqlite_type) {
@@ -310,31 +372,36 @@ static const char *value_type_word(int sqlite_type) {
   }
 }
 
-static int value_error(rt_sqlsrc *s, int c, int sqlite_type, int64_t row, rt_err *err) {
+/* A value on its way into a column: SQLite type, number or text. */
+typedef struct sval {
+  int t;
+  int64_t i;
+  double f;
+  const char *s;
+  size_t len;
+} sval;
+
+static int value_error(rt_sqlsrc *s, const sqlcol *col, const sval *v, int64_t row, rt_err *err) {
   s->failed = 1;
   /* A column without a declared type was typed from the values of its
-   * first rows (rt_sql_describe, the same affinity rule): say so, in
+   * first rows (rt_sql_prime, the same affinity rule): say so, in
    * Perfetto's words. */
-  if (sql_decl_type(sqlite3_column_decltype(s->st, c)) == RT_NULLT) {
+  if (col->inferred) {
     const char *why = "";
-    if (sqlite_type == SQLITE_FLOAT && s->cols[c].store == RT_I64) {
-      double d = sqlite3_column_double(s->st, c);
-      why = d == floor(d) ? " (a real out of the integer range)" : " (a real with a fraction)";
-    }
+    if (v->t == SQLITE_FLOAT && col->store == RT_I64)
+      why = v->f == floor(v->f) ? " (a real out of the integer range)" : " (a real with a fraction)";
     return rt_errorf(err, -1, "%s: column '%s' was inferred to be %s from its first rows, but "
-                     "row %lld is %s%s", s->stage, s->cols[c].name, type_word(s->cols[c].store),
-                     (long long)row, value_type_word(sqlite_type), why);
+                     "row %lld is %s%s", s->stage, col->name, type_word(col->store),
+                     (long long)row, value_type_word(v->t), why);
   }
-  if (sqlite_type == SQLITE_FLOAT && s->cols[c].store == RT_I64) {
-    double d = sqlite3_column_double(s->st, c);
-    int whole = d == floor(d);
+  if (v->t == SQLITE_FLOAT && col->store == RT_I64) {
+    int whole = v->f == floor(v->f);
     return rt_errorf(err, -1, "%s: column '%s' has a real value %s in row %lld, "
-                     "but its type is integer", s->stage, s->cols[c].name,
+                     "but its type is integer", s->stage, col->name,
                      whole ? "out of the integer range" : "with a fraction", (long long)row);
   }
   return rt_errorf(err, -1, "%s: column '%s' has %s value in row %lld, but its type is %s",
-                   s->stage, s->cols[c].name, value_word(sqlite_type), (long long)row,
-                   type_word(s->cols[c].store));
+                   s->stage, col->name, value_word(v->t), (long long)row, type_word(col->store));
 }
 
 /* A real stored into an integer column converts only when it is a whole
@@ -347,9 +414,7 @@ static int real_to_int(double d, int64_t *out) {
   return 1;
 }
 
-static uint32_t intern_text(rt_sqlsrc *s, sqlcol *col, sqlite3_value *val) {
-  const char *txt = (const char *)sqlite3_value_text(val);
-  size_t len = (size_t)sqlite3_value_bytes(val);
+static uint32_t intern_text(rt_sqlsrc *s, sqlcol *col, const char *txt, size_t len) {
   if (!txt) txt = "";
   if (col->has_last) {
     size_t llen;
@@ -363,21 +428,104 @@ static uint32_t intern_text(rt_sqlsrc *s, sqlcol *col, sqlite3_value *val) {
   return id;
 }
 
+/* Stores value v at slot r of column col; -1 (error set) when it does not
+ * fit the column's type. NULLs only mark *any_null. */
+static int store(rt_sqlsrc *s, sqlcol *col, uint32_t r, const sval *v, uint8_t *any_null,
+                 rt_err *err) {
+  if (v->t == SQLITE_NULL) {
+    *any_null = 1;
+    /* Zero the slot so a NULL never exposes a stale value. */
+    if (col->store == RT_STR) ((uint32_t *)col->data)[r] = 0;
+    else ((int64_t *)col->data)[r] = 0;
+    return 0;
+  }
+  switch (col->store) {
+  case RT_I64: {
+    int64_t x;
+    if (v->t == SQLITE_INTEGER) x = v->i;
+    else if (v->t != SQLITE_FLOAT || !real_to_int(v->f, &x))
+      return value_error(s, col, v, s->rows, err), -1;
+    ((int64_t *)col->data)[r] = x;
+    break;
+  }
+  case RT_F64:
+    if (v->t == SQLITE_FLOAT) ((double *)col->data)[r] = v->f;
+    else if (v->t == SQLITE_INTEGER) ((double *)col->data)[r] = (double)v->i;
+    else return value_error(s, col, v, s->rows, err), -1;
+    break;
+  default:
+    if (v->t != SQLITE_TEXT) return value_error(s, col, v, s->rows, err), -1;
+    if ((((uint32_t *)col->data)[r] = intern_text(s, col, v->s, v->len)) == RT_STR_FAILED) {
+      s->failed = 1;
+      return rt_errorf(err, -1, "%s: column '%s' in row %lld: %s", s->stage, col->name,
+                       (long long)s->rows, rt_strpool_error(s->sp)), -1;
+    }
+    break;
+  }
+  col->valid[r >> 6] |= 1ull << (r & 63);
+  return 0;
+}
+
+/* The value of a primed cell. */
+static void cell_value(const rt_sqlsrc *s, const pcell *p, sval *v) {
+  v->t = p->kind;
+  if (p->kind == SQLITE_INTEGER) v->i = p->u.i;
+  else if (p->kind == SQLITE_FLOAT) v->f = p->u.f;
+  else if (p->kind == SQLITE_TEXT || p->kind == SQLITE_BLOB) {
+    v->s = s->text.data ? s->text.data + p->u.s.off : "";
+    v->len = p->u.s.len;
+  }
+}
+
+/* The value of the current row's column c. One column lookup per value:
+ * sqlite3_column_* would each take the connection's mutex and find the
+ * column again. The value is "unprotected", which only matters across
+ * threads; the engine is used by one thread at a time. */
+static void step_value(sqlite3_stmt *st, int c, sval *v) {
+  sqlite3_value *val = sqlite3_column_value(st, c);
+  v->t = sqlite3_value_type(val);
+  if (v->t == SQLITE_INTEGER) v->i = sqlite3_value_int64(val);
+  else if (v->t == SQLITE_FLOAT) v->f = sqlite3_value_double(val);
+  else if (v->t == SQLITE_TEXT) {
+    v->s = (const char *)sqlite3_value_text(val);
+    v->len = (size_t)sqlite3_value_bytes(val);
+  }
+}
+
 int rt_sqlsrc_next(rt_sqlsrc *s, rt_view *views, uint32_t *n, rt_err *err) {
   *n = 0;
   if (s->failed) return -1;
-  if (s->done) return 0;
   const int ncols = s->ncols;
+  if (ncols == 0) {
+    s->failed = 1;
+    return rt_errorf(err, -1, "FROM: the source was never typed"), -1;
+  }
+  if (s->done && s->pend_at >= s->npend) return 0;
   sqlcol *cols = s->cols;
   sqlite3_stmt *st = s->st;
-  uint8_t any_null[ncols ? ncols : 1];
+  uint8_t any_null[ncols];
   for (int c = 0; c < ncols; c++) {
     memset(cols[c].valid, 0, RT_BITWORDS(RT_BATCH) * sizeof(uint64_t));
     any_null[c] = 0;
   }
 
   uint32_t r = 0;
-  while (r < RT_BATCH) {
+  sval v = {0};
+  /* The rows read while typing, first. */
+  for (; r < RT_BATCH && s->pend_at < s->npend; r++, s->pend_at++) {
+    s->rows++;
+    const pcell *row = s->pend + s->pend_at * s->nsrc;
+    for (int c = 0; c < ncols; c++) {
+      cell_value(s, &row[cols[c].at], &v);
+      if (store(s, &cols[c], r, &v, &any_null[c], err) < 0) return -1;
+    }
+  }
+  if (s->pend && s->pend_at >= s->npend) {
+    free(s->pend);
+    s->pend = NULL;
+    rt_buf_free(&s->text);
+  }
+  while (r < RT_BATCH && !s->done) {
     int rc = sqlite3_step(st);
     if (rc == SQLITE_DONE) {
       s->done = 1;
@@ -388,47 +536,9 @@ int rt_sqlsrc_next(rt_sqlsrc *s, rt_view *views, uint32_t *n, rt_err *err) {
       return rt_errorf(err, -1, "%s: %s", s->stage, sqlite3_errmsg(s->db)), -1;
     }
     s->rows++;
-    const uint64_t bit = 1ull << (r & 63);
-    const uint32_t w = r >> 6;
     for (int c = 0; c < ncols; c++) {
-      sqlcol *col = &cols[c];
-      /* One column lookup per value: sqlite3_column_* would each take the
-       * connection's mutex and find the column again. The value is
-       * "unprotected", which only matters across threads; the engine is
-       * used by one thread at a time. */
-      sqlite3_value *val = sqlite3_column_value(st, c);
-      int t = sqlite3_value_type(val);
-      if (t == SQLITE_NULL) {
-        any_null[c] = 1;
-        /* Zero the slot so a NULL never exposes a stale value. */
-        if (col->store == RT_STR) ((uint32_t *)col->data)[r] = 0;
-        else ((int64_t *)col->data)[r] = 0;
-        continue;
-      }
-      switch (col->store) {
-      case RT_I64: {
-        int64_t v;
-        if (t == SQLITE_INTEGER) v = sqlite3_value_int64(val);
-        else if (t != SQLITE_FLOAT || !real_to_int(sqlite3_value_double(val), &v))
-          return value_error(s, c, t, s->rows, err), -1;
-        ((int64_t *)col->data)[r] = v;
-        break;
-      }
-      case RT_F64:
-        if (t == SQLITE_FLOAT) ((double *)col->data)[r] = sqlite3_value_double(val);
-        else if (t == SQLITE_INTEGER) ((double *)col->data)[r] = (double)sqlite3_value_int64(val);
-        else return value_error(s, c, t, s->rows, err), -1;
-        break;
-      default:
-        if (t != SQLITE_TEXT) return value_error(s, c, t, s->rows, err), -1;
-        if ((((uint32_t *)col->data)[r] = intern_text(s, col, val)) == RT_STR_FAILED) {
-          s->failed = 1;
-          return rt_errorf(err, -1, "%s: column '%s' in row %lld: %s", s->stage, col->name,
-                           (long long)s->rows, rt_strpool_error(s->sp)), -1;
-        }
-        break;
-      }
-      col->valid[w] |= bit;
+      step_value(st, cols[c].at, &v);
+      if (store(s, &cols[c], r, &v, &any_null[c], err) < 0) return -1;
     }
     r++;
   }
@@ -452,5 +562,7 @@ void rt_sqlsrc_close(rt_sqlsrc *s) {
   free(s->cols);
   free(s->mem);
   free(s->stage);
+  free(s->pend);
+  rt_buf_free(&s->text);
   free(s);
 }

@@ -40,13 +40,24 @@ rt_type rt_sql_decl_type(const char *decl);
  * (rt_sql_affinity: INTEGER → RT_I64, REAL → RT_F64, TEXT → RT_STR), else
  * from the values of the first RT_BATCH rows (any string → RT_STR, any
  * double → RT_F64, else RT_I64; strings mixed with numbers is an error).
- * Arrays come from arena a. */
+ * Arrays come from arena a.
+ *
+ * rt_sql_prime does not run the query for that: it steps it only when a
+ * column has no declared type, and then hands the open query back in
+ * *primed (NULL when nothing was read) with the rows it read, for a run to
+ * go on from (rt_sqlsrc_adopt), so the query is stepped once in all. An
+ * open query holds a read transaction: a caller that will not run it soon
+ * closes it (rt_sqlsrc_close; a DROP TABLE fails while it is open).
+ * rt_sql_describe reads and closes. */
 typedef struct rt_sqlcols {
   int ncols;
   char **names;
   rt_type *types;
   int sampled;          /* 1 when some type came from the values */
 } rt_sqlcols;
+typedef struct rt_sqlsrc rt_sqlsrc;
+int rt_sql_prime(void *db, const char *sql, rt_strpool *sp, rt_arena *a, rt_sqlcols *out,
+                 rt_sqlsrc **primed, rt_err *err);
 int rt_sql_describe(void *db, const char *sql, rt_arena *a, rt_sqlcols *out, rt_err *err);
 
 /* What a plan bound against SQLite depends on, as numbers to compare
@@ -67,10 +78,14 @@ uint64_t rt_sql_data_cookie(void *db);
  * whose type does not fit (text in a number column, a real with a
  * fraction in an integer column, a blob) stops with an error naming the
  * column and row; an integer in a double column is converted. */
-typedef struct rt_sqlsrc rt_sqlsrc;
 rt_sqlsrc *rt_sqlsrc_open(void *db, const char *sql, int ncols, const rt_type *types,
                           const char *const *names, rt_strpool *sp, const char *stage,
                           rt_err *err);
+/* Types a primed source (rt_sql_prime) for a run: the run reads the
+ * query's columns which[0..ncols) as types[], named names[]; its batches
+ * start with the rows read while priming. 0 with err set on failure. */
+int rt_sqlsrc_adopt(rt_sqlsrc *s, int ncols, const int *which, const rt_type *types,
+                    const char *const *names, const char *stage, rt_err *err);
 /* Fills views and *n; returns 1 for a batch, 0 at the end, -1 on error. */
 int rt_sqlsrc_next(rt_sqlsrc *s, rt_view *views, uint32_t *n, rt_err *err);
 void rt_sqlsrc_close(rt_sqlsrc *s);
