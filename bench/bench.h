@@ -116,4 +116,19 @@ int bench_iv_matches(const pj_result *r, const bench_iv_sums *want);
  * `report` (may be NULL). 0, or -1 on error. */
 int bench_compile_scaling(int opt, const char *report);
 
+/* Workloads self_time and sql_join (bench/bench_sql.c): SQL over
+ * columnar tables against native SQLite tables with an index, in one run.
+ * Times in ms: the first run (it builds the hash index) and the median of
+ * the next `repeat`, for the engine and the peer. */
+typedef struct bench_sql_row {
+  const char *workload, *form;
+  int64_t rows;                 /* sql_join: rows of the table */
+  double first_ms, ms, peer_first_ms, peer_ms;
+  int same;
+} bench_sql_row;
+/* The trace at path; 2 rows (subquery, LEFT JOIN form) or -1. */
+int bench_self_time(int repeat, const char *trace, bench_sql_row *rows, int cap);
+/* The sample trace with nrows slices; 2 rows (two join orders) or -1. */
+int bench_sql_join(int repeat, int64_t nrows, bench_sql_row *rows, int cap);
+
 #endif
