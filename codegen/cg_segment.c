@@ -296,9 +296,11 @@ static void cg_emit_step(cg_ctx *cx, const ir_op *op, cg_limit *lim, cg_treestat
   }
   case IR_LIMIT: cg_emit_limit(cx, lim); break;
   case IR_TREE_NUMBER: case IR_TREE_ACC: cg_tree_step(cx, ts, op); break;
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_IV_BUFFER: case IR_ISECT:
-  case IR_FLATTEN: case IR_IJOIN: case IR_FILLGAPS: case IR_SORT: case IR_AGGREGATE:
-  case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
+#define IR_CASE_SOURCE(name) case IR_##name:
+#define IR_CASE_SINK(name) case IR_##name:
+#define IR_CASE_BREAKER(name) case IR_##name:
+#include "ir/op_cases.h"
+  case IR__COUNT:
     rt_errorf(cx->err, op->pos, "JIT: unexpected step '%s' in a segment", ir_op_names[op->kind]);
     break;
   }
@@ -540,9 +542,10 @@ bool cg_segment_wanted(const ir_segment *seg) {
   switch (seg->sink->kind) {
   case IR_AGGREGATE: return true;
   case IR_OUTPUT: case IR_SORT: case IR_TREE_ORDER: case IR_IV_BUFFER: return live > 0;
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
-  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:
-  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+#define IR_CASE_SOURCE(name) case IR_##name:
+#define IR_CASE_STEP(name) case IR_##name:
+#include "ir/op_cases.h"
+  case IR__COUNT:
     break;
   }
   return false;

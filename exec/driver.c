@@ -252,9 +252,10 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
       return ex_fail(run, sink->pos, sink->stage, "out of memory");
     return 0;
   }
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
-  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:
-  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+#define IR_CASE_SOURCE(name) case IR_##name:
+#define IR_CASE_STEP(name) case IR_##name:
+#include "ir/op_cases.h"
+  case IR__COUNT:
     break;
   }
   return ex_fail(run, sink->pos, sink->stage, "a segment ends in an op that is not a sink");
@@ -736,9 +737,10 @@ static int ex_sink_finish(ex_run *run, ex_seg *s) {
   case IR_SORT: return ex_sort_finish(run, s, idx);
   case IR_TREE_ORDER: return ex_tree_order_finish(run, s, idx);
   case IR_AGGREGATE: return ex_agg_finish(run, s, idx);
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
-  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:
-  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+#define IR_CASE_SOURCE(name) case IR_##name:
+#define IR_CASE_STEP(name) case IR_##name:
+#include "ir/op_cases.h"
+  case IR__COUNT:
     break;
   }
   return ex_fail(run, sink->pos, sink->stage, "a segment ends in an op that is not a sink");
@@ -834,8 +836,10 @@ static int ex_seg_run_body(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, vo
   case IR_FLATTEN:
   case IR_IJOIN:
   case IR_FILLGAPS: rc = ex_iv_scan(run, s, b, pick, ctx, dn); break;
-  case IR_FILTER: case IR_COMPUTE: case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC:
-  case IR_IV_BUFFER: case IR_SORT: case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT:
+#define IR_CASE_STEP(name) case IR_##name:
+#define IR_CASE_SINK(name) case IR_##name:
+#define IR_CASE_BREAKER(name) case IR_##name:
+#include "ir/op_cases.h"
   case IR__COUNT:
     rc = ex_fail(run, seg->source->pos, seg->source->stage, "a segment starts with an op that is not a source");
     break;

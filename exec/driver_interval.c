@@ -88,9 +88,12 @@ static bool iv_reads_tables(ir_opkind k) {
   case IR_FLATTEN:
   case IR_IJOIN: return true;
   case IR_FILLGAPS: return false;
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
-  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_IV_BUFFER: case IR_SORT:
-  case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF:
+#define IR_CASE_STEP(name) case IR_##name:
+#define IR_CASE_SINK(name) case IR_##name:
+#define IR_CASE_BREAKER(name) case IR_##name:
+#include "ir/op_cases.h"
+  case IR__COUNT:
     return false;   /* not an interval source */
   }
   return false;
@@ -597,9 +600,12 @@ static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *c
   case IR_FLATTEN: return iv_flatten(run, s, b, pick, ctx, dn);
   case IR_IJOIN: return iv_ijoin(run, s, b, pick, ctx, dn);
   case IR_FILLGAPS: return iv_fillgaps(run, s, b, pick, ctx, dn);
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
-  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_IV_BUFFER: case IR_SORT:
-  case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF:
+#define IR_CASE_STEP(name) case IR_##name:
+#define IR_CASE_SINK(name) case IR_##name:
+#define IR_CASE_BREAKER(name) case IR_##name:
+#include "ir/op_cases.h"
+  case IR__COUNT:
     break;
   }
   return iv_fail(run, s->seg->source, "not an interval source");

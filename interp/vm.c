@@ -166,9 +166,11 @@ int vm_run_batch(ex_seg *s, rt_batch *b) {
     case IR_LIMIT: vm_limit(m, nlimit++, b); break;
     case IR_TREE_NUMBER: rc = vm_tree_number(m, op, b); break;
     case IR_TREE_ACC: rc = vm_tree_acc(m, op, b); break;
-    case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_IV_BUFFER: case IR_ISECT:
-    case IR_FLATTEN: case IR_IJOIN: case IR_FILLGAPS: case IR_SORT: case IR_AGGREGATE:
-    case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
+#define IR_CASE_SOURCE(name) case IR_##name:
+#define IR_CASE_SINK(name) case IR_##name:
+#define IR_CASE_BREAKER(name) case IR_##name:
+#include "ir/op_cases.h"
+    case IR__COUNT:
       vm_fail(m, "unexpected step in a segment");
       rc = -1;
       break;
@@ -183,9 +185,10 @@ int vm_run_batch(ex_seg *s, rt_batch *b) {
     case IR_IV_BUFFER:
     case IR_OUTPUT: rc = vm_append(m, b); break;
     case IR_AGGREGATE: rc = vm_agg_update(m, b); break;
-    case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
-    case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:
-    case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+#define IR_CASE_SOURCE(name) case IR_##name:
+#define IR_CASE_STEP(name) case IR_##name:
+#include "ir/op_cases.h"
+    case IR__COUNT:
       vm_fail(m, "unexpected sink of a segment");
       rc = -1;
       break;

@@ -161,13 +161,41 @@ const int *ir_source_cols(const ir_op *op, int *n) {
   case IR_FLATTEN:
   case IR_IJOIN:
   case IR_FILLGAPS: *n = op->iv.nscan; return op->iv.out_cols;
-  case IR_FILTER: case IR_COMPUTE: case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC:
-  case IR_IV_BUFFER: case IR_SORT: case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT:
+#define IR_CASE_STEP(name) case IR_##name:
+#define IR_CASE_SINK(name) case IR_##name:
+#define IR_CASE_BREAKER(name) case IR_##name:
+#include "ir/op_cases.h"
   case IR__COUNT:
     break;   /* not a source */
   }
   *n = 0;
   return NULL;
+}
+
+static int64_t expr_size(const ir_expr *e) {
+  if (!e) return 0;
+  int64_t n = 1;
+  for (int i = 0; i < e->nargs; i++) n += expr_size(e->args[i]);
+  return n;
+}
+
+int64_t ir_op_size(const ir_op *op) {
+  switch (op->kind) {
+  case IR_FILTER: return expr_size(op->filter.pred);
+  case IR_COMPUTE: return expr_size(op->compute.expr);
+  case IR_LIMIT: return expr_size(op->limit.count) + expr_size(op->limit.offset);
+  case IR_SORT: return op->sort.ncarry;
+  case IR_TREE_ORDER: return op->tree.ncarry;
+  case IR_IV_BUFFER: return op->ivbuf.ncarry;
+  case IR_AGGREGATE: return op->agg.naggs + op->agg.ngroup;
+  case IR_TREE_ACC: return op->tree.naggs;
+  case IR_FLATTEN: return op->iv.naggs;
+  case IR_OUTPUT: return op->output.nout;
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_TREE_NUMBER: case IR_ISECT:
+  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+    return 0;
+  }
+  return 0;
 }
 
 int ir_buf_layout_max(const ir_op *op) {
@@ -183,9 +211,10 @@ const int *ir_buf_cols(const ir_op *op, int *n) {
   case IR_IV_BUFFER: *n = op->ivbuf.ncarry; return op->ivbuf.carry;
   case IR_OUTPUT: *n = op->output.nout; return op->output.out;
   case IR_AGGREGATE:   /* not one array: see ir_buf_layout */
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
-  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:
-  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+#define IR_CASE_SOURCE(name) case IR_##name:
+#define IR_CASE_STEP(name) case IR_##name:
+#include "ir/op_cases.h"
+  case IR__COUNT:
     break;
   }
   *n = 0;

@@ -447,6 +447,10 @@ const int *ir_buf_cols(const ir_op *op, int *n);
  * that is not a source. */
 const int *ir_source_cols(const ir_op *op, int *n);
 
+/* How big op is for the JIT's cost model (codegen/cg.h cg_plan_size):
+ * its expression nodes plus the columns and aggregates it lists. */
+int64_t ir_op_size(const ir_op *op);
+
 /* Marks in need[] every column op reads (expressions, keys, carried and
  * aggregated columns, interval bounds …), whatever its kind. */
 void ir_op_need(const ir_op *op, bool *need);

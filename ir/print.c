@@ -284,9 +284,12 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
     put_rels(p, op, out);
     rt_buf_printf(out, " -> ");
     break;
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
-  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_IV_BUFFER: case IR_SORT:
-  case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF:
+#define IR_CASE_STEP(name) case IR_##name:
+#define IR_CASE_SINK(name) case IR_##name:
+#define IR_CASE_BREAKER(name) case IR_##name:
+#include "ir/op_cases.h"
+  case IR__COUNT:
     rt_buf_printf(out, "%s -> ", ir_op_names[op->kind]);   /* not an interval source */
     break;
   }
@@ -308,8 +311,10 @@ static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
     else
       rt_buf_printf(out, "scan buffer of %s ", op->scan.buf_op ? ir_op_names[op->scan.buf_op->kind] : "?");
     break;
-  case IR_FILTER: case IR_COMPUTE: case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC:
-  case IR_IV_BUFFER: case IR_SORT: case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT:
+#define IR_CASE_STEP(name) case IR_##name:
+#define IR_CASE_SINK(name) case IR_##name:
+#define IR_CASE_BREAKER(name) case IR_##name:
+#include "ir/op_cases.h"
   case IR__COUNT:
     rt_buf_printf(out, "%s (not a source) ", ir_op_names[op->kind]);
     break;
@@ -419,8 +424,9 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     }
     rt_buf_printf(out, "]");
     break;
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_ISECT: case IR_FLATTEN:
-  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+#define IR_CASE_SOURCE(name) case IR_##name:
+#include "ir/op_cases.h"
+  case IR__COUNT:
     put_source(p, op, out);
     return;
   }

@@ -101,9 +101,12 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
   case IR_FLATTEN: bounds = flat = true; break;
   case IR_IJOIN: carries = true; break;
   case IR_FILLGAPS: return;
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
-  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_IV_BUFFER: case IR_SORT:
-  case IR_AGGREGATE: case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF:
+#define IR_CASE_STEP(name) case IR_##name:
+#define IR_CASE_SINK(name) case IR_##name:
+#define IR_CASE_BREAKER(name) case IR_##name:
+#include "ir/op_cases.h"
+  case IR__COUNT:
     return;   /* not an interval source */
   }
   int max = 2 + op->iv.nper + op->iv.naggs;

@@ -264,9 +264,11 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
         avail[a->out_col] = true;
       }
       break;
-    case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_IV_BUFFER: case IR_ISECT:
-    case IR_FLATTEN: case IR_IJOIN: case IR_FILLGAPS: case IR_SORT: case IR_AGGREGATE:
-    case IR_TREE_ORDER: case IR_OUTPUT: case IR__COUNT:
+#define IR_CASE_SOURCE(name) case IR_##name:
+#define IR_CASE_SINK(name) case IR_##name:
+#define IR_CASE_BREAKER(name) case IR_##name:
+#include "ir/op_cases.h"
+    case IR__COUNT:
       return bad(v, NULL, "not a streaming step");
     }
   }
@@ -316,9 +318,10 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     for (int i = 0; i < sink->output.nout; i++)
       if (!use(v, sink->output.out[i])) return 0;
     break;
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_FILTER: case IR_COMPUTE:
-  case IR_LIMIT: case IR_TREE_NUMBER: case IR_TREE_ACC: case IR_ISECT: case IR_FLATTEN:
-  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+#define IR_CASE_SOURCE(name) case IR_##name:
+#define IR_CASE_STEP(name) case IR_##name:
+#include "ir/op_cases.h"
+  case IR__COUNT:
     return bad(v, NULL, "not a sink");
   }
   return 1;
