@@ -590,7 +590,7 @@ static void run_import_json(const options *o) {
     shared[ns++] = path[i];
     /* the uncompressed bytes: the 300 MB/s target is of uncompressed JSON */
     snprintf(plain[i], sizeof plain[i], "%s/pipejit-bench-%.*s", tmp, (int)(strlen(gz[i]) - 3), gz[i]);
-    char cmd[1200];
+    char cmd[3 * 512 + 64];   /* three paths of at most 511 bytes */
     snprintf(cmd, sizeof cmd, "test -s '%s' || gzip -dc '%s' > '%s'", plain[i], path[i], plain[i]);
     if (system(cmd) == 0) shared[ns++] = plain[i];
   }
