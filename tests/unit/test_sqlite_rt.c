@@ -781,8 +781,8 @@ static void test_vtab_sorted_index(void **state) {
     "SELECT id FROM T WHERE u = 7 AND i32 = -7.5 ORDER BY id",
     "SELECT id FROM T WHERE u = 7 AND i32 = 'x' AND val > 0 ORDER BY id",
     "SELECT id FROM T WHERE u = 7 AND i32 = NULL ORDER BY id",
-    "SELECT a.id, b.id FROM T a JOIN T b ON b.u = a.u AND b.i32 = a.i32 AND b.val > a.val "
-    "WHERE a.id < 30 ORDER BY a.id, b.id",
+    ("SELECT a.id, b.id FROM T a JOIN T b ON b.u = a.u AND b.i32 = a.i32 AND b.val > a.val "
+     "WHERE a.id < 30 ORDER BY a.id, b.id"),
   };
   for (size_t q = 0; q < sizeof queries / sizeof *queries; q++) same_rows(f->db, queries[q]);
   char plan[1024];
