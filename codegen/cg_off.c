@@ -1,6 +1,7 @@
 /*
  * cg_off.c — cg.h in a library built without LLVM (PJ_WITH_LLVM=OFF, in
- * place of every other file of codegen/ but cg_size.c): there is no JIT.
+ * place of every other file of codegen/ but cg_size.c and cg_backend.c,
+ * whose backend table is made of these functions): there is no JIT.
  * cg_jit_new fails saying so, which the engine reports for mode jit (the
  * CLI before it runs anything) and mode auto takes as "interpret
  * everything" (api/query.c). No cg_jit is ever made, so no cg_module is
@@ -50,13 +51,3 @@ int64_t cg_compile_ns(const cg_module *m) { return 0; }
 void cg_module_free(cg_module *m) {}
 void cg_jit_set_passes(cg_jit *j, int level, const char *passes) {}
 const char *cg_jit_passes(const cg_jit *j, int level) { return ""; }
-
-const ex_backend cg_backend = {
-    .name = "jit",
-    .compile_begin = cg_compile_begin,
-    .compile_end = cg_compile_end,
-    .run_batch = cg_segment_fn,
-    .ref = cg_module_ref,
-    .release = cg_module_free,
-    .compile_ns = cg_compile_ns,
-};
