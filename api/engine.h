@@ -39,8 +39,12 @@ struct ex_job;
 #define PJ_INTERP_NS_PER_NODE 3
 
 
+struct pj_defs;
+
 struct pj_engine {
   void *db;                 /* sqlite3 * */
+  struct pj_defs *defs;     /* PerfettoSQL macros, functions, views, modules (defs.h) */
+  ir_defs ir_defs;          /* what the binder asks of them (engine_open.c) */
   rt_catalog *catalog;
   rt_strpool *strings;
   pj_mode mode;
@@ -108,6 +112,9 @@ struct pj_query {
    * when the schema cookie moved, one whose SQLite column types were
    * sampled from the values also when the data cookie moved. */
   uint64_t schema_cookie, data_cookie;
+  /* The generation of the engine's functions and views (defs.h) when a
+   * plan that inlined one of them was bound (0: it inlined none). */
+  uint64_t defs_gen;
 };
 
 /* A result is a finalized table plus the pool its strings live in. */
@@ -194,6 +201,9 @@ typedef struct pj__sqlmap {
   const int *new_at, *old_at;
   const bool *copied;
 } pj__sqlmap;
+/* An offset of the SQL text given to SQLite (the script's text at sqlpos
+ * when map is NULL or empty), as an offset of the script. */
+int pj__sqlmap_offset(const pj__sqlmap *map, int sqlpos, int off);
 /* pj__exec_sql over a rewritten text: SQLite's error offsets go through
  * map (NULL: sql is the script's text at sqlpos). */
 pj_status pj__exec_sql_mapped(pj_engine *e, const char *script, const char *sql, int sqlpos,

@@ -162,8 +162,7 @@ done:
   return t;
 }
 
-/* An offset of the SQL text given to SQLite, as an offset of the script. */
-static int script_offset(const pj__sqlmap *map, int sqlpos, int off) {
+int pj__sqlmap_offset(const pj__sqlmap *map, int sqlpos, int off) {
   if (!map || map->n == 0) return sqlpos + off;
   int i = 0;
   while (i + 1 < map->n && map->new_at[i + 1] <= off) i++;
@@ -181,7 +180,7 @@ static pj_status sqlite_fail(pj_engine *e, const char *script, const pj__sqlmap 
     return pj__fail(e, &err, e->sqltab_errtext);
   }
   int off = sqlite3_error_offset(e->db);
-  rt_errorf(&err, script_offset(map, sqlpos, off >= 0 ? start + off : start), "SQLite: %s",
+  rt_errorf(&err, pj__sqlmap_offset(map, sqlpos, off >= 0 ? start + off : start), "SQLite: %s",
             sqlite3_errmsg(e->db));
   return pj__fail(e, &err, script);
 }

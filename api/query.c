@@ -42,7 +42,7 @@
 #include "exec/adaptive.h"
 #include "interp/vm.h"
 #include "runtime/sqlite/sqlsrc.h"
-#include "engine.h"
+#include "defs.h"
 
 /* The type a parameter's value asks of the plan; RT_NULLT (unbound or
  * NULL) fits a plan of any type, since NULL compares and computes alike in
@@ -72,15 +72,20 @@ static void drop_plan(pj_query *q) {
 
 /* Keeps a reference to every columnar table the plan scans. */
 static void collect_tables(pj_query *q) {
+  const ir_plan *p = q->plan;
   int n = 0;
-  for (int i = 0; i < q->plan->nops; i++)
-    if (q->plan->ops[i]->kind == IR_SCAN_TABLE && q->plan->ops[i]->scan.table) n++;
+  for (int i = 0; i < p->nops; i++)
+    if (p->ops[i]->kind == IR_SCAN_TABLE && p->ops[i]->scan.table) n++;
+  for (int i = 0; i < p->ncallouts; i++) n += p->callouts[i].table != NULL;
   q->tables = n ? calloc((size_t)n, sizeof *q->tables) : NULL;
   if (!q->tables) return;
-  for (int i = 0; i < q->plan->nops; i++) {
-    ir_op *op = q->plan->ops[i];
+  for (int i = 0; i < p->nops; i++) {
+    ir_op *op = p->ops[i];
     if (op->kind == IR_SCAN_TABLE && op->scan.table) q->tables[q->ntables++] = rt_table_ref(op->scan.table);
   }
+  /* tables the engine's functions read (EXTRACT_ARG's args) */
+  for (int i = 0; i < p->ncallouts; i++)
+    if (p->callouts[i].table) q->tables[q->ntables++] = rt_table_ref(p->callouts[i].table);
 }
 
 /* Binds the AST into a plan typed for the current parameter values. */
@@ -98,6 +103,7 @@ static pj_status build_plan(pj_query *q) {
       .strings = e->strings,
       .nparam_types = q->nparams,
       .param_types = types + 1,   /* [0] is parameter 1 */
+      .defs = &e->ir_defs,
   };
   rt_err err = {.offset = -1};
   int64_t t0 = rt_now_ns();
@@ -106,6 +112,7 @@ static pj_status build_plan(pj_query *q) {
    * only one that changes its connection between bind and here). */
   if (q->plan && q->plan->reads_sql) q->schema_cookie = rt_sql_schema_cookie(e->db);
   if (q->plan && q->plan->sql_sampled) q->data_cookie = rt_sql_data_cookie(e->db);
+  q->defs_gen = q->plan && q->plan->reads_defs ? e->defs->gen + 1 : 0;
   e->timing.bind_ns += rt_now_ns() - t0;
   if (!q->plan) {
     free(types);
@@ -144,6 +151,8 @@ static int plan_stale(pj_query *q) {
     if (rt_catalog_get(q->e->catalog, q->tables[i]->name) != q->tables[i]) return 1;
   if (q->plan->reads_sql && rt_sql_schema_cookie(q->e->db) != q->schema_cookie) return 1;
   if (q->plan->sql_sampled && rt_sql_data_cookie(q->e->db) != q->data_cookie) return 1;
+  /* a view or function it inlined was replaced */
+  if (q->defs_gen && q->defs_gen != q->e->defs->gen + 1) return 1;
   return 0;
 }
 

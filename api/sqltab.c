@@ -19,6 +19,8 @@ typedef struct sqltab {
   pj__sqltab_bind_fn bind;
   void *bind_ctx;
   void (*bind_ctx_free)(void *ctx);
+  bool own_text;
+  bool running;
 } sqltab;
 
 static const char *sql_class(rt_type t) {
@@ -68,14 +70,29 @@ static int bind_default(pj_query *q, int nargs, sqlite3_value **args, char **msg
 static rt_table *sqltab_open(rt_vsource *self, sqlite3_value **args, char **msg) {
   sqltab *s = (sqltab *)self;
   pj_engine *e = s->e;
+  if (s->running) {
+    *msg = sqlite3_mprintf("%s reads itself while it runs (a recursive call): this is not "
+                           "supported for a pipeline", s->what);
+    return NULL;
+  }
   if (s->bind ? !s->bind(s->bind_ctx, s->q, self->nargs, args, msg)
               : !bind_default(s->q, self->nargs, args, msg))
     return NULL;
   /* The statement this scan belongs to keeps its own timing. */
   pj_timing outer = e->timing;
   rt_table *t = NULL;
+  s->running = true;
   pj_status st = pj__query_run_table(s->q, "result", &t);
+  s->running = false;
   e->timing = outer;
+  if (st != PJ_OK && s->own_text) {
+    if (e->errline > 0)
+      *msg = sqlite3_mprintf("%s: %s (line %d, column %d of its body)", s->what,
+                             pj_engine_errmsg(e), e->errline, e->errcol);
+    else
+      *msg = sqlite3_mprintf("%s: %s", s->what, st == PJ_NOMEM ? "out of memory" : pj_engine_errmsg(e));
+    return NULL;
+  }
   if (st != PJ_OK) {
     e->sqltab_err = e->err;
     e->sqltab_errtext = e->errtext;
@@ -146,6 +163,7 @@ pj_status pj__sqltab_register(pj_engine *e, const pj__sqltab_def *def) {
   s->bind = def->bind;
   s->bind_ctx = def->bind_ctx;
   s->bind_ctx_free = def->bind_ctx_free;
+  s->own_text = def->own_text;
   s->base.ncols = n;
   s->base.nargs = def->nargs;
   s->what = dup_str(def->what ? def->what : def->module);

@@ -19,7 +19,9 @@
  *
  * Errors of a run stop the SQL statement with the pipeline's message; the
  * engine keeps the error with its position (pj_engine.sqltab_err) so the
- * statement's runner can report where in the script it happened.
+ * statement's runner can report where in the script it happened. A scan
+ * that starts while the same handle runs (a body that reads itself
+ * through SQL) is refused rather than run re-entrantly.
  *
  * A run nested in a SQL statement leaves the engine's timing of the
  * statement alone and does not reset a pending interrupt.
@@ -50,6 +52,10 @@ typedef struct pj__sqltab_def {
   pj__sqltab_bind_fn bind;
   void *bind_ctx;
   void (*bind_ctx_free)(void *ctx);   /* may be NULL; called when the table goes */
+  /* The handle was compiled from a text of its own (a view's or
+   * function's body), not from the script: an error of a run names its
+   * line and column in that body instead of being placed in the script. */
+  bool own_text;
 } pj__sqltab_def;
 
 /* Registers the table (replacing a module of that name). Fails (message

@@ -8,7 +8,7 @@
  *                              tree_up_shuffled|tree_sql|intersect|
  *                              intersect_overlapping|flatten|interval_join|
  *                              intersect_sql|compile_scaling|self_time|
- *                              sql_join|all]
+ *                              sql_join|table_function|all]
  *                 [--sizes 1000,10000,...] [--modes interp,jit,auto]
  *                 [--repeat N] [--opt 0..3] [--passes PIPELINE]
  *                 [--sql-cap SECONDS] [--sql-max-size N] [--csv | --json]
@@ -422,7 +422,8 @@ static void usage(void) {
           "usage: pipejit-bench [--workload fused|filter_project|tiny|tree_up|tree_down|\n"
           "                                 tree_up_shuffled|tree_sql|intersect|\n"
           "                                 intersect_overlapping|flatten|interval_join|\n"
-          "                                 intersect_sql|compile_scaling|all] [--sizes N,N,...]\n"
+          "                                 intersect_sql|compile_scaling|self_time|sql_join|\n"
+          "                                 table_function|all] [--sizes N,N,...]\n"
           "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
           "                     [--passes PIPELINE] [--sql-cap SECONDS] [--sql-max-size N]\n"
           "                     [--csv | --json] [--report REPORT.md] [--svg report.svg]\n"
@@ -691,10 +692,12 @@ int main(int argc, char **argv) {
   int st = selected(o.workload, "self_time"), sj = selected(o.workload, "sql_join");
   if (st || sj) any = 1, mismatch |= run_sql_targets(&o, st, sj);
   int scaling = selected(o.workload, "compile_scaling");
-  if (!any && !scaling) usage();
+  int fn = selected(o.workload, "table_function");
+  if (!any && !scaling && !fn) usage();
   if (o.report || o.svg) write_report(&o, argc, argv, all, nall, (double)(rt_now_ns() - t_start) / 1e9);
   /* after the report: its section is appended */
   if (scaling && o.format == 0 && bench_compile_scaling(o.opt, o.report) != 0) mismatch = 1;
+  if (fn && o.format == 0 && bench_table_function(o.opt, o.report) != 0) mismatch = 1;
   free(all);
   for (int i = 0; i < ncache; i++) bench_data_free(&data_cache[i]);
   if (mismatch) fprintf(stderr, "pipejit-bench: some mode returned a different answer\n");

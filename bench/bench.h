@@ -131,4 +131,10 @@ int bench_self_time(int repeat, const char *trace, bench_sql_row *rows, int cap)
 /* The sample trace with nrows slices; 2 rows (two join orders) or -1. */
 int bench_sql_join(int repeat, int64_t nrows, bench_sql_row *rows, int cap);
 
+/* Workload table_function (bench/bench_fn.c): 10,000 calls of a
+ * PerfettoSQL function from SQL against 10,000 runs of its compiled body;
+ * prints and appends a section to `report` (may be NULL). 0, or -1 on
+ * error or a wrong answer. */
+int bench_table_function(int opt, const char *report);
+
 #endif

@@ -6,7 +6,7 @@
  *           [--timing] [--compare] [--sample-trace[=N]] [--trace TRACE]
  *           [--replace-trace] [--export OUT.db]
  *           [--load TABLE,…] [--max-memory SIZE] [--timeout SECONDS]
- *           [-c TEXT] [FILE ...]
+ *           [--module-path DIR]… [-c TEXT] [FILE ...]
  *
  * Runs the statements of every -c TEXT and FILE in the order given (`-`
  * is standard input); with neither, standard input — or, on a terminal,
@@ -58,6 +58,9 @@ static void usage(FILE *out) {
         "                         state would pass SIZE bytes (suffix K, M or G)\n"
         "  --timeout SECONDS      interrupt a script (each -c TEXT, FILE or shell\n"
         "                         entry) still running after SECONDS\n"
+        "  --module-path DIR      look for INCLUDE PERFETTO MODULE a.b (DIR/a/b.sql) in\n"
+        "                         DIR (repeatable; before PIPEJIT_MODULE_PATH and\n"
+        "                         pipejit's own modules)\n"
         "  -c TEXT                run TEXT\n"
         "  -h, --help             this help\n",
         out);
@@ -278,16 +281,19 @@ int main(int argc, char **argv) {
   int64_t max_memory = 0;
   input *inputs = calloc((size_t)argc + 1, sizeof *inputs);
   int ninputs = 0;
+  const char **module_paths = calloc((size_t)argc + 1, sizeof *module_paths);
+  int nmodule_paths = 0;
   static const char *const modes[] = {"auto", "interp", "jit", NULL};
   static const char *const formats[] = {"table", "csv", "json", NULL};
   static const char *const dumps[] = {"plan", "llvm", "llvm-raw", "asm", NULL};
-  if (!inputs) return 1;
+  if (!inputs || !module_paths) return 1;
 
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
       free(inputs);
+      free(module_paths);
       return 0;
     } else if ((v = opt_value(argc, argv, &i, "--db"))) {
       db = v;
@@ -325,6 +331,8 @@ int main(int argc, char **argv) {
       replace_trace = 1;
     } else if ((v = opt_value(argc, argv, &i, "--load"))) {
       load = v;
+    } else if ((v = opt_value(argc, argv, &i, "--module-path"))) {
+      module_paths[nmodule_paths++] = v;
     } else if ((v = opt_value(argc, argv, &i, "--max-memory"))) {
       if ((max_memory = parse_size(v)) < 0) bad_value("--max-memory", v);
     } else if ((v = opt_value(argc, argv, &i, "--timeout"))) {
@@ -334,11 +342,15 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "-c")) {
       if (i + 1 >= argc) {
         fprintf(stderr, "error: -c needs a value\n");
+        free(inputs);
+        free(module_paths);
         return 1;
       }
       inputs[ninputs++] = (input){IN_TEXT, argv[++i]};
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "error: unknown option '%s' (see --help)\n", a);
+      free(inputs);
+      free(module_paths);
       return 1;
     } else {
       inputs[ninputs++] = (input){is_trace_file(a) ? IN_TRACE : IN_FILE, a};
@@ -355,6 +367,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "error: %d traces given; pipejit loads one (add --replace-trace to load each in"
                     " turn, replacing the one before)\n", ntraces);
     free(inputs);
+    free(module_paths);
     return 1;
   }
 
@@ -362,6 +375,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "error: %s\n", c.e ? pj_engine_errmsg(c.e) : "out of memory");
     pj_engine_close(c.e);
     free(inputs);
+    free(module_paths);
     return 1;
   }
   if (mode == PJ_MODE_JIT && pj__engine_jit(c.e) != PJ_OK) {
@@ -374,6 +388,17 @@ int main(int argc, char **argv) {
   pj_engine_set_mode(c.e, (pj_mode)mode);
   pj_engine_set_opt_level(c.e, opt);
   pj_engine_set_max_memory(c.e, max_memory);
+  for (int i = 0; i < nmodule_paths; i++) {
+    if (pj_engine_add_module_path(c.e, module_paths[i]) != PJ_OK) {
+      fprintf(stderr, "error: --module-path: %s\n", pj_engine_errmsg(c.e));
+      pj_engine_close(c.e);
+      free(inputs);
+      free(module_paths);
+      return 1;
+    }
+  }
+  free(module_paths);
+  module_paths = NULL;
   cli_install_handlers(c.e);
   cli_watch(&c);
 
@@ -411,5 +436,6 @@ int main(int argc, char **argv) {
 
   pj_engine_close(c.e);
   free(inputs);
+  free(module_paths);
   return rc;
 }

@@ -501,6 +501,44 @@ static cg_val cg_printf(cg_ctx *cx, const ir_expr *e, const char *name) {
   return (cg_val){r, cg_or(cx, fmt.null, isnull), RT_STR};
 }
 
+/* ---- the engine's functions ------------------------------------------- */
+
+/* IX_CALLOUT: ex_callout(run, idx, argv, nulls, &status) with every
+ * argument as a 64-bit word, the call the interpreter makes too
+ * (interp/vm_callout.c). The function and its context come from the
+ * run's plan, not from constants, so cached code stays valid. */
+static cg_val cg_callout(cg_ctx *cx, const ir_expr *e, const char *name) {
+  const ir_callout *c = &cx->plan->callouts[e->ival];
+  int n = e->nargs;
+  LLVMTypeRef arr = LLVMArrayType2(cx->t_i64, (uint64_t)(n ? n : 1));
+  LLVMValueRef argv = cg_slot(cx, arr, "callout.argv");
+  LLVMValueRef nulls = cg_i64(cx, 0);
+  for (int i = 0; i < n; i++) {
+    cg_val a = cg_coerce(cx, cg_sub(cx, e, i), c->argtypes[i]);
+    LLVMValueRef w = a.v;
+    if (a.type == RT_F64) w = LLVMBuildBitCast(cx->b, w, cx->t_i64, "");
+    else if (LLVMTypeOf(w) != cx->t_i64) w = LLVMBuildZExt(cx->b, w, cx->t_i64, "");
+    LLVMBuildStore(cx->b, w, cg_elem_ptr(cx, cx->t_i64, argv, cg_i64(cx, i), ""));
+    if (!cg_is_false(a.null)) {
+      LLVMValueRef bit = LLVMBuildShl(cx->b, LLVMBuildZExt(cx->b, a.null, cx->t_i64, ""),
+                                      cg_i64(cx, i), "");
+      nulls = LLVMBuildOr(cx->b, nulls, bit, "");
+    }
+  }
+  LLVMValueRef status = cg_slot(cx, cx->t_i32, "callout.status");
+  LLVMValueRef args[5] = {cx->run, cg_i32(cx, e->ival), argv, nulls, status};
+  LLVMValueRef w = cg_call(cx, "ex_callout", args, 5, "");
+  LLVMValueRef st = LLVMBuildLoad2(cx->b, cx->t_i32, status, "");
+  cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntSLT, st, cg_i32(cx, 0), ""), CG_ERR_RUNTIME,
+             "callout.ok");
+  LLVMValueRef isnull = LLVMBuildICmp(cx->b, LLVMIntEQ, st, cg_i32(cx, 1), "");
+  rt_type t = c->ret;
+  LLVMValueRef v = w;
+  if (t == RT_F64) v = LLVMBuildBitCast(cx->b, w, cx->t_f64, name);
+  else if (t == RT_STR) v = LLVMBuildTrunc(cx->b, w, cx->t_i32, name);
+  return (cg_val){v, isnull, t};
+}
+
 /* ---- the dispatcher ----------------------------------------------------- */
 
 cg_val cg_expr(cg_ctx *cx, const ir_expr *e, const char *name) {
@@ -600,6 +638,7 @@ cg_val cg_expr(cg_ctx *cx, const ir_expr *e, const char *name) {
   case IX_CHAR:
     return cg_strfn(cx, e, name);
   case IX_PRINTF: return cg_printf(cx, e, name);
+  case IX_CALLOUT: return cg_callout(cx, e, name);
   case IX__COUNT: break;
   }
   rt_errorf(cx->err, e->pos, "JIT: unexpected expression kind %d", (int)e->kind);

@@ -59,6 +59,7 @@ int cg_rt_treenum_batch(rt_treenum *t, const rt_batch *b, int32_t idcol, int32_t
 const cg_rtfn cg_rtfns[] = {
     FN(cg_rt_fail, "i:pi"),
     FN(vm_run_batch, "i:pp"),
+    FN(ex_callout, "l:piplp"),
     FN(cg_rt_treenum_row, "i:plilipp"),
     FN(cg_rt_treenum_batch, "i:ppii"),
     FN(rt_rowbuf_reserve, "v:pl"),

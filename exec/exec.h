@@ -139,4 +139,11 @@ int ex_iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, 
  * then skips the segment (it would copy rows nobody reads). */
 bool ex_iv_direct(const ir_plan *p, const ir_segment *seg);
 
+/* Calls plan->callouts[idx] for one row (callout.c): argv and nulls (bit
+ * i set: argument i is NULL) as ir_callout_fn takes them. Returns the
+ * result word; *status is 0 for a value, 1 for NULL, -1 for an error (set
+ * on run->err as "<STAGE>: <message>"). Both backends call this. */
+int64_t ex_callout(ex_run *run, int32_t idx, const int64_t *argv, int64_t nulls,
+                   int32_t *status);
+
 #endif

@@ -186,6 +186,7 @@ typedef enum fe_srckind {
   SRC_SQL,             /* ( SELECT … ): sql is the text inside the parens */
   SRC_PIPELINE,        /* ( FROM … ): pipe */
   SRC_INTERSECT,       /* INTERVAL INTERSECTION OF (ops…) [PER …] */
+  SRC_CALL,            /* name(args…): a PerfettoSQL table function */
 } fe_srckind;
 
 typedef struct fe_pipeline fe_pipeline;
@@ -202,6 +203,8 @@ typedef struct fe_source {
   struct fe_source **ops;   /* intersection operands (each with its alias) */
   int nper;
   fe_name *per;
+  int nargs;                /* SRC_CALL: the arguments */
+  struct fe_expr **args;
 } fe_source;
 
 struct fe_pipeline {
@@ -220,6 +223,10 @@ typedef enum fe_stmtkind {
   STMT_PRAGMA,         /* PERFETTO PRAGMA name = value */
   STMT_CREATE_INDEX,   /* CREATE [OR REPLACE] PERFETTO INDEX index ON table(cols) */
   STMT_DROP_INDEX,     /* DROP PERFETTO INDEX index ON table */
+  STMT_CREATE_VIEW,    /* CREATE [OR REPLACE] PERFETTO VIEW name [(schema)] AS body */
+  STMT_CREATE_FUNCTION,/* … PERFETTO FUNCTION name(args) RETURNS type|TABLE(…) AS body */
+  STMT_CREATE_MACRO,   /* … PERFETTO MACRO name(args) RETURNS Type AS tokens */
+  STMT_INCLUDE,        /* INCLUDE PERFETTO MODULE a.b.c (or a.b.*) */
 } fe_stmtkind;
 
 /* A pipeline inside a SQL statement (§7.6): text[start, end) is its
@@ -274,6 +281,20 @@ typedef struct fe_stmt {
   fe_name pragma;      /* PRAGMA name */
   char *pragma_value;
   int valuepos;
+  /* CREATE PERFETTO FUNCTION / MACRO: the arguments (name and type as
+   * written), the return type (NULL for RETURNS TABLE(…), whose columns
+   * are coldefs), and for a macro the body's text span. */
+  int nargs;
+  fe_coldef *args;
+  char *returns;
+  int returnspos;
+  bool returns_table;
+  int bodypos, bodylen;
+  /* The body (VIEW, FUNCTION): st->pipe or st->sql; its first token. */
+  int asbody;
+  /* INCLUDE PERFETTO MODULE: the dotted name as written ("a.b.*"). */
+  char *module;
+  int modulepos;
 } fe_stmt;
 
 /* Splits a script into statements at top-level ';' (outside quotes,
@@ -296,5 +317,57 @@ fe_pipeline *fe_parse_pipeline(rt_arena *a, const char *text, size_t len, rt_err
 
 /* Line and column (1-based) of a byte offset. */
 void fe_line_col(const char *text, int offset, int *line, int *col);
+
+/* ---- macros (macro.c) ---------------------------------------------------- */
+
+/* Argument and return types of PerfettoSQL macros (LANGUAGE.md §7.3). */
+typedef enum fe_mtype { FE_MT_EXPR, FE_MT_TABLE, FE_MT_COLUMN, FE_MT_PIPELINE } fe_mtype;
+/* The type named by `word` (Expr, TableOrSubquery, ColumnName, Pipeline;
+ * case-insensitive): 1 found, 0 not a type. */
+int fe_mtype_parse(const char *word, fe_mtype *out);
+const char *fe_mtype_name(fe_mtype t);
+
+typedef struct fe_macro {
+  char *name;
+  int nargs;
+  char **argnames;     /* without the '$' */
+  fe_mtype *argtypes;
+  fe_mtype ret;
+  char *body;          /* the body's text as written (NUL-terminated) */
+  int bodylen;
+} fe_macro;
+
+/* Finds a macro by name (ASCII case-insensitive) for the expander. */
+typedef const fe_macro *(*fe_macro_find)(void *ctx, const char *name);
+
+/* One token of an expansion: its bytes in `text` [at, at + len), and the
+ * statement offset it came from: its own for the user's tokens, the
+ * invocation's for a macro's (`macro` the innermost macro whose body made
+ * it, `outer` the macro invoked in the user's text). */
+typedef struct fe_xorigin {
+  int at, len;
+  int origin;
+  const char *macro, *outer;
+} fe_xorigin;
+
+typedef struct fe_expansion {
+  char *text;          /* the statement with every invocation replaced */
+  int len;
+  int nmap;
+  fe_xorigin *map;     /* in text order */
+} fe_expansion;
+
+/* Expands every `name!(…)` of the statement text[pos, pos + len) (LANGUAGE.md
+ * §7.3): the invocation is replaced by the body's tokens, each `$arg` by
+ * the argument's tokens, and the result is expanded again (at most
+ * FE_MACRO_DEPTH levels). Returns 1 with *out filled (arena a), 0 when the
+ * statement invokes no macro (nothing to do), or -1 with err set at the
+ * invocation in `text` (no such macro, argument count or type, depth). */
+#define FE_MACRO_DEPTH 100
+int fe_macro_expand(rt_arena *a, const char *text, int pos, int len, fe_macro_find find,
+                    void *ctx, fe_expansion *out, rt_err *err);
+/* The statement offset an offset of x->text came from; *from (may be
+ * NULL) gets its map entry, NULL for text between tokens. */
+int fe_expansion_origin(const fe_expansion *x, int off, const fe_xorigin **from);
 
 #endif

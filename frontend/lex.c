@@ -8,6 +8,9 @@
  * SQLite; a hex literal of more than 64 bits is an error, also as in SQLite.
  * Keywords are not recognized here: every word is a TK_IDENT and the parser
  * matches words case-insensitively, so pipe keywords stay valid identifiers.
+ * With FE_LEX_BANG a lone `!` is a token, for macro invocations `m!(…)`
+ * (macro.c expands them before the parser sees the text; the parser's own
+ * lexing still refuses a `!`).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +64,7 @@ typedef struct lexer {
   fe_token *toks;
   int n, cap;
   rt_err *err;
+  bool bang;           /* FE_LEX_BANG: a lone '!' is a token (macro calls) */
 } lexer;
 
 static fe_token *add(lexer *L, fe_tokkind kind, int pos, int len) {
@@ -258,6 +262,11 @@ static int lex_one(lexer *L, int i) {
     add(L, TK_PIPE, i, 2);
     return i + 2;
   }
+  /* `name!(…)` invokes a macro (macro.c); elsewhere '!' is only part of != */
+  if (c == '!' && L->bang && !(i + 1 < L->end && s[i + 1] == '=')) {
+    add(L, TK_PUNCT, i, 1);
+    return i + 1;
+  }
   for (size_t k = 0; k < sizeof k_ops / sizeof k_ops[0]; k++) {
     size_t n = strlen(k_ops[k]);
     if ((size_t)(L->end - i) >= n && memcmp(s + i, k_ops[k], n) == 0) {
@@ -275,9 +284,9 @@ static int lex_one(lexer *L, int i) {
   return -1;
 }
 
-fe_token *fe_lex_range(rt_arena *a, const char *text, int start, int end, int *ntok,
-                       rt_err *err) {
-  lexer L = {.a = a, .s = text, .end = end, .err = err};
+fe_token *fe_lex_range_flags(rt_arena *a, const char *text, int start, int end, int *ntok,
+                             rt_err *err, unsigned flags) {
+  lexer L = {.a = a, .s = text, .end = end, .err = err, .bang = (flags & FE_LEX_BANG) != 0};
   int i = start;
   while (i < end) {
     int next = lex_one(&L, i);
@@ -290,6 +299,11 @@ fe_token *fe_lex_range(rt_arena *a, const char *text, int start, int end, int *n
   t->text = rt_arena_strdup(a, "");
   *ntok = L.n;
   return L.toks;
+}
+
+fe_token *fe_lex_range(rt_arena *a, const char *text, int start, int end, int *ntok,
+                       rt_err *err) {
+  return fe_lex_range_flags(a, text, start, end, ntok, err, 0);
 }
 
 fe_token *fe_lex(rt_arena *a, const char *text, size_t len, int *ntok, rt_err *err) {

@@ -155,7 +155,7 @@ static void parser_init(fe_parser *p, rt_arena *a, const char *text, int start, 
 
 /* A pipeline that must run to the end of the input (a trailing ';' is
  * tolerated, for texts given straight to pj_query_compile). */
-static fe_pipeline *parse_whole_pipeline(fe_parser *p) {
+fe_pipeline *fe_parse_whole_pipeline(fe_parser *p) {
   fe_pipeline *pl = fe_parse_pipeline_at(p);
   if (!pl) return NULL;
   while (fe_accept_punct(p, ";")) {
@@ -169,7 +169,7 @@ static fe_pipeline *parse_whole_pipeline(fe_parser *p) {
 }
 
 /* The text of tokens [from, to) as written (comments inside kept). */
-static char *token_text(fe_parser *p, int from, int to, int *pos) {
+char *fe_token_text(fe_parser *p, int from, int to, int *pos) {
   int start = p->toks[from].pos;
   int end = p->toks[to - 1].pos + p->toks[to - 1].len;
   *pos = start;
@@ -177,16 +177,19 @@ static char *token_text(fe_parser *p, int from, int to, int *pos) {
 }
 
 /* Index of the EOF token. */
-static int eof_index(fe_parser *p) { return p->ntok - 1; }
+int fe_eof_index(fe_parser *p) { return p->ntok - 1; }
 
 /* (col type, …): a type is every token up to ',' or ')' at depth 0, so
  * Perfetto's `JOINID(slice.id)` is kept whole. */
-static bool parse_coldefs(fe_parser *p, fe_stmt *st) {
+bool fe_parse_coldefs(fe_parser *p, fe_coldef **out, int *n, const char *what) {
   int cap = 0;
-  st->ncoldefs = 0;
+  *n = 0;
   do {
-    fe_coldef *c = fe_push(p->a, &st->coldefs, &st->ncoldefs, &cap, sizeof *c);
-    if (!fe_parse_name(p, &c->name, "a column name")) return false;
+    fe_coldef *c = fe_push(p->a, out, n, &cap, sizeof *c);
+    char name_what[48], type_what[48];
+    snprintf(name_what, sizeof name_what, "a%s %s name", what[0] == 'a' ? "n" : "", what);
+    snprintf(type_what, sizeof type_what, "a%s %s type", what[0] == 'a' ? "n" : "", what);
+    if (!fe_parse_name(p, &c->name, name_what)) return false;
     int from = p->i, depth = 0;
     for (;;) {
       fe_token *t = fe_cur(p);
@@ -196,8 +199,8 @@ static bool parse_coldefs(fe_parser *p, fe_stmt *st) {
       if (fe_tok_is_punct(t, ")")) depth--;
       advance(p);
     }
-    if (p->i == from) return fe_syntax_error(p, fe_cur(p), "a column type");
-    c->type = token_text(p, from, p->i, &c->typepos);
+    if (p->i == from) return fe_syntax_error(p, fe_cur(p), type_what);
+    c->type = fe_token_text(p, from, p->i, &c->typepos);
   } while (fe_accept_punct(p, ","));
   return fe_expect_punct(p, ")", "',' or ')'");
 }
@@ -205,11 +208,26 @@ static bool parse_coldefs(fe_parser *p, fe_stmt *st) {
 /* SQL text for SQLite, text[from, to): SQLite stops reading at a NUL
  * byte, so one anywhere in it (even in a string literal) is an error here
  * rather than the silent end of the statement. */
-static bool check_sql_nul(fe_parser *p, int from, int to) {
+bool fe_check_sql_nul(fe_parser *p, int from, int to) {
   const char *nul = to > from ? memchr(p->text + from, 0, (size_t)(to - from)) : NULL;
   if (!nul) return true;
   return fe_fail(p, (int)(nul - p->text),
                  "syntax error: unexpected NUL byte in SQL (SQLite would stop reading there)");
+}
+
+bool fe_parse_body(fe_parser *p, fe_stmt *st) {
+  st->asbody = fe_cur(p)->pos;
+  if (fe_at_pipeline_start(p)) {
+    st->pipe = fe_parse_whole_pipeline(p);
+    return st->pipe != NULL;
+  }
+  if (fe_cur(p)->kind == TK_EOF) return fe_syntax_error(p, fe_cur(p), "a pipeline or a SELECT");
+  if (!fe_check_sql_nul(p, fe_cur(p)->pos, p->end)) return false;
+  if (fe_sql_pipelines(p->a, p->text, fe_cur(p)->pos, p->end, p->stage, &st->sqlpipes, p->err) < 0)
+    return false;
+  if (p->lexerr.set) return fe_syntax_error(p, &p->toks[fe_eof_index(p)], "");
+  st->sql = fe_token_text(p, p->i, fe_eof_index(p), &st->sqlpos);
+  return true;
 }
 
 static bool parse_create(fe_parser *p, fe_stmt *st) {
@@ -221,22 +239,14 @@ static bool parse_create(fe_parser *p, fe_stmt *st) {
     if (!fe_expect_kw(p, "REPLACE", NULL)) return false;
     st->or_replace = true;
   }
-  if (!fe_expect_kw(p, "PERFETTO", NULL) || !fe_expect_kw(p, "TABLE", NULL)) return false;
+  if (!fe_expect_kw(p, "PERFETTO", NULL) ||
+      !fe_expect_kw(p, "TABLE", "TABLE, VIEW, FUNCTION, MACRO or INDEX"))
+    return false;
   if (fe_is_reserved(fe_cur(p))) return fe_syntax_error(p, fe_cur(p), "a table name");
   if (!fe_parse_name(p, &st->table, "a table name")) return false;
-  if (fe_accept_punct(p, "(") && !parse_coldefs(p, st)) return false;
+  if (fe_accept_punct(p, "(") && !fe_parse_coldefs(p, &st->coldefs, &st->ncoldefs, "column")) return false;
   if (!fe_expect_kw(p, "AS", "AS or a column list")) return false;
-  if (fe_at_pipeline_start(p)) {
-    st->pipe = parse_whole_pipeline(p);
-    return st->pipe != NULL;
-  }
-  if (fe_cur(p)->kind == TK_EOF) return fe_syntax_error(p, fe_cur(p), "a pipeline or a SELECT");
-  if (!check_sql_nul(p, fe_cur(p)->pos, p->end)) return false;
-  if (fe_sql_pipelines(p->a, p->text, fe_cur(p)->pos, p->end, p->stage, &st->sqlpipes, p->err) < 0)
-    return false;
-  if (p->lexerr.set) return fe_syntax_error(p, &p->toks[eof_index(p)], "");
-  st->sql = token_text(p, p->i, eof_index(p), &st->sqlpos);
-  return true;
+  return fe_parse_body(p, st);
 }
 
 static bool parse_pragma(fe_parser *p, fe_stmt *st) {
@@ -247,40 +257,12 @@ static bool parse_pragma(fe_parser *p, fe_stmt *st) {
   fe_accept_kw(p, "PRAGMA");
   if (!fe_parse_name(p, &st->pragma, "a setting name")) return false;
   if (!fe_expect_punct(p, "=", NULL)) return false;
-  int end = eof_index(p);
+  int end = fe_eof_index(p);
   while (end > p->i && fe_tok_is_punct(&p->toks[end - 1], ";")) end--;
-  if (p->lexerr.set) return fe_syntax_error(p, &p->toks[eof_index(p)], "");
+  if (p->lexerr.set) return fe_syntax_error(p, &p->toks[fe_eof_index(p)], "");
   if (end == p->i) return fe_syntax_error(p, fe_cur(p), "a value");
-  st->pragma_value = token_text(p, p->i, end, &st->valuepos);
+  st->pragma_value = fe_token_text(p, p->i, end, &st->valuepos);
   return true;
-}
-
-/* PerfettoSQL statements not built yet (LANGUAGE.md §7) answer plainly
- * instead of with a syntax error about TABLE or SQLite's "near INCLUDE".
- * Returns the word the statement is named by (VIEW, …, MODULE), or NULL. */
-static const fe_token *unsupported_stmt(fe_parser *p, const char **what, const char **hint) {
-  static const char *const created[] = {"VIEW", "FUNCTION", "MACRO"};
-  int k = 1;
-  *hint = "";
-  if (fe_at_kw(p, "CREATE")) {
-    if (fe_tok_is_kw(fe_peek(p, 1), "OR") && fe_tok_is_kw(fe_peek(p, 2), "REPLACE")) k = 3;
-    if (!fe_tok_is_kw(fe_peek(p, k), "PERFETTO")) return NULL;
-    const fe_token *w = fe_peek(p, k + 1);
-    for (size_t i = 0; i < sizeof created / sizeof created[0]; i++) {
-      if (!fe_tok_is_kw(w, created[i])) continue;
-      *what = i == 0 ? "CREATE PERFETTO VIEW" : i == 1 ? "CREATE PERFETTO FUNCTION"
-                                                   : "CREATE PERFETTO MACRO";
-      if (i == 0) *hint = ": use CREATE VIEW, or CREATE PERFETTO TABLE to materialize it";
-      return w;
-    }
-    return NULL;
-  }
-  if (fe_at_kw(p, "INCLUDE") && fe_tok_is_kw(fe_peek(p, 1), "PERFETTO") &&
-      fe_tok_is_kw(fe_peek(p, 2), "MODULE")) {
-    *what = "INCLUDE PERFETTO MODULE";
-    return fe_peek(p, 2);
-  }
-  return NULL;
 }
 
 fe_stmt *fe_parse_stmt(rt_arena *a, const char *text, int pos, int len, rt_err *err) {
@@ -291,17 +273,19 @@ fe_stmt *fe_parse_stmt(rt_arena *a, const char *text, int pos, int len, rt_err *
   st->len = len;
   st->ncoldefs = -1;
   bool ok;
-  const char *what, *hint;
-  const fe_token *w = unsupported_stmt(&p, &what, &hint);
-  if (w) {
-    fe_fail(&p, w->pos, "%s is not supported yet%s", what, hint);
-    return NULL;
+  fe_stmtkind pk = fe_perfetto_stmt_kind(&p);
+  if (pk == STMT_CREATE_MACRO) {
+    /* A macro's body may invoke macros: lex again with '!' as a token. */
+    memset(&p.lexerr, 0, sizeof p.lexerr);
+    p.toks = fe_lex_range_flags(a, text, pos, pos + len, &p.ntok, &p.lexerr, FE_LEX_BANG);
   }
-  if (fe_at_index_stmt(&p)) {
+  if (pk != STMT_SQL) {
+    ok = fe_parse_perfetto_stmt(&p, st, pk);
+  } else if (fe_at_index_stmt(&p)) {
     ok = fe_parse_index_stmt(&p, st);
   } else if (fe_at_pipeline_start(&p)) {
     st->kind = STMT_PIPELINE;
-    st->pipe = parse_whole_pipeline(&p);
+    st->pipe = fe_parse_whole_pipeline(&p);
     ok = st->pipe != NULL;
   } else if (fe_at_kw(&p, "CREATE") &&
              (fe_tok_is_kw(fe_peek(&p, 1), "PERFETTO") ||
@@ -317,7 +301,7 @@ fe_stmt *fe_parse_stmt(rt_arena *a, const char *text, int pos, int len, rt_err *
     st->kind = STMT_SQL;
     st->sql = rt_arena_strndup(a, text + pos, (size_t)len);
     st->sqlpos = pos;
-    ok = check_sql_nul(&p, pos, pos + len) &&
+    ok = fe_check_sql_nul(&p, pos, pos + len) &&
          fe_sql_pipelines(a, text, pos, pos + len, NULL, &st->sqlpipes, err) >= 0;
   }
   return ok ? st : NULL;
@@ -331,5 +315,5 @@ fe_pipeline *fe_parse_pipeline(rt_arena *a, const char *text, size_t len, rt_err
     fe_syntax_error(&p, fe_cur(&p), "a pipeline starting with FROM or INTERVAL INTERSECTION OF");
     return NULL;
   }
-  return parse_whole_pipeline(&p);
+  return fe_parse_whole_pipeline(&p);
 }

@@ -23,6 +23,10 @@
  * still valid (so the parser can report the error with its stage). */
 fe_token *fe_lex_range(rt_arena *a, const char *text, int start, int end, int *ntok,
                        rt_err *err);
+/* The same with options: FE_LEX_BANG makes a lone '!' a TK_PUNCT token. */
+enum { FE_LEX_BANG = 1 };
+fe_token *fe_lex_range_flags(rt_arena *a, const char *text, int start, int end, int *ntok,
+                             rt_err *err, unsigned flags);
 
 typedef struct fe_parser {
   rt_arena *a;
@@ -67,6 +71,25 @@ void *fe_push(rt_arena *a, void *arrp, int *n, int *cap, size_t size);
 
 /* A name: identifier or quoted identifier (true when one was read). */
 bool fe_parse_name(fe_parser *p, fe_name *out, const char *what);
+
+/* ---- statements (parse.c, parse_perfetto.c) ----------------------------- */
+/* A pipeline running to the end of the input (a trailing ';' allowed). */
+fe_pipeline *fe_parse_whole_pipeline(fe_parser *p);
+/* `name type, …` up to and including the closing ')' (the '(' is read);
+ * a type is every token up to ',' or ')' at depth 0 (JOINID(t.id)).
+ * `what` names the items in messages ("column", "argument"). */
+bool fe_parse_coldefs(fe_parser *p, fe_coldef **out, int *n, const char *what);
+/* The body after AS: a pipeline (st->pipe) or SQL to the end (st->sql). */
+bool fe_parse_body(fe_parser *p, fe_stmt *st);
+/* Text of tokens [from, to) as written (arena); *pos its offset. */
+char *fe_token_text(fe_parser *p, int from, int to, int *pos);
+int fe_eof_index(fe_parser *p);
+/* A NUL byte in SQL text[from, to) is an error (SQLite would stop there). */
+bool fe_check_sql_nul(fe_parser *p, int from, int to);
+/* Which PerfettoSQL statement of parse_perfetto.c starts at the cursor
+ * (STMT_CREATE_VIEW, _FUNCTION, _MACRO, STMT_INCLUDE), else STMT_SQL. */
+fe_stmtkind fe_perfetto_stmt_kind(fe_parser *p);
+bool fe_parse_perfetto_stmt(fe_parser *p, fe_stmt *st, fe_stmtkind kind);
 
 /* ---- expressions (parse_expr.c) ---------------------------------------- */
 fe_expr *fe_parse_expr(fe_parser *p);

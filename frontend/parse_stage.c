@@ -102,6 +102,19 @@ static fe_source *parse_relation(fe_parser *p) {
     if (!fe_parse_name(p, &n, "a table name after '.'")) return NULL;
     s->name = n.name;
   }
+  /* name(args…): a table function (LANGUAGE.md §7.2) */
+  if (!s->schema && fe_accept_punct(p, "(")) {
+    s->kind = SRC_CALL;
+    int cap = 0;
+    if (!fe_accept_punct(p, ")")) {
+      do {
+        fe_expr *x = fe_parse_expr(p);
+        if (!x) return NULL;
+        *(fe_expr **)fe_push(p->a, &s->args, &s->nargs, &cap, sizeof x) = x;
+      } while (fe_accept_punct(p, ","));
+      if (!fe_expect_punct(p, ")", "',' or ')'")) return NULL;
+    }
+  }
   return s;
 }
 
@@ -111,7 +124,7 @@ static bool require_alias(fe_parser *p, fe_source *s, const char *const *stop) {
   int r = parse_alias(p, &s->alias, stop);
   if (r < 0) return false;
   if (r > 0) return true;
-  if (s->kind == SRC_NAME) {
+  if (s->kind == SRC_NAME || s->kind == SRC_CALL) {
     s->alias.name = s->name;
     s->alias.pos = s->pos;
     return true;

@@ -129,6 +129,14 @@ pj_status pj_engine_exec(pj_engine *e, const char *script, pj_result_cb cb, void
 pj_status pj_engine_exec_len(pj_engine *e, const char *script, size_t len, pj_result_cb cb,
                              void *ctx);
 
+/* Adds a folder to the module path that INCLUDE PERFETTO MODULE a.b.c
+ * searches for a/b/c.sql (LANGUAGE.md §7.4). Folders are searched in the
+ * order added, then those of the PIPEJIT_MODULE_PATH environment variable
+ * (`:`-separated), then the modules that come with pipejit (slices.*,
+ * sched.*, counters.*: see the README). Adding a folder twice does
+ * nothing. Returns PJ_OK, or PJ_ERROR for an empty name. */
+pj_status pj_engine_add_module_path(pj_engine *e, const char *dir);
+
 /* Per-statement timings of the last statement run by pj_engine_exec or
  * pj_query_run, in nanoseconds. */
 typedef struct pj_timing {

@@ -131,6 +131,9 @@ void vm_split_truth(const vm_vec *v, const vm_set *set, uint32_t *yes, uint32_t 
 vm_vec *vm_eval_strfn(vm *m, const ir_expr *e, const vm_set *set);
 vm_vec *vm_eval_printf(vm *m, const ir_expr *e, const vm_set *set);
 
+/* vm_callout.c: IX_CALLOUT (the engine's functions, through ex_callout). */
+vm_vec *vm_eval_callout(vm *m, const ir_expr *e, const vm_set *set);
+
 /* vm_agg.c: the AGGREGATE sink over the batch's active rows. */
 int vm_agg_update(vm *m, rt_batch *b);
 

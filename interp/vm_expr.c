@@ -937,6 +937,7 @@ vm_vec *vm_eval(vm *m, const ir_expr *e, const vm_set *set) {
   case IX_NULLIF: return vm_nullif(m, e, set);
   case IX_MIN:
   case IX_MAX: return vm_minmax(m, e, set);
+  case IX_CALLOUT: return vm_eval_callout(m, e, set);
   case IX_TOF64:
   case IX_CONCAT:
   case IX_LIKE:

@@ -13,6 +13,7 @@
  *   FROM (SELECT …)   SCAN_SQL of the text
  *   FROM (FROM …)     the inner pipeline's ops inline; its output row
  *                     (bare entries) becomes the row
+ *   FROM v, FROM fn(…)  PerfettoSQL views and table functions: bind_defs.c
  *   INTERVAL INTERSECTION OF (…)  bind_interval.c
  * Qualifier: the alias, else the table name; an unaliased subquery has none.
  */
@@ -125,7 +126,7 @@ static bool missing_table(const char *msg, const fe_source *src) {
   return ir_name_eq(m, src->name);
 }
 
-static int bind_sql(ir_binder *b, const fe_source *src) {
+int ir_bind_sql_source(ir_binder *b, const fe_source *src) {
   ir_plan *p = b->p;
   rt_buf q = {0};
   int pos = src->kind == SRC_NAME ? src->pos : src->sqlpos;
@@ -196,6 +197,13 @@ static ir_row output_row(ir_binder *b) {
   return ir_rowb_done(&rb);
 }
 
+int ir_source_output(ir_binder *b, const fe_source *src) {
+  b->row = output_row(b);
+  const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * (size_t)(b->row.n + 1));
+  for (int i = 0; i < b->row.n; i++) names[i] = b->row.e[i].name;
+  return check_names(b, b->row.n, names, false, src->pos);
+}
+
 /* Binds a source with errors prefixed by `stage` ("FROM", or the interval
  * operator whose operand it is). */
 int ir_bind_source(ir_binder *b, const fe_source *src, const char *stage) {
@@ -206,15 +214,26 @@ int ir_bind_source(ir_binder *b, const fe_source *src, const char *stage) {
       rt_table *t = rt_catalog_get(b->env->catalog, src->name);
       if (t) return bind_table(b, src, t);
     }
-    return bind_sql(b, src);
-  case SRC_SQL: return bind_sql(b, src);
+    if (!src->schema && b->env->defs) {
+      ir_fndef d;
+      if (b->env->defs->find(b->env->defs->ctx, src->name, &d)) {
+        b->p->reads_defs = true;
+        int r = ir_bind_def_source(b, src, &d, stage);
+        if (r >= 0) return r;
+      }
+    }
+    return ir_bind_sql_source(b, src);
+  case SRC_CALL: {
+    ir_fndef d;
+    if (!b->env->defs || !b->env->defs->find(b->env->defs->ctx, src->name, &d))
+      return ir_fail(b, src->pos, "no such table function: '%s'", src->name);
+    return ir_bind_def_source(b, src, &d, stage);
+  }
+  case SRC_SQL: return ir_bind_sql_source(b, src);
   case SRC_PIPELINE: {
     if (!ir_bind_pipeline(b, src->pipe)) return 0;
     b->stage = stage;
-    b->row = output_row(b);
-    const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * (size_t)(b->row.n + 1));
-    for (int i = 0; i < b->row.n; i++) names[i] = b->row.e[i].name;
-    if (!check_names(b, b->row.n, names, false, src->pos)) return 0;
+    if (!ir_source_output(b, src)) return 0;
     ir_alias_set_one(b, src->alias.name, b->row);
     return 1;
   }

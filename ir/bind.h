@@ -37,6 +37,13 @@ typedef struct ir_rowb {
   ir_entry *e;
 } ir_rowb;
 
+/* While an inlined function body binds: its arguments' values
+ * (bind_defs.c), which its `$name` parameters stand for. */
+typedef struct ir_argscope {
+  const ir_fndef *def;
+  ir_expr **vals;
+} ir_argscope;
+
 typedef struct ir_binder {
   ir_plan *p;
   ir_env *env;
@@ -53,6 +60,7 @@ typedef struct ir_binder {
   const char *agg_msg;
   int capops;
   int capparams;
+  const ir_argscope *scope;   /* NULL outside an inlined function body */
 } ir_binder;
 
 /* ---- bind.c ---- */
@@ -65,6 +73,22 @@ int ir_fail(ir_binder *b, int pos, const char *fmt, ...) __attribute__((format(p
 int ir_bind_source(ir_binder *b, const fe_source *src, const char *stage);
 /* Binds a pipeline's source and stages into b (used for nested pipelines). */
 int ir_bind_pipeline(ir_binder *b, const fe_pipeline *pl);
+/* After a nested pipeline bound into b: its bare entries become the row
+ * (checked for distinct names, errors at src). */
+int ir_source_output(ir_binder *b, const fe_source *src);
+/* A SQL source: SRC_NAME (a SQLite table or view) or SRC_SQL. */
+int ir_bind_sql_source(ir_binder *b, const fe_source *src);
+
+/* ---- bind_defs.c ---- */
+/* FROM v / FROM fn(…) for a PerfettoSQL view or table function d: 1
+ * bound, 0 error, -1 not for here (a SQL view: read it through SQLite). */
+int ir_bind_def_source(ir_binder *b, const fe_source *src, const ir_fndef *d, const char *stage);
+/* A call of a function env->defs knows (IX_CALLOUT), or NULL with no
+ * error set when it knows none of that name. */
+ir_expr *ir_bind_callout(ir_binder *b, const fe_expr *x);
+/* Inside an inlined function body, the value `$name` stands for (a fresh
+ * copy at pos), or NULL when it is not one of its arguments. */
+ir_expr *ir_scope_arg(ir_binder *b, const char *pname, int pos);
 
 /* ---- bind_row.c ---- */
 void ir_rowb_add(ir_binder *b, ir_rowb *rb, const char *name, int col, bool qonly);

@@ -295,7 +295,7 @@ static ir_expr *negate(ir_binder *b, ir_expr *e, int pos) {
 }
 
 /* fe_op and ir_exkind are the same list (ast.h). */
-_Static_assert((int)FO_RTRIM == (int)IX_RTRIM && (int)FO_PLUS == (int)IX__COUNT,
+_Static_assert((int)FO_CALLOUT == (int)IX_CALLOUT && (int)FO_PLUS == (int)IX__COUNT,
                "fe_op and ir_exkind are expanded from exprs.def alike");
 
 static ir_expr *bind_binary(ir_binder *b, const fe_expr *x) {
@@ -328,7 +328,7 @@ static ir_expr *bind_binary(ir_binder *b, const fe_expr *x) {
   case FO_NULLIF: case FO_MIN: case FO_MAX: case FO_ABS: case FO_TOINT: case FO_TOSTR:
   case FO_STRTOF64: case FO_LENGTH: case FO_LOWER: case FO_UPPER: case FO_SUBSTR: case FO_INSTR:
   case FO_TRIM: case FO_LTRIM: case FO_RTRIM: case FO_ROUND: case FO_SIGN: case FO_REPLACE:
-  case FO_HEX: case FO_UNICODE: case FO_CHAR: case FO_PRINTF: case FO_PLUS:
+  case FO_HEX: case FO_UNICODE: case FO_CHAR: case FO_PRINTF: case FO_CALLOUT: case FO_PLUS:
     break;   /* not a binary operator */
   }
   ir_fail(b, oppos, "unknown operator '%s'", op);
@@ -374,7 +374,7 @@ static ir_expr *bind_unary(ir_binder *b, const fe_expr *x) {
   case FO_MAX: case FO_ABS: case FO_TOINT: case FO_TOSTR: case FO_STRTOF64: case FO_LENGTH:
   case FO_LOWER: case FO_UPPER: case FO_SUBSTR: case FO_INSTR: case FO_TRIM: case FO_LTRIM:
   case FO_RTRIM: case FO_ROUND: case FO_SIGN: case FO_REPLACE: case FO_HEX: case FO_UNICODE:
-  case FO_CHAR: case FO_PRINTF:
+  case FO_CHAR: case FO_PRINTF: case FO_CALLOUT:
     break;   /* not a unary operator */
   }
   ir_fail(b, x->oppos, "unknown operator");
@@ -673,6 +673,9 @@ static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
   if (ir_name_eq(f, "trim")) return ir_arity(b, x, 1, 2) ? bind_strfn(b, x, IX_TRIM, RT_STR, 2) : NULL;
   if (ir_name_eq(f, "ltrim")) return ir_arity(b, x, 1, 2) ? bind_strfn(b, x, IX_LTRIM, RT_STR, 2) : NULL;
   if (ir_name_eq(f, "rtrim")) return ir_arity(b, x, 1, 2) ? bind_strfn(b, x, IX_RTRIM, RT_STR, 2) : NULL;
+  /* the engine's: PerfettoSQL functions, EXTRACT_ARG, trace_start() … */
+  ir_expr *c = ir_bind_callout(b, x);
+  if (c || b->err->set) return c;
   bool known = false;
   ir_expr *e = ir_bind_sqlfn(b, x, &known);
   if (known) return e;
@@ -689,6 +692,9 @@ static ir_expr *bind_param(ir_binder *b, const fe_expr *x) {
   ir_plan *p = b->p;
   const char *s = x->str;
   int idx = 0;
+  /* `$arg` in an inlined function body is the argument's value */
+  ir_expr *arg = b->scope ? ir_scope_arg(b, s, x->pos) : NULL;
+  if (arg) return arg;
   if (s[0] == '?' && s[1]) {
     char *end;
     long v = strtol(s + 1, &end, 10);

@@ -95,7 +95,7 @@ static int rel_id(ir_binder *b, ir_row row) {
 
 /* The alias a source binds: its AS name, else a table's name. */
 static const char *src_qual(const fe_source *s) {
-  return s->alias.name ? s->alias.name : s->kind == SRC_NAME ? s->name : NULL;
+  return s->alias.name ? s->alias.name : s->kind == SRC_NAME || s->kind == SRC_CALL ? s->name : NULL;
 }
 
 /* ---- INTERVAL INTERSECTION OF ------------------------------------------- */

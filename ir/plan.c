@@ -292,6 +292,10 @@ void ir_plan_free(ir_plan *p) {
   for (int i = 0; i < p->nops; i++)
     if (p->ops[i]->kind == IR_SCAN_TABLE && p->ops[i]->scan.table) rt_table_unref(p->ops[i]->scan.table);
   ir_plan_release_primed(p);
+  for (int i = 0; i < p->ncallouts; i++) {
+    if (p->callouts[i].table) rt_table_unref(p->callouts[i].table);
+    if (p->callouts[i].release) p->callouts[i].release(p->callouts[i].ctx);
+  }
   rt_arena_free(&p->arena);
   free(p);
 }

@@ -373,6 +373,36 @@ typedef struct ir_param {
   const char *stage;
 } ir_param;
 
+/* A call of a function the engine provides (a PerfettoSQL scalar
+ * function, EXTRACT_ARG, trace_start(); LANGUAGE.md §7.2, §7.7): an
+ * IX_CALLOUT node names it by index. Both backends call it through
+ * ex_callout (exec/callout.c), one row at a time, with each argument a
+ * 64-bit word: an integer, a double's bits, or a string id of the run's
+ * pool. fn returns 0 with *out set, 1 for NULL, or -1 with a message in
+ * err (which ex_callout prefixes with the stage and the function's name).
+ * The plan text shows only the name and arguments, so compiled code
+ * shared through the compile cache reads fn and ctx from the plan of the
+ * run, never from constants. */
+typedef int (*ir_callout_fn)(void *ctx, const int64_t *argv, uint64_t nulls, int64_t *out,
+                             char *err, size_t errlen);
+typedef struct ir_callout {
+  const char *name;
+  int nargs;            /* at most 64 */
+  rt_type *argtypes;    /* RT_I64, RT_F64 or RT_STR: what argv[i] holds */
+  const char *const *argnames;   /* for messages, or NULL */
+  rt_type ret;          /* RT_I64, RT_F64, RT_STR or RT_BOOL */
+  ir_callout_fn fn;
+  void *ctx;
+  void (*release)(void *ctx);   /* called by ir_plan_free, or NULL */
+  bool reads_sql;       /* answers come from SQLite (the plan rebinds on
+                           schema and data changes) */
+  /* A columnar table the answers come from (EXTRACT_ARG's args), held by
+   * the plan: a handle binds again when the catalog replaces it. */
+  rt_table *table;
+  const char *stage;    /* where it was called, for errors */
+  int pos;
+} ir_callout;
+
 typedef struct ir_plan {
   rt_arena arena;       /* owns everything below */
   int ncols, capcols;
@@ -392,6 +422,9 @@ typedef struct ir_plan {
    * sampled from the values (bound again when the data changes too). */
   bool reads_sql;
   bool sql_sampled;
+  bool reads_defs;      /* inlined a PerfettoSQL view or function body, or calls one */
+  int ncallouts, capcallouts;
+  ir_callout *callouts; /* IX_CALLOUT targets */
   /* ir_mark_names ran: cols[].shared_name is valid (the printer then
    * needs no search per column: a 20,000-column plan printed in
    * quadratic time). */
@@ -402,6 +435,33 @@ typedef struct ir_plan {
 
 /* Context the binder needs from the engine. */
 struct rt_catalog;
+/* A PerfettoSQL function or view (LANGUAGE.md §7.1-7.2) as the binder
+ * sees it: FROM v and FROM fn(…) inline a pipeline body (binding `$arg`
+ * to the argument), or read a SQL one through SQLite. api/defs.h owns
+ * them; everything here lives as long as the definition. */
+typedef struct ir_fndef {
+  const char *name;
+  bool view;            /* a view (no arguments); else a function */
+  bool table;           /* a table function, or a view */
+  const struct fe_pipeline *pipe;   /* a pipeline body, or NULL for SQL */
+  const char *text;     /* the text pipe's positions refer to */
+  int nargs;
+  const char *const *argnames;
+  const rt_type *argtypes;   /* RT_I64, RT_F64, RT_STR, RT_BOOL */
+} ir_fndef;
+
+typedef struct ir_defs {
+  void *ctx;
+  /* Fills *out for the function or view `name`; 0 when there is none. */
+  int (*find)(void *ctx, const char *name, ir_fndef *out);
+  /* A scalar function `name` called with these (bound) arguments: fills
+   * *out (name, argtypes — the binder converts the arguments to them —,
+   * ret, fn, ctx, table; argtypes from arena a) and returns 1; 0 when no
+   * such function exists; -1 with msg set when the call is wrong. */
+  int (*callout)(void *ctx, const char *name, int nargs, struct ir_expr *const *args,
+                 rt_arena *a, ir_callout *out, char *msg, size_t msglen);
+} ir_defs;
+
 typedef struct ir_env {
   struct rt_catalog *catalog;
   void *db;             /* sqlite3 *, for FROM a SQLite table/view/subquery */
@@ -410,6 +470,7 @@ typedef struct ir_env {
    * IX_PARAM; a parameter with no entry is typed RT_I64. */
   int nparam_types;
   const rt_type *param_types;
+  const ir_defs *defs;  /* PerfettoSQL functions and views, or NULL */
 } ir_env;
 
 struct fe_pipeline;

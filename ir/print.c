@@ -184,7 +184,8 @@ static void put_leaf(const ir_plan *p, const ir_expr *e, rt_buf *out) {
 }
 
 static void put_call(const ir_plan *p, const ir_expr *e, rt_buf *out) {
-  rt_buf_printf(out, "%s(", ir_ex_names[e->kind]);
+  bool callout = e->kind == IX_CALLOUT && e->ival >= 0 && e->ival < p->ncallouts;
+  rt_buf_printf(out, "%s(", callout ? p->callouts[e->ival].name : ir_ex_names[e->kind]);
   for (int i = 0; i < e->nargs; i++) {
     if (i) rt_buf_printf(out, ", ");
     ir_print_expr(p, e->args[i], out);

@@ -135,6 +135,14 @@ static int check_expr(vctx *v, const ir_expr *e) {
   case IX_CHAR: return a0 == V_INT && r == V_STR ? 1 : bad(v, e, "char operand");
   case IX_PRINTF:
     return e->nargs >= 1 && a0 == V_STR && r == V_STR ? 1 : bad(v, e, "printf shape");
+  case IX_CALLOUT: {
+    if (e->ival < 0 || e->ival >= v->p->ncallouts) return bad(v, e, "callout out of range");
+    const ir_callout *c = &v->p->callouts[e->ival];
+    if (c->nargs != e->nargs || c->nargs > 64) return bad(v, e, "callout arity");
+    for (int i = 0; i < e->nargs; i++)
+      if (vclass(e->args[i]->type) != vclass(c->argtypes[i])) return bad(v, e, "callout argument type");
+    return e->type == c->ret ? 1 : bad(v, e, "callout result type");
+  }
   case IX__COUNT: break;
   }
   return bad(v, e, "unknown expression kind");

@@ -22,16 +22,19 @@ import collections, glob, os, re, subprocess, sys
 KNOWN_CYCLES = [
     # recursive descent: statements, stages and expressions parse each other,
     # and a SQL statement's ( FROM … ) pipelines (sqlpipe.c) are parsed as stages;
-    # PERFETTO INDEX statements (parse_index.c) use the statement parser's helpers
+    # PERFETTO INDEX statements (parse_index.c) use the statement parser's helpers,
+    # and a PerfettoSQL statement's body (parse_perfetto.c) is a pipeline or SQL
     {"frontend/parse.c", "frontend/parse_expr.c", "frontend/parse_index.c",
-     "frontend/parse_stage.c", "frontend/sqlpipe.c"},
-    # the binder: stages bind expressions and sources, which bind stages
-    {"ir/bind.c", "ir/bind_expr.c", "ir/bind_interval.c", "ir/bind_row.c", "ir/bind_sqlfn.c",
-     "ir/bind_stage.c",
+     "frontend/parse_perfetto.c", "frontend/parse_stage.c", "frontend/sqlpipe.c"},
+    # the binder: stages bind expressions and sources, which bind stages (a
+    # view's or table function's body inlined as a source: bind_defs.c)
+    {"ir/bind.c", "ir/bind_defs.c", "ir/bind_expr.c", "ir/bind_interval.c", "ir/bind_row.c",
+     "ir/bind_sqlfn.c", "ir/bind_stage.c",
      "ir/bind_text.c", "ir/bind_tree.c", "ir/live.c", "ir/plan.c", "ir/print.c",
      "ir/segment.c", "ir/verify.c"},
-    # expressions evaluate string functions, which evaluate their arguments
-    {"interp/vm_expr.c", "interp/vm_str.c"},
+    # expressions evaluate string functions and calls of PerfettoSQL and trace
+    # functions (vm_callout.c), which evaluate their arguments
+    {"interp/vm_callout.c", "interp/vm_expr.c", "interp/vm_str.c"},
     # the interval intersection and its streaming sweep (runtime/interval/:
     # rt_isect_reserve could move below both)
     {"runtime/interval/isect.c", "runtime/interval/isect_sweep.c"},
@@ -44,6 +47,9 @@ KNOWN_CYCLES = [
     # it and runs it through engine_table.c's SQL-rows-to-table (splitting
     # engine_table.c into the SQL runner and CREATE would break it)
     {"api/engine_table.c", "api/sqlpipes.c"},
+    # a module is a script: INCLUDE PERFETTO MODULE runs one (pj__exec_text),
+    # whose statements may INCLUDE
+    {"api/script.c", "api/stmt_include.c"},
 ]
 
 src, build = sys.argv[1], sys.argv[2]

@@ -65,13 +65,13 @@ int rt_vtab_expose(sqlite3 *db, const char *name, char **errmsg);
 /* Drops what rt_vtab_expose made for `name`; no-op when it made nothing. */
 int rt_vtab_unexpose(sqlite3 *db, const char *name, char **errmsg);
 
-/* Exposes every table of the catalog registered with the module. */
-int rt_vtab_expose_all(sqlite3 *db, rt_catalog *cat, char **errmsg);
-
 /* Sets the SQLite result to row r of column c of t (NULL, an integer, a
  * real, or text read in place from the pool, which never moves). */
 void rt_vtab_result(sqlite3_context *ctx, const rt_table *t, int c, int64_t r,
                     const rt_strpool *sp);
+
+/* Exposes every table of the catalog registered with the module. */
+int rt_vtab_expose_all(sqlite3 *db, rt_catalog *cat, char **errmsg);
 
 /* ---- tables that something else provides ------------------------------------ */
 

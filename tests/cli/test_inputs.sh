@@ -79,4 +79,21 @@ grep -q "^ *7" "$tmp/out" || fail "a script starting with newlines did not run"
 rc=$(run -c 'FROM (SELECT 5 AS dur) |> WHERE dur > $min |> AGGREGATE COUNT(*) AS n')
 [ "$rc" = 1 ] || fail "unbound parameter: exit status $rc"
 grep -q 'WHERE: parameter \$min is not bound' "$tmp/err" || fail "no unbound-parameter error"
+# --module-path DIR (repeatable, in order): INCLUDE PERFETTO MODULE finds
+# a.b in DIR/a/b.sql, the first folder that has it winning; a missing
+# module names the folders searched.
+mkdir -p "$tmp/m1/pkg" "$tmp/m2/pkg"
+echo "CREATE PERFETTO FUNCTION which_dir() RETURNS STRING AS SELECT 'm1';" >"$tmp/m1/pkg/a.sql"
+echo "CREATE PERFETTO FUNCTION which_dir() RETURNS STRING AS SELECT 'm2';" >"$tmp/m2/pkg/a.sql"
+echo "CREATE PERFETTO FUNCTION only_m2() RETURNS LONG AS SELECT 2;" >"$tmp/m2/pkg/b.sql"
+rc=$(run --format csv --module-path "$tmp/m1" --module-path "$tmp/m2" \
+  -c "INCLUDE PERFETTO MODULE pkg.a; INCLUDE PERFETTO MODULE pkg.b; SELECT which_dir() AS w, only_m2() AS o")
+[ "$rc" = 0 ] || fail "--module-path: exit status $rc"
+[ "$(cat "$tmp/out")" = "w,o
+m1,2" ] || fail "--module-path: wrong modules"
+rc=$(run --module-path "$tmp/m1" -c "INCLUDE PERFETTO MODULE pkg.nope")
+[ "$rc" = 1 ] || fail "missing module: exit status $rc"
+grep -q "pkg.nope" "$tmp/err" && grep -q "$tmp/m1" "$tmp/err" || fail "missing module: no folders named"
+rc=$(run --module-path "" -c "SELECT 1")
+[ "$rc" = 1 ] || fail "empty --module-path: exit status $rc"
 echo "ok: CLI inputs"

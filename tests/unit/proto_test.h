@@ -1,7 +1,7 @@
 /*
  * proto_test.h — helpers of the protobuf importer's tests: import a trace
- * (bytes or a file) into a fresh engine through the builder, and find the
- * shared traces; rows are compared with trace_rows.h.
+ * (bytes or a file) into a fresh engine through the builder; rows are
+ * compared and the shared traces found with trace_rows.h.
  */
 #ifndef PJ_TEST_PROTO_TEST_H
 #define PJ_TEST_PROTO_TEST_H
@@ -36,21 +36,6 @@ static inline pj_engine *proto_engine(const void *p, size_t n, const char *path,
   im_trace_free(t);
   if (warning) snprintf(warning, cap, "%s", w);
   return e;
-}
-
-/* The shared traces: ../shared beside the checkout (CI, /work/main), or
- * two levels up from a worktree in /work/wt/; NULL when neither has it. */
-static inline const char *shared_trace(const char *file) {
-  static char buf[4][512];
-  static int k;
-  char *b = buf[k++ & 3];
-  const char *roots[] = {"../shared/data/traces", "../../shared/data/traces"};
-  for (int i = 0; i < 2; i++) {
-    snprintf(b, 512, "%s/%s", roots[i], file);
-    if (access(b, R_OK) == 0) return b;
-  }
-  print_message("skipping: %s not found (CI has shared/ beside the checkout)\n", file);
-  return NULL;
 }
 
 #endif

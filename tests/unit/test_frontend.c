@@ -660,12 +660,39 @@ static void test_errors(void **state) {
   check_error("FROM t |> SELECT * EXCEPT a", "SELECT: syntax error near 'a': expected '(' after EXCEPT",
               26);
   check_error("FROM t |> LIMIT", "LIMIT: syntax error near end of input: expected an expression", 15);
-  check_error("CREATE PERFETTO VIEW v AS SELECT 1",
-              "CREATE PERFETTO VIEW is not supported yet: use CREATE VIEW, or CREATE PERFETTO "
-              "TABLE to materialize it",
-              16);
+  check_error("CREATE PERFETTO VIEW v AS",
+              "CREATE PERFETTO VIEW: syntax error near end of input: expected a pipeline or a "
+              "SELECT",
+              25);
+  check_error("CREATE PERFETTO FUNCTION f(x) RETURNS INT AS SELECT 1",
+              "CREATE PERFETTO FUNCTION: syntax error near ')': expected an argument type", 28);
+  check_error("CREATE PERFETTO FUNCTION f(x INT) AS SELECT 1",
+              "CREATE PERFETTO FUNCTION: syntax error near 'AS': expected RETURNS", 34);
+  check_error("CREATE PERFETTO FUNCTION f() RETURNS AS SELECT 1",
+              "CREATE PERFETTO FUNCTION: syntax error near 'AS': expected a return type or TABLE(…)",
+              37);
+  check_error("CREATE PERFETTO MACRO m(x Widget) RETURNS Expr AS 1",
+              "CREATE PERFETTO MACRO: syntax error near 'Widget': expected a macro type: Expr, "
+              "TableOrSubquery, ColumnName or Pipeline",
+              26);
+  check_error("CREATE PERFETTO MACRO m() RETURNS Expr AS",
+              "CREATE PERFETTO MACRO: syntax error near end of input: expected the macro's body", 41);
+  check_error("INCLUDE PERFETTO MODULE a.",
+              "INCLUDE PERFETTO MODULE: syntax error near end of input: expected a name after '.'",
+              26);
+  check_error("INCLUDE PERFETTO MODULE a . b",
+              "INCLUDE PERFETTO MODULE: syntax error near '.': expected a module name without "
+              "spaces (a.b.c)",
+              26);
+  check_error("INCLUDE PERFETTO MODULE *",
+              "INCLUDE PERFETTO MODULE: syntax error near '*': expected a package name before '.*'",
+              24);
+  check_error("INCLUDE PERFETTO MODULE a.b x",
+              "INCLUDE PERFETTO MODULE: syntax error near 'x': expected the end of the statement", 28);
   check_error("CREATE PERFETTO THING v AS SELECT 1",
-              "CREATE PERFETTO TABLE: syntax error near 'THING': expected TABLE", 16);
+              "CREATE PERFETTO TABLE: syntax error near 'THING': expected TABLE, VIEW, FUNCTION, "
+              "MACRO or INDEX",
+              16);
   check_error("CREATE PERFETTO TABLE t (a INT,) AS SELECT 1",
               "CREATE PERFETTO TABLE: syntax error near ')': expected a column name", 31);
   check_error("CREATE PERFETTO TABLE t AS",

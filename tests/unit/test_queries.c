@@ -20,6 +20,8 @@
  *   same-as:            another script (plain SQL, say) that must print
  *   <script>            exactly the same rows as the query
  *   sample-trace: N     (outside cases) loads the sample trace, N slices
+ *   module-path: DIR    (outside cases) adds DIR (relative to the source
+ *                       tree) to the module path (INCLUDE PERFETTO MODULE)
  *   ----                ends a case (optional at the end of the file)
  *
  * Every case also checks that both backends print the same rows. Backends:
@@ -171,6 +173,7 @@ typedef struct block {
   str expect;
   str same;            /* same-as: script */
   int64_t sample;      /* B_SETUP from sample-trace: N (else -1) */
+  char *modpath;       /* B_SETUP from module-path: DIR (else NULL) */
   str error;           /* exact message */
   str error_part;      /* substring of the message */
   int at_line, at_col;
@@ -235,6 +238,12 @@ static void parse_file(testfile *f, const char *text) {
       st->sample = strtoll(rest, NULL, 10);
       cur = NULL;
       where = NONE;
+    } else if (starts(line, "module-path:", &rest)) {
+      block *st = new_block(f, B_SETUP, lineno);
+      st->sample = -1;
+      st->modpath = strdup(rest);
+      cur = NULL;
+      where = NONE;
     } else if (!strcmp(line, "same-as:") && cur) {
       where = IN_SAME;
     } else if (!strcmp(line, "query:")) {
@@ -288,6 +297,7 @@ static void free_file(testfile *f) {
   for (int i = 0; i < f->nblocks; i++) {
     block *b = &f->blocks[i];
     free(b->text.s);
+    free(b->modpath);
     free(b->expect.s);
     free(b->same.s);
     free(b->error.s);
@@ -558,9 +568,11 @@ static void run_file(void **state) {
       block *b = &f.blocks[i];
       if (b->kind == B_SETUP) {
         pj_status st = b->sample >= 0 ? pj_engine_load_sample_trace(e, b->sample)
-                                      : pj_engine_exec(e, str_get(&b->text), NULL, NULL);
+                       : b->modpath ? pj_engine_add_module_path(e, b->modpath)
+                                    : pj_engine_exec(e, str_get(&b->text), NULL, NULL);
 #ifdef PJ_OOM_SWEEP
         if (b->sample >= 0) pj_engine_load_sample_trace(scratch, b->sample);
+        else if (b->modpath) pj_engine_add_module_path(scratch, b->modpath);
         else pj_engine_exec(scratch, str_get(&b->text), NULL, NULL);
 #endif
         if (st != PJ_OK) {

@@ -450,16 +450,6 @@ static void test_errors(void **state) {
 
 /* ---- the real traces ---------------------------------------------------------------- */
 
-static const char *trace_path(const char *file, char *buf, size_t cap) {
-  static const char *const dirs[] = {"../shared/data/traces", "../../shared/data/traces"};
-  for (size_t i = 0; i < 2; i++) {
-    snprintf(buf, cap, "%s/%s", dirs[i], file);
-    if (access(buf, R_OK) == 0) return buf;
-  }
-  print_message("skipping: %s not found (shared/ beside the checkout)\n", file);
-  return NULL;
-}
-
 /* The numbers trace_expect.py derives from the raw events. */
 static char *expected(const char *path) {
   char cmd[1024];
@@ -533,8 +523,7 @@ static void on_progress(void *ctx, const char *what, int64_t done, int64_t total
 static void test_real_traces(void **state) {
   static const char *const files[] = {"lthi_cats.json.gz", "fuchsia_trace.json.gz"};
   for (int i = 0; i < 2; i++) {
-    char buf[512];
-    const char *path = trace_path(files[i], buf, sizeof buf);
+    const char *path = shared_trace(files[i]);
     if (!path) skip();
     char *exp = expected(path);
     pj_trace_info info;

@@ -1,7 +1,7 @@
 /*
  * trace_rows.h — helpers of the trace import tests: run a script on an
  * engine and compare its rows, printed "a|b|c\n" (NULL for NULL, doubles
- * with %g), with the expected text.
+ * with %g), with the expected text; and find the shared traces.
  */
 #ifndef PJ_TEST_TRACE_ROWS_H
 #define PJ_TEST_TRACE_ROWS_H
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pipejit.h"
 
@@ -74,6 +75,21 @@ static inline int64_t one_int(pj_engine *e, const char *script) {
   int64_t v = strtoll(s, NULL, 10);
   free(s);
   return v;
+}
+
+/* The shared traces: ../shared beside the checkout (CI, /work/main), or
+ * two levels up from a worktree in /work/wt/; NULL when neither has it. */
+static inline const char *shared_trace(const char *file) {
+  static char buf[4][512];
+  static int k;
+  char *b = buf[k++ & 3];
+  const char *roots[] = {"../shared/data/traces", "../../shared/data/traces"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(b, 512, "%s/%s", roots[i], file);
+    if (access(b, R_OK) == 0) return b;
+  }
+  print_message("skipping: %s not found (CI has shared/ beside the checkout)\n", file);
+  return NULL;
 }
 
 #endif
