@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PJ_WERROR ?= OFF
 CMAKE_FLAGS = -DPJ_WERROR=$(PJ_WERROR)
 
-.PHONY: all setup build demo test test-asan test-nollvm fuzz bench clean
+.PHONY: all setup build demo test test-asan test-nollvm fuzz bench install clean
 
 all: build
 
@@ -73,6 +73,12 @@ BENCH_PY_ARGS ?= $(if $(findstring --quick,$(BENCH_ARGS)),--rows 100000 --repeat
 bench: build
 	@./$(BUILD)/pipejit-bench --report bench/REPORT.md --svg bench/report.svg $(BENCH_ARGS)
 	@PIPEJIT_LIB=$(BUILD)/libpipejit.so $(PYTHON3) bench/bench_python.py $(BENCH_PY_ARGS)
+
+# The CLI, the libraries, pipejit.h and pipejit's own modules into
+# $(PREFIX) (bin/, lib/, include/, share/pipejit/modules/).
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD) build-asan build-nollvm build-fuzz

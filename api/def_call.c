@@ -28,11 +28,30 @@ int pj__def_convert_args(pj_def *d, int argc, sqlite3_value **argv, pj_cval *out
   return 1;
 }
 
+/* The parameter number of argument i in the body's handles (0: the body
+ * does not read it), looked up once: every handle is compiled from the
+ * one text, so they number their parameters alike. */
+static int arg_param(pj_def *d, pj_query *q, int i) {
+  if (!d->argparam && d->nargs > 0) {
+    int *v = rt_arena_alloc(&d->arena, sizeof *v * (size_t)d->nargs);
+    for (int a = 0; v && a < d->nargs; a++) {
+      char pname[300];
+      snprintf(pname, sizeof pname, "$%s", d->argnames[a]);
+      int k = pj_query_param_index(q, pname);
+      v[a] = k > 0 ? k : 0;
+    }
+    d->argparam = v;
+  }
+  if (d->argparam) return d->argparam[i];
+  char pname[300];   /* no memory for the list: look it up this time */
+  snprintf(pname, sizeof pname, "$%s", d->argnames[i]);
+  int k = pj_query_param_index(q, pname);
+  return k > 0 ? k : 0;
+}
+
 int pj__def_bind_query(pj_def *d, pj_query *q, const pj_cval *args, char **errmsg) {
   for (int i = 0; i < d->nargs; i++) {
-    char pname[300];
-    snprintf(pname, sizeof pname, "$%s", d->argnames[i]);
-    int k = pj_query_param_index(q, pname);
+    int k = arg_param(d, q, i);
     if (k <= 0) continue;   /* the body does not read it */
     const pj_cval *v = &args[i];
     pj_status s = v->kind == SQLITE_INTEGER ? pj_query_bind_int64(q, k, v->i)

@@ -67,6 +67,8 @@ struct pj_def {
   pj_ptype ret;         /* scalar function */
   bool pipeline;        /* the body is a pipeline (else SQL) */
   char *body;           /* its text (NUL-terminated) */
+  int *argparam;        /* a pipeline body's parameter number per argument
+                           (def_call.c; NULL until the first call) */
   struct fe_pipeline *ast;  /* a pipeline body parsed (in arena), for inlining */
   /* Compiled bodies ready to run (a call takes one; a call made while
    * all are running, a recursion, compiles another). */

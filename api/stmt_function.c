@@ -20,6 +20,22 @@
 
 #define STAGE "CREATE PERFETTO FUNCTION"
 
+/* The body's column names (n of them) against TABLE(…): one list for
+ * pipeline and SQL bodies. */
+static int check_names(pj_def *d, const fe_stmt *st, int n, const char *const *names,
+                       rt_err *err) {
+  if (n != d->ncols)
+    return rt_errorf(err, st->returnspos,
+                     STAGE ": %s returns TABLE of %d column%s, but the body returns %d", d->name,
+                     d->ncols, d->ncols == 1 ? "" : "s", n);
+  for (int i = 0; i < n; i++)
+    if (!names[i] || !rt_strieq(names[i], d->colnames[i]))
+      return rt_errorf(err, st->coldefs[i].name.pos,
+                       STAGE ": column %d of the body is named '%s', but TABLE(…) says '%s'", i + 1,
+                       names[i] ? names[i] : "", d->colnames[i]);
+  return 1;
+}
+
 /* The output columns of a compiled body against the declaration. */
 static int check_outputs(pj_def *d, const pj_query *q, const fe_stmt *st, rt_err *err) {
   const char *const *names;
@@ -35,16 +51,9 @@ static int check_outputs(pj_def *d, const pj_query *q, const fe_stmt *st, rt_err
                        d->ret.name, names[0], pj__ptype_class_name(types[0]));
     return 1;
   }
-  if (n != d->ncols)
-    return rt_errorf(err, st->returnspos,
-                     STAGE ": %s returns TABLE of %d column%s, but the body returns %d", d->name,
-                     d->ncols, d->ncols == 1 ? "" : "s", n);
+  if (!check_names(d, st, n, names, err)) return 0;
   for (int i = 0; i < n; i++) {
     const fe_coldef *c = &st->coldefs[i];
-    if (!rt_strieq(names[i], d->colnames[i]))
-      return rt_errorf(err, c->name.pos,
-                       STAGE ": column %d of the body is named '%s', but TABLE(…) says '%s'", i + 1,
-                       names[i], d->colnames[i]);
     bool ok = pj__ptype_fits(&d->coltypes[i], types[i]) ||
               (d->coltypes[i].t == RT_F64 && types[i] == RT_I64);
     if (!ok)
@@ -71,18 +80,9 @@ static int check_stmt(pj_def *d, sqlite3_stmt *q, const fe_stmt *st, rt_err *err
     if (n == 0) return rt_errorf(err, st->sqlpos, STAGE ": the body returns no column");
     return 1;
   }
-  if (n != d->ncols)
-    return rt_errorf(err, st->returnspos,
-                     STAGE ": %s returns TABLE of %d column%s, but the body returns %d", d->name,
-                     d->ncols, d->ncols == 1 ? "" : "s", n);
-  for (int i = 0; i < n; i++) {
-    const char *nm = sqlite3_column_name(q, i);
-    if (!nm || !rt_strieq(nm, d->colnames[i]))
-      return rt_errorf(err, st->coldefs[i].name.pos,
-                       STAGE ": column %d of the body is named '%s', but TABLE(…) says '%s'", i + 1,
-                       nm ? nm : "", d->colnames[i]);
-  }
-  return 1;
+  const char *names[n > 0 ? n : 1];
+  for (int i = 0; i < n; i++) names[i] = sqlite3_column_name(q, i);
+  return check_names(d, st, n, names, err);
 }
 
 /* Registers d in SQLite in place of old (if any); on failure old's comes
