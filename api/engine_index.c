@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include "runtime/sqlite/load.h"
 #include "runtime/tabindex.h"
 #include "engine.h"
 
@@ -25,26 +26,11 @@ static pj_status fail_at(pj_engine *e, const char *script, int pos, const char *
   return pj__fail(e, &err, script);
 }
 
-/* A SQLite table or view of that name (to say why it cannot be indexed). */
-static int in_sqlite(pj_engine *e, const char *name) {
-  sqlite3_stmt *q = NULL;
-  int found = 0;
-  if (sqlite3_prepare_v2(e->db,
-                         "SELECT 1 FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE "
-                         "AND type IN ('table', 'view')",
-                         -1, &q, NULL) == SQLITE_OK) {
-    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
-    found = sqlite3_step(q) == SQLITE_ROW;
-  }
-  sqlite3_finalize(q);
-  return found;
-}
-
 static rt_table *columnar_table(pj_engine *e, const char *script, const fe_stmt *st,
                                 const char *stage) {
   rt_table *t = rt_catalog_get(e->catalog, st->table.name);
   if (t) return t;
-  if (in_sqlite(e, st->table.name))
+  if (rt_sqlite_has_table(e->db, st->table.name))   /* to say why it cannot be indexed */
     fail_at(e, script, st->table.pos, stage,
             "'%s' is a SQLite table or view, not a columnar table: index it with CREATE INDEX%s",
             st->table.name, "");

@@ -182,8 +182,7 @@ static int64_t count_rows(sqlite3 *db, const char *quoted) {
   return n;
 }
 
-/* 1 when main has a table or view of that name (any case). */
-static int exists(sqlite3 *db, const char *name) {
+int rt_sqlite_has_table(sqlite3 *db, const char *name) {
   sqlite3_stmt *q = NULL;
   int found = 0;
   if (sqlite3_prepare_v2(db,
@@ -200,7 +199,7 @@ static int exists(sqlite3 *db, const char *name) {
 rt_table *rt_load_sqlite_table(sqlite3 *db, rt_strpool *sp, const char *name,
                                rt_load_progress progress, void *ctx,
                                const volatile int *interrupt, rt_err *err) {
-  if (!exists(db, name)) {
+  if (!rt_sqlite_has_table(db, name)) {
     rt_errorf(err, -1, "LOAD: no table named '%s' in the database", name);
     return NULL;
   }

@@ -24,6 +24,9 @@
 typedef void (*rt_load_progress)(void *ctx, const char *table, int64_t done, int64_t total);
 #define RT_LOAD_PROGRESS_ROWS 65536
 
+/* 1 when main has a table or view of that name (any case). */
+int rt_sqlite_has_table(sqlite3 *db, const char *name);
+
 /* Reads main."name" (a table or view of the database, never a pipejit
  * virtual table of the same name) into a new table named `name`, interning
  * strings into sp. progress may be NULL; *interrupt (may be NULL) is
