@@ -127,6 +127,9 @@ static inline int js_element(jscan *s, int *n) {
 
 /* µs → ns (§2.2.1). 0 when the value does not fit. */
 int jn_to_ns(const jnum *n, int64_t *out);
+/* The number as an integer, truncated toward zero; a real beyond int64
+ * saturates and NaN is 0 (a plain cast of those is undefined). */
+int64_t jn_int(const jnum *n);
 /* A number at s->p read straight to ns (§2.2.1's arithmetic, exact): the
  * common forms (integers, up to 3 fraction digits) without floating
  * point. *ok 0 when it does not fit. Returns 0 on a syntax error. */

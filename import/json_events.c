@@ -396,7 +396,7 @@ static void metadata_event(pass *ps, const jev *e, int64_t utid) {
   } else if (psort || tsort) {
     jnum v;
     if (!arg_number(ps, e, "sort_index", &v)) return;
-    int64_t x = v.is_int ? v.i : (int64_t)v.d;
+    int64_t x = jn_int(&v);
     if (psort)
       im_args_int(im_process_args(t, im_thread_upid(t, utid)), im_cstr(t, "process_sort_index_hint"), x);
     else im_args_int(im_thread_args(t, utid), im_cstr(t, "thread_sort_index_hint"), x);

@@ -550,7 +550,7 @@ static int read_metadata(jtrace *j, jscan *s) {
       jnum num;
       if (!js_number(s, &num)) return 0;
       if (num.is_int) im_meta_int(t, name, num.i);
-      else if (num.d == (double)(int64_t)num.d && num.d > -9.2e18 && num.d < 9.2e18)
+      else if (num.d > -9.2e18 && num.d < 9.2e18 && num.d == (double)(int64_t)num.d)
         im_meta_int(t, name, (int64_t)num.d);
       else {
         char buf[64];
@@ -626,7 +626,7 @@ static int read_thread_ref(jscan *s, int64_t *pid, int64_t *tid, int64_t *state,
       if (js_int(s, dst)) continue;
       jnum v;
       if (!js_number(s, &v)) return 0;
-      *dst = v.is_int ? v.i : (int64_t)v.d;
+      *dst = jn_int(&v);
     } else if (!js_skip(s)) {
       return 0;
     }
@@ -661,9 +661,9 @@ static int read_fuchsia_event(jtrace *j, jscan *s) {
         goto next;
       }
       ok = js_number(s, &n);
-      if (c == 'c') y.cpu = (uint32_t)(n.is_int ? n.i : (int64_t)n.d);
-      else if (c == 'p') y.out_pid = n.is_int ? n.i : (int64_t)n.d;
-      else y.out_tid = n.is_int ? n.i : (int64_t)n.d;
+      if (c == 'c') y.cpu = (uint32_t)jn_int(&n);
+      else if (c == 'p') y.out_pid = jn_int(&n);
+      else y.out_tid = jn_int(&n);
     } else if (KEY("name")) {
       ok = str_field(j, s, &name);
     } else if (KEY("out")) {

@@ -232,6 +232,15 @@ int jn_to_ns(const jnum *n, int64_t *out) {
   return 1;
 }
 
+int64_t jn_int(const jnum *n) {
+  if (n->is_int) return n->i;
+  double v = n->d;
+  if (!(v == v)) return 0;
+  if (v >= 9.2e18) return INT64_MAX;
+  if (v <= -9.2e18) return INT64_MIN;
+  return (int64_t)v;
+}
+
 const char js_kinds[256] = {
     ['"'] = '"', ['{'] = '{', ['['] = '[', ['t'] = 't', ['f'] = 'f', ['n'] = 'N', ['-'] = 'n',
     ['0'] = 'n', ['1'] = 'n', ['2'] = 'n', ['3'] = 'n', ['4'] = 'n', ['5'] = 'n', ['6'] = 'n',

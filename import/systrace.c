@@ -48,7 +48,11 @@ static int match_tail(const char *p, const char *e, sline *out) {
   size_t n = (size_t)(p - s) < sizeof num - 1 ? (size_t)(p - s) : sizeof num - 1;
   memcpy(num, s, n);
   num[n] = 0;
-  out->ts = (int64_t)(strtod(num, NULL) * 1e9);
+  /* A timestamp past int64 nanoseconds (about 292 years) is not a
+   * line we can place: it counts as a parse failure, as other junk. */
+  double ns = strtod(num, NULL) * 1e9;
+  if (!(ns < 9.2e18)) return 0;
+  out->ts = (int64_t)ns;
   p++;
   if (p >= e || !is_sp(*p)) return 0;
   while (p < e && is_sp(*p)) p++;

@@ -223,7 +223,7 @@ static const char *more_trace =
     "{\"ph\":\"f\",\"pid\":1,\"tid\":3,\"ts\":50,\"name\":\"f\",\"cat\":\"c\",\"id\":16},\n"
     "{\"ph\":\"X\",\"pid\":1,\"tid\":3,\"ts\":51,\"dur\":1,\"name\":\"v1b\"},\n"
     "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":-2}},\n"
-    "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":3.0}},\n"
+    "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":1e300}},\n"
     "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":\"\"}},\n"
     "{\"ph\":\"T\",\"pid\":1,\"tid\":4,\"ts\":60,\"dur\":5,\"name\":\"Running\",\"args\":{\"cpu\":2}},\n"
     "{\"ph\":\"T\",\"pid\":1,\"tid\":4,\"ts\":65,\"dur\":3,\"name\":\"S\",\"args\":{\"io_wait\":1,\"blocked_function\":\"f\"}},\n"
@@ -280,7 +280,7 @@ static void test_phases(void **state) {
   assert_rows(e,
               "SELECT a.key, a.int_value FROM process p JOIN args a USING (arg_set_id)"
               " UNION ALL SELECT a.key, a.int_value FROM thread t JOIN args a USING (arg_set_id)",
-              "process_sort_index_hint|-2\nthread_sort_index_hint|3\n");
+              "process_sort_index_hint|-2\nthread_sort_index_hint|9223372036854775807\n");
   assert_rows(e, "SELECT ts, dur, cpu, utid, state, io_wait, blocked_function FROM thread_state",
               "60000|5000|2|4|Running|NULL|NULL\n65000|3000|NULL|4|S|1|f\n");
   assert_rows(e, "SELECT ts, dur, cpu, utid, end_state, priority FROM sched", "60000|5000|2|4|NULL|0\n");
@@ -307,7 +307,8 @@ static void test_system_events(void **state) {
       "     my-task-42    ( 40) [001] ...1  100.000005: tracing_mark_write: C|40|queue|7\\n"
       "     my-task-42    ( 40) [001] ...1  100.000006: tracing_mark_write: E|40\\n"
       "          <idle>-0     [002] d..2  100.000007: cpu_frequency: state=1200000 cpu_id=2\\n"
-      "this line does not match\\n\"}");
+      "this line does not match\\n"
+      "          <idle>-0     [000] d..3  99999999999999999999.5: sched_switch: prev_pid=0\\n\"}");
   assert_rows(e, "SELECT utid, tid, name, upid FROM thread",
               "0|0|NULL|0\n1|0|<idle>|NULL\n2|42|my-task|1\n3|40|NULL|1\n");
   assert_rows(e, "SELECT id, ts, dur, cpu, utid, end_state, priority FROM sched",
@@ -321,7 +322,7 @@ static void test_system_events(void **state) {
   assert_rows(e, "SELECT ts, value, name FROM counters",
               "100000005000|7|queue\n100000007000|1.2e+06|cpufreq\n");
   assert_rows(e, "SELECT id, cpu FROM cpu", "0|0\n1|1\n2|2\n");
-  assert_rows(e, STATS, "systrace_parse_failure|1\n");
+  assert_rows(e, STATS, "systrace_parse_failure|2\n");
   assert_rows(e, "SELECT count(*), min(name) FROM ftrace_event", "2|sched_switch\n");
   pj_engine_close(e);
 
