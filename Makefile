@@ -13,12 +13,23 @@ all: build
 setup:
 	@./scripts/setup.sh
 
+CONFIGURE = cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+
 build: setup
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@$(CONFIGURE)
 	@cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
-	@./$(BUILD)/pipejit --sample-trace --timing --compare examples/showcase.sql
+# The same build, quiet: the build's output goes to $(BUILD)/build.log and
+# only its warnings and errors are shown (no progress or directory lines);
+# then scripts/demo.sh (the showcase on the sample trace and on the real
+# traces beside the checkout).
+BUILD_NOISE = ^\[ *[0-9]+%\]|^g?make(\[[0-9]+\])?: (Entering|Leaving|Nothing)|^Scanning dependencies|^Consolidate compiler|^Built target
+demo: setup
+	@$(CONFIGURE)
+	@echo "demo: building pipejit in $(BUILD)/ (the first build takes a few minutes)"
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory >$(BUILD)/build.log 2>&1; \
+	  rc=$$?; grep -Ev '$(BUILD_NOISE)' $(BUILD)/build.log || true; exit $$rc
+	@./scripts/demo.sh $(BUILD)
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -78,6 +78,9 @@ struct pj_engine {
   rt_err sqltab_err;
   const char *sqltab_errtext;
   int sqltab_seq;
+  /* The engine's parameters (params.c), in the order first bound. */
+  int nparams, cap_params;
+  struct pj__param *params;
 };
 
 struct pj_query {
@@ -122,6 +125,24 @@ struct pj_result {
   rt_table *t;
   const rt_strpool *strings;
 };
+
+/* An engine parameter (pj_engine_bind_*; params.c). */
+typedef struct pj__param {
+  char *name;      /* without its $, : or @ */
+  pj_param v;      /* v.name is name; v.s is owned */
+} pj__param;
+/* The engine's value of parameter `name` (with its prefix, as a plan or
+ * SQLite spells it: "$min", ":min", "@min"), or NULL. */
+const pj__param *pj__param_find(const pj_engine *e, const char *name);
+/* Gives the unbound named parameters of q the engine's values (before a
+ * run or a dump decides whether the plan is stale): PJ_ERROR when a text
+ * value cannot be interned. */
+pj_status pj__query_engine_params(pj_query *q);
+/* Binds the named parameters of a prepared SQLite statement that the
+ * engine has values for (SQLITE_OK or SQLite's error code). */
+int pj__sql_bind_params(const pj_engine *e, void *stmt);
+/* Frees the engine's parameters (pj_engine_close). */
+void pj__params_free(pj_engine *e);
 
 /* Records err on the engine, computing line/column in `text`. Returns
  * PJ_ERROR. */

@@ -87,6 +87,7 @@ void pj_engine_close(pj_engine *e) {
   pj__defs_free(e->defs);
   if (e->catalog) rt_catalog_free(e->catalog);
   if (e->strings) rt_strpool_free(e->strings);
+  pj__params_free(e);
   free(e);
 }
 

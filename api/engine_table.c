@@ -204,6 +204,11 @@ pj_status pj__exec_sql_mapped(pj_engine *e, const char *script, const char *sql,
     memset(&e->sqltab_err, 0, sizeof e->sqltab_err);
     if (sqlite3_prepare_v2(e->db, start, -1, &q, &tail) != SQLITE_OK)
       return sqlite_fail(e, script, map, sqlpos, (int)(start - sql));
+    if (q && pj__sql_bind_params(e, q) != SQLITE_OK) {
+      s = sqlite_fail(e, script, map, sqlpos, (int)(start - sql));
+      sqlite3_finalize(q);
+      return s;
+    }
     int64_t t1 = rt_now_ns();
     e->timing.bind_ns += t1 - t0;
     if (!q) break;   /* only whitespace or comments left */

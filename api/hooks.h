@@ -29,6 +29,9 @@ typedef struct pj__hooks {
    * `pipeline` is 1 when it ran a pipeline (else SQLite did the work). */
   void (*after_stmt)(void *ctx, const char *stmt_text, size_t stmt_len, size_t stmt_offset,
                      const pj_timing *t, int pipeline);
+  /* Called before every statement of the script runs (its text with the
+   * comments before it; the CLI's --echo). */
+  void (*before_stmt)(void *ctx, const char *stmt_text, size_t stmt_len, size_t stmt_offset);
 } pj__hooks;
 
 /* Installs observers for pj_engine_exec (replaces any previous ones). */

@@ -174,6 +174,12 @@ static pj_status new_query(pj_engine *e, const char *src, fe_pipeline *ast, pj_q
   q->ast = ast;
   rt_arena_init(&q->ast_arena);
   pj_status s = build_plan(q);
+  /* The first bind finds the parameters; an engine value of another type
+   * than the binder assumed binds once more, typed for it. */
+  if (s == PJ_OK && q->nparams && e->nparams) {
+    s = pj__query_engine_params(q);
+    if (s == PJ_OK && plan_stale(q)) s = build_plan(q);
+  }
   if (s != PJ_OK) {
     pj_query_free(q);
     return s;
@@ -271,6 +277,30 @@ void pj_query_clear_bindings(pj_query *q) {
     q->params[i].type = RT_NULLT;
     q->bound[i] = 0;
   }
+}
+
+/* The engine's parameters (params.c) fill the named parameters the
+ * handle did not bind itself (bound[i] 2: the engine's), read afresh
+ * before every run so a changed or removed engine value is seen. */
+pj_status pj__query_engine_params(pj_query *q) {
+  pj_engine *e = q->e;
+  for (int i = 1; i <= q->nparams; i++) {
+    if (q->bound[i] == 1) continue;
+    const pj__param *p = pj__param_find(e, q->plan ? q->plan->params[i - 1].name : NULL);
+    ex_value v = {.type = RT_NULLT};
+    if (p && !p->v.is_null && p->v.type == PJ_TYPE_INT64) v.type = RT_I64, v.i = p->v.i;
+    else if (p && !p->v.is_null && p->v.type == PJ_TYPE_DOUBLE) v.type = RT_F64, v.f = p->v.d;
+    else if (p && !p->v.is_null) {
+      v.type = RT_STR;
+      v.s = rt_str_intern(e->strings, p->v.s, p->v.len);
+      if (v.s == 0 && p->v.len > 0)
+        return pj__failf(e, "parameter %s: %s", q->plan->params[i - 1].name,
+                         rt_strpool_error(e->strings));
+    }
+    q->params[i] = v;
+    q->bound[i] = p ? 2 : 0;
+  }
+  return PJ_OK;
 }
 
 /* LANGUAGE.md §5: running with a parameter never bound is an error naming
@@ -459,6 +489,7 @@ static void auto_prepare(pj_query *q) {
 
 pj_status pj__query_refresh(pj_query *q) {
   pj__clear_error(q->e);
+  if (pj__query_engine_params(q) != PJ_OK) return PJ_ERROR;
   if (!plan_stale(q)) return PJ_OK;
   pj_status s = build_plan(q);
   release_primed(q);
@@ -470,6 +501,7 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
   *out = NULL;
   pj__clear_error(e);
   memset(&e->timing, 0, sizeof e->timing);
+  if (pj__query_engine_params(q) != PJ_OK) return PJ_ERROR;
   if (plan_stale(q)) {
     pj_status s = build_plan(q);
     if (s != PJ_OK) return s;
@@ -549,6 +581,7 @@ const char *pj_query_plan(pj_query *q) { return q->plan_text.data ? q->plan_text
  * again first (as the next run would). */
 static const cg_module *code_for_dump(pj_query *q) {
   pj__clear_error(q->e);
+  if (pj__query_engine_params(q) != PJ_OK) return NULL;
   if (plan_stale(q)) {
     if (build_plan(q) != PJ_OK) return NULL;
     release_primed(q);

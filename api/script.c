@@ -140,6 +140,8 @@ static pj_status exec_script(pj_engine *e, const char *script, size_t len, pj_re
       s = PJ_INTERRUPTED;
       break;
     }
+    if (e->hooks.before_stmt)
+      e->hooks.before_stmt(e->hooks.ctx, script + span.pos, (size_t)span.len, (size_t)span.pos);
     rt_arena_free(&a);   /* the previous statement's parse */
     rt_arena_init(&a);
     rt_err err = {.offset = -1};

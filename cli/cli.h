@@ -30,9 +30,30 @@ struct cli {
   const char *dump;   /* NULL, "plan", "llvm", "llvm-raw" or "asm" */
   int timing;
   int compare;
+  int echo;           /* --echo: each statement's text before its rows */
+  int echoed;         /* the statement's text was just echoed */
+  /* --compare's totals, for the line at the end (cli_compare_summary). */
+  struct {
+    int n, interp_wins;
+    int64_t interp_ns, jit_ns, compile_ns;
+  } cmp;
+  /* Where dumps, timings and comparisons go (standard error, or
+   * --dump-file): never into the rows on standard output. NULL: stderr. */
+  FILE *diag;
   int printed;        /* blocks printed to stdout (blank line between) */
   int reported;       /* the current error was printed already */
 };
+
+/* ---- param.c ---- */
+
+/* Sets the engine's parameter name (with or without $, : or @) to value
+ * typed as sqlite3's `.param set` types it: a SQL expression (42, 1.5,
+ * 'text', NULL, 60*1000), else the text itself. Returns 0, or 1 after
+ * printing the error on standard error. */
+int cli_param_set(pj_engine *e, const char *name, const char *value);
+/* The parameter's value as a SQL literal (42, 1.5, 'it''s', NULL) into
+ * buf, for listings; returns what snprintf returns. */
+int cli_param_literal(const pj_param *p, char *buf, size_t cap);
 
 /* ---- run.c ---- */
 
@@ -51,6 +72,9 @@ extern double cli_timeout;
 void cli_install_handlers(pj_engine *e);
 /* on = 1: Ctrl-C while no script runs belongs to the shell's prompt. */
 void cli_set_interactive(int on);
+/* --compare's closing line: every pipeline compared, both backends'
+ * totals (compile included for the JIT) and which won run once. */
+void cli_compare_summary(struct cli *c);
 /* Installs the observers of --dump, --timing and --compare. */
 void cli_watch(struct cli *c);
 /* The monotonic clock (ns) and ns as milliseconds, for timing lines. */

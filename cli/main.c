@@ -3,19 +3,26 @@
  *
  *   pipejit [--db PATH] [--mode auto|jit|interp] [--opt 0-3]
  *           [--format table|csv|json] [--dump plan|llvm|llvm-raw|asm]
- *           [--timing] [--compare] [--sample-trace[=N]] [--trace TRACE]
+ *           [--dump-file FILE] [--timing] [--compare] [--echo]
+ *           [--param NAME=VALUE]… [--sample-trace[=N]] [--trace TRACE]
  *           [--replace-trace] [--export OUT.db]
  *           [--load TABLE,…] [--max-memory SIZE] [--timeout SECONDS]
- *           [--module-path DIR]… [-c TEXT] [FILE ...]
+ *           [--module-path DIR]… [-c TEXT] [-q FILE] [TRACE] [FILE ...]
  *
- * Runs the statements of every -c TEXT and FILE in the order given (`-`
- * is standard input); with neither, standard input — or, on a terminal,
- * the interactive shell (shell.c). Results go to standard output, one
- * blank line between result sets; errors, timings and comparisons go to
- * standard error. The first error stops the tool with exit status 1.
+ * Runs the statements of every -c TEXT, -q FILE and FILE in the order
+ * given (`-` is standard input); with none, standard input — or, on a
+ * terminal, the interactive shell (shell.c). A TRACE argument (a FILE
+ * whose content is a trace) is imported before any script runs, wherever
+ * it stands, as trace_processor_shell takes `TRACE -q query.sql`; with
+ * --replace-trace several traces load in the order given, between the
+ * scripts. Results go to standard output, one blank line between result
+ * sets; errors go to standard error, and so do dumps, timings and
+ * comparisons (or to --dump-file). The first error stops the tool with
+ * exit status 1.
  *
- * Running scripts, printing, the hooks and cancelling are run.c's; this
- * file parses the options, reads the inputs and loads traces and tables.
+ * Running scripts, printing, the hooks and cancelling are run.c's; typing
+ * --param values is param.c's; this file parses the options, reads the
+ * inputs and loads traces and tables.
  */
 #include <errno.h>
 #include <signal.h>
@@ -28,12 +35,14 @@
 #include "cli.h"
 
 static void usage(FILE *out) {
-  fputs("usage: pipejit [options] [-c TEXT] [FILE ...]\n"
+  fputs("usage: pipejit [options] [TRACE] [-c TEXT | -q FILE | FILE ...]\n"
         "\n"
         "Runs pipe queries (FROM t |> WHERE … |> AGGREGATE …), PerfettoSQL statements\n"
-        "and SQLite SQL. Statements come from -c TEXT and FILEs in order ('-' is\n"
-        "standard input); with neither, from standard input, or an interactive shell\n"
-        "on a terminal.\n"
+        "and SQLite SQL. Statements come from -c TEXT, -q FILE and FILEs in order ('-'\n"
+        "is standard input); with none, from standard input, or an interactive shell\n"
+        "on a terminal. A TRACE argument (Chrome JSON, plain or .gz, or a Perfetto\n"
+        "protobuf trace) is imported first. Results go to standard output; errors,\n"
+        "dumps and timings to standard error.\n"
         "\n"
         "options:\n"
         "  --db PATH              SQLite database file (default: in memory)\n"
@@ -42,9 +51,15 @@ static void usage(FILE *out) {
         "  --opt 0-3              LLVM optimization level (default 2)\n"
         "  --format table|csv|json  result format (default table)\n"
         "  --dump plan|llvm|llvm-raw|asm  print each pipeline's plan, LLVM IR\n"
-        "                         (optimized or raw) or machine code before its rows\n"
+        "                         (optimized or raw) or machine code on stderr\n"
+        "  --dump-file FILE       dumps, timings and comparisons into FILE, not stderr\n"
         "  --timing               per-statement parse/bind/compile/run times on stderr\n"
         "  --compare              run each pipeline with both backends, print both times\n"
+        "                         (and which wins for a one-off run, compile included)\n"
+        "  --echo                 print each statement (with its comments) before its rows\n"
+        "  --param NAME=VALUE     bind $NAME, :NAME and @NAME in every statement\n"
+        "                         (repeatable); VALUE is typed as sqlite3's .param set\n"
+        "                         types it: 42, 1.5, 'text', NULL, or else the text itself\n"
         "  --sample-trace[=N]     load the sample trace with N slices (default 1000000)\n"
         "  --trace FILE           import a trace (Chrome JSON, plain or .gz) as\n"
         "                         trace_processor's tables (slice, thread, sched, …);\n"
@@ -62,6 +77,8 @@ static void usage(FILE *out) {
         "                         DIR (repeatable; before PIPEJIT_MODULE_PATH and\n"
         "                         pipejit's own modules)\n"
         "  -c TEXT                run TEXT\n"
+        "  -q FILE, --query-file FILE  run the statements of FILE (trace_processor_shell's\n"
+        "                         spelling: pipejit TRACE -q query.sql)\n"
         "  -h, --help             this help\n",
         out);
 }
@@ -109,21 +126,26 @@ static char *read_stream(FILE *f, size_t *len) {
 }
 
 /* A file that is not a script (a trace, a database): says what to do with
- * it instead of letting SQLite complain about its bytes. 1 when it is one. */
-static int not_a_script(const char *path, const char *text, size_t len) {
+ * it instead of letting SQLite complain about its bytes. `what` names
+ * what was expected ("a script", "a query file" for -q). 1 when it is
+ * not a script. */
+static int not_a_script(const char *path, const char *what, const char *text, size_t len) {
   pj_format f = pj_detect_format(text, len < 4096 ? len : 4096);
   if (f == PJ_FORMAT_TEXT) return 0;
   const char *name = strcmp(path, "-") ? path : "standard input";
   const char *arg = strcmp(path, "-") ? path : "FILE";
-  fprintf(stderr, "error: %s is %s, not a script: ", name, pj_format_name(f));
   if (f == PJ_FORMAT_SQLITE)
-    fprintf(stderr, "open it with --db %s\n", arg);
+    fprintf(stderr, "error: %s is a SQLite database, not %s: open it with --db %s\n", name, what,
+            arg);
   else
-    fprintf(stderr, "load it with --trace %s\n", arg);
+    fprintf(stderr,
+            "error: %s is %s, not %s: give the trace as an argument"
+            " (pipejit TRACE -q QUERY.sql, or pipejit TRACE for the shell) or with --trace %s\n",
+            name, pj_format_name(f), what, arg);
   return 1;
 }
 
-static int run_file(struct cli *c, const char *path) {
+static int run_file(struct cli *c, const char *path, const char *what) {
   FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
   if (!f) {
     fprintf(stderr, "error: cannot open '%s'\n", path);
@@ -136,7 +158,7 @@ static int run_file(struct cli *c, const char *path) {
     fprintf(stderr, "error: cannot read '%s'\n", path);
     return 1;
   }
-  int rc = not_a_script(path, text, len) ? 1 : cli_run_script(c, text, len);
+  int rc = not_a_script(path, what, text, len) ? 1 : cli_run_script(c, text, len);
   free(text);
   return rc;
 }
@@ -168,21 +190,43 @@ static void bad_value(const char *opt, const char *v) {
   exit(1);
 }
 
-/* A -c TEXT, a script FILE, or a trace FILE (a positional argument whose
- * content is a trace: gzip, JSON or protobuf). */
-enum { IN_FILE, IN_TEXT, IN_TRACE };
+/* A -c TEXT, a script FILE, a -q FILE, or a trace FILE (a positional
+ * argument whose content is a trace: gzip, JSON or protobuf). */
+enum { IN_FILE, IN_TEXT, IN_TRACE, IN_QUERY };
 typedef struct input { int kind; const char *s; } input;
 
-/* Is the file at path a trace (by content, pj_detect_format)? */
-static int is_trace_file(const char *path) {
-  if (!strcmp(path, "-")) return 0;
+/* The format of the file at path by its content (pj_detect_format);
+ * PJ_FORMAT_TEXT for '-' and files that cannot be read. */
+static pj_format file_format(const char *path) {
+  if (!strcmp(path, "-")) return PJ_FORMAT_TEXT;
   FILE *f = fopen(path, "rb");
-  if (!f) return 0;
+  if (!f) return PJ_FORMAT_TEXT;
   unsigned char head[4096];
   size_t n = fread(head, 1, sizeof head, f);
   fclose(f);
-  pj_format fmt = pj_detect_format(head, n);
+  return pj_detect_format(head, n);
+}
+
+static int is_trace_file(const char *path) {
+  pj_format fmt = file_format(path);
   return fmt == PJ_FORMAT_GZIP || fmt == PJ_FORMAT_JSON || fmt == PJ_FORMAT_PROTO;
+}
+
+/* -c TEXT that is only the name of a file, a common slip for -q FILE (or
+ * for the trace argument): says so instead of a SQL syntax error. */
+static int text_is_a_file(const char *text) {
+  if (!*text || strpbrk(text, " \t\r\n;") || !strpbrk(text, "./")) return 0;
+  if (access(text, R_OK) != 0) return 0;
+  if (is_trace_file(text))
+    fprintf(stderr,
+            "error: -c takes the text of a query, and '%s' is a trace: give the trace as an"
+            " argument (pipejit TRACE -c QUERY) or with --trace TRACE\n",
+            text);
+  else
+    fprintf(stderr,
+            "error: -c takes the text of a query, and '%s' is a file: run it with -q %s\n", text,
+            text);
+  return 1;
 }
 
 /* ---- --trace and --load --------------------------------------------------- */
@@ -219,7 +263,7 @@ static int load_tables(struct cli *c, const char *list) {
       fprintf(stderr, "error: %s\n", pj_engine_errmsg(c->e));
       rc = 1;
     } else if (c->timing) {
-      fprintf(stderr, "timing: table %s loaded in %.3f ms\n", name, cli_ms(cli_now_ns() - t0));
+      fprintf(c->diag ? c->diag : stderr, "timing: table %s loaded in %.3f ms\n", name, cli_ms(cli_now_ns() - t0));
     }
   }
   free(copy);
@@ -261,7 +305,7 @@ static int load_trace(struct cli *c, const char *path) {
             " value > 0)\n",
             path, (long long)info.problems);
   if (c->timing)
-    fprintf(stderr,
+    fprintf(c->diag ? c->diag : stderr,
             "timing: trace %s loaded: %.1f MB in %.3f s (%.1f MB/s): %lld slices, %lld threads, "
             "%lld processes, %lld counters, %lld sched, %lld args\n",
             path, (double)info.bytes / 1e6, (double)info.import_ns / 1e9,
@@ -277,8 +321,11 @@ int main(int argc, char **argv) {
   int mode = PJ_MODE_AUTO, opt = 2;
   int64_t sample = -1;
   const char *trace = NULL, *load = NULL, *export_path = NULL;
+  const char *dump_file = NULL;
   int replace_trace = 0;
   int64_t max_memory = 0;
+  const char **params = calloc((size_t)argc + 1, sizeof *params);   /* NAME=VALUE */
+  int nparams = 0;
   input *inputs = calloc((size_t)argc + 1, sizeof *inputs);
   int ninputs = 0;
   const char **module_paths = calloc((size_t)argc + 1, sizeof *module_paths);
@@ -286,7 +333,7 @@ int main(int argc, char **argv) {
   static const char *const modes[] = {"auto", "interp", "jit", NULL};
   static const char *const formats[] = {"table", "csv", "json", NULL};
   static const char *const dumps[] = {"plan", "llvm", "llvm-raw", "asm", NULL};
-  if (!inputs || !module_paths) return 1;
+  if (!inputs || !module_paths || !params) return 1;
 
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
@@ -294,6 +341,7 @@ int main(int argc, char **argv) {
       usage(stdout);
       free(inputs);
       free(module_paths);
+      free(params);
       return 0;
     } else if ((v = opt_value(argc, argv, &i, "--db"))) {
       db = v;
@@ -310,6 +358,17 @@ int main(int argc, char **argv) {
       int d = one_of(v, dumps);
       if (d < 0) bad_value("--dump", v);
       c.dump = dumps[d];
+    } else if ((v = opt_value(argc, argv, &i, "--dump-file"))) {
+      dump_file = v;
+    } else if ((v = opt_value(argc, argv, &i, "--param"))) {
+      const char *eq = strchr(v, '=');
+      if (!eq || eq == v) {
+        fprintf(stderr, "error: --param takes NAME=VALUE, not '%s' (e.g. --param min_dur=1000)\n", v);
+        exit(1);
+      }
+      params[nparams++] = v;
+    } else if (!strcmp(a, "--echo")) {
+      c.echo = 1;
     } else if (!strcmp(a, "--timing")) {
       c.timing = 1;
     } else if (!strcmp(a, "--compare")) {
@@ -342,16 +401,25 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "-c")) {
       if (i + 1 >= argc) {
         fprintf(stderr, "error: -c needs a value\n");
-        free(inputs);
-        free(module_paths);
-        return 1;
+        exit(1);
       }
+      if (text_is_a_file(argv[i + 1])) exit(1);
       inputs[ninputs++] = (input){IN_TEXT, argv[++i]};
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--query-file") ||
+               !strncmp(a, "--query-file=", 13)) {
+      if (a[1] == 'q' || !a[12]) {
+        if (i + 1 >= argc) {
+          fprintf(stderr, "error: %s needs a file\n", a);
+          exit(1);
+        }
+        v = argv[++i];
+      } else {
+        v = a + 13;
+      }
+      inputs[ninputs++] = (input){IN_QUERY, v};
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "error: unknown option '%s' (see --help)\n", a);
-      free(inputs);
-      free(module_paths);
-      return 1;
+      exit(1);
     } else {
       inputs[ninputs++] = (input){is_trace_file(a) ? IN_TRACE : IN_FILE, a};
     }
@@ -366,24 +434,29 @@ int main(int argc, char **argv) {
   if (ntraces > 1 && !replace_trace) {
     fprintf(stderr, "error: %d traces given; pipejit loads one (add --replace-trace to load each in"
                     " turn, replacing the one before)\n", ntraces);
-    free(inputs);
-    free(module_paths);
-    return 1;
+    exit(1);
+  }
+  pj_format dbf = db ? file_format(db) : PJ_FORMAT_TEXT;
+  if (dbf == PJ_FORMAT_GZIP || dbf == PJ_FORMAT_JSON || dbf == PJ_FORMAT_PROTO) {
+    fprintf(stderr, "error: --db %s is %s, not a SQLite database: give the trace as"
+                    " an argument (pipejit TRACE) or with --trace TRACE\n",
+            db, pj_format_name(dbf));
+    exit(1);
+  }
+  if (dump_file && !(c.diag = fopen(dump_file, "w"))) {
+    fprintf(stderr, "error: --dump-file: cannot write '%s': %s\n", dump_file, strerror(errno));
+    exit(1);
   }
 
+  int rc = 1;
   if (pj_engine_open(db, &c.e) != PJ_OK) {
     fprintf(stderr, "error: %s\n", c.e ? pj_engine_errmsg(c.e) : "out of memory");
-    pj_engine_close(c.e);
-    free(inputs);
-    free(module_paths);
-    return 1;
+    goto done;
   }
   if (mode == PJ_MODE_JIT && pj__engine_jit(c.e) != PJ_OK) {
     /* say so before a shell or script starts (no LLVM in this build) */
     fprintf(stderr, "error: --mode jit: %s\n", pj_engine_errmsg(c.e));
-    pj_engine_close(c.e);
-    free(inputs);
-    return 1;
+    goto done;
   }
   pj_engine_set_mode(c.e, (pj_mode)mode);
   pj_engine_set_opt_level(c.e, opt);
@@ -391,34 +464,43 @@ int main(int argc, char **argv) {
   for (int i = 0; i < nmodule_paths; i++) {
     if (pj_engine_add_module_path(c.e, module_paths[i]) != PJ_OK) {
       fprintf(stderr, "error: --module-path: %s\n", pj_engine_errmsg(c.e));
-      pj_engine_close(c.e);
-      free(inputs);
-      free(module_paths);
-      return 1;
+      goto done;
     }
   }
-  free(module_paths);
-  module_paths = NULL;
   cli_install_handlers(c.e);
   cli_watch(&c);
 
-  int rc = 0;
+  rc = 0;
   if (sample >= 0) {
     int64_t t0 = cli_now_ns();
     if (pj_engine_load_sample_trace(c.e, sample) != PJ_OK) {
       fprintf(stderr, "error: %s\n", pj_engine_errmsg(c.e));
       rc = 1;
     } else if (c.timing) {
-      fprintf(stderr, "timing: sample trace with %lld slices generated in %.3f ms\n",
+      fprintf(c.diag ? c.diag : stderr, "timing: sample trace with %lld slices generated in %.3f ms\n",
               (long long)sample, cli_ms(cli_now_ns() - t0));
     }
   }
   if (trace && !rc) rc = load_trace(&c, trace);
+  /* The one trace loads before any script, wherever it stands
+   * (trace_processor_shell's TRACE with -q FILE); several, with
+   * --replace-trace, each where it stands. */
+  for (int i = 0; i < ninputs && !rc && !replace_trace; i++)
+    if (inputs[i].kind == IN_TRACE) rc = load_trace(&c, inputs[i].s);
   if (load && !rc) rc = load_tables(&c, load);
+  /* Typed now, once the trace is in: a value may be a subquery of it. */
+  for (int i = 0; i < nparams && !rc; i++) {
+    const char *eq = strchr(params[i], '=');
+    char *name = strndup(params[i], (size_t)(eq - params[i]));
+    rc = name ? cli_param_set(c.e, name, eq + 1) : 1;
+    if (rc) fprintf(stderr, "error: --param %s\n", params[i]);
+    free(name);
+  }
   for (int i = 0; i < ninputs && !rc; i++)
     rc = inputs[i].kind == IN_TEXT    ? cli_run_script(&c, inputs[i].s, strlen(inputs[i].s))
-         : inputs[i].kind == IN_TRACE ? load_trace(&c, inputs[i].s)
-                                      : run_file(&c, inputs[i].s);
+         : inputs[i].kind == IN_TRACE ? (replace_trace ? load_trace(&c, inputs[i].s) : 0)
+         : inputs[i].kind == IN_QUERY ? run_file(&c, inputs[i].s, "a query file")
+                                      : run_file(&c, inputs[i].s, "a script");
   if (export_path && !rc) {
     if (pj_engine_export(c.e, export_path) != PJ_OK) {
       fprintf(stderr, "error: %s\n", pj_engine_errmsg(c.e));
@@ -431,11 +513,18 @@ int main(int argc, char **argv) {
     cli_set_interactive(1);   /* Ctrl-C at the prompt belongs to the line editor */
     rc = cli_shell(&c);
   } else if (!nscripts && !rc && !export_path) {
-    rc = run_file(&c, "-");
+    rc = run_file(&c, "-", "a script");
   }
 
+  if (c.compare) cli_compare_summary(&c);
+done:
   pj_engine_close(c.e);
+  if (c.diag && fclose(c.diag) != 0 && !rc) {
+    fprintf(stderr, "error: --dump-file: cannot write '%s'\n", dump_file);
+    rc = 1;
+  }
   free(inputs);
   free(module_paths);
+  free(params);
   return rc;
 }

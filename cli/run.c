@@ -28,6 +28,16 @@ static void separate(struct cli *c) {
   if (c->printed++) fputc('\n', stdout);
 }
 
+/* The stream of dumps, timings and comparisons (standard error unless
+ * --dump-file), flushed after each block; what was printed to standard
+ * output goes first, so on a terminal both read in order. */
+static FILE *diag_begin(struct cli *c) {
+  fflush(stdout);
+  return c->diag ? c->diag : stderr;
+}
+
+static void diag_end(struct cli *c) { fflush(c->diag ? c->diag : stderr); }
+
 /* ---- errors ------------------------------------------------------------- */
 
 /* "error: <message>", then the script line and a caret under the column
@@ -100,7 +110,7 @@ static void snippet(const char *text, size_t len, char *out, size_t cap) {
   out[n] = 0;
 }
 
-static int dump_query(struct cli *c, pj_query *q) {
+static int dump_query(struct cli *c, pj_query *q, const char *label) {
   const char *txt;
   if (!strcmp(c->dump, "plan")) txt = pj_query_plan(q);
   else if (!strcmp(c->dump, "llvm")) txt = pj_query_llvm_ir(q, 1);
@@ -113,11 +123,41 @@ static int dump_query(struct cli *c, pj_query *q) {
     c->reported = 1;
     return 1;
   }
-  separate(c);
+  /* Never into the rows: a CSV or JSON result stays readable. */
+  FILE *out = diag_begin(c);
+  fprintf(out, "dump %s: %s\n", c->dump, label);
   size_t n = strlen(txt);
-  fputs(txt, stdout);
-  if (n && txt[n - 1] != '\n') fputc('\n', stdout);
+  fputs(txt, out);
+  if (n && txt[n - 1] != '\n') fputc('\n', out);
+  diag_end(c);
   return 0;
+}
+
+/* The comparison line's verdict. A one-off query pays for its compile, so
+ * the speed-up claimed for it counts the compile; the speed-up of a query
+ * run again (its code compiled once, or found in the compile cache) is
+ * the runs alone. */
+static void verdict(FILE *out, const pj_timing *ti, const pj_timing *tj) {
+  double interp = (double)ti->run_ns, jit = (double)tj->run_ns;
+  double once = jit + (double)tj->compile_ns;
+  if (tj->cache_hit || tj->compile_ns == 0) {
+    if (jit < interp)
+      fprintf(out, "  jit %.1fx faster (its code was compiled before: no compile to count)\n",
+              jit > 0 ? interp / jit : 0.0);
+    else
+      fprintf(out, "  interp %.1fx faster\n", interp > 0 ? jit / interp : 0.0);
+    return;
+  }
+  if (once < interp)
+    fprintf(out, "  once: jit %.1fx faster, compile included; run again: jit %.1fx\n",
+            once > 0 ? interp / once : 0.0, jit > 0 ? interp / jit : 0.0);
+  else if (jit < interp)
+    fprintf(out, "  once: interp %.1fx faster (the compile costs more than it saves);"
+                 " run again with the code compiled: jit %.1fx\n",
+            interp > 0 ? once / interp : 0.0, jit > 0 ? interp / jit : 0.0);
+  else
+    fprintf(out, "  interp faster even without the compile (%.1fx)\n",
+            interp > 0 ? jit / interp : 0.0);
 }
 
 /* Runs q with the interpreter and with the JIT and prints both times; the
@@ -134,19 +174,31 @@ static int compare_query(struct cli *c, pj_query *q, const char *label) {
   }
   pj_engine_last_timing(c->e, &ti);
   pj_engine_set_mode(c->e, PJ_MODE_JIT);
-  fflush(stdout);
+  FILE *out = diag_begin(c);
   if (pj_query_run(q, &rj) != PJ_OK) {
-    fprintf(stderr, "compare: %s\n  interp %.3f ms; the JIT could not run it: %s\n", label,
+    fprintf(out, "compare: %s\n  interp %.3f ms; the JIT could not run it: %s\n", label,
             cli_ms(ti.run_ns), pj_engine_errmsg(c->e));
+    diag_end(c);
     goto done;
   }
   pj_engine_last_timing(c->e, &tj);
-  fprintf(stderr, "compare: %s\n  interp %.3f ms, jit %.3f ms (+ %.3f ms compile): %.1fx\n",
-          label, cli_ms(ti.run_ns), cli_ms(tj.run_ns), cli_ms(tj.compile_ns),
-          tj.run_ns > 0 ? (double)ti.run_ns / (double)tj.run_ns : 0.0);
+  /* with --echo the statement is on the screen already */
+  fprintf(out, "compare:%s%s%sinterp %.3f ms | jit %.3f ms", c->echo ? "" : " ",
+          c->echo ? "" : label, c->echo ? " " : "\n  ", cli_ms(ti.run_ns), cli_ms(tj.run_ns));
+  if (tj.cache_hit) fputs(" (compiled code from the cache)\n", out);
+  else
+    fprintf(out, " + %.3f ms compile = %.3f ms\n", cli_ms(tj.compile_ns),
+            cli_ms(tj.run_ns + tj.compile_ns));
+  verdict(out, &ti, &tj);
+  c->cmp.n++;
+  c->cmp.interp_ns += ti.run_ns;
+  c->cmp.jit_ns += tj.run_ns;
+  c->cmp.compile_ns += tj.cache_hit ? 0 : tj.compile_ns;
+  c->cmp.interp_wins += ti.run_ns <= tj.run_ns + (tj.cache_hit ? 0 : tj.compile_ns);
   if (pj_result_row_count(ri) != pj_result_row_count(rj))
-    fprintf(stderr, "compare: the backends disagree: %lld rows (interp) vs %lld (jit)\n",
+    fprintf(out, "compare: the backends disagree: %lld rows (interp) vs %lld (jit)\n",
             (long long)pj_result_row_count(ri), (long long)pj_result_row_count(rj));
+  diag_end(c);
 done:
   pj_result_free(ri);
   pj_result_free(rj);
@@ -156,13 +208,24 @@ done:
 
 static int before_run(void *ctx, pj_query *q, const char *text, size_t len, size_t off) {
   struct cli *c = ctx;
-  if (c->dump && dump_query(c, q)) return 1;
-  if (c->compare) {
-    char label[72];
-    snippet(text, len, label, sizeof label);
-    if (compare_query(c, q, label)) return 1;
-  }
+  if (!c->dump && !c->compare) return 0;
+  char label[72];
+  snippet(text, len, label, sizeof label);
+  if (c->dump && dump_query(c, q, label)) return 1;
+  if (c->compare && compare_query(c, q, label)) return 1;
   return 0;
+}
+
+/* --echo: the statement as written, with the comments before it (which
+ * say what it asks), then its rows; as sqlite3's -echo. */
+static void before_stmt(void *ctx, const char *text, size_t len, size_t off) {
+  struct cli *c = ctx;
+  if (!c->echo) return;
+  separate(c);
+  fwrite(text, 1, len, stdout);
+  fputs(";\n", stdout);
+  fflush(stdout);
+  c->echoed = 1;
 }
 
 static void after_stmt(void *ctx, const char *text, size_t len, size_t off, const pj_timing *t,
@@ -180,14 +243,28 @@ static void after_stmt(void *ctx, const char *text, size_t len, size_t off, cons
     snprintf(backend, sizeof backend, "interp, then jit for %lld of %lld batches",
              (long long)t->jit_batches, (long long)t->batches);
   else snprintf(backend, sizeof backend, "jit");
-  const char *how = t->cache_hit ? " (cached)"
-                    : t->used_jit && t->jit_batches < t->batches ? " (background)" : "";
-  fflush(stdout);
-  fprintf(stderr,
-          "timing: parse %.3f ms, bind %.3f ms, compile %.3f ms%s, run %.3f ms"
-          " (%s, %lld rows in, %lld out): %s\n",
-          cli_ms(t->parse_ns), cli_ms(t->bind_ns), cli_ms(t->compile_ns), how,
-          cli_ms(t->run_ns), backend, (long long)t->rows_in, (long long)t->rows_out, label);
+  /* Code from the compile cache (an earlier statement of the same text)
+   * or compiled before (by --compare, a moment ago) cost no compile now:
+   * say so rather than print a compile of 0 ms. */
+  char compile[64];
+  if (t->cache_hit) snprintf(compile, sizeof compile, "compiled code from the cache");
+  else if (!t->used_jit) snprintf(compile, sizeof compile, "no compile");
+  else if (!t->compile_ns) snprintf(compile, sizeof compile, "code compiled before");
+  else
+    snprintf(compile, sizeof compile, "compile %.3f ms%s", cli_ms(t->compile_ns),
+             t->jit_batches < t->batches ? " (background)" : "");
+  FILE *out = diag_begin(c);
+  if (!pipeline)
+    fprintf(out, "timing: parse %.3f ms, bind %.3f ms, run %.3f ms (%s, %lld rows in, %lld out): %s\n",
+            cli_ms(t->parse_ns), cli_ms(t->bind_ns), cli_ms(t->run_ns), backend,
+            (long long)t->rows_in, (long long)t->rows_out, label);
+  else
+    fprintf(out,
+            "timing: parse %.3f ms, bind %.3f ms, %s, run %.3f ms"
+            " (%s, %lld rows in, %lld out): %s\n",
+            cli_ms(t->parse_ns), cli_ms(t->bind_ns), compile, cli_ms(t->run_ns), backend,
+            (long long)t->rows_in, (long long)t->rows_out, label);
+  diag_end(c);
 }
 
 /* ---- cancelling ---------------------------------------------------------- */
@@ -253,7 +330,8 @@ void cli_install_handlers(pj_engine *e) {
 static int on_result(void *ctx, const pj_result *res, const char *text, size_t len,
                      size_t off) {
   struct cli *c = ctx;
-  separate(c);
+  if (!c->echoed) separate(c);
+  c->echoed = 0;
   /* A result of millions of cells takes a while to print: the timeout
    * and Ctrl-C stop it there, and the script with it. */
   if (cli_print_result(stdout, res, c->fmt, &g_cancel)) {
@@ -287,7 +365,21 @@ int cli_run_script(struct cli *c, const char *script, size_t len) {
 
 void cli_set_interactive(int on) { g_interactive = on; }
 
+void cli_compare_summary(struct cli *c) {
+  if (!c->cmp.n) return;
+  FILE *out = diag_begin(c);
+  int64_t once = c->cmp.jit_ns + c->cmp.compile_ns;
+  fprintf(out,
+          "compare: %d pipelines: interp %.3f ms in all | jit %.3f ms + %.3f ms compile = %.3f ms;"
+          " run once, the %s wins (interp first for %d of %d)\n",
+          c->cmp.n, cli_ms(c->cmp.interp_ns), cli_ms(c->cmp.jit_ns), cli_ms(c->cmp.compile_ns),
+          cli_ms(once), once < c->cmp.interp_ns ? "jit" : "interpreter", c->cmp.interp_wins,
+          c->cmp.n);
+  diag_end(c);
+}
+
 void cli_watch(struct cli *c) {
-  pj__hooks hooks = {.ctx = c, .before_run = before_run, .after_stmt = after_stmt};
+  pj__hooks hooks = {
+      .ctx = c, .before_run = before_run, .after_stmt = after_stmt, .before_stmt = before_stmt};
   pj__engine_set_hooks(c->e, &hooks);
 }

@@ -493,6 +493,24 @@ static rt_table *gen_threads(rt_strpool *sp) {
   return rt_tb_finish(b);
 }
 
+/* trace_processor's thread_track: the track of each thread's slices. The
+ * sample gives every thread one track whose id equals its utid, but a
+ * query that names threads joins slice.track_id to thread_track.id and
+ * reads utid from there, so it also answers right on an imported trace,
+ * where track ids and utids differ. */
+static rt_table *gen_thread_tracks(rt_strpool *sp) {
+  static const char *const cols[] = {"id", "name", "utid"};
+  static const rt_type types[] = {RT_I64, RT_STR, RT_I64};
+  rt_table_builder *b = rt_tb_new("thread_track", 3, cols, types);
+  if (!b) return NULL;
+  for (int t = 0; t < NTHREADS; t++) {
+    rt_tb_append_i64(b, 0, t);
+    rt_tb_append_str(b, 1, rt_str_intern(sp, threads[t].name, strlen(threads[t].name)));
+    rt_tb_append_i64(b, 2, t);
+  }
+  return rt_tb_finish(b);
+}
+
 static rt_table *gen_processes(rt_strpool *sp) {
   static const char *const cols[] = {"upid", "pid", "name"};
   static const rt_type types[] = {RT_I64, RT_I64, RT_STR};
@@ -603,7 +621,7 @@ int rt_sample_trace_seeded(rt_catalog *cat, rt_strpool *sp, int64_t nslices, uin
   intern_vocab(sp, v);
 
   /* Build everything first, so a failure leaves the catalog untouched. */
-  enum { NT = 5 };
+  enum { NT = 6 };
   rt_table *t[NT] = {0};
   int64_t end = 0;
   t[0] = gen_slices(&r, v, nslices, &end);
@@ -611,6 +629,7 @@ int rt_sample_trace_seeded(rt_catalog *cat, rt_strpool *sp, int64_t nslices, uin
   t[2] = gen_processes(sp);
   t[3] = gen_sched(&r, sp, nslices, TRACE_START, end);
   t[4] = gen_cpu_frequency(&r, nslices / 10, TRACE_START, end);
+  t[5] = gen_thread_tracks(sp);
   for (int i = 0; i < NT; i++) {
     if (t[i]) continue;
     for (int j = 0; j < NT; j++) rt_table_unref(t[j]);

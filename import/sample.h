@@ -17,6 +17,8 @@
  *     inside their parent in time and siblings do not overlap; one track
  *     per thread (track_id = utid); depth up to 30, mostly below 10.
  *   thread(utid, tid, name, upid)         64 threads
+ *   thread_track(id, name, utid)          one track per thread (id = utid
+ *     here, unlike imported traces: join slices to threads through it)
  *   process(upid, pid, name)              12 processes
  *   sched(id, ts, dur, cpu, utid, end_state, priority)
  *     about nslices rows over 8 CPUs, ordered by ts, never overlapping on

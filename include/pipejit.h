@@ -159,6 +159,42 @@ typedef struct pj_timing {
 } pj_timing;
 void pj_engine_last_timing(const pj_engine *e, pj_timing *out);
 
+/* ---- parameters of the engine -------------------------------------- */
+
+/* Values for the named parameters of every statement the engine runs
+ * (the CLI's --param, the shell's .param, sqlite3's parameter table):
+ * pipelines and CREATE PERFETTO TABLE of a script, plain SQL statements
+ * (and the pipelines inside them), and compiled handles. `name` is given
+ * with or without its prefix: "min", "$min", ":min" and "@min" are one
+ * parameter, which $min, :min and @min all read. A handle's own binding
+ * (pj_query_bind_*) wins over the engine's; a handle's parameter bound
+ * neither way still fails its run ("parameter $min is not bound"), while
+ * in plain SQL it is NULL as SQLite has it. Numbered parameters (?1) are
+ * not engine parameters: PJ_ERROR. Binding a name again replaces its
+ * value (and type). */
+pj_status pj_engine_bind_int64(pj_engine *e, const char *name, int64_t v);
+pj_status pj_engine_bind_double(pj_engine *e, const char *name, double v);
+pj_status pj_engine_bind_text(pj_engine *e, const char *name, const char *s, size_t len);
+pj_status pj_engine_bind_null(pj_engine *e, const char *name);
+/* Forgets one parameter (PJ_ERROR when it has no value) or all of them. */
+pj_status pj_engine_unbind(pj_engine *e, const char *name);
+void pj_engine_clear_bindings(pj_engine *e);
+/* The parameters bound, in the order first bound: i in 0..count-1. name
+ * has no prefix; type is PJ_TYPE_INT64, PJ_TYPE_DOUBLE or PJ_TYPE_STRING,
+ * or is_null is 1. Pointers live until the parameter changes. PJ_ERROR
+ * when i is out of range. */
+typedef struct pj_param {
+  const char *name;
+  pj_type type;
+  int is_null;
+  int64_t i;
+  double d;
+  const char *s;
+  size_t len;
+} pj_param;
+int pj_engine_param_count(const pj_engine *e);
+pj_status pj_engine_param(const pj_engine *e, int i, pj_param *out);
+
 /* ---- compiled queries ------------------------------------------------ */
 
 /* Compiles a pipeline (text starting with FROM or INTERVAL INTERSECTION OF)
