@@ -142,7 +142,7 @@ static void verdict(FILE *out, const pj_timing *ti, const pj_timing *tj) {
   double once = jit + (double)tj->compile_ns;
   if (tj->cache_hit || tj->compile_ns == 0) {
     if (jit < interp)
-      fprintf(out, "  jit %.1fx faster (its code was compiled before: no compile to count)\n",
+      fprintf(out, "  jit %.1fx faster\n",
               jit > 0 ? interp / jit : 0.0);
     else
       fprintf(out, "  interp %.1fx faster\n", interp > 0 ? jit / interp : 0.0);
@@ -186,6 +186,7 @@ static int compare_query(struct cli *c, pj_query *q, const char *label) {
   fprintf(out, "compare:%s%s%sinterp %.3f ms | jit %.3f ms", c->echo ? "" : " ",
           c->echo ? "" : label, c->echo ? " " : "\n  ", cli_ms(ti.run_ns), cli_ms(tj.run_ns));
   if (tj.cache_hit) fputs(" (compiled code from the cache)\n", out);
+  else if (!tj.compile_ns) fputs(" (compiled before: no compile to count)\n", out);
   else
     fprintf(out, " + %.3f ms compile = %.3f ms\n", cli_ms(tj.compile_ns),
             cli_ms(tj.run_ns + tj.compile_ns));
@@ -370,9 +371,9 @@ void cli_compare_summary(struct cli *c) {
   FILE *out = diag_begin(c);
   int64_t once = c->cmp.jit_ns + c->cmp.compile_ns;
   fprintf(out,
-          "compare: %d pipelines: interp %.3f ms in all | jit %.3f ms + %.3f ms compile = %.3f ms;"
+          "compare: %d pipeline%s: interp %.3f ms in all | jit %.3f ms + %.3f ms compile = %.3f ms;"
           " run once, the %s wins (interp first for %d of %d)\n",
-          c->cmp.n, cli_ms(c->cmp.interp_ns), cli_ms(c->cmp.jit_ns), cli_ms(c->cmp.compile_ns),
+          c->cmp.n, c->cmp.n == 1 ? "" : "s", cli_ms(c->cmp.interp_ns), cli_ms(c->cmp.jit_ns), cli_ms(c->cmp.compile_ns),
           cli_ms(once), once < c->cmp.interp_ns ? "jit" : "interpreter", c->cmp.interp_wins,
           c->cmp.n);
   diag_end(c);

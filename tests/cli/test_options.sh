@@ -103,8 +103,12 @@ grep -Eq '^  interp [0-9.]+ ms \| jit [0-9.]+ ms \+ [0-9.]+ ms compile = [0-9.]+
   fail "--compare times: $(cat "$T/err")"
 grep -Eq '^  (once: (jit|interp) [0-9.]+x faster|interp faster even without the compile)' "$T/err" ||
   fail "--compare verdict: $(cat "$T/err")"
-grep -Eq '^compare: 1 pipelines: interp [0-9.]+ ms in all \| jit [0-9.]+ ms \+ [0-9.]+ ms compile = [0-9.]+ ms; run once, the (jit|interpreter) wins' "$T/err" ||
+grep -Eq '^compare: 1 pipeline: interp [0-9.]+ ms in all \| jit [0-9.]+ ms \+ [0-9.]+ ms compile = [0-9.]+ ms; run once, the (jit|interpreter) wins' "$T/err" ||
   fail "--compare summary: $(cat "$T/err")"
+# code compiled for --dump is not counted as a compile of 0 ms
+"$PJ" --dump llvm --compare -c "$Q" >/dev/null 2>"$T/err" || fail "--dump llvm --compare"
+grep -Eq '^  interp [0-9.]+ ms \| jit [0-9.]+ ms \(compiled before: no compile to count\)$' "$T/err" ||
+  fail "--dump llvm --compare: $(grep -A2 '^compare' "$T/err")"
 # after --compare the rows' run reuses the code it compiled, and says so
 "$PJ" --mode jit --compare --timing -c "$Q" >/dev/null 2>"$T/err" || fail "--compare --timing"
 grep -q 'code compiled before' "$T/err" || fail "--compare --timing: $(cat "$T/err")"
