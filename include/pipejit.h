@@ -108,8 +108,9 @@ void pj_engine_interrupt(pj_engine *e);
  * so this header does not need sqlite3.h; cast to sqlite3*. */
 void *pj_engine_sqlite(pj_engine *e);
 
-/* Generates the deterministic sample trace (slice, thread, process, sched,
- * cpu_frequency) as finalized columnar tables with nslices slices. */
+/* Generates the deterministic sample trace (slice, thread, thread_track,
+ * process, sched, cpu_frequency) as finalized columnar tables with nslices
+ * slices. */
 pj_status pj_engine_load_sample_trace(pj_engine *e, int64_t nslices);
 
 /* Runs a script of ';'-separated statements (SQL, pipelines, CREATE
