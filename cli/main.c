@@ -405,17 +405,13 @@ int main(int argc, char **argv) {
       }
       if (text_is_a_file(argv[i + 1])) exit(1);
       inputs[ninputs++] = (input){IN_TEXT, argv[++i]};
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--query-file") ||
-               !strncmp(a, "--query-file=", 13)) {
-      if (a[1] == 'q' || !a[12]) {
-        if (i + 1 >= argc) {
-          fprintf(stderr, "error: %s needs a file\n", a);
-          exit(1);
-        }
-        v = argv[++i];
-      } else {
-        v = a + 13;
+    } else if (!strcmp(a, "-q")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "error: -q needs a file\n");
+        exit(1);
       }
+      inputs[ninputs++] = (input){IN_QUERY, argv[++i]};
+    } else if ((v = opt_value(argc, argv, &i, "--query-file"))) {
       inputs[ninputs++] = (input){IN_QUERY, v};
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "error: unknown option '%s' (see --help)\n", a);
