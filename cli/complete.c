@@ -23,8 +23,9 @@ static const char *const keywords[] = {
 };
 
 /* The words of the pipe language's lists (data only: ir/stages.def,
- * aggs.def and exprs.def are X-macro lists, no internal header): each
- * stage's name and syntax words, each aggregate's name, each operator
+ * aggs.def, windows.def and exprs.def are X-macro lists, no internal
+ * header): each stage's name and syntax words (a window's among them),
+ * each aggregate's and window function's name, each operator
  * spelled in words (AND, IS NOT, IS NULL …). */
 static const char *const list_words[] = {
 #define STAGE(name, str, w1, w2, parse, bind, words) str, words,
@@ -33,6 +34,9 @@ static const char *const list_words[] = {
 #define AGG(name, sql, printed, out, in_agg, in_tree, in_flat, lo, hi) sql,
 #include "../ir/aggs.def"
 #undef AGG
+#define WIN(name, sql, printed, out, arg, lo, hi) sql,
+#include "../ir/windows.def"
+#undef WIN
 #define EX(name, str, arity, form, prec, nulls) str,
 #include "../ir/exprs.def"
 #undef EX

@@ -541,7 +541,8 @@ bool cg_segment_wanted(const ir_segment *seg) {
    * aggregate update is per-row work. */
   switch (seg->sink->kind) {
   case IR_AGGREGATE: return true;
-  case IR_OUTPUT: case IR_SORT: case IR_TREE_ORDER: case IR_IV_BUFFER: return live > 0;
+  case IR_OUTPUT: case IR_SORT: case IR_WINDOW: case IR_TREE_ORDER: case IR_IV_BUFFER:
+    return live > 0;
 #define IR_CASE_SOURCE(name) case IR_##name:
 #define IR_CASE_STEP(name) case IR_##name:
 #include "ir/op_cases.h"

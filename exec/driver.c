@@ -9,6 +9,10 @@
  * change between batches), then finish the sink (sort permutation, emit
  * the groups into the buffer the next segment scans).
  *
+ * WINDOW: buffered as a SORT is; when its input ends the results are
+ * added to the buffer (driver_window.c), which the next segment reads in
+ * input order.
+ *
  * TREE ACCUMULATE: a segment's TREE_NUMBER and TREE_ACC steps get their
  * runtime state (run->treenums / treeaccs) when the segment opens; when
  * its input ends every TREE_NUMBER is finished (the missing-parent check)
@@ -201,13 +205,17 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
     return 0;
   }
   case IR_SORT:
+  case IR_WINDOW:
   case IR_IV_BUFFER:   /* an interval relation (driver_interval.c reads it) */
   case IR_TREE_ORDER: {
     int idx = ex_op_index(p, sink);
     if (idx < 0) return ex_fail(run, sink->pos, sink->stage, "the sort is not in the plan");
     s->buf_cols = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)ir_buf_layout_max(sink) + 1));
     if (!s->buf_cols) return ex_fail(run, sink->pos, sink->stage, "out of memory");
+    /* what the backends append (a WINDOW's results come when the input
+     * ends: ex_window_finish) */
     s->nbuf = ir_buf_layout(sink, s->buf_cols);
+    if (sink->kind == IR_WINDOW) s->nbuf = sink->win.ncarry;
     rt_type types[s->nbuf > 0 ? s->nbuf : 1];
     for (int j = 0; j < s->nbuf; j++) types[j] = p->cols[s->buf_cols[j]].type;
     s->buf = rt_arena_alloc(&run->arena, sizeof *s->buf);
@@ -737,6 +745,7 @@ static int ex_sink_finish(ex_run *run, ex_seg *s) {
   case IR_SORT: return ex_sort_finish(run, s, idx);
   case IR_TREE_ORDER: return ex_tree_order_finish(run, s, idx);
   case IR_AGGREGATE: return ex_agg_finish(run, s, idx);
+  case IR_WINDOW: return ex_window_finish(run, s);
 #define IR_CASE_SOURCE(name) case IR_##name:
 #define IR_CASE_STEP(name) case IR_##name:
 #include "ir/op_cases.h"

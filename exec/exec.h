@@ -139,6 +139,11 @@ int ex_iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, 
  * then skips the segment (it would copy rows nobody reads). */
 bool ex_iv_direct(const ir_plan *p, const ir_segment *seg);
 
+/* A WINDOW sink's input has ended (driver_window.c): adds the live calls'
+ * result columns to its buffer and computes them (runtime/window.h). 0, or
+ * -1 with run->err. */
+int ex_window_finish(ex_run *run, ex_seg *s);
+
 /* Calls plan->callouts[idx] for one row (callout.c): argv and nulls (bit
  * i set: argument i is NULL) as ir_callout_fn takes them. Returns the
  * result word; *status is 0 for a value, 1 for NULL, -1 for an error (set

@@ -73,6 +73,7 @@ typedef enum fe_exkind {
 } fe_exkind;
 
 typedef struct fe_expr fe_expr;
+typedef struct fe_window fe_window;
 struct fe_expr {
   fe_exkind kind;
   int pos;             /* first token */
@@ -95,11 +96,46 @@ struct fe_expr {
   int nwhens;
   fe_expr **whens, **thens;
   fe_expr *els;
+  fe_window *over;     /* AX_CALL: `f(…) OVER (…)`, a window function */
   int height;          /* 1 for a leaf; at most FE_MAX_DEPTH (1000): the
                           parser rejects deeper trees, so passes may recurse */
 };
 
 /* ---- stages -------------------------------------------------------------- */
+
+typedef struct fe_order {
+  fe_expr *expr;
+  bool desc;
+  int nulls;           /* 0 default, 1 NULLS FIRST, 2 NULLS LAST */
+} fe_order;
+
+/* A window (LANGUAGE.md §8): OVER ([PARTITION BY expr, …] [ORDER BY …]
+ * [frame]). A frame is `unit BETWEEN start AND end` or `unit start` (end
+ * CURRENT ROW); a bound is UNBOUNDED PRECEDING / FOLLOWING, CURRENT ROW,
+ * or `n PRECEDING` / `n FOLLOWING` with n an expression (the binder wants
+ * a whole number). The parser takes SQLite's frame grammar; the binder
+ * says which frames are supported. */
+typedef enum fe_fbound {
+  FB_UNBOUNDED_PRECEDING, FB_PRECEDING, FB_CURRENT, FB_FOLLOWING, FB_UNBOUNDED_FOLLOWING,
+} fe_fbound;
+typedef enum fe_funit { FU_ROWS, FU_RANGE, FU_GROUPS } fe_funit;
+typedef struct fe_fbnd {
+  fe_fbound kind;
+  fe_expr *n;          /* PRECEDING / FOLLOWING */
+  int pos;
+} fe_fbnd;
+struct fe_window {
+  int pos;             /* OVER */
+  int npart;
+  fe_expr **part;
+  int norder;
+  fe_order *order;
+  bool framed;         /* a frame was written */
+  fe_funit unit;
+  int unitpos;
+  fe_fbnd start, end;
+  int excludepos;      /* EXCLUDE …, or -1 */
+};
 
 typedef struct fe_name {
   char *name;
@@ -129,12 +165,6 @@ typedef struct fe_assign {     /* SET col = expr ; RENAME old AS new */
   fe_expr *expr;
   fe_name newname;
 } fe_assign;
-
-typedef struct fe_order {
-  fe_expr *expr;
-  bool desc;
-  int nulls;           /* 0 default, 1 NULLS FIRST, 2 NULLS LAST */
-} fe_order;
 
 /* The stages of ir/stages.def. */
 typedef enum fe_stagekind {

@@ -93,6 +93,11 @@ bool fe_parse_perfetto_stmt(fe_parser *p, fe_stmt *st, fe_stmtkind kind);
 
 /* ---- expressions (parse_expr.c) ---------------------------------------- */
 fe_expr *fe_parse_expr(fe_parser *p);
+/* `expr [ASC | DESC] [NULLS FIRST | LAST], …` (ORDER BY's keys, after BY). */
+bool fe_parse_order_list(fe_parser *p, fe_order **out, int *n);
+/* A window after its OVER (parse_window.c): `( [PARTITION BY …] [ORDER BY
+ * …] [frame] )`, the cursor on the '('. */
+fe_window *fe_parse_window(fe_parser *p, int overpos);
 
 /* ---- sources and stages (parse_stage.c) ------------------------------- */
 /* A pipeline from the current token; stops before a token that is not

@@ -47,6 +47,14 @@ static fe_expr *finish(fe_parser *p, fe_expr *e) {
   h = max_height(e->thens, e->nwhens, h);
   if (e->operand && e->operand->height > h) h = e->operand->height;
   if (e->els && e->els->height > h) h = e->els->height;
+  if (e->over) {
+    const fe_window *w = e->over;
+    h = max_height(w->part, w->npart, h);
+    for (int i = 0; i < w->norder; i++)
+      if (w->order[i].expr->height > h) h = w->order[i].expr->height;
+    if (w->start.n && w->start.n->height > h) h = w->start.n->height;
+    if (w->end.n && w->end.n->height > h) h = w->end.n->height;
+  }
   e->height = h + 1;
   if (e->height > FE_MAX_DEPTH) {
     rt_errorf(p->err, e->oppos, "%s%sexpression is nested too deeply (more than %d levels)",
@@ -279,12 +287,12 @@ static fe_expr *parse_call(fe_parser *p) {
     } while (fe_accept_punct(p, ","));
   }
   if (!fe_expect_punct(p, ")", "',' or ')'")) return NULL;
-  if (fe_at_kw(p, "OVER")) {
-    fe_fail(p, fe_cur(p)->pos,
-            "window functions are not supported yet: compute %s() OVER (…) in SQL, as in "
-            "FROM (SELECT *, %s() OVER (…) AS w FROM t)",
-            t->text, t->text);
-    return NULL;
+  /* `f(…) OVER (…)`: a window function call (parse_window.c); OVER not
+   * followed by '(' stays an alias, as before */
+  if (fe_at_kw(p, "OVER") && fe_tok_is_punct(fe_peek(p, 1), "(")) {
+    int overpos = fe_cur(p)->pos;
+    p->i++;
+    if (!(e->over = fe_parse_window(p, overpos))) return NULL;
   }
   return finish(p, e);
 }

@@ -284,10 +284,13 @@ static bool parse_rename(fe_parser *p, fe_stage *st) {
 }
 
 static bool parse_order(fe_parser *p, fe_stage *st) {
-  if (!fe_expect_kw(p, "BY", NULL)) return false;
+  return fe_expect_kw(p, "BY", NULL) && fe_parse_order_list(p, &st->order, &st->norder);
+}
+
+bool fe_parse_order_list(fe_parser *p, fe_order **out, int *n) {
   int cap = 0;
   do {
-    fe_order *o = fe_push(p->a, &st->order, &st->norder, &cap, sizeof *o);
+    fe_order *o = fe_push(p->a, out, n, &cap, sizeof *o);
     if (!(o->expr = fe_parse_expr(p))) return false;
     if (fe_accept_kw(p, "DESC")) o->desc = true;
     else fe_accept_kw(p, "ASC");

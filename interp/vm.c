@@ -181,6 +181,7 @@ int vm_run_batch(ex_seg *s, rt_batch *b) {
     m->op = sink;
     switch (sink->kind) {
     case IR_SORT:
+    case IR_WINDOW:
     case IR_TREE_ORDER:
     case IR_IV_BUFFER:
     case IR_OUTPUT: rc = vm_append(m, b); break;

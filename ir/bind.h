@@ -44,6 +44,13 @@ typedef struct ir_argscope {
   ir_expr **vals;
 } ir_argscope;
 
+/* The window calls of the stage being bound and their result columns. */
+typedef struct ir_winmap {
+  int n;
+  const fe_expr **calls;
+  int *cols;
+} ir_winmap;
+
 typedef struct ir_binder {
   ir_plan *p;
   ir_env *env;
@@ -61,6 +68,12 @@ typedef struct ir_binder {
   int capops;
   int capparams;
   const ir_argscope *scope;   /* NULL outside an inlined function body */
+  /* While an EXTEND, SELECT or SET stage binds: its window calls
+   * (bind_window.c) and the column each one's value is in; in_window while
+   * their arguments and windows bind. ir_bind_stage clears it around
+   * every stage. */
+  ir_winmap win;
+  bool in_window;
 } ir_binder;
 
 /* ---- bind.c ---- */
@@ -131,6 +144,23 @@ ir_expr *ir_ex_to_int(ir_binder *b, ir_expr *e, const char *what);
 /* 1 when call x has lo..hi arguments (hi < 0: no limit), else the error
  * "expected N arguments to f(), but got M" at the call. */
 int ir_arity(ir_binder *b, const fe_expr *x, int lo, int hi);
+
+/* Settles v[0..n) on their common type (SQLite's: strings, doubles with
+ * ints widened, booleans, else I64; RT_NULLT when all are bare NULLs) in
+ * *t; 0 when strings mix with numbers. */
+int ir_common_values(ir_binder *b, ir_expr **v, int n, rt_type *t);
+
+/* ---- bind_window.c ---- */
+/* Before an EXTEND, SELECT or SET stage's items bind: its window calls
+ * become one WINDOW op (after the COMPUTEs of their keys and arguments)
+ * and b->win maps each call to its result column. 1 done (or none), 0
+ * error. */
+int ir_bind_windows(ir_binder *b, const fe_stage *st);
+/* A window call met while binding an expression: its result column, or
+ * the error of a window call where none belongs. */
+ir_expr *ir_bind_window_ref(ir_binder *b, const fe_expr *x);
+/* A name of windows.def (ROW_NUMBER, LAG, …). */
+bool ir_is_window_name(const char *name);
 
 /* ---- bind_sqlfn.c ---- */
 /* round sign replace hex unicode char typeof printf format: *known is

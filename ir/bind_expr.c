@@ -168,6 +168,12 @@ static void coerce_all(ir_binder *b, ir_expr **v, int n, rt_type t) {
   }
 }
 
+int ir_common_values(ir_binder *b, ir_expr **v, int n, rt_type *t) {
+  if (!common_type(v, n, t)) return 0;
+  coerce_all(b, v, n, *t);
+  return 1;
+}
+
 /* A number or NULL made into a string for `||`, LIKE and string functions. */
 static ir_expr *to_str(ir_binder *b, ir_expr *e) {
   switch (classof(e->type)) {
@@ -564,6 +570,7 @@ static ir_expr *bind_strfn(ir_binder *b, const fe_expr *x, ir_exkind k, rt_type 
 
 static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
   const char *f = x->str;
+  if (x->over) return ir_bind_window_ref(b, x);   /* bind_window.c bound it */
   if (ir_is_agg_name(f, x->nargs)) {
     if (b->agg_msg) ir_fail(b, x->pos, "%s", b->agg_msg);
     else ir_fail(b, x->pos, "an aggregate belongs in AGGREGATE, not %s", b->stage);
@@ -679,7 +686,10 @@ static ir_expr *bind_call(ir_binder *b, const fe_expr *x) {
   bool known = false;
   ir_expr *e = ir_bind_sqlfn(b, x, &known);
   if (known) return e;
-  ir_fail(b, x->pos, "no such function: '%s'", f);
+  if (ir_is_window_name(f))
+    ir_fail(b, x->pos, "%s() is a window function: expected OVER (…) after it", f);
+  else
+    ir_fail(b, x->pos, "no such function: '%s'", f);
   return NULL;
 }
 

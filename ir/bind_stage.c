@@ -103,6 +103,7 @@ static int bind_items(ir_binder *b, const fe_stage *st, bool bare_star, ir_rowb 
 }
 
 int ir_bind_select(ir_binder *b, const fe_stage *st) {
+  if (!ir_bind_windows(b, st)) return 0;
   ir_rowb rb = {0};
   if (!bind_items(b, st, true, &rb)) return 0;
   b->row = ir_rowb_done(&rb);
@@ -111,6 +112,7 @@ int ir_bind_select(ir_binder *b, const fe_stage *st) {
 }
 
 int ir_bind_extend(ir_binder *b, const fe_stage *st) {
+  if (!ir_bind_windows(b, st)) return 0;
   ir_rowb rb = {0};
   for (int i = 0; i < b->row.n; i++) ir_rowb_add(b, &rb, b->row.e[i].name, b->row.e[i].col, b->row.e[i].qonly);
   if (!bind_items(b, st, false, &rb)) return 0;
@@ -135,6 +137,7 @@ static void drop_aliases(ir_binder *b, int n, const char *const *names) {
 }
 
 int ir_bind_set(ir_binder *b, const fe_stage *st) {
+  if (!ir_bind_windows(b, st)) return 0;
   int n = st->nassign;
   int *cols = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)n + 1));
   const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * ((size_t)n + 1));
@@ -347,6 +350,8 @@ int ir_bind_agg_call(ir_binder *b, const fe_item *it, ir_aggplace where, const c
   /* min/max with two or more arguments are the scalar functions. */
   if (it->kind == IT_EXPR && x->kind == AX_CALL && ir_is_agg_name(x->str, x->nargs))
     fn = agg_find(x->str, where, false);
+  if (fn >= 0 && x->over)
+    return ir_fail(b, x->pos, "a window function belongs in EXTEND, SELECT or SET, not %s", b->stage);
   if (fn < 0)
     return ir_fail(b, it->kind == IT_EXPR ? x->pos : it->pos, "%s, but got '%s'", expected,
                    it->kind == IT_EXPR ? ir_expr_text(b, x) : "*");
@@ -519,12 +524,21 @@ int ir_bind_as(ir_binder *b, const fe_stage *st) {
 }
 
 int ir_bind_stage(ir_binder *b, const fe_stage *st) {
+  /* window calls belong to the stage that bound them (bind_window.c); a
+   * nested pipeline's stages keep their own */
+  ir_winmap outer = b->win;
+  bool outer_in = b->in_window;
+  b->win.n = 0;
+  b->in_window = false;
+  int rc = -1;
   switch (st->kind) {
 #define STAGE(name, str, w1, w2, parse, bind, words) \
-  case ST_##name: return bind(b, st);
+  case ST_##name: rc = bind(b, st); break;
 #include "stages.def"
 #undef STAGE
   case ST__COUNT: break;
   }
-  return ir_fail(b, st->pos, "unknown stage");
+  b->win = outer;
+  b->in_window = outer_in;
+  return rc >= 0 ? rc : ir_fail(b, st->pos, "unknown stage");
 }

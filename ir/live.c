@@ -19,6 +19,9 @@
  *   TREE_NUMBER dead unless its node columns are needed; else it needs
  *              id and parent_id. A removed stage checks nothing: its
  *              tree errors (cycles, missing parents) do not fire.
+ *   WINDOW     calls whose output is not needed are dropped (live =
+ *              false); with none left the op is dead; carry trimmed to
+ *              the needed columns plus the live calls' keys and arguments
  *   IV_BUFFER  carry trimmed to the needed columns (an interval operand
  *              buffers only what is read later)
  *   ISECT, FLATTEN, IJOIN, FILLGAPS  need each relation's ts, dur and PER
@@ -87,6 +90,37 @@ static bool live_aggs(ir_plan *p, int n, ir_agg *aggs, bool *need) {
     if (aggs[k].live && aggs[k].arg2_col >= 0) need[aggs[k].arg2_col] = true;
   }
   return any;
+}
+
+/* WINDOW: see the banner. */
+static void live_window(ir_plan *p, ir_op *op, bool *need) {
+  bool any = false;
+  for (int k = 0; k < op->win.ncalls; k++) {
+    ir_wincall *c = &op->win.calls[k];
+    c->live = need[c->out_col];
+    need[c->out_col] = false;
+    if (c->live) p->cols[c->out_col].live = any = true;
+  }
+  if (!any) {
+    op->dead = true;
+    return;
+  }
+  /* what the live calls read is needed before, and so carried */
+  for (int k = 0; k < op->win.ncalls; k++) {
+    const ir_wincall *c = &op->win.calls[k];
+    if (!c->live) continue;
+    int in[3] = {c->arg_col, c->n_col, c->dflt_col};
+    for (int j = 0; j < 3; j++)
+      if (in[j] >= 0) need[in[j]] = true;
+    const ir_winspec *sp = &op->win.specs[c->spec];
+    for (int j = 0; j < sp->npart; j++) need[sp->part[j]] = true;
+    for (int j = 0; j < sp->norder; j++) need[sp->order[j].col] = true;
+  }
+  int n = 0;
+  for (int k = 0; k < op->win.ncarry; k++)
+    if (need[op->win.carry[k]]) op->win.carry[n++] = op->win.carry[k];
+  op->win.ncarry = n;
+  for (int k = 0; k < n; k++) p->cols[op->win.carry[k]].live = true;
 }
 
 /* An interval source: its own outputs are defined here; it reads every
@@ -199,6 +233,7 @@ void ir_live(ir_plan *p) {
       p->cols[op->tree.node_col].live = p->cols[op->tree.pnode_col].live = true;
       need[op->tree.id_col] = need[op->tree.parent_col] = true;
       break;
+    case IR_WINDOW: live_window(p, op, need); break;
     case IR_SCAN_TABLE:
     case IR_SCAN_SQL: trim_scan(p, op, need); break;
     case IR_IV_BUFFER: {

@@ -69,6 +69,16 @@ const ir_agginfo ir_aggs[] = {
 #undef AGG
 };
 
+/* Indexed by rt_winfn (runtime/window.h), which lists them in
+ * windows.def's order. */
+const ir_wininfo ir_wins[] = {
+#define WIN(name, sql, printed, out, arg, lo, hi) \
+  [RT_WIN_##name] = {sql, printed, IR_WINOUT_##out, IR_WINARG_##arg, lo, hi},
+#include "windows.def"
+#undef WIN
+};
+_Static_assert((int)IR_NWINS == (int)RT_WIN__COUNT, "windows.def and rt_winfn list the same functions");
+
 rt_type ir_agg_out_type(rt_aggkind k, rt_type arg, bool numeric) {
   switch (ir_aggs[k].out) {
   case IR_AGGOUT_I64: return RT_I64;
@@ -133,6 +143,18 @@ void ir_op_need(const ir_op *op, bool *need) {
     need_cols(op->agg.ngroup, op->agg.group_cols, need);
     need_aggs(op->agg.naggs, op->agg.aggs, need);
     return;
+  case IR_WINDOW:
+    need_cols(op->win.ncarry, op->win.carry, need);
+    for (int i = 0; i < op->win.ncalls; i++) {
+      const ir_wincall *c = &op->win.calls[i];
+      if (!c->live) continue;
+      int t[3] = {c->arg_col, c->n_col, c->dflt_col};
+      need_cols(3, t, need);
+      const ir_winspec *sp = &op->win.specs[c->spec];
+      need_cols(sp->npart, sp->part, need);
+      for (int k = 0; k < sp->norder; k++) need[sp->order[k].col] = true;
+    }
+    return;
   case IR_OUTPUT: need_cols(op->output.nout, op->output.out, need); return;
   case IR_ISECT:
   case IR_FLATTEN:
@@ -188,6 +210,7 @@ int64_t ir_op_size(const ir_op *op) {
   case IR_TREE_ORDER: return op->tree.ncarry;
   case IR_IV_BUFFER: return op->ivbuf.ncarry;
   case IR_AGGREGATE: return op->agg.naggs + op->agg.ngroup;
+  case IR_WINDOW: return op->win.ncarry + op->win.ncalls;
   case IR_TREE_ACC: return op->tree.naggs;
   case IR_FLATTEN: return op->iv.naggs;
   case IR_OUTPUT: return op->output.nout;
@@ -209,6 +232,7 @@ const int *ir_buf_cols(const ir_op *op, int *n) {
   case IR_SORT: *n = op->sort.ncarry; return op->sort.carry;
   case IR_TREE_ORDER: *n = op->tree.ncarry; return op->tree.carry;
   case IR_IV_BUFFER: *n = op->ivbuf.ncarry; return op->ivbuf.carry;
+  case IR_WINDOW: *n = op->win.ncarry; return op->win.carry;   /* results: ir_buf_layout */
   case IR_OUTPUT: *n = op->output.nout; return op->output.out;
   case IR_AGGREGATE:   /* not one array: see ir_buf_layout */
 #define IR_CASE_SOURCE(name) case IR_##name:
@@ -235,6 +259,12 @@ int ir_buf_layout(const ir_op *op, int *cols) {
   }
   const int *from = ir_buf_cols(op, &n);
   if (cols && n > 0) memcpy(cols, from, sizeof(int) * (size_t)n);
+  if (op->kind == IR_WINDOW) {
+    for (int k = 0; k < op->win.ncalls; k++) {
+      if (!cols) n++;
+      else if (op->win.calls[k].live) cols[n++] = op->win.calls[k].out_col;
+    }
+  }
   return n;
 }
 

@@ -26,6 +26,7 @@
 #include "../runtime/rt.h"
 #include "../runtime/store.h"
 #include "runtime/tree/tree.h"
+#include "../runtime/window.h"
 
 /* Where an op sits in a segment, and what else its consumers ask about it:
  * the ROLE, FLAGS and ARITY columns of ops.def (read them there). */
@@ -159,6 +160,52 @@ typedef struct ir_sortkey {
   bool nulls_first;
 } ir_sortkey;
 
+/* The window functions of windows.def, indexed by rt_winfn (read the
+ * columns there). */
+typedef enum ir_winout { IR_WINOUT_I64, IR_WINOUT_F64, IR_WINOUT_ARG, IR_WINOUT_LAG, IR_WINOUT_SUM, IR_WINOUT_AVG } ir_winout;
+typedef enum ir_winarg { IR_WINARG_NO, IR_WINARG_STAR, IR_WINARG_ANY, IR_WINARG_NUM, IR_WINARG_INT } ir_winarg;
+typedef struct ir_wininfo {
+  const char *sql;        /* "ROW_NUMBER": the name it is called by */
+  const char *printed;    /* "row_number": in plans */
+  ir_winout out;
+  ir_winarg arg;
+  int lo, hi;             /* argument count */
+} ir_wininfo;
+extern const ir_wininfo ir_wins[];
+enum {
+  IR_NWINS = 0   /* entries of windows.def */
+#define WIN(name, sql, printed, out, arg, lo, hi) +1
+#include "windows.def"
+#undef WIN
+};
+
+/* One distinct window of a WINDOW op: partition keys part[0..npart) (the
+ * columns, in any order), then order keys. Calls with the same keys share
+ * it, and so its one sort. */
+typedef struct ir_winspec {
+  int npart;
+  int *part;
+  int norder;
+  ir_sortkey *order;
+} ir_winspec;
+
+/* One window function call of a WINDOW op (runtime/window.h rt_wincall,
+ * over plan columns): arg_col its value (-1 for COUNT(*) and the ranks),
+ * n_col LAG/LEAD's offset or NTILE's / NTH_VALUE's n when not the
+ * constant n, dflt_col LAG/LEAD's default (-1: NULL); out_col the result;
+ * live as for aggregates (live.c). pos is the call's, for its errors. */
+typedef struct ir_wincall {
+  rt_winfn fn;
+  int spec;
+  int arg_col, n_col, dflt_col;
+  int64_t n;
+  rt_winframe frame;
+  bool framed;          /* a frame was written (the plan prints it) */
+  int out_col;
+  bool live;
+  int pos;
+} ir_wincall;
+
 typedef struct ir_op ir_op;
 struct ir_op {
   ir_opkind kind;
@@ -235,6 +282,21 @@ struct ir_op {
       int naggs;
       ir_agg *aggs;
     } agg;
+    /* WINDOW (bound in bind_window.c; runtime/window.h): a breaker that
+     * buffers carry[0..ncarry) — every column live after it plus the
+     * keys and arguments of its live calls — and, when its input ends,
+     * computes each live call into out_col, sorting once per spec. The
+     * next segment reads the buffer in input order: carry then the live
+     * calls' out_col (ir_buf_layout), the carried columns under their own
+     * ids. A WINDOW none of whose calls is read is dead. */
+    struct ir_window {
+      int nspecs;
+      ir_winspec *specs;
+      int ncalls;
+      ir_wincall *calls;
+      int ncarry;
+      int *carry;
+    } win;
     struct ir_output {          /* OUTPUT: result columns (names as the
                                    user sees them) */
       int nout;
@@ -494,13 +556,17 @@ void ir_segment_plan(ir_plan *p);
  *                                node columns);
  *   AGGREGATE                    group_out, then the live aggregates'
  *                                out_col;
+ *   WINDOW                       carry, then the live calls' out_col
+ *                                (computed when the input ends);
  *   OUTPUT                       out.
  * Fills cols (room for ir_buf_layout_max(op) entries; NULL: just count
  * that maximum) and returns how many; 0 for an op that is not a sink. */
 int ir_buf_layout(const ir_op *op, int *cols);
 int ir_buf_layout_max(const ir_op *op);
-/* The same columns when the op keeps them as one array (every sink but
- * AGGREGATE): that array and *n its length; else NULL and 0. */
+/* The columns the backends append to a sink's buffer row by row, when
+ * the op keeps them as one array (every sink but AGGREGATE; for WINDOW
+ * its carry, without the results): that array and *n its length; else
+ * NULL and 0. */
 const int *ir_buf_cols(const ir_op *op, int *n);
 
 /* The columns a source serves, in its batch order (a scan's out_cols, an

@@ -125,6 +125,72 @@ static void put_aggs(const ir_plan *p, int naggs, const ir_agg *aggs, const char
   }
 }
 
+static void put_bound(rt_winbound k, int64_t n, rt_buf *out) {
+  switch (k) {
+  case RT_WB_UNBOUNDED_PRECEDING: rt_buf_printf(out, "UNBOUNDED PRECEDING"); break;
+  case RT_WB_PRECEDING: rt_buf_printf(out, "%lld PRECEDING", (long long)n); break;
+  case RT_WB_CURRENT: rt_buf_printf(out, "CURRENT ROW"); break;
+  case RT_WB_FOLLOWING: rt_buf_printf(out, "%lld FOLLOWING", (long long)n); break;
+  case RT_WB_UNBOUNDED_FOLLOWING: rt_buf_printf(out, "UNBOUNDED FOLLOWING"); break;
+  }
+}
+
+/* A WINDOW op: each window (its one sort) and its live calls,
+ *   window over (partition by k order by ts): prev = lag(ts), n = count(*) ROWS …; carry [...] */
+static void put_window(const ir_plan *p, const ir_op *op, rt_buf *out) {
+  rt_buf_printf(out, "window");
+  int nw = 0;
+  for (int s = 0; s < op->win.nspecs; s++) {
+    const ir_winspec *sp = &op->win.specs[s];
+    int n = 0;
+    for (int i = 0; i < op->win.ncalls; i++) {
+      const ir_wincall *c = &op->win.calls[i];
+      if (!c->live || c->spec != s) continue;
+      if (!n++) {
+        rt_buf_printf(out, "%s over (", nw++ ? ";" : "");
+        if (sp->npart) rt_buf_printf(out, "partition by ");
+        for (int k = 0; k < sp->npart; k++) {
+          if (k) rt_buf_printf(out, ", ");
+          put_col(p, sp->part[k], out);
+        }
+        if (sp->norder) rt_buf_printf(out, "%sorder by ", sp->npart ? " " : "");
+        for (int k = 0; k < sp->norder; k++) {
+          const ir_sortkey *o = &sp->order[k];
+          if (k) rt_buf_printf(out, ", ");
+          put_col(p, o->col, out);
+          if (o->desc) rt_buf_printf(out, " DESC");
+          if (o->nulls_first == o->desc) rt_buf_printf(out, o->nulls_first ? " NULLS FIRST" : " NULLS LAST");
+        }
+        rt_buf_printf(out, "):");
+      } else {
+        rt_buf_printf(out, ",");
+      }
+      rt_buf_printf(out, " ");
+      put_col(p, c->out_col, out);
+      rt_buf_printf(out, " = %s(", ir_wins[c->fn].printed);
+      int args[3] = {c->arg_col, c->n_col, c->dflt_col}, na = 0;
+      for (int k = 0; k < 3; k++) {
+        bool konst = k == 1 && args[k] < 0 &&
+                     (c->fn == RT_WIN_NTILE || c->fn == RT_WIN_NTH_VALUE ||
+                      ((c->fn == RT_WIN_LAG || c->fn == RT_WIN_LEAD) && (c->n != 1 || c->dflt_col >= 0)));
+        if (konst) rt_buf_printf(out, "%s%lld", na++ ? ", " : "", (long long)c->n);
+        if (args[k] < 0) continue;
+        rt_buf_printf(out, "%s", na++ ? ", " : "");
+        put_col(p, args[k], out);
+      }
+      rt_buf_printf(out, ")");
+      if (c->framed && rt_win_uses_frame(c->fn)) {
+        rt_buf_printf(out, " %s BETWEEN ", c->frame.unit == RT_WU_ROWS ? "ROWS" : "RANGE");
+        put_bound(c->frame.start, c->frame.start_n, out);
+        rt_buf_printf(out, " AND ");
+        put_bound(c->frame.end, c->frame.end_n, out);
+      }
+    }
+  }
+  rt_buf_printf(out, "; carry ");
+  put_cols(p, op->win.ncarry, op->win.carry, out);
+}
+
 static void put_sub(const ir_plan *p, const ir_expr *e, rt_buf *out) {
   ir_exform f = ir_ex_forms[e->kind];
   bool paren = f == IR_FORM_INFIX || f == IR_FORM_POSTFIX || f == IR_FORM_LIST;
@@ -410,6 +476,7 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     else if (op->tree.reuse_num) rt_buf_printf(out, " (reuses the numbering above)");
     break;
   }
+  case IR_WINDOW: put_window(p, op, out); break;
   case IR_IV_BUFFER:
     rt_buf_printf(out, "interval buffer for %s; carry ",
                  op->ivbuf.user ? ir_op_names[op->ivbuf.user->kind] : "?");

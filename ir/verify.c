@@ -28,6 +28,7 @@ typedef struct vctx {
   const ir_plan *p;
   rt_err *err;
   const bool *avail;
+  bool *carried;        /* scratch of ncols + 1 (WINDOW's carried columns) */
   const ir_op *op;
 } vctx;
 
@@ -317,6 +318,41 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
         return bad(v, NULL, "ARG_MAX without its value");
     }
     break;
+  case IR_WINDOW: {
+    bool *in = v->carried;
+    memset(in, 0, (size_t)p->ncols + 1);
+    for (int i = 0; i < sink->win.ncarry; i++) {
+      if (!use(v, sink->win.carry[i])) return 0;
+      in[sink->win.carry[i]] = true;
+    }
+    for (int i = 0; i < sink->win.ncalls; i++) {
+      const ir_wincall *c = &sink->win.calls[i];
+      if (!c->live) continue;
+      if (c->spec < 0 || c->spec >= sink->win.nspecs || c->fn >= RT_WIN__COUNT)
+        return bad(v, NULL, "window call without its window");
+      const ir_winspec *sp = &sink->win.specs[c->spec];
+      int cols[3] = {c->arg_col, c->n_col, c->dflt_col};
+      for (int k = 0; k < 3; k++)
+        if (cols[k] >= 0 && !in[cols[k]]) return bad(v, NULL, "window argument not carried");
+      if ((c->arg_col < 0) != (ir_wins[c->fn].arg == IR_WINARG_NO || ir_wins[c->fn].arg == IR_WINARG_STAR ||
+                               c->fn == RT_WIN_NTILE))
+        return bad(v, NULL, "window call shape");
+      for (int k = 0; k < sp->npart; k++)
+        if (!in[sp->part[k]]) return bad(v, NULL, "window partition key not carried");
+      for (int k = 0; k < sp->norder; k++)
+        if (!in[sp->order[k].col]) return bad(v, NULL, "window order key not carried");
+      if (c->out_col < 0 || c->out_col >= p->ncols || in[c->out_col] || avail[c->out_col])
+        return bad(v, NULL, "window result column defined twice");
+      rt_type st = rt_store_type(p->cols[c->out_col].type);
+      if (c->arg_col >= 0 && ir_wins[c->fn].out != IR_WINOUT_SUM && ir_wins[c->fn].out != IR_WINOUT_AVG &&
+          ir_wins[c->fn].out != IR_WINOUT_F64 && ir_wins[c->fn].out != IR_WINOUT_I64 &&
+          rt_store_type(p->cols[c->arg_col].type) != st)
+        return bad(v, NULL, "window result type differs from its value");
+      if (c->dflt_col >= 0 && rt_store_type(p->cols[c->dflt_col].type) != st)
+        return bad(v, NULL, "window default type differs from its value");
+    }
+    break;
+  }
   case IR_IV_BUFFER:
     if (!sink->ivbuf.user) return bad(v, NULL, "interval buffer without its operator");
     for (int i = 0; i < sink->ivbuf.ncarry; i++)
@@ -339,7 +375,12 @@ int ir_verify(const ir_plan *p, rt_err *err) {
   if (p->nsegs == 0) return rt_errorf(err, -1, "FROM: internal error: plan has no segments");
   bool *avail = calloc((size_t)p->ncols + 1, 1);
   if (!avail) return rt_errorf(err, -1, "FROM: out of memory");
-  vctx v = {.p = p, .err = err, .avail = avail};
+  bool *carried = calloc((size_t)p->ncols + 1, 1);
+  if (!carried) {
+    free(avail);
+    return rt_errorf(err, -1, "FROM: out of memory");
+  }
+  vctx v = {.p = p, .err = err, .avail = avail, .carried = carried};
   const ir_op *prev = NULL;
   int ok = 1;
   for (int s = 0; s < p->nsegs && ok; s++) {
@@ -349,5 +390,6 @@ int ir_verify(const ir_plan *p, rt_err *err) {
     prev = p->segs[s].sink;
   }
   free(avail);
+  free(carried);
   return ok;
 }

@@ -83,6 +83,43 @@ void rt_rowbuf_free(rt_rowbuf *b) {
   memset(b, 0, sizeof *b);
 }
 
+bool rt_rowbuf_add_cols(rt_rowbuf *b, int n, const rt_type *types) {
+  if (n <= 0) return true;
+  int nc = b->ncols + n;
+  rt_type *t = realloc(b->types, (size_t)nc * sizeof *t);
+  if (t) b->types = t;
+  void **d = t ? realloc(b->data, (size_t)nc * sizeof *d) : NULL;
+  if (d) b->data = d;
+  uint64_t **v = d ? realloc(b->valid, (size_t)nc * sizeof *v) : NULL;
+  if (v) b->valid = v;
+  if (!v) {
+    rt_budget_oom();
+    return false;
+  }
+  int64_t bytes = 0;
+  for (int j = 0; j < n; j++)
+    bytes += b->cap * (int64_t)rt_type_size(rt_store_type(types[j])) + (int64_t)RT_BITWORDS(b->cap) * 8;
+  if (!rt_budget_charge(bytes)) return false;
+  size_t cap = b->cap > 0 ? (size_t)b->cap : 1;
+  for (int j = 0; j < n; j++) {
+    int c = b->ncols + j;
+    b->types[c] = rt_store_type(types[j]);
+    b->data[c] = calloc(cap, rt_type_size(b->types[c]));
+    b->valid[c] = calloc(RT_BITWORDS(cap), 8);
+    if (!b->data[c] || !b->valid[c]) {
+      for (int i = 0; i <= j; i++) {
+        free(b->data[b->ncols + i]);
+        free(b->valid[b->ncols + i]);
+      }
+      rt_budget_credit(bytes);
+      rt_budget_oom();
+      return false;
+    }
+  }
+  b->ncols = nc;
+  return true;
+}
+
 /* Sets bits [from, from+n). */
 static void set_bits(uint64_t *bits, int64_t from, int64_t n) {
   int64_t i = from, end = from + n;

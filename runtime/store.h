@@ -37,6 +37,10 @@ void rt_rowbuf_reserve(rt_rowbuf *b, int64_t extra);
 void rt_rowbuf_append_views(rt_rowbuf *b, const rt_view *views, const uint32_t *active,
                             uint32_t nactive);
 void rt_rowbuf_free(rt_rowbuf *b);
+/* Adds n columns of these types after the last one, every row NULL (a
+ * WINDOW op's results, computed once its input is buffered). false when
+ * out of memory or over the budget (the buffer is then unchanged). */
+bool rt_rowbuf_add_cols(rt_rowbuf *b, int n, const rt_type *types);
 static inline rt_type rt_store_type(rt_type t) {
   return t == RT_F64 ? RT_F64 : t == RT_STR ? RT_STR : RT_I64;
 }

@@ -1,0 +1,469 @@
+/*
+ * window.c — window functions over a WINDOW op's buffer (window.h).
+ *
+ * Per distinct window: one stable sort of the rows (rt_sort_perm: the
+ * partition keys, then the order keys; ties keep input order), the
+ * partition starts in that order, and — only when a call needs them —
+ * each position's peer group. Then each call walks the partitions in
+ * sorted order and writes its value at the row's input position, so the
+ * buffer keeps the input's order for the segment that reads it.
+ *
+ * Frames: every bound this runtime takes (ROWS n PRECEDING … n
+ * FOLLOWING, RANGE UNBOUNDED / CURRENT ROW) gives a start and an end that
+ * never move backwards as the current row moves forwards within a
+ * partition, so an aggregate keeps a running state, adding the rows that
+ * enter the frame and removing those that leave: a count and an exact
+ * 128-bit sum for integers (SUM's overflow is the frame's sum leaving
+ * int64), a plain double sum added in sorted order as SQLite 3.40 adds
+ * (so a running frame gives SQLite's rounding), and for MIN / MAX a
+ * monotonic deque of positions. One pass per call: O(rows), whatever the
+ * frame's width.
+ */
+#include <stdlib.h>
+
+#include "budget.h"
+#include "window.h"
+
+bool rt_win_uses_frame(rt_winfn fn) {
+  switch (fn) {
+  case RT_WIN_FIRST_VALUE: case RT_WIN_LAST_VALUE: case RT_WIN_NTH_VALUE: case RT_WIN_COUNT_STAR:
+  case RT_WIN_COUNT: case RT_WIN_SUM: case RT_WIN_TOTAL: case RT_WIN_AVG: case RT_WIN_MIN:
+  case RT_WIN_MAX:
+    return true;
+  case RT_WIN_ROW_NUMBER: case RT_WIN_RANK: case RT_WIN_DENSE_RANK: case RT_WIN_PERCENT_RANK:
+  case RT_WIN_CUME_DIST: case RT_WIN_NTILE: case RT_WIN_LAG: case RT_WIN_LEAD: case RT_WIN__COUNT:
+    break;
+  }
+  return false;
+}
+
+/* Whether the call needs the peer groups of its window. */
+static bool needs_peers(const rt_wincall *c) {
+  switch (c->fn) {
+  case RT_WIN_RANK: case RT_WIN_DENSE_RANK: case RT_WIN_PERCENT_RANK: case RT_WIN_CUME_DIST:
+    return true;
+  default:
+    return rt_win_uses_frame(c->fn) && c->frame.unit == RT_WU_RANGE &&
+           (c->frame.start == RT_WB_CURRENT || c->frame.end == RT_WB_CURRENT);
+  }
+}
+
+/* ---- values in the buffer ------------------------------------------------------ */
+
+static inline bool valid_at(const rt_rowbuf *b, int c, uint32_t r) { return rt_bit(b->valid[c], r); }
+
+/* The stored bits of a value: int64, a double's bits, a string id. */
+static inline int64_t bits_at(const rt_rowbuf *b, int c, uint32_t r) {
+  if (b->types[c] == RT_STR) return ((const uint32_t *)b->data[c])[r];
+  int64_t v;
+  memcpy(&v, (const char *)b->data[c] + (size_t)r * 8, 8);
+  return v;
+}
+
+static inline int64_t i64_at(const rt_rowbuf *b, int c, uint32_t r) {
+  return ((const int64_t *)b->data[c])[r];
+}
+
+static inline double f64_at(const rt_rowbuf *b, int c, uint32_t r) {
+  return ((const double *)b->data[c])[r];
+}
+
+static inline void put_bits(rt_rowbuf *b, int c, uint32_t r, int64_t v) {
+  if (b->types[c] == RT_STR) ((uint32_t *)b->data[c])[r] = (uint32_t)v;
+  else memcpy((char *)b->data[c] + (size_t)r * 8, &v, 8);
+  rt_bit_set(b->valid[c], r);
+}
+
+static inline void put_i64(rt_rowbuf *b, int c, uint32_t r, int64_t v) {
+  ((int64_t *)b->data[c])[r] = v;
+  rt_bit_set(b->valid[c], r);
+}
+
+static inline void put_f64(rt_rowbuf *b, int c, uint32_t r, double v) {
+  ((double *)b->data[c])[r] = v;
+  rt_bit_set(b->valid[c], r);
+}
+
+/* Copies column from's value at row rf (NULL stays NULL) into column to
+ * at row rt. */
+static inline void copy_val(rt_rowbuf *b, int from, uint32_t rf, int to, uint32_t rt) {
+  if (valid_at(b, from, rf)) put_bits(b, to, rt, bits_at(b, from, rf));
+}
+
+/* Equal keys[from..to) of rows x and y: NULL equals NULL, -0.0 equals 0.0. */
+static bool same_keys(const rt_rowbuf *b, const rt_sortkey *keys, int from, int to, uint32_t x,
+                      uint32_t y) {
+  for (int k = from; k < to; k++) {
+    int c = keys[k].col;
+    bool vx = valid_at(b, c, x), vy = valid_at(b, c, y);
+    if (vx != vy) return false;
+    if (!vx) continue;
+    if (b->types[c] == RT_F64) {
+      double dx = f64_at(b, c, x), dy = f64_at(b, c, y);
+      if (dx != dy && !(dx != dx && dy != dy)) return false;
+    } else if (bits_at(b, c, x) != bits_at(b, c, y)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* ---- one window's order -------------------------------------------------------- */
+
+typedef struct win {
+  rt_rowbuf *b;
+  size_t n;
+  uint32_t *perm;       /* sorted position → row */
+  uint32_t *parts;      /* partition starts, then n (nparts + 1 entries) */
+  size_t nparts;
+  uint32_t *gstart;     /* per position: its peer group [gstart, gend) */
+  uint32_t *gend;
+  const rt_strpool *sp;
+  rt_err *err;
+} win;
+
+static int fail(win *w, const rt_wincall *c, const char *msg) {
+  rt_errorf(w->err, c->pos, "%s: %s", c->stage ? c->stage : "WINDOW", msg);
+  return -1;
+}
+
+static int win_open(win *w, const rt_winspec *s) {
+  size_t n = w->n;
+  w->perm = rt_sort_perm(w->b, s->nkeys, s->keys, w->sp);
+  w->parts = rt_mem_alloc((n + 1) * sizeof *w->parts);
+  if (!w->perm || !w->parts) return -1;
+  w->nparts = 0;
+  for (size_t k = 0; k < n; k++)
+    if (k == 0 || (s->npart > 0 && !same_keys(w->b, s->keys, 0, s->npart, w->perm[k - 1], w->perm[k])))
+      w->parts[w->nparts++] = (uint32_t)k;
+  w->parts[w->nparts] = (uint32_t)n;
+  return 0;
+}
+
+static int win_peers(win *w, const rt_winspec *s) {
+  if (w->gstart) return 0;
+  size_t n = w->n;
+  w->gstart = rt_mem_alloc(n * sizeof *w->gstart);
+  w->gend = rt_mem_alloc(n * sizeof *w->gend);
+  if (!w->gstart || !w->gend) return -1;
+  for (size_t p = 0; p < w->nparts; p++) {
+    uint32_t ps = w->parts[p], pe = w->parts[p + 1], g = ps;
+    for (uint32_t k = ps; k < pe; k++) {
+      if (k > ps && !same_keys(w->b, s->keys, s->npart, s->nkeys, w->perm[k - 1], w->perm[k])) {
+        for (uint32_t j = g; j < k; j++) w->gend[j] = k;
+        g = k;
+      }
+      w->gstart[k] = g;
+    }
+    for (uint32_t j = g; j < pe; j++) w->gend[j] = pe;
+  }
+  return 0;
+}
+
+static void win_close(win *w) {
+  rt_mem_free(w->perm);
+  rt_mem_free(w->parts);
+  rt_mem_free(w->gstart);
+  rt_mem_free(w->gend);
+  w->perm = w->parts = w->gstart = w->gend = NULL;
+}
+
+/* The frame [*lo, *hi) of position k in partition [ps, pe). */
+static void frame_at(const win *w, const rt_winframe *f, uint32_t k, uint32_t ps, uint32_t pe,
+                     uint32_t *lo, uint32_t *hi) {
+  int64_t K = k, PS = ps, PE = pe, l, h;
+  bool range = f->unit == RT_WU_RANGE;
+  switch (f->start) {
+  case RT_WB_UNBOUNDED_PRECEDING: l = PS; break;
+  case RT_WB_PRECEDING: l = f->start_n > K - PS ? PS : K - f->start_n; break;
+  case RT_WB_CURRENT: l = range ? w->gstart[k] : K; break;
+  case RT_WB_FOLLOWING: l = f->start_n >= PE - K ? PE : K + f->start_n; break;
+  default: l = PE; break;
+  }
+  switch (f->end) {
+  case RT_WB_UNBOUNDED_FOLLOWING: h = PE; break;
+  case RT_WB_FOLLOWING: h = f->end_n >= PE - K - 1 ? PE : K + f->end_n + 1; break;
+  case RT_WB_CURRENT: h = range ? w->gend[k] : K + 1; break;
+  case RT_WB_PRECEDING: h = f->end_n > K - PS ? PS : K - f->end_n + 1; break;
+  default: h = PS; break;
+  }
+  if (h < l) h = l;
+  *lo = (uint32_t)l;
+  *hi = (uint32_t)h;
+}
+
+/* ---- ranking, NTILE, LAG / LEAD ------------------------------------------------ */
+
+/* An integer argument's value at row r as SQLite's sqlite3_value_int64
+ * reads it (doubles truncated and saturated, NULL 0). */
+static int64_t int_arg(const rt_rowbuf *b, int c, uint32_t r) {
+  if (!valid_at(b, c, r)) return 0;
+  if (b->types[c] != RT_F64) return i64_at(b, c, r);
+  double d = f64_at(b, c, r);
+  if (d != d) return 0;
+  if (d <= -9223372036854775808.0) return INT64_MIN;
+  if (d >= 9223372036854775807.0) return INT64_MAX;
+  return (int64_t)d;
+}
+
+/* An argument that must be a whole number (LAG's offset, NTH_VALUE's n):
+ * false for NULL and for a double that is not integral. */
+static bool whole_arg(const rt_rowbuf *b, int c, uint32_t r, int64_t *out) {
+  if (!valid_at(b, c, r)) return false;
+  if (b->types[c] != RT_F64) {
+    *out = i64_at(b, c, r);
+    return true;
+  }
+  double d = f64_at(b, c, r);
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || d != (double)(int64_t)d)
+    return false;
+  *out = (int64_t)d;
+  return true;
+}
+
+static int run_rank(win *w, const rt_wincall *c) {
+  rt_rowbuf *b = w->b;
+  for (size_t p = 0; p < w->nparts; p++) {
+    uint32_t ps = w->parts[p], pe = w->parts[p + 1], n = pe - ps;
+    int64_t dense = 0, ntile = 0;
+    if (c->fn == RT_WIN_NTILE) {
+      ntile = c->narg >= 0 ? int_arg(b, c->narg, w->perm[ps]) : c->n;
+      if (ntile <= 0) return fail(w, c, "argument of ntile must be a positive integer");
+    }
+    for (uint32_t k = ps; k < pe; k++) {
+      uint32_t r = w->perm[k];
+      switch (c->fn) {
+      case RT_WIN_ROW_NUMBER: put_i64(b, c->out, r, (int64_t)(k - ps) + 1); break;
+      case RT_WIN_RANK: put_i64(b, c->out, r, (int64_t)(w->gstart[k] - ps) + 1); break;
+      case RT_WIN_DENSE_RANK:
+        if (w->gstart[k] == k) dense++;
+        put_i64(b, c->out, r, dense);
+        break;
+      case RT_WIN_PERCENT_RANK:
+        put_f64(b, c->out, r, n > 1 ? (double)(w->gstart[k] - ps) / (double)(n - 1) : 0.0);
+        break;
+      case RT_WIN_CUME_DIST: put_f64(b, c->out, r, (double)(w->gend[k] - ps) / (double)n); break;
+      case RT_WIN_NTILE: {
+        /* SQLite's ntileValueFunc: the first n % ntile buckets get one
+         * row more. */
+        int64_t i = k - ps, size = (int64_t)n / ntile, v;
+        if (size == 0) {
+          v = i + 1;
+        } else {
+          int64_t large = (int64_t)n - ntile * size, small = large * (size + 1);
+          v = i < small ? 1 + i / (size + 1) : 1 + large + (i - small) / size;
+        }
+        put_i64(b, c->out, r, v);
+        break;
+      }
+      default: break;
+      }
+    }
+  }
+  return 0;
+}
+
+/* LAG / LEAD: the value `offset` rows before / after in the partition
+ * (a negative offset looks the other way, as in SQLite), else the default
+ * of the current row; a NULL or fractional offset finds no row. */
+static int run_lag(win *w, const rt_wincall *c) {
+  rt_rowbuf *b = w->b;
+  bool lead = c->fn == RT_WIN_LEAD;
+  for (size_t p = 0; p < w->nparts; p++) {
+    int64_t ps = w->parts[p], pe = w->parts[p + 1];
+    if (c->narg < 0 && c->n == 1 && c->arg >= 0) {
+      /* the usual LAG(x) / LEAD(x): neighbours, no per-row offset */
+      for (int64_t k = ps; k < pe; k++) {
+        int64_t t = lead ? k + 1 : k - 1;
+        uint32_t r = w->perm[k];
+        if (t >= ps && t < pe) copy_val(b, c->arg, w->perm[t], c->out, r);
+        else if (c->dflt >= 0) copy_val(b, c->dflt, r, c->out, r);
+      }
+      continue;
+    }
+    for (int64_t k = ps; k < pe; k++) {
+      uint32_t r = w->perm[k];
+      int64_t off = c->n;
+      bool found = c->narg < 0 || whole_arg(b, c->narg, r, &off);
+      if (found) {
+        /* k ± off within [ps, pe), without overflowing */
+        if (lead) found = off >= ps - k && off < pe - k;
+        else found = off <= k - ps && off > k - pe;
+      }
+      if (found) copy_val(b, c->arg, w->perm[lead ? k + off : k - off], c->out, r);
+      else if (c->dflt >= 0) copy_val(b, c->dflt, r, c->out, r);
+    }
+  }
+  return 0;
+}
+
+/* ---- frames ------------------------------------------------------------------- */
+
+/* FIRST_VALUE, LAST_VALUE, NTH_VALUE: a row of the frame, or NULL. */
+static int run_nth(win *w, const rt_wincall *c) {
+  rt_rowbuf *b = w->b;
+  for (size_t p = 0; p < w->nparts; p++) {
+    uint32_t ps = w->parts[p], pe = w->parts[p + 1];
+    for (uint32_t k = ps; k < pe; k++) {
+      uint32_t r = w->perm[k], lo, hi;
+      int64_t nth = c->n;
+      if (c->fn == RT_WIN_NTH_VALUE && c->narg >= 0 && !whole_arg(b, c->narg, r, &nth)) nth = 0;
+      if (c->fn == RT_WIN_NTH_VALUE && nth <= 0)
+        return fail(w, c, "second argument to nth_value must be a positive integer");
+      frame_at(w, &c->frame, k, ps, pe, &lo, &hi);
+      if (lo >= hi) continue;
+      if (c->fn == RT_WIN_FIRST_VALUE) copy_val(b, c->arg, w->perm[lo], c->out, r);
+      else if (c->fn == RT_WIN_LAST_VALUE) copy_val(b, c->arg, w->perm[hi - 1], c->out, r);
+      else if (nth <= (int64_t)(hi - lo)) copy_val(b, c->arg, w->perm[lo + nth - 1], c->out, r);
+    }
+  }
+  return 0;
+}
+
+/* The running state of COUNT, SUM, TOTAL and AVG over the frame. */
+typedef struct sumst {
+  int64_t cnt;
+  __int128 isum;
+  double dsum;
+} sumst;
+
+static void sum_step(const rt_rowbuf *b, int c, uint32_t r, sumst *s, int dir) {
+  if (c < 0) {
+    s->cnt += dir;
+    return;
+  }
+  if (!valid_at(b, c, r)) return;
+  s->cnt += dir;
+  if (b->types[c] == RT_F64) s->dsum += dir > 0 ? f64_at(b, c, r) : -f64_at(b, c, r);
+  else s->isum += dir > 0 ? i64_at(b, c, r) : -(__int128)i64_at(b, c, r);
+}
+
+static int run_sum(win *w, const rt_wincall *c) {
+  rt_rowbuf *b = w->b;
+  bool dbl = c->arg >= 0 && b->types[c->arg] == RT_F64;
+  for (size_t p = 0; p < w->nparts; p++) {
+    uint32_t ps = w->parts[p], pe = w->parts[p + 1], clo = ps, chi = ps;
+    sumst s = {0};
+    for (uint32_t k = ps; k < pe; k++) {
+      uint32_t r = w->perm[k], lo, hi;
+      frame_at(w, &c->frame, k, ps, pe, &lo, &hi);
+      if (lo >= chi) {   /* the frame jumped past the state: start again */
+        s = (sumst){0};
+        clo = chi = lo;
+      }
+      for (; chi < hi; chi++) sum_step(b, c->arg, w->perm[chi], &s, 1);
+      for (; clo < lo; clo++) sum_step(b, c->arg, w->perm[clo], &s, -1);
+      double d = dbl ? s.dsum : (double)s.isum;
+      switch (c->fn) {
+      case RT_WIN_COUNT_STAR:
+      case RT_WIN_COUNT: put_i64(b, c->out, r, s.cnt); break;
+      case RT_WIN_TOTAL: put_f64(b, c->out, r, s.cnt ? d : 0.0); break;
+      case RT_WIN_AVG:
+        if (s.cnt) put_f64(b, c->out, r, d / (double)s.cnt);
+        break;
+      case RT_WIN_SUM:
+        if (!s.cnt) break;
+        if (dbl) {
+          put_f64(b, c->out, r, s.dsum);
+        } else {
+          if (s.isum > INT64_MAX || s.isum < INT64_MIN) return fail(w, c, "integer overflow");
+          put_i64(b, c->out, r, (int64_t)s.isum);
+        }
+        break;
+      default: break;
+      }
+    }
+  }
+  return 0;
+}
+
+/* a before b in the deque's order: a < b for MIN, a > b for MAX */
+static bool better(const win *w, int c, bool max, uint32_t ra, uint32_t rb) {
+  const rt_rowbuf *b = w->b;
+  int cmp;
+  switch (b->types[c]) {
+  case RT_F64: {
+    double x = f64_at(b, c, ra), y = f64_at(b, c, rb);
+    cmp = x < y ? -1 : x > y;
+    break;
+  }
+  case RT_STR: cmp = rt_str_cmp(w->sp, (uint32_t)bits_at(b, c, ra), (uint32_t)bits_at(b, c, rb)); break;
+  default: {
+    int64_t x = i64_at(b, c, ra), y = i64_at(b, c, rb);
+    cmp = x < y ? -1 : x > y;
+    break;
+  }
+  }
+  return max ? cmp > 0 : cmp < 0;
+}
+
+/* MIN / MAX over the frame: a deque of the frame's non-NULL positions
+ * whose values strictly improve from back to front; the front is the
+ * answer. Each position enters and leaves once. */
+static int run_minmax(win *w, const rt_wincall *c) {
+  rt_rowbuf *b = w->b;
+  bool max = c->fn == RT_WIN_MAX;
+  uint32_t *dq = rt_mem_alloc((w->n + 1) * sizeof *dq);
+  if (!dq) return -1;
+  for (size_t p = 0; p < w->nparts; p++) {
+    uint32_t ps = w->parts[p], pe = w->parts[p + 1], chi = ps, head = 0, tail = 0;
+    for (uint32_t k = ps; k < pe; k++) {
+      uint32_t lo, hi;
+      frame_at(w, &c->frame, k, ps, pe, &lo, &hi);
+      if (chi < lo) chi = lo;   /* rows skipped over never enter */
+      for (; chi < hi; chi++) {
+        uint32_t rr = w->perm[chi];
+        if (!valid_at(b, c->arg, rr)) continue;
+        while (tail > head && !better(w, c->arg, max, w->perm[dq[tail - 1]], rr)) tail--;
+        dq[tail++] = chi;
+      }
+      while (tail > head && dq[head] < lo) head++;
+      if (tail > head) copy_val(b, c->arg, w->perm[dq[head]], c->out, w->perm[k]);
+    }
+  }
+  rt_mem_free(dq);
+  return 0;
+}
+
+/* ---- the whole op ------------------------------------------------------------- */
+
+static int run_call(win *w, const rt_wincall *c) {
+  switch (c->fn) {
+  case RT_WIN_ROW_NUMBER: case RT_WIN_RANK: case RT_WIN_DENSE_RANK: case RT_WIN_PERCENT_RANK:
+  case RT_WIN_CUME_DIST: case RT_WIN_NTILE:
+    return run_rank(w, c);
+  case RT_WIN_LAG: case RT_WIN_LEAD: return run_lag(w, c);
+  case RT_WIN_FIRST_VALUE: case RT_WIN_LAST_VALUE: case RT_WIN_NTH_VALUE: return run_nth(w, c);
+  case RT_WIN_COUNT_STAR: case RT_WIN_COUNT: case RT_WIN_SUM: case RT_WIN_TOTAL: case RT_WIN_AVG:
+    return run_sum(w, c);
+  case RT_WIN_MIN: case RT_WIN_MAX: return run_minmax(w, c);
+  case RT_WIN__COUNT: break;
+  }
+  return fail(w, c, "unknown window function");
+}
+
+int rt_window_run(rt_rowbuf *b, int nspecs, const rt_winspec *specs, int ncalls,
+                  const rt_wincall *calls, const rt_strpool *sp, rt_err *err) {
+  if (b->nrows == 0) return 0;
+  for (int s = 0; s < nspecs; s++) {
+    win w = {.b = b, .n = (size_t)b->nrows, .sp = sp, .err = err};
+    bool used = false, peers = false;
+    for (int i = 0; i < ncalls; i++) {
+      if (calls[i].spec != s) continue;
+      used = true;
+      peers |= needs_peers(&calls[i]);
+    }
+    if (!used) continue;
+    int rc = win_open(&w, &specs[s]);
+    if (rc == 0 && peers) rc = win_peers(&w, &specs[s]);
+    if (rc < 0 && !err->set) rt_errorf(err, calls[0].pos, "%s: out of memory", calls[0].stage);
+    for (int i = 0; i < ncalls && rc == 0; i++) {
+      if (calls[i].spec != s) continue;
+      rc = run_call(&w, &calls[i]);
+      if (rc < 0 && !err->set) rt_errorf(err, calls[i].pos, "%s: out of memory", calls[i].stage);
+    }
+    win_close(&w);
+    if (rc < 0) return -1;
+  }
+  return 0;
+}
