@@ -11,7 +11,8 @@
  * (strings, NULLs, UTF-8); comparisons mix integers with doubles, and
  * expressions mix in untyped NULLs, COLLATE, LIKE … ESCAPE and x IN ().
  * Then one pipeline of
- * 1..6 stages — WHERE, EXTEND, SET, SELECT, DROP, RENAME, AS, ORDER BY,
+ * 1..6 stages — WHERE, EXTEND (window functions among its items), SET,
+ * SELECT, DROP, RENAME, AS, ORDER BY,
  * LIMIT, AGGREGATE, TREE ACCUMULATE, INTERVAL FLATTEN / JOIN / FILL GAPS,
  * or an INTERVAL INTERSECTION OF source — tracking the row's columns so
  * most pipelines bind. It runs in interp, jit, auto with forced switching
@@ -397,6 +398,43 @@ static void per(in *s, const row *r, buf *o, row *out) {
   }
 }
 
+/* A window function call (LANGUAGE.md §8) over the row's columns; *t its
+ * result's type. */
+static void gen_window(in *s, const row *r, buf *o, vtype *t) {
+  static const char *const ranks[] = {"ROW_NUMBER()", "RANK()", "DENSE_RANK()", "NTILE(3)",
+                                      "CUME_DIST()", "COUNT(*)"};
+  static const char *const fns[] = {"LAG", "LEAD", "FIRST_VALUE", "LAST_VALUE", "MIN", "MAX",
+                                    "COUNT", "SUM", "AVG", "NTH_VALUE"};
+  unsigned f = pick(s, 16);
+  int c = (int)pick(s, (unsigned)r->n);
+  *t = T_INT;
+  if (f < N(ranks)) {
+    bprintf(o, "%s", ranks[f]);
+    if (f == 4) *t = T_DBL;
+  } else {
+    f = pick(s, N(fns));
+    if (f >= 7 && r->c[c].t == T_STR) f = 6;   /* SUM and AVG take numbers */
+    if (f < 6 || f == 9) *t = r->c[c].t;
+    if (f == 8) *t = T_DBL;
+    if (f == 9) bprintf(o, "NTH_VALUE(%s, %u)", r->c[c].name, 1 + pick(s, 3));
+    else if (f < 2 && pick(s, 2)) bprintf(o, "%s(%s, %u)", fns[f], r->c[c].name, pick(s, 3));
+    else bprintf(o, "%s(%s)", fns[f], r->c[c].name);
+  }
+  bprintf(o, " OVER (");
+  if (pick(s, 2)) bprintf(o, "PARTITION BY %s ", r->c[pick(s, (unsigned)r->n)].name);
+  if (pick(s, 4)) {
+    bprintf(o, "ORDER BY %s%s", r->c[pick(s, (unsigned)r->n)].name, pick(s, 3) ? "" : " DESC");
+    if (pick(s, 2)) bprintf(o, ", %s", r->c[pick(s, (unsigned)r->n)].name);
+  }
+  switch (pick(s, 4)) {
+  case 1: bprintf(o, " ROWS BETWEEN %u PRECEDING AND %u FOLLOWING", pick(s, 4), pick(s, 4)); break;
+  case 2: bprintf(o, " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"); break;
+  case 3: bprintf(o, " RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"); break;
+  default: break;
+  }
+  bprintf(o, ")");
+}
+
 static void gen_stage(in *s, row *r, buf *o) {
   char name[16];
   unsigned k = pick(s, 16);
@@ -409,7 +447,8 @@ static void gen_stage(in *s, row *r, buf *o) {
     vtype t = (vtype)pick(s, 3);
     fresh(r, name, sizeof name);
     bprintf(o, " |> EXTEND ");
-    gen_expr(s, r, t, 0, o);
+    if (pick(s, 4) == 0) gen_window(s, r, o, &t);
+    else gen_expr(s, r, t, 0, o);
     bprintf(o, " AS %s", name);
     add(r, name, t);
     return;

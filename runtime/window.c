@@ -3,8 +3,9 @@
  *
  * Per distinct window: one stable sort of the rows (rt_sort_perm: the
  * partition keys, then the order keys; ties keep input order), the
- * partition starts in that order, and — only when a call needs them —
- * each position's peer group. Then each call walks the partitions in
+ * partition starts in that order (where a partition key changes between
+ * neighbours, found by one typed pass per key), and — only when a call
+ * needs them — each position's peer group. Then each call walks the partitions in
  * sorted order and writes its value at the row's input position, so the
  * buffer keeps the input's order for the segment that reads it.
  *
@@ -90,22 +91,45 @@ static inline void copy_val(rt_rowbuf *b, int from, uint32_t rf, int to, uint32_
   if (valid_at(b, from, rf)) put_bits(b, to, rt, bits_at(b, from, rf));
 }
 
-/* Equal keys[from..to) of rows x and y: NULL equals NULL, -0.0 equals 0.0. */
-static bool same_keys(const rt_rowbuf *b, const rt_sortkey *keys, int from, int to, uint32_t x,
-                      uint32_t y) {
-  for (int k = from; k < to; k++) {
-    int c = keys[k].col;
-    bool vx = valid_at(b, c, x), vy = valid_at(b, c, y);
-    if (vx != vy) return false;
-    if (!vx) continue;
-    if (b->types[c] == RT_F64) {
-      double dx = f64_at(b, c, x), dy = f64_at(b, c, y);
-      if (dx != dy && !(dx != dx && dy != dy)) return false;
-    } else if (bits_at(b, c, x) != bits_at(b, c, y)) {
-      return false;
+/* Sets mark[k] for every sorted position k > 0 whose row differs from
+ * the one before it in keys[from..to) (NULL equals NULL, -0.0 equals
+ * 0.0): one typed loop per key, not a test per key per row. */
+static void mark_changes(const rt_rowbuf *b, const rt_sortkey *keys, int from, int to,
+                         const uint32_t *perm, size_t n, uint8_t *mark) {
+  for (int kk = from; kk < to; kk++) {
+    int c = keys[kk].col;
+    const uint64_t *valid = b->valid[c];
+    switch (b->types[c]) {
+    case RT_F64: {
+      const double *d = b->data[c];
+      for (size_t k = 1; k < n; k++) {
+        uint32_t x = perm[k - 1], y = perm[k];
+        bool vx = rt_bit(valid, x), vy = rt_bit(valid, y);
+        double dx = d[x], dy = d[y];
+        mark[k] |= vx != vy || (vx && dx != dy && !(dx != dx && dy != dy));
+      }
+      break;
+    }
+    case RT_STR: {   /* interned: one id per text */
+      const uint32_t *d = b->data[c];
+      for (size_t k = 1; k < n; k++) {
+        uint32_t x = perm[k - 1], y = perm[k];
+        bool vx = rt_bit(valid, x), vy = rt_bit(valid, y);
+        mark[k] |= vx != vy || (vx && d[x] != d[y]);
+      }
+      break;
+    }
+    default: {
+      const int64_t *d = b->data[c];
+      for (size_t k = 1; k < n; k++) {
+        uint32_t x = perm[k - 1], y = perm[k];
+        bool vx = rt_bit(valid, x), vy = rt_bit(valid, y);
+        mark[k] |= vx != vy || (vx && d[x] != d[y]);
+      }
+      break;
+    }
     }
   }
-  return true;
 }
 
 /* ---- one window's order -------------------------------------------------------- */
@@ -131,32 +155,45 @@ static int win_open(win *w, const rt_winspec *s) {
   size_t n = w->n;
   w->perm = rt_sort_perm(w->b, s->nkeys, s->keys, w->sp);
   w->parts = rt_mem_alloc((n + 1) * sizeof *w->parts);
-  if (!w->perm || !w->parts) return -1;
+  uint8_t *mark = rt_mem_calloc(n + 1, 1);
+  if (!w->perm || !w->parts || !mark) {
+    rt_mem_free(mark);
+    return -1;
+  }
+  mark_changes(w->b, s->keys, 0, s->npart, w->perm, n, mark);
   w->nparts = 0;
   for (size_t k = 0; k < n; k++)
-    if (k == 0 || (s->npart > 0 && !same_keys(w->b, s->keys, 0, s->npart, w->perm[k - 1], w->perm[k])))
-      w->parts[w->nparts++] = (uint32_t)k;
+    if (k == 0 || mark[k]) w->parts[w->nparts++] = (uint32_t)k;
   w->parts[w->nparts] = (uint32_t)n;
+  rt_mem_free(mark);
   return 0;
 }
 
+/* The peer groups: a new one at every partition start and wherever an
+ * order key changes. */
 static int win_peers(win *w, const rt_winspec *s) {
   if (w->gstart) return 0;
   size_t n = w->n;
   w->gstart = rt_mem_alloc(n * sizeof *w->gstart);
   w->gend = rt_mem_alloc(n * sizeof *w->gend);
-  if (!w->gstart || !w->gend) return -1;
-  for (size_t p = 0; p < w->nparts; p++) {
-    uint32_t ps = w->parts[p], pe = w->parts[p + 1], g = ps;
-    for (uint32_t k = ps; k < pe; k++) {
-      if (k > ps && !same_keys(w->b, s->keys, s->npart, s->nkeys, w->perm[k - 1], w->perm[k])) {
-        for (uint32_t j = g; j < k; j++) w->gend[j] = k;
-        g = k;
-      }
-      w->gstart[k] = g;
-    }
-    for (uint32_t j = g; j < pe; j++) w->gend[j] = pe;
+  uint8_t *mark = rt_mem_calloc(n + 1, 1);
+  if (!w->gstart || !w->gend || !mark) {
+    rt_mem_free(mark);
+    return -1;
   }
+  mark_changes(w->b, s->keys, s->npart, s->nkeys, w->perm, n, mark);
+  for (size_t p = 0; p < w->nparts; p++) mark[w->parts[p]] = 1;
+  uint32_t g = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (mark[k]) g = (uint32_t)k;
+    w->gstart[k] = g;
+  }
+  uint32_t e = (uint32_t)n;
+  for (size_t k = n; k-- > 0;) {
+    w->gend[k] = e;
+    if (mark[k]) e = (uint32_t)k;
+  }
+  rt_mem_free(mark);
   return 0;
 }
 

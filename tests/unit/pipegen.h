@@ -93,6 +93,21 @@ static void pg_int_expr(pg_gen *g, const pg_row *r, pg_buf *b) {
   }
 }
 
+/* An integer window function (LANGUAGE.md §8): the stage keeps the row
+ * order and the sort is stable, so the digest is still the same on every
+ * backend. */
+static void pg_window(pg_gen *g, const pg_row *r, pg_buf *b) {
+  const char *a = pg_int(g, r);
+  switch (pg_rnd(g, 6)) {
+  case 0: pg_put(b, "ROW_NUMBER() OVER (ORDER BY %s)", pg_int(g, r)); return;
+  case 1: pg_put(b, "%s - LAG(%s, 1, 0) OVER (PARTITION BY %s %% 5 ORDER BY %s)", a, a, pg_int(g, r), pg_int(g, r)); return;
+  case 2: pg_put(b, "RANK() OVER (PARTITION BY %s %% 3 ORDER BY %s DESC)", pg_int(g, r), a); return;
+  case 3: pg_put(b, "COUNT(%s) OVER (ORDER BY %s ROWS BETWEEN 10 PRECEDING AND CURRENT ROW)", a, pg_int(g, r)); return;
+  case 4: pg_put(b, "MAX(%s) OVER (PARTITION BY %s %% 7 ORDER BY %s ROWS BETWEEN 2 PRECEDING AND 2 FOLLOWING)", a, pg_int(g, r), pg_int(g, r)); return;
+  default: pg_put(b, "coalesce(FIRST_VALUE(%s) OVER (PARTITION BY %s %% 4), 0)", a, pg_int(g, r)); return;
+  }
+}
+
 static void pg_pred(pg_gen *g, const pg_row *r, pg_buf *b) {
   /* Exactness (issue 11): an integer against a double near 2^53 and 2^63
    * (compared by value, not through a double), checked arithmetic beside
@@ -197,7 +212,8 @@ static void pg_pipeline(pg_gen *g, pg_buf *b) {
       char n[16];
       snprintf(n, sizeof n, "e%d", ext++);
       pg_put(b, " |> EXTEND ");
-      pg_int_expr(g, &r, b);
+      if (pg_chance(g, 25)) pg_window(g, &r, b);
+      else pg_int_expr(g, &r, b);
       pg_put(b, " AS %s", n);
       pg_add_int(&r, n);
       break;
