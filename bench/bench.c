@@ -8,7 +8,7 @@
  *                              tree_up_shuffled|tree_sql|intersect|
  *                              intersect_overlapping|flatten|interval_join|
  *                              intersect_sql|compile_scaling|self_time|
- *                              sql_join|table_function|all]
+ *                              sql_join|table_function|window|all]
  *                 [--sizes 1000,10000,...] [--modes interp,jit,auto]
  *                 [--repeat N] [--opt 0..3] [--passes PIPELINE]
  *                 [--sql-cap SECONDS] [--sql-max-size N] [--csv | --json]
@@ -423,13 +423,14 @@ static void usage(void) {
           "                                 tree_up_shuffled|tree_sql|intersect|\n"
           "                                 intersect_overlapping|flatten|interval_join|\n"
           "                                 intersect_sql|compile_scaling|self_time|sql_join|\n"
-          "                                 table_function|all] [--sizes N,N,...]\n"
+          "                                 table_function|window|all] [--sizes N,N,...]\n"
           "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
           "                     [--passes PIPELINE] [--sql-cap SECONDS] [--sql-max-size N]\n"
           "                     [--csv | --json] [--report REPORT.md] [--svg report.svg]\n"
           "                     [--quick]\n"
           "  --workload takes a name, a comma list, or all (import_proto, import_json: the trace importers;\n"
-          "  self_time, sql_join: SQL over columnar tables against native SQLite, bench/bench_sql.c)\n");
+          "  self_time, sql_join: SQL over columnar tables against native SQLite, bench/bench_sql.c;\n"
+          "  window: LAG over 1M counter rows against DuckDB ($PJ_DUCKDB_LIB) and SQLite, bench/bench_window.c)\n");
   exit(2);
 }
 
@@ -693,11 +694,15 @@ int main(int argc, char **argv) {
   if (st || sj) any = 1, mismatch |= run_sql_targets(&o, st, sj);
   int scaling = selected(o.workload, "compile_scaling");
   int fn = selected(o.workload, "table_function");
-  if (!any && !scaling && !fn) usage();
+  int win = selected(o.workload, "window");
+  if (!any && !scaling && !fn && !win) usage();
   if (o.report || o.svg) write_report(&o, argc, argv, all, nall, (double)(rt_now_ns() - t_start) / 1e9);
   /* after the report: its section is appended */
   if (scaling && o.format == 0 && bench_compile_scaling(o.opt, o.report) != 0) mismatch = 1;
   if (fn && o.format == 0 && bench_table_function(o.opt, o.report) != 0) mismatch = 1;
+  if (win && o.format == 0 &&
+      bench_window(o.repeat_set ? o.repeat : 7, o.quick ? 100000 : 1000000, o.report) != 0)
+    mismatch = 1;
   free(all);
   for (int i = 0; i < ncache; i++) bench_data_free(&data_cache[i]);
   if (mismatch) fprintf(stderr, "pipejit-bench: some mode returned a different answer\n");

@@ -137,4 +137,10 @@ int bench_sql_join(int repeat, int64_t nrows, bench_sql_row *rows, int cap);
  * error or a wrong answer. */
 int bench_table_function(int opt, const char *report);
 
+/* Workload window (bench/bench_window.c): LAG over n counter rows on both
+ * backends, DuckDB on one thread and SQLite, in one run; prints and
+ * appends a section to `report` (may be NULL). 0, or -1 on error or when
+ * the answers differ. */
+int bench_window(int repeat, int64_t n, const char *report);
+
 #endif

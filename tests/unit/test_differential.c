@@ -1140,6 +1140,7 @@ static void w_call(buf *b) {
 }
 
 static void test_window_functions(void **state) {
+  (void)state;
   mode_spec modes[2];
   int nmodes = pick_modes(modes);
   pj_engine *e = NULL;
