@@ -364,13 +364,16 @@ typedef struct sumst {
   double dsum;
 } sumst;
 
-static void sum_step(const rt_rowbuf *b, int c, uint32_t r, sumst *s, int dir) {
+/* Row r enters (dir 1) or leaves (-1) the frame; count only: COUNT,
+ * whose argument may be a string. */
+static void sum_step(const rt_rowbuf *b, int c, uint32_t r, sumst *s, int dir, bool count) {
   if (c < 0) {
     s->cnt += dir;
     return;
   }
   if (!valid_at(b, c, r)) return;
   s->cnt += dir;
+  if (count) return;
   if (b->types[c] == RT_F64) s->dsum += dir > 0 ? f64_at(b, c, r) : -f64_at(b, c, r);
   else s->isum += dir > 0 ? i64_at(b, c, r) : -(__int128)i64_at(b, c, r);
 }
@@ -378,6 +381,7 @@ static void sum_step(const rt_rowbuf *b, int c, uint32_t r, sumst *s, int dir) {
 static int run_sum(win *w, const rt_wincall *c) {
   rt_rowbuf *b = w->b;
   bool dbl = c->arg >= 0 && b->types[c->arg] == RT_F64;
+  bool count = c->fn == RT_WIN_COUNT || c->fn == RT_WIN_COUNT_STAR;
   for (size_t p = 0; p < w->nparts; p++) {
     uint32_t ps = w->parts[p], pe = w->parts[p + 1], clo = ps, chi = ps;
     sumst s = {0};
@@ -388,8 +392,8 @@ static int run_sum(win *w, const rt_wincall *c) {
         s = (sumst){0};
         clo = chi = lo;
       }
-      for (; chi < hi; chi++) sum_step(b, c->arg, w->perm[chi], &s, 1);
-      for (; clo < lo; clo++) sum_step(b, c->arg, w->perm[clo], &s, -1);
+      for (; chi < hi; chi++) sum_step(b, c->arg, w->perm[chi], &s, 1, count);
+      for (; clo < lo; clo++) sum_step(b, c->arg, w->perm[clo], &s, -1, count);
       double d = dbl ? s.dsum : (double)s.isum;
       switch (c->fn) {
       case RT_WIN_COUNT_STAR:
