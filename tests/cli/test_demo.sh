@@ -108,4 +108,7 @@ c=$(grep -c '^compare: interp [0-9.]* ms | jit [0-9.]* ms + [0-9.]* ms compile' 
 o=$(grep -Ec '^  (once: |interp faster even)' "$T/demo")
 [ "$c" -ge 20 ] && [ "$c" -eq "$o" ] || fail "demo: $c comparisons, $o verdicts"
 [ "$(grep -c '^compare: [0-9]* pipelines*: ' "$T/demo")" -eq 5 ] || fail "demo: summaries"
+grep -q '^== Summary' "$T/demo" || fail "demo: no summary"
+[ "$(sed -n '/^== Summary/,$p' "$T/demo" | grep -c '^[a-z].*: [0-9]* pipelines*: interp .* wins')" -eq 5 ] ||
+  fail "demo: summary lines: $(sed -n '/^== Summary/,$p' "$T/demo")"
 echo "test_demo: all passed ($c comparisons; names match sqlite3's joins)"
