@@ -44,9 +44,17 @@ void pj__engine_set_hooks(pj_engine *e, const pj__hooks *h);
  * before running anything. */
 pj_status pj__engine_jit(pj_engine *e);
 
-/* 1 when text (len bytes) ends with a ';' that ends a statement (not
- * one inside a string, comment or unfinished statement), or holds only
- * blanks before it; like sqlite3_complete for scripts. */
+/* The settings of `from` (mode, opt level, memory limit, module path)
+ * given to `to`: the shell's .open makes a new engine with the user's
+ * options. PJ_NOMEM or PJ_OK. */
+pj_status pj__engine_copy_settings(pj_engine *to, const pj_engine *from);
+
+/* 1 when text (len bytes) holds no unfinished statement: its last
+ * statement ends with a ';' (not one inside a string, comment or
+ * parentheses) or there is none — only blanks, ';'s and comments, every
+ * block comment closed; like sqlite3_complete for scripts. */
 int pj__script_complete(const char *text, size_t len);
+/* 1 when text holds no statement at all (blanks, ';'s and comments). */
+int pj__script_empty(const char *text, size_t len);
 
 #endif

@@ -207,19 +207,10 @@ pj_status pj_engine_exec_len(pj_engine *e, const char *script, size_t len, pj_re
   return s;
 }
 
-int pj__script_complete(const char *text, size_t len) {
-  size_t end = len;
-  while (end && (text[end - 1] == ' ' || text[end - 1] == '\n' || text[end - 1] == '\t' ||
-                 text[end - 1] == '\r'))
-    end--;
-  if (!end || text[end - 1] != ';') return 0;
-  rt_arena a;
-  rt_arena_init(&a);
-  fe_span *spans = NULL;
-  int n = fe_split(&a, text, len, &spans);
-  /* The ';' ends the text when the splitter's last statement ends before
-   * it (an open string or comment would swallow it). */
-  int done = n == 0 || (size_t)(spans[n - 1].pos + spans[n - 1].len) < end;
-  rt_arena_free(&a);
-  return done;
+int pj__script_complete(const char *text, size_t len) { return fe_split_complete(text, len); }
+
+int pj__script_empty(const char *text, size_t len) {
+  size_t at = 0;
+  fe_span sp;
+  return !fe_split_next(text, len, &at, &sp);
 }

@@ -1,8 +1,10 @@
 /*
  * cli.h — pieces of the pipejit command-line tool: result printers
- * (format.c), running scripts (run.c) and the interactive shell
- * (shell.c); main.c parses options and reads the inputs. The tool uses
- * the engine through pipejit.h and api/hooks.h only.
+ * (format.c), running scripts (run.c) and scripts with dot-commands
+ * (input.c), script parameters (param.c) and the interactive shell
+ * (shell.c, dot.c, complete.c); main.c parses options and reads the
+ * inputs. The tool uses the engine through pipejit.h and api/hooks.h
+ * only.
  */
 #ifndef PJ_CLI_H
 #define PJ_CLI_H
@@ -11,24 +13,16 @@
 
 #include "pipejit.h"
 
-typedef enum cli_format { CLI_TABLE, CLI_CSV, CLI_JSON } cli_format;
-
-#include <signal.h>
-
-/* Prints one result set in the given format (no separating blank line:
- * the caller prints those between result sets). Time is linear in the
- * cells. `stop` (may be NULL) is polled every row and every 256 cells: once
- * it is set, printing ends where it is (Ctrl-C and --timeout stop the
- * printing of a huge result too) and 1 is returned; else 0. */
-int cli_print_result(FILE *out, const pj_result *r, cli_format fmt,
-                     const volatile sig_atomic_t *stop);
+#include "format.h"
 
 /* The tool's settings and output state. */
 struct cli {
   pj_engine *e;
   cli_format fmt;
+  cli_style style;    /* .headers, .width */
   const char *dump;   /* NULL, "plan", "llvm", "llvm-raw" or "asm" */
   int timing;
+  int timer;          /* .timer on: sqlite3's "Run Time:" line per statement */
   int compare;
   int echo;           /* --echo: each statement's text before its rows */
   int echoed;         /* the statement's text was just echoed */
@@ -42,7 +36,30 @@ struct cli {
   FILE *diag;
   int printed;        /* blocks printed to stdout (blank line between) */
   int reported;       /* the current error was printed already */
+  int line_base;      /* lines before the text cli_run_script runs, in
+                         its file (error positions of scripts cut at
+                         dot-commands) */
+  int64_t timer_ns, timer_cpu_ns[2];   /* .timer: where the statement began */
+  /* .output / .once (dot.c): standard output's descriptor before the
+   * redirection, plus 1 (0: none); the open file or pipe; 1 for .once. */
+  int out_saved;
+  FILE *out_file;
+  int out_pipe, out_once;
+  int depth;          /* .read nesting */
 };
+
+/* ---- input.c ---- */
+
+/* Runs a script that may hold dot-commands (a line starting with '.' where
+ * a statement may start, as sqlite3 reads its input): the statements
+ * between them run with cli_run_script. `name` names the input in
+ * messages. Returns 0, 1 after an error (which stops it), or 2 when a
+ * .quit or .exit ended it. */
+int cli_run_input(struct cli *c, const char *text, size_t len, const char *name);
+
+/* The whole stream, NUL-terminated, its length (which counts any NUL
+ * bytes inside) in *len; NULL when out of memory. */
+char *cli_read_file(FILE *f, size_t *len);
 
 /* ---- param.c ---- */
 

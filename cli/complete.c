@@ -1,8 +1,11 @@
 /*
- * complete.c — tab completion candidates for the shell: keywords of pipe
- * queries, PerfettoSQL and SQLite SQL, dot-commands, and the names of the
- * tables, views and columns the engine's SQLite connection knows (the
- * columnar tables are temp virtual tables there). Independent of libedit
+ * complete.c — tab completion candidates for the shell, by context (see
+ * cli_complete in shell.h): dot-commands and their arguments from dot.c's
+ * table; after `|>` the stages' words from ir/stages.def; after FROM and
+ * JOIN the tables; elsewhere the columns of the tables in scope,
+ * keywords, functions (ir/funcs.def) and aggregates (ir/aggs.def).
+ * Tables, views and columns come from the engine's SQLite connection
+ * (columnar tables are temp virtual tables there). Independent of libedit
  * so tests can call it.
  */
 #include <stdbool.h>
@@ -15,22 +18,23 @@
 #include "shell.h"
 
 /* Keywords that no list below names: SQL's, PerfettoSQL's, FROM and
- * INTERVAL INTERSECTION OF, CASE and BETWEEN. */
+ * INTERVAL INTERSECTION OF; and those of expressions (CASE, BETWEEN, AS
+ * names …), which a stage's body takes too. */
 static const char *const keywords[] = {
-    "BETWEEN", "CASE", "CREATE", "DELETE", "DISTINCT", "ELSE", "END", "FROM", "INSERT",
-    "INTERSECTION", "INTERVAL", "INTO", "OF", "ON", "PERFETTO", "PRAGMA", "REPLACE", "SELECT",
-    "TABLE", "THEN", "UPDATE", "VALUES", "VIEW", "WHEN", "WHERE", "WITH",
+    "CREATE", "DELETE", "FROM", "INSERT", "INTERSECTION", "INTERVAL", "INTO", "OF", "ON",
+    "PERFETTO", "PRAGMA", "REPLACE", "SELECT", "TABLE", "UPDATE", "VALUES", "VIEW", "WHERE",
+    "WITH",
+};
+static const char *const expr_keywords[] = {
+    "AS", "BETWEEN", "BY", "CASE", "DISTINCT", "ELSE", "END", "THEN", "WHEN",
 };
 
 /* The words of the pipe language's lists (data only: ir/stages.def,
  * aggs.def, windows.def and exprs.def are X-macro lists, no internal
- * header): each stage's name and syntax words (a window's among them),
- * each aggregate's and window function's name, each operator
- * spelled in words (AND, IS NOT, IS NULL …). */
+ * header): each aggregate's and window function's name, each operator
+ * spelled in words (AND, IS NOT, IS NULL …); the stages' below (a
+ * window's OVER words among their syntax words). */
 static const char *const list_words[] = {
-#define STAGE(name, str, w1, w2, parse, bind, words) str, words,
-#include "../ir/stages.def"
-#undef STAGE
 #define AGG(name, sql, printed, out, in_agg, in_tree, in_flat, lo, hi) sql,
 #include "../ir/aggs.def"
 #undef AGG
@@ -42,6 +46,17 @@ static const char *const list_words[] = {
 #undef EX
 };
 
+/* Each stage's name ("INTERVAL FLATTEN") and its other syntax words,
+ * which may put LEFT before the name. */
+typedef struct stage_words {
+  const char *name, *words;
+} stage_words;
+static const stage_words stages[] = {
+#define STAGE(name, str, w1, w2, parse, bind, words) {str, words},
+#include "../ir/stages.def"
+#undef STAGE
+};
+
 /* Scalar function names (ir/funcs.def), offered in the case of the
  * prefix. */
 static const char *const function_names[] = {
@@ -50,8 +65,7 @@ static const char *const function_names[] = {
 #undef FN
 };
 
-static const char *const dot_commands[] = {".dump", ".exit", ".help", ".mode", ".quit",
-                                           ".schema", ".tables", ".timing"};
+/* ---- the candidate list ------------------------------------------------- */
 
 typedef struct list {
   char **v;
@@ -59,8 +73,9 @@ typedef struct list {
   int failed;
 } list;
 
-static void add(list *l, const char *s, const char *prefix) {
-  if (l->failed || strncasecmp(s, prefix, strlen(prefix))) return;
+static void add_n(list *l, const char *s, size_t len, const char *prefix) {
+  size_t pn = strlen(prefix);
+  if (l->failed || len < pn || strncasecmp(s, prefix, pn)) return;
   if (l->n + 2 > l->cap) {
     size_t cap = l->cap ? l->cap * 2 : 32;
     char **v = realloc(l->v, cap * sizeof *v);
@@ -71,35 +86,65 @@ static void add(list *l, const char *s, const char *prefix) {
     l->v = v;
     l->cap = cap;
   }
-  if (!(l->v[l->n] = strdup(s))) {
+  if (!(l->v[l->n] = strndup(s, len))) {
     l->failed = 1;
     return;
   }
   l->n++;
 }
 
-/* Adds each word of `words` (space-separated) that is a keyword (upper
- * case letters and '_': not an operator sign or a function's own name),
- * in lower case when `lower`. */
-static void add_words(list *l, const char *words, const char *prefix, int lower) {
-  for (const char *w = words; *w;) {
+static void add(list *l, const char *s, const char *prefix) { add_n(l, s, strlen(s), prefix); }
+
+/* A keyword in the case the user types (lower case if the prefix starts
+ * lower case). */
+static void add_kw(list *l, const char *kw, size_t len, const char *prefix) {
+  char buf[64];
+  int lower = prefix[0] >= 'a' && prefix[0] <= 'z';
+  if (len >= sizeof buf) return;
+  for (size_t i = 0; i < len; i++) {
+    char ch = kw[i];
+    buf[i] = lower && ch >= 'A' && ch <= 'Z' ? (char)(ch | 0x20)
+             : !lower && ch >= 'a' && ch <= 'z' ? (char)(ch - 32) : ch;
+  }
+  add_n(l, buf, len, prefix);
+}
+
+/* The n-th word (0-based) of a space-separated list: its start and
+ * length, or NULL. */
+static const char *nth_word(const char *words, int n, size_t *len) {
+  const char *w = words;
+  for (int i = 0;; i++) {
     while (*w == ' ') w++;
-    char kw[32];
-    size_t k = 0;
-    bool word = true;
-    for (; *w && *w != ' '; w++) {
-      word &= (*w >= 'A' && *w <= 'Z') || *w == '_';
-      if (k + 1 < sizeof kw) kw[k++] = lower ? (char)(*w | 0x20) : *w;
+    if (!*w) return NULL;
+    const char *e = strchr(w, ' ');
+    size_t k = e ? (size_t)(e - w) : strlen(w);
+    if (i == n) {
+      *len = k;
+      return w;
     }
-    kw[k] = 0;
-    if (word && k > 0) add(l, kw, prefix);
+    w += k;
   }
 }
 
-/* Adds every string the query's first column returns. */
-static void add_query(list *l, sqlite3 *db, const char *sql, const char *prefix) {
+/* Adds each word of `words` that is a keyword (upper case letters and
+ * '_': not an operator sign or a function's own name). */
+static void add_words(list *l, const char *words, const char *prefix) {
+  size_t k;
+  for (int i = 0; nth_word(words, i, &k); i++) {
+    const char *w = nth_word(words, i, &k);
+    bool word = k > 0;
+    for (size_t j = 0; j < k; j++) word &= (w[j] >= 'A' && w[j] <= 'Z') || w[j] == '_';
+    if (word) add_kw(l, w, k, prefix);
+  }
+}
+
+/* Adds every string the query's first column returns (?1 bound to arg
+ * when given). */
+static void add_query(list *l, sqlite3 *db, const char *sql, const char *arg,
+                      const char *prefix) {
   sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return;
+  if (!db || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return;
+  if (arg) sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
   while (sqlite3_step(st) == SQLITE_ROW) {
     const char *s = (const char *)sqlite3_column_text(st, 0);
     if (s) add(l, s, prefix);
@@ -107,52 +152,256 @@ static void add_query(list *l, sqlite3 *db, const char *sql, const char *prefix)
   sqlite3_finalize(st);
 }
 
+static void add_tables(list *l, sqlite3 *db, const char *prefix) {
+  add_query(l, db, cli_catalog_sql, NULL, prefix);
+}
+
+static void add_columns(list *l, sqlite3 *db, const char *table, const char *prefix) {
+  add_query(l, db, "SELECT name FROM pragma_table_info(?1)", table, prefix);
+}
+
+/* Keywords, functions and aggregates: what an expression may hold. */
+static void add_expression_words(list *l, const char *prefix) {
+  for (size_t i = 0; i < sizeof expr_keywords / sizeof *expr_keywords; i++)
+    add_words(l, expr_keywords[i], prefix);
+  for (size_t i = 0; i < sizeof list_words / sizeof *list_words; i++)
+    add_words(l, list_words[i], prefix);
+  for (size_t i = 0; i < sizeof function_names / sizeof *function_names; i++)
+    add_kw(l, function_names[i], strlen(function_names[i]), prefix);
+}
+
+/* ---- reading the statement so far ---------------------------------------- */
+
+enum { TOK_WORD, TOK_PIPE, TOK_PUNCT, TOK_STRING };
+typedef struct tok {
+  int kind;
+  const char *s;   /* a word without its quotes */
+  size_t n;
+} tok;
+
+typedef struct toks {
+  tok *v;
+  size_t n, cap;
+} toks;
+
+static bool is_word_char(unsigned char c) {
+  return ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '$' || c >= 0x80;
+}
+
+/* The tokens of the last statement of text (after its last top-level
+ * ';'), comments skipped. 0, or -1 when out of memory. */
+static int lex(const char *t, size_t len, toks *out) {
+  int depth = 0;
+  for (size_t i = 0; i < len;) {
+    unsigned char c = (unsigned char)t[i];
+    tok k = {TOK_PUNCT, t + i, 1};
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      i++;
+      continue;
+    }
+    if (c == '-' && i + 1 < len && t[i + 1] == '-') {
+      while (i < len && t[i] != '\n') i++;
+      continue;
+    }
+    if (c == '/' && i + 1 < len && t[i + 1] == '*') {
+      const char *e = strstr(t + i + 2, "*/");
+      i = e ? (size_t)(e - t) + 2 : len;
+      continue;
+    }
+    if (c == '\'' || c == '"' || c == '`' || c == '[') {
+      char close = c == '[' ? ']' : (char)c;
+      size_t j = i + 1;
+      while (j < len && t[j] != close) j++;
+      k = (tok){c == '\'' ? TOK_STRING : TOK_WORD, t + i + 1, j - i - 1};
+      i = j < len ? j + 1 : len;
+    } else if (is_word_char(c)) {
+      size_t j = i;
+      while (j < len && is_word_char((unsigned char)t[j])) j++;
+      k = (tok){TOK_WORD, t + i, j - i};
+      i = j;
+    } else if (c == '|' && i + 1 < len && t[i + 1] == '>') {
+      k = (tok){TOK_PIPE, t + i, 2};
+      i += 2;
+    } else {
+      i++;
+      if (c == '(') depth++;
+      else if (c == ')' && depth > 0) depth--;
+      else if (c == ';' && depth == 0) {
+        out->n = 0;   /* a new statement */
+        continue;
+      }
+    }
+    if (out->n == out->cap) {
+      size_t cap = out->cap ? out->cap * 2 : 64;
+      tok *v = realloc(out->v, cap * sizeof *v);
+      if (!v) return -1;
+      out->v = v;
+      out->cap = cap;
+    }
+    out->v[out->n++] = k;
+  }
+  return 0;
+}
+
+static bool tok_is(const tok *k, const char *word) {
+  return k->kind == TOK_WORD && k->n == strlen(word) && !strncasecmp(k->s, word, k->n);
+}
+
+/* After `|>` and the words w[0..n): the next word of every stage whose
+ * name (LEFT before it when its syntax has LEFT) starts with them. 1 when
+ * the words are such a start (the candidates are the stage words), 0
+ * when the stage is named already (its body follows: *named is its index
+ * in stages[], the longest name that matched) or none matches (-1). */
+static int stage_next(list *l, const tok *w, size_t n, const char *prefix, int *named) {
+  int any = 0;
+  size_t named_len = 0;
+  *named = -1;
+  for (size_t i = 0; i < sizeof stages / sizeof *stages; i++) {
+    size_t k, lk;
+    bool has_left = false;
+    for (int j = 0; nth_word(stages[i].words, j, &lk); j++)
+      has_left |= lk == 4 && !strncmp(nth_word(stages[i].words, j, &lk), "LEFT", 4);
+    /* the name's words, maybe after LEFT */
+    for (int with_left = 0; with_left <= (int)has_left; with_left++) {
+      /* the name's words (LEFT first) matched against the words typed,
+       * as far as both go */
+      size_t m = 0;
+      const char *nw = NULL;
+      for (;; m++) {
+        if (with_left && m == 0) nw = "LEFT", k = 4;
+        else nw = nth_word(stages[i].name, (int)m - with_left, &k);
+        if (!nw || m == n) break;
+        if (w[m].kind != TOK_WORD || w[m].n != k || strncasecmp(w[m].s, nw, k)) break;
+      }
+      if (!nw) {   /* the whole name is there: its body follows */
+        if (m > named_len) *named = (int)i, named_len = m;
+      } else if (m == n) {   /* a start of the name: offer its next word */
+        any = 1;
+        add_kw(l, nw, k, prefix);
+      }
+    }
+  }
+  return any;
+}
+
+/* Words the generic context adds: the columns of the tables in scope
+ * (after FROM and JOIN) and names made with AS; every table's columns and
+ * the table names when none is in scope. */
+static void add_scope(list *l, sqlite3 *db, const toks *t, const char *prefix) {
+  int tables = 0;
+  for (size_t i = 0; i + 1 < t->n; i++) {
+    const tok *k = &t->v[i], *next = &t->v[i + 1];
+    if (next->kind != TOK_WORD) continue;
+    if (tok_is(k, "FROM") || tok_is(k, "JOIN")) {
+      char name[256];
+      if (next->n >= sizeof name) continue;
+      memcpy(name, next->s, next->n);
+      name[next->n] = 0;
+      add_columns(l, db, name, prefix);
+      tables++;
+    } else if (tok_is(k, "AS")) {
+      add_n(l, next->s, next->n, prefix);
+    }
+  }
+  if (tables) return;
+  add_tables(l, db, prefix);
+  char *all = sqlite3_mprintf("SELECT DISTINCT c.name FROM (%s) t, pragma_table_info(t.name) c",
+                              cli_catalog_sql);
+  if (!all) l->failed = 1;
+  else add_query(l, db, all, NULL, prefix);
+  sqlite3_free(all);
+}
+
+/* ---- dot-commands ------------------------------------------------------- */
+
+static void complete_dot(list *l, sqlite3 *db, const toks *t, const char *prefix, int *files) {
+  if (t->n == 0) {   /* the command itself: ".sc" */
+    for (int i = 0; i < cli_ndot_cmds; i++) add(l, cli_dot_cmds[i].name, prefix);
+    return;
+  }
+  /* The command typed (maybe shortened), then its n-th argument. */
+  const cli_dot_cmd *d = NULL;
+  for (int i = 0; i < cli_ndot_cmds; i++) {
+    const char *name = cli_dot_cmds[i].name + 1;
+    if (t->v[0].n == strlen(name) && !strncmp(t->v[0].s, name, t->v[0].n)) d = &cli_dot_cmds[i];
+  }
+  for (int i = 0; !d && i < cli_ndot_cmds; i++)
+    if (!strncmp(t->v[0].s, cli_dot_cmds[i].name + 1, t->v[0].n)) d = &cli_dot_cmds[i];
+  if (!d) return;
+  size_t arg = t->n;   /* 1 = the first argument */
+  switch (d->arg) {
+  case CLI_ARG_WORDS:
+    if (arg == 1)
+      for (int i = 0; d->words[i]; i++) add(l, d->words[i], prefix);
+    break;
+  case CLI_ARG_TABLES: add_tables(l, db, prefix); break;
+  case CLI_ARG_FILES: *files = 1; break;
+  case CLI_ARG_COMMANDS:
+    for (int i = 0; i < cli_ndot_cmds; i++) add(l, cli_dot_cmds[i].name + 1, prefix);
+    break;
+  case CLI_ARG_NONE: break;
+  }
+}
+
+/* ---- completion --------------------------------------------------------- */
+
 static int cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-char **cli_complete(pj_engine *e, const char *line, size_t start, const char *prefix) {
+char **cli_complete(pj_engine *e, const char *text, size_t start, const char *prefix,
+                    int *files) {
   list l = {0};
-  const char *p = line;
-  while (*p == ' ' || *p == '\t') p++;
-  int first = (size_t)(p - line) == start;   /* completing the line's first word */
-  if (*p == '.' && first) {
-    for (size_t i = 0; i < sizeof dot_commands / sizeof *dot_commands; i++)
-      add(&l, dot_commands[i], prefix);
-  } else if (*p == '.') {
-    /* Arguments of dot-commands: modes, switches, dump kinds, table names. */
-    static const char *const args[] = {"table", "csv", "json", "on", "off", "plan", "llvm"};
-    for (size_t i = 0; i < sizeof args / sizeof *args; i++) add(&l, args[i], prefix);
-  } else {
-    /* Keywords in the case the user started typing (lowercase if the
-     * prefix is lowercase). */
-    int lower = prefix[0] >= 'a' && prefix[0] <= 'z';
-    for (size_t i = 0; i < sizeof keywords / sizeof *keywords; i++) add_words(&l, keywords[i], prefix, lower);
-    for (size_t i = 0; i < sizeof list_words / sizeof *list_words; i++)
-      add_words(&l, list_words[i], prefix, lower);
-    for (size_t i = 0; i < sizeof function_names / sizeof *function_names; i++) {
-      char fn[32];
-      size_t k = 0;
-      for (const char *c = function_names[i]; *c && k + 1 < sizeof fn; c++)
-        fn[k++] = lower ? *c : (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
-      fn[k] = 0;
-      add(&l, fn, prefix);
-    }
-  }
+  toks t = {0};
   sqlite3 *db = e ? pj_engine_sqlite(e) : NULL;
-  if (db && (*p != '.' || !first)) {
-    static const char tables[] =
-        "SELECT name FROM sqlite_temp_schema WHERE type IN ('table','view') UNION "
-        "SELECT name FROM sqlite_schema WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%'";
-    add_query(&l, db, tables, prefix);
-    if (*p != '.') {
-      static const char cols[] =
-          "SELECT DISTINCT c.name FROM (SELECT name FROM sqlite_temp_schema WHERE type IN "
-          "('table','view') UNION SELECT name FROM sqlite_schema WHERE type IN ('table','view') "
-          "AND name NOT LIKE 'sqlite_%') t, pragma_table_info(t.name) c";
-      add_query(&l, db, cols, prefix);
+  int file_word = 0;
+  const char *p = text;
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+  size_t dot = (size_t)(p - text);
+  if (dot >= start && prefix[0] == '.') {
+    complete_dot(&l, db, &t, prefix, &file_word);   /* the command itself */
+  } else if (*p == '.') {
+    /* ".mode j": the words between the dot and the word (none: the
+     * command itself is being completed) */
+    if (start > dot && lex(p + 1, start - dot - 1, &t) < 0) l.failed = 1;
+    else complete_dot(&l, db, &t, prefix, &file_word);
+  } else if (lex(text, start, &t) < 0) {
+    l.failed = 1;
+  } else {
+    /* the words since the last |>, if they are all words */
+    size_t pipe = t.n;
+    for (size_t i = t.n; i > 0; i--)
+      if (t.v[i - 1].kind == TOK_PIPE) {
+        pipe = i - 1;
+        break;
+      }
+    const tok *last = t.n ? &t.v[t.n - 1] : NULL;
+    int stage = -1;
+    if (pipe < t.n && stage_next(&l, t.v + pipe + 1, t.n - pipe - 1, prefix, &stage)) {
+      /* stage words only */
+    } else if (last && (tok_is(last, "FROM") || tok_is(last, "JOIN"))) {
+      add_tables(&l, db, prefix);
+      if (tok_is(last, "FROM")) add_kw(&l, "INTERVAL", 8, prefix);
+    } else if (stage >= 0) {
+      /* a stage's body: expressions, the stage's own words, the scope */
+      add_expression_words(&l, prefix);
+      add_words(&l, stages[stage].words, prefix);
+      add_scope(&l, db, &t, prefix);
+    } else {
+      /* SQL, or the source before the first |>: every keyword */
+      add_expression_words(&l, prefix);
+      for (size_t i = 0; i < sizeof keywords / sizeof *keywords; i++)
+        add_words(&l, keywords[i], prefix);
+      for (size_t i = 0; i < sizeof stages / sizeof *stages; i++) {
+        add_words(&l, stages[i].name, prefix);
+        add_words(&l, stages[i].words, prefix);
+      }
+      add_scope(&l, db, &t, prefix);
     }
   }
+  free(t.v);
+  if (files) *files = file_word;
   if (l.failed) {
     for (size_t i = 0; i < l.n; i++) free(l.v[i]);
     free(l.v);

@@ -2,23 +2,23 @@
  * main.c — the pipejit command-line tool.
  *
  *   pipejit [--db PATH] [--mode auto|jit|interp] [--opt 0-3]
- *           [--format table|csv|json] [--dump plan|llvm|llvm-raw|asm]
+ *           [--format MODE] [--dump plan|llvm|llvm-raw|asm]
  *           [--dump-file FILE] [--timing] [--compare] [--echo]
  *           [--param NAME=VALUE]… [--sample-trace[=N]] [--trace TRACE]
  *           [--replace-trace] [--export OUT.db]
  *           [--load TABLE,…] [--max-memory SIZE] [--timeout SECONDS]
  *           [--module-path DIR]… [-c TEXT] [-q FILE] [TRACE] [FILE ...]
  *
- * Runs the statements of every -c TEXT, -q FILE and FILE in the order
- * given (`-` is standard input); with none, standard input — or, on a
- * terminal, the interactive shell (shell.c). A TRACE argument (a FILE
- * whose content is a trace) is imported before any script runs, wherever
- * it stands, as trace_processor_shell takes `TRACE -q query.sql`; with
- * --replace-trace several traces load in the order given, between the
- * scripts. Results go to standard output, one blank line between result
- * sets; errors go to standard error, and so do dumps, timings and
- * comparisons (or to --dump-file). The first error stops the tool with
- * exit status 1.
+ * Runs the statements (and dot-commands: input.c) of every -c TEXT, -q
+ * FILE and FILE in the order given (`-` is standard input); with none,
+ * standard input — or, on a terminal, the interactive shell (shell.c). A
+ * TRACE argument (a FILE whose content is a trace) is imported before any
+ * script runs, wherever it stands, as trace_processor_shell takes `TRACE
+ * -q query.sql`; with --replace-trace several traces load in the order
+ * given, between the scripts. Results go to standard output, one blank
+ * line between result sets; errors go to standard error, and so do dumps,
+ * timings and comparisons (or to --dump-file). The first error stops the
+ * tool with exit status 1.
  *
  * Running scripts, printing, the hooks and cancelling are run.c's; typing
  * --param values is param.c's; this file parses the options, reads the
@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "api/hooks.h"
-#include "cli.h"
+#include "shell.h"
 
 static void usage(FILE *out) {
   fputs("usage: pipejit [options] [TRACE] [-c TEXT | -q FILE | FILE ...]\n"
@@ -48,8 +48,14 @@ static void usage(FILE *out) {
         "  --db PATH              SQLite database file (default: in memory)\n"
         "  --mode auto|jit|interp backend: auto starts on the interpreter and, for large\n"
         "                         inputs, switches to code compiled in the background\n"
-        "  --opt 0-3              LLVM optimization level (default 2)\n"
-        "  --format table|csv|json  result format (default table)\n"
+        "  --opt 0-3              LLVM optimization level (default 2)\n",
+        out);
+  fprintf(out,
+          "  --format MODE          result format: %s\n"
+          "                         (default table; json: one array per result set,\n"
+          "                         jsonl: one object per line)\n",
+          cli_format_choices());
+  fputs(
         "  --dump plan|llvm|llvm-raw|asm  print each pipeline's plan, LLVM IR\n"
         "                         (optimized or raw) or machine code on stderr\n"
         "  --dump-file FILE       dumps, timings and comparisons into FILE, not stderr\n"
@@ -101,30 +107,6 @@ static int64_t parse_size(const char *v) {
   return (int64_t)(n * mul);
 }
 
-/* The whole stream, NUL-terminated, its length (which counts any NUL
- * bytes inside) in *len. */
-static char *read_stream(FILE *f, size_t *len) {
-  size_t n = 0, cap = 1 << 16;
-  char *buf = malloc(cap);
-  if (!buf) return NULL;
-  size_t got;
-  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-    n += got;
-    if (cap - n - 1 == 0) {
-      char *nb = realloc(buf, cap * 2);
-      if (!nb) {
-        free(buf);
-        return NULL;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-  }
-  buf[n] = 0;
-  *len = n;
-  return buf;
-}
-
 /* A file that is not a script (a trace, a database): says what to do with
  * it instead of letting SQLite complain about its bytes. `what` names
  * what was expected ("a script", "a query file" for -q). 1 when it is
@@ -152,13 +134,13 @@ static int run_file(struct cli *c, const char *path, const char *what) {
     return 1;
   }
   size_t len = 0;
-  char *text = read_stream(f, &len);
+  char *text = cli_read_file(f, &len);
   if (f != stdin) fclose(f);
   if (!text) {
     fprintf(stderr, "error: cannot read '%s'\n", path);
     return 1;
   }
-  int rc = not_a_script(path, what, text, len) ? 1 : cli_run_script(c, text, len);
+  int rc = not_a_script(path, what, text, len) ? 1 : cli_run_input(c, text, len, path);
   free(text);
   return rc;
 }
@@ -331,7 +313,6 @@ int main(int argc, char **argv) {
   const char **module_paths = calloc((size_t)argc + 1, sizeof *module_paths);
   int nmodule_paths = 0;
   static const char *const modes[] = {"auto", "interp", "jit", NULL};
-  static const char *const formats[] = {"table", "csv", "json", NULL};
   static const char *const dumps[] = {"plan", "llvm", "llvm-raw", "asm", NULL};
   if (!inputs || !module_paths || !params) return 1;
 
@@ -351,7 +332,7 @@ int main(int argc, char **argv) {
       if (!(v[0] >= '0' && v[0] <= '3' && !v[1])) bad_value("--opt", v);
       opt = v[0] - '0';
     } else if ((v = opt_value(argc, argv, &i, "--format"))) {
-      int f = one_of(v, formats);
+      int f = cli_format_find(v);
       if (f < 0) bad_value("--format", v);
       c.fmt = (cli_format)f;
     } else if ((v = opt_value(argc, argv, &i, "--dump"))) {
@@ -493,7 +474,7 @@ int main(int argc, char **argv) {
     free(name);
   }
   for (int i = 0; i < ninputs && !rc; i++)
-    rc = inputs[i].kind == IN_TEXT    ? cli_run_script(&c, inputs[i].s, strlen(inputs[i].s))
+    rc = inputs[i].kind == IN_TEXT    ? cli_run_input(&c, inputs[i].s, strlen(inputs[i].s), "-c")
          : inputs[i].kind == IN_TRACE ? (replace_trace ? load_trace(&c, inputs[i].s) : 0)
          : inputs[i].kind == IN_QUERY ? run_file(&c, inputs[i].s, "a query file")
                                       : run_file(&c, inputs[i].s, "a script");
@@ -513,7 +494,10 @@ int main(int argc, char **argv) {
   }
 
   if (c.compare) cli_compare_summary(&c);
+  if (rc == 2) rc = 0;   /* .quit or .exit in a script */
 done:
+  cli_output_reset(&c);
+  free(c.style.widths);
   pj_engine_close(c.e);
   if (c.diag && fclose(c.diag) != 0 && !rc) {
     fprintf(stderr, "error: --dump-file: cannot write '%s'\n", dump_file);

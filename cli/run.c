@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -24,8 +25,9 @@
 
 double cli_timeout;
 
+/* A blank line between blocks (not in JSON Lines). */
 static void separate(struct cli *c) {
-  if (c->printed++) fputc('\n', stdout);
+  if (c->printed++ && cli_format_separated(c->fmt)) fputc('\n', stdout);
 }
 
 /* The stream of dumps, timings and comparisons (standard error unless
@@ -51,7 +53,7 @@ static void print_error(struct cli *c, const char *script) {
   for (int l = 1; l < line && *p; p++)
     if (*p == '\n') l++;
   size_t len = strcspn(p, "\n");
-  fprintf(stderr, "at line %d, column %d:\n%.*s\n", line, col, (int)len, p);
+  fprintf(stderr, "at line %d, column %d:\n%.*s\n", line + c->line_base, col, (int)len, p);
   for (int i = 0; i + 1 < col && (size_t)i < len; i++)
     if (((unsigned char)p[i] & 0xC0) != 0x80) fputc(p[i] == '\t' ? '\t' : ' ', stderr);
   fputs("^\n", stderr);
@@ -217,10 +219,32 @@ static int before_run(void *ctx, pj_query *q, const char *text, size_t len, size
   return 0;
 }
 
+/* .timer: the clocks where the statement began (wall, user, system). */
+static void timer_now(int64_t *real, int64_t cpu[2]) {
+  struct rusage ru;
+  *real = cli_now_ns();
+  getrusage(RUSAGE_SELF, &ru);
+  cpu[0] = (int64_t)ru.ru_utime.tv_sec * 1000000000 + (int64_t)ru.ru_utime.tv_usec * 1000;
+  cpu[1] = (int64_t)ru.ru_stime.tv_sec * 1000000000 + (int64_t)ru.ru_stime.tv_usec * 1000;
+}
+
+/* sqlite3's .timer line, with the other timings (standard error or
+ * --dump-file): seconds since the statement began, its printing
+ * included. */
+static void timer_line(struct cli *c) {
+  int64_t real, cpu[2];
+  timer_now(&real, cpu);
+  FILE *d = diag_begin(c);
+  fprintf(d, "Run Time: real %.3f user %.6f sys %.6f\n", (double)(real - c->timer_ns) / 1e9,
+          (double)(cpu[0] - c->timer_cpu_ns[0]) / 1e9, (double)(cpu[1] - c->timer_cpu_ns[1]) / 1e9);
+  diag_end(c);
+}
+
 /* --echo: the statement as written, with the comments before it (which
  * say what it asks), then its rows; as sqlite3's -echo. */
 static void before_stmt(void *ctx, const char *text, size_t len, size_t off) {
   struct cli *c = ctx;
+  if (c->timer) timer_now(&c->timer_ns, c->timer_cpu_ns);
   if (!c->echo) return;
   separate(c);
   fwrite(text, 1, len, stdout);
@@ -232,6 +256,7 @@ static void before_stmt(void *ctx, const char *text, size_t len, size_t off) {
 static void after_stmt(void *ctx, const char *text, size_t len, size_t off, const pj_timing *t,
                        int pipeline) {
   struct cli *c = ctx;
+  if (c->timer) timer_line(c);
   if (!c->timing) return;
   char label[72];
   snippet(text, len, label, sizeof label);
@@ -335,7 +360,7 @@ static int on_result(void *ctx, const pj_result *res, const char *text, size_t l
   c->echoed = 0;
   /* A result of millions of cells takes a while to print: the timeout
    * and Ctrl-C stop it there, and the script with it. */
-  if (cli_print_result(stdout, res, c->fmt, &g_cancel)) {
+  if (cli_print_result(stdout, res, c->fmt, &c->style, &g_cancel)) {
     fputc('\n', stdout);
     return 1;
   }

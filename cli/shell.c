@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE   /* fopencookie */
 #include <errno.h>
+#include <locale.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,22 +164,38 @@ static void run(struct cli *c, const char *text) {
 /* ---- libedit ------------------------------------------------------------ */
 
 static struct cli *g_cli;       /* for the completion callbacks */
+static const char *g_pending;   /* the statement's earlier lines */
+static size_t g_pending_len;
 static char **g_matches;
-static size_t g_next, g_start;
+static size_t g_next;
 
 static char *complete_next(const char *text, int state) {
-  if (!state) {
-    cli_complete_free(g_matches);
-    g_matches = cli_complete(g_cli->e, rl_line_buffer ? rl_line_buffer : "", g_start, text);
-    g_next = 0;
-  }
+  (void)state;
   if (!g_matches || !g_matches[g_next]) return NULL;
   return strdup(g_matches[g_next++]);   /* libedit frees it */
 }
 
+/* Completes from the statement so far (earlier lines and this one up to
+ * the word): context decides the candidates (complete.c). File names
+ * (.read, .open …) are the line editor's own completion. */
 static char **complete_attempt(const char *text, int start, int end) {
-  g_start = (size_t)start;
-  rl_attempted_completion_over = 1;   /* no file-name completion */
+  const char *line = rl_line_buffer ? rl_line_buffer : "";
+  size_t n = (size_t)start, total = g_pending_len + n;
+  char *before = malloc(total + 1);
+  if (!before) return NULL;
+  memcpy(before, g_pending, g_pending_len);
+  memcpy(before + g_pending_len, line, n);
+  before[total] = 0;
+  int files = 0;
+  cli_complete_free(g_matches);
+  g_matches = cli_complete(g_cli->e, before, total, text, &files);
+  free(before);
+  g_next = 0;
+  if (files) {
+    rl_attempted_completion_over = 0;   /* libedit completes the file name */
+    return NULL;
+  }
+  rl_attempted_completion_over = 1;
   return rl_completion_matches(text, complete_next);
 }
 
@@ -197,12 +214,32 @@ static int is_blank(const char *s) {
   return 1;
 }
 
+/* Adds the whole statement (or command) to the history as one entry,
+ * its lines kept: recalled, it comes back entire. */
+static void remember(const char *text, size_t len) {
+  while (len && (text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
+  char *entry = strndup(text, len);
+  if (entry && !is_blank(entry)) add_history(entry);
+  free(entry);
+}
+
 int cli_shell(struct cli *c) {
   size_t len = 0, cap = 4096;
   char *buf = malloc(cap);
   if (!buf) return 1;
   buf[0] = 0;
   g_cli = c;
+  g_pending = buf;
+  g_pending_len = 0;
+  /* Prompts and echo go to the terminal even while .output moves
+   * standard output elsewhere. */
+  int tty = dup(1);
+  FILE *term = tty >= 0 ? fdopen(tty, "w") : NULL;
+  if (term) rl_outstream = term;
+  /* The terminal's character set, so the editor reads UTF-8 input as
+   * characters (in the C locale it drops every non-ASCII byte). Only the
+   * character type: number formatting stays C's. */
+  setlocale(LC_CTYPE, "");
   rl_readline_name = "pipejit";
   rl_attempted_completion_function = complete_attempt;
   rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{(,)+-*/%";
@@ -221,17 +258,17 @@ int cli_shell(struct cli *c) {
        * was typed). Drop the line and the pending statement and prompt
        * afresh, as sqlite3's shell does; only end of input leaves. */
       free(line);
-      len = 0;
+      len = g_pending_len = 0;
       buf[0] = 0;
-      fputc('\n', stdout);
-      fflush(stdout);
+      fputc('\n', rl_outstream ? rl_outstream : stdout);
+      fflush(rl_outstream ? rl_outstream : stdout);
       continue;
     }
     if (!line) break;
-    if (!is_blank(line)) add_history(line);
     const char *p = line;
     while (*p == ' ' || *p == '\t') p++;
     if (len == 0 && *p == '.') {
+      remember(line, strlen(line));
       quit = cli_dot_command(c, p, stdout, stderr) == CLI_DOT_QUIT;
       fflush(stdout);
       free(line);
@@ -246,25 +283,41 @@ int cli_shell(struct cli *c) {
         break;
       }
       buf = nb;
+      g_pending = buf;
     }
     memcpy(buf + len, line, n);
     len += n;
     buf[len++] = '\n';
     buf[len] = 0;
+    g_pending_len = len;
     free(line);
+    /* Complete: run it. Only blanks and comments are complete too, and
+     * run as nothing: a comment line gives no continuation prompt. */
     if (cli_stmt_complete(buf, len)) {
+      remember(buf, len);
       if (!is_blank(buf)) run(c, buf);
-      len = 0;
+      cli_output_end_once(c);
+      len = g_pending_len = 0;
       buf[0] = 0;
     }
   }
-  if (!quit) fputc('\n', stdout);
+  if (!quit) fputc('\n', rl_outstream ? rl_outstream : stdout);
   /* End of input (Ctrl-D) in the middle of a statement: run what there is. */
-  if (len && !is_blank(buf)) run(c, buf);
+  if (len && !is_blank(buf)) {
+    remember(buf, len);
+    run(c, buf);
+  }
+  cli_output_reset(c);
   if (hist) write_history(hist);
   free(hist);
   cli_complete_free(g_matches);
   g_matches = NULL;
+  g_pending = NULL;
+  g_pending_len = 0;
   free(buf);
+  if (term) {
+    rl_outstream = stdout;
+    fclose(term);
+  }
   return 0;
 }

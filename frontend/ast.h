@@ -336,6 +336,10 @@ int fe_split(rt_arena *a, const char *text, size_t len, fe_span **out);
  * memory: finds the next non-empty statement at or after *at, stores it in
  * *out, moves *at past its ';' and returns 1; 0 when none is left. */
 int fe_split_next(const char *text, size_t len, size_t *at, fe_span *out);
+/* True when text holds no unfinished statement: every statement ends
+ * with its ';' and no block comment is left open (blanks and comments
+ * alone are complete). The shell's continuation prompt asks this. */
+bool fe_split_complete(const char *text, size_t len);
 
 /* Parses one statement text[pos..pos+len) (offsets stay relative to
  * text). On error returns NULL and fills err with "<STAGE>: syntax error

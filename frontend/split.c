@@ -63,7 +63,9 @@ static fe_span trimmed(const char *t, size_t start, size_t end) {
   return (fe_span){(int)start, (int)(end - start)};
 }
 
-int fe_split_next(const char *text, size_t len, size_t *at, fe_span *out) {
+/* fe_split_next, also telling whether the text ends inside an
+ * unfinished statement or an open block comment (*open; may be NULL). */
+static int scan(const char *text, size_t len, size_t *at, fe_span *out, bool *open) {
   splitter s = {0};
   int parens = 0;
   bool content = false; /* anything but whitespace and comments */
@@ -75,6 +77,7 @@ int fe_split_next(const char *text, size_t len, size_t *at, fe_span *out) {
     } else if (c == '/' && i + 1 < len && text[i + 1] == '*') {
       size_t j = i + 2;
       while (j + 1 < len && !(text[j] == '*' && text[j + 1] == '/')) j++;
+      if (j + 1 >= len && open) *open = true;
       i = j + 1 < len ? j + 2 : len;
     } else if (c == '\'' || c == '"' || c == '`' || c == '[') {
       i = skip_quoted(text, len, i);
@@ -103,8 +106,21 @@ int fe_split_next(const char *text, size_t len, size_t *at, fe_span *out) {
   }
   *at = len;
   if (!content) return 0;
+  if (open) *open = true;
   *out = trimmed(text, start, len);
   return 1;
+}
+
+int fe_split_next(const char *text, size_t len, size_t *at, fe_span *out) {
+  return scan(text, len, at, out, NULL);
+}
+
+bool fe_split_complete(const char *text, size_t len) {
+  size_t at = 0;
+  fe_span sp;
+  bool open = false;
+  while (scan(text, len, &at, &sp, &open)) {}
+  return !open;
 }
 
 int fe_split(rt_arena *a, const char *text, size_t len, fe_span **out) {
