@@ -70,22 +70,35 @@ static void drop_plan(pj_query *q) {
   if (q->plan_text.data) q->plan_text.data[0] = 0;   /* no plan: pj_query_plan says "" */
 }
 
-/* Keeps a reference to every columnar table the plan scans. */
-static void collect_tables(pj_query *q) {
-  const ir_plan *p = q->plan;
+/* The columnar tables plan p reads (its scans, the tables of its engine
+ * functions such as EXTRACT_ARG's args, and those of its pipeline
+ * subqueries' plans): counted when out is NULL, else stored with a
+ * reference each. */
+static int plan_tables(const ir_plan *p, rt_table **out) {
   int n = 0;
-  for (int i = 0; i < p->nops; i++)
-    if (p->ops[i]->kind == IR_SCAN_TABLE && p->ops[i]->scan.table) n++;
-  for (int i = 0; i < p->ncallouts; i++) n += p->callouts[i].table != NULL;
-  q->tables = n ? calloc((size_t)n, sizeof *q->tables) : NULL;
-  if (!q->tables) return;
   for (int i = 0; i < p->nops; i++) {
     ir_op *op = p->ops[i];
-    if (op->kind == IR_SCAN_TABLE && op->scan.table) q->tables[q->ntables++] = rt_table_ref(op->scan.table);
+    if (op->kind == IR_SCAN_TABLE && op->scan.table) {
+      if (out) out[n] = rt_table_ref(op->scan.table);
+      n++;
+    }
   }
-  /* tables the engine's functions read (EXTRACT_ARG's args) */
-  for (int i = 0; i < p->ncallouts; i++)
-    if (p->callouts[i].table) q->tables[q->ntables++] = rt_table_ref(p->callouts[i].table);
+  for (int i = 0; i < p->ncallouts; i++) {
+    if (!p->callouts[i].table) continue;
+    if (out) out[n] = rt_table_ref(p->callouts[i].table);
+    n++;
+  }
+  for (int i = 0; i < p->nsubqs; i++)
+    if (p->subqs[i].plan) n += plan_tables(p->subqs[i].plan, out ? out + n : NULL);
+  return n;
+}
+
+/* Keeps a reference to every columnar table the plan reads. */
+static void collect_tables(pj_query *q) {
+  int n = plan_tables(q->plan, NULL);
+  q->tables = n ? calloc((size_t)n, sizeof *q->tables) : NULL;
+  if (!q->tables) return;
+  q->ntables = plan_tables(q->plan, q->tables);
 }
 
 /* Binds the AST into a plan typed for the current parameter values. */
@@ -526,6 +539,7 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
   ex_run_init(&run, q->plan, e->strings, e->db, q->nparams, q->params);
   run.interrupt = &e->interrupt;
   run.budget.limit = e->max_memory;
+  run.interp = &vm_backend;   /* for pipeline subqueries */
   int64_t t0 = rt_now_ns();
   int rc = ex_run_plan(&run, ex_pick, &pk);
   int64_t t1 = rt_now_ns();

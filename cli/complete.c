@@ -19,14 +19,16 @@
 
 /* Keywords that no list below names: SQL's, PerfettoSQL's, FROM and
  * INTERVAL INTERSECTION OF; and those of expressions (CASE, BETWEEN, AS
- * names …), which a stage's body takes too. */
+ * names …, and what starts a subquery: EXISTS, SELECT, FROM …), which a
+ * stage's body takes too. */
 static const char *const keywords[] = {
     "CREATE", "DELETE", "FROM", "INSERT", "INTERSECTION", "INTERVAL", "INTO", "OF", "ON",
     "PERFETTO", "PRAGMA", "REPLACE", "SELECT", "TABLE", "UPDATE", "VALUES", "VIEW", "WHERE",
     "WITH",
 };
 static const char *const expr_keywords[] = {
-    "AS", "BETWEEN", "BY", "CASE", "DISTINCT", "ELSE", "END", "THEN", "WHEN",
+    "AS", "BETWEEN", "BY", "CASE", "DISTINCT", "ELSE", "END", "EXISTS", "FROM", "SELECT",
+    "THEN", "VALUES", "WHEN", "WITH",
 };
 
 /* The words of the pipe language's lists (data only: ir/stages.def,

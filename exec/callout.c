@@ -10,6 +10,7 @@
 int64_t ex_callout(ex_run *run, int32_t idx, const int64_t *argv, int64_t nulls,
                    int32_t *status) {
   const ir_callout *c = &run->plan->callouts[idx];
+  if (c->subq) return ex_subq_call(run, c, argv, (uint64_t)nulls, status);
   char msg[400] = "";
   int64_t out = 0;
   int r = c->fn(c->ctx, argv, (uint64_t)nulls, &out, msg, sizeof msg);

@@ -949,6 +949,7 @@ void ex_run_free(ex_run *run) {
     }
   }
   if (run->err.set) rt_rowbuf_free(&run->result);
+  if (run->subqs_free) run->subqs_free(run);
   run->bufs = NULL;
   run->perms = NULL;
   run->treenums = NULL;

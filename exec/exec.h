@@ -115,6 +115,14 @@ struct ex_run {
   void (*seg_free)(ex_seg *s);
   /* Set by ex_run_init: see ex_feed_fn. */
   ex_feed_fn feed;
+  /* The answers of plan->subqs (subq.c), NULL until one is asked for;
+   * ex_run_free frees them with subqs_free (set with them: subq.c runs
+   * plans through the driver, so the driver does not call it by name). */
+  struct ex_subqval *subqs;
+  void (*subqs_free)(ex_run *run);
+  /* The interpreter (backend.h), which runs the plans of pipeline
+   * subqueries (set by the caller; without it they fail). */
+  const struct ex_backend *interp;
 };
 
 
@@ -150,5 +158,8 @@ int ex_window_finish(ex_run *run, ex_seg *s);
  * on run->err as "<STAGE>: <message>"). Both backends call this. */
 int64_t ex_callout(ex_run *run, int32_t idx, const int64_t *argv, int64_t nulls,
                    int32_t *status);
+/* The callout c of a subquery (c->subq set; subq.c), as ex_callout. */
+int64_t ex_subq_call(ex_run *run, const ir_callout *c, const int64_t *argv, uint64_t nulls,
+                     int32_t *status);
 
 #endif

@@ -64,13 +64,18 @@ typedef enum fe_exkind {
                           `x NOT LIKE p` is FO_LIKE with negated (LIKE with
                           ESCAPE has args[2], the escape) */
   AX_ISNULL,           /* x IS NULL / x ISNULL (negated: IS NOT NULL / NOTNULL / NOT NULL) */
-  AX_IN,               /* args[0] [NOT] IN (args[1..]) */
+  AX_IN,               /* args[0] [NOT] IN (args[1..]), or with `sub` set
+                          args[0] [NOT] IN (subquery) (nargs 1) */
   AX_BETWEEN,          /* args[0] [NOT] BETWEEN args[1] AND args[2] */
   AX_CASE,             /* operand (may be NULL); whens[i], thens[i]; els (may be NULL) */
   AX_CAST,             /* CAST(args[0] AS type_name) */
   AX_CALL,             /* name(args…), name(*) sets star, name(DISTINCT …) sets distinct */
   AX_COLLATE,          /* args[0] COLLATE str (the collation's name as written) */
+  AX_EXISTS,           /* EXISTS (sub); NOT EXISTS is NOT over it */
+  AX_SUBQUERY,         /* a scalar (sub) */
 } fe_exkind;
+
+struct fe_source;
 
 typedef struct fe_expr fe_expr;
 typedef struct fe_window fe_window;
@@ -97,6 +102,8 @@ struct fe_expr {
   fe_expr **whens, **thens;
   fe_expr *els;
   fe_window *over;     /* AX_CALL: `f(…) OVER (…)`, a window function */
+  struct fe_source *sub;   /* AX_IN / AX_EXISTS / AX_SUBQUERY: the subquery,
+                              a SRC_SQL or SRC_PIPELINE source (LANGUAGE.md §5) */
   int height;          /* 1 for a leaf; at most FE_MAX_DEPTH (1000): the
                           parser rejects deeper trees, so passes may recurse */
 };
@@ -235,6 +242,10 @@ typedef struct fe_source {
   fe_name *per;
   int nargs;                /* SRC_CALL: the arguments */
   struct fe_expr **args;
+  int nparams;              /* SRC_SQL: the parameters written in sql (AX_PARAM,
+                               in text order, positions in the text), which a
+                               subquery in an expression binds (ir/bind_subq.c) */
+  struct fe_expr **params;
 } fe_source;
 
 struct fe_pipeline {

@@ -106,6 +106,11 @@ fe_pipeline *fe_parse_pipeline_at(fe_parser *p);
 /* True when the tokens at the cursor start a pipeline (FROM, or INTERVAL
  * INTERSECTION). */
 bool fe_at_pipeline_start(fe_parser *p);
+/* A subquery in an expression, `( <select> )` or `( <pipeline> )`, the
+ * cursor on '(' (LANGUAGE.md §5); fe_at_subquery says whether one starts
+ * there (SELECT, WITH, VALUES or a pipeline after the '('). */
+fe_source *fe_parse_subquery(fe_parser *p);
+bool fe_at_subquery(fe_parser *p);
 /* ---- PERFETTO INDEX statements (parse_index.c) --------------------------- */
 /* At CREATE [OR REPLACE] PERFETTO INDEX or DROP PERFETTO INDEX. */
 bool fe_at_index_stmt(fe_parser *p);

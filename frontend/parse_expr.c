@@ -151,9 +151,15 @@ static bool match_op(fe_parser *p, opinfo *o) {
 
 /* x [NOT] IN ( v, … ): args[0] is x, the list follows. */
 static fe_expr *parse_in(fe_parser *p, fe_expr *e, fe_expr *x) {
-  if (!fe_expect_punct(p, "(", "'(' after IN")) return NULL;
   int cap = 0;
   *(fe_expr **)fe_push(p->a, &e->args, &e->nargs, &cap, sizeof(fe_expr *)) = x;
+  if (fe_at_subquery(p)) {   /* x IN (SELECT …) */
+    const char *outer = p->stage;
+    e->sub = fe_parse_subquery(p);
+    p->stage = outer;
+    return e->sub ? e : NULL;
+  }
+  if (!fe_expect_punct(p, "(", "'(' after IN")) return NULL;
   if (!fe_at_punct(p, ")")) {
     do {
       fe_expr *v = fe_parse_expr(p);
@@ -345,6 +351,13 @@ static fe_expr *parse_primary(fe_parser *p) {
   case TK_QIDENT:
     return parse_column(p);
   case TK_PUNCT:
+    if (fe_at_subquery(p)) {   /* a scalar (SELECT …) */
+      e = mk(p, AX_SUBQUERY, t->pos);
+      const char *outer = p->stage;
+      e->sub = fe_parse_subquery(p);
+      p->stage = outer;
+      return e->sub ? finish(p, e) : NULL;
+    }
     if (fe_tok_is_punct(t, "(")) {
       p->i++;
       e = fe_parse_expr(p);
@@ -364,6 +377,15 @@ static fe_expr *parse_primary(fe_parser *p) {
       return finish(p, e);
     }
     if (fe_tok_is_kw(t, "CASE")) return parse_case(p);
+    if (fe_tok_is_kw(t, "EXISTS")) {   /* EXISTS (SELECT …) */
+      p->i++;
+      if (!fe_at_subquery(p)) return fe_syntax_error(p, fe_cur(p), "'(SELECT' after EXISTS"), NULL;
+      e = mk(p, AX_EXISTS, t->pos);
+      const char *outer = p->stage;
+      e->sub = fe_parse_subquery(p);
+      p->stage = outer;
+      return e->sub ? finish(p, e) : NULL;
+    }
     if (fe_tok_is_kw(t, "CAST") && call) return parse_cast(p);
     /* replace(), like() and glob() are functions though their names are
      * keywords. */

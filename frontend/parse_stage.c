@@ -76,6 +76,20 @@ static fe_source *parse_paren_source(fe_parser *p, fe_source *s) {
     if (p->i == from) return fe_syntax_error(p, fe_cur(p), "a SELECT or a pipeline"), NULL;
     if (!fe_check_no_pipe(p, from, p->i)) return NULL;
     s->kind = SRC_SQL;
+    /* Its parameters, for a subquery in an expression to bind. */
+    int cap = 0;
+    for (int i = from; i < p->i; i++) {
+      fe_token *t = &p->toks[i];
+      if (t->kind != TK_PARAM) continue;
+      fe_expr *x = rt_arena_alloc(p->a, sizeof *x);
+      x->kind = AX_PARAM;
+      x->pos = x->oppos = t->pos;
+      x->endpos = t->pos + t->len;
+      x->str = t->text;
+      x->strlen = t->textlen;
+      x->height = 1;
+      *(fe_expr **)fe_push(p->a, &s->params, &s->nparams, &cap, sizeof x) = x;
+    }
     s->sqlpos = p->toks[from].pos;
     int end = fe_prev_end(p);
     s->sql = rt_arena_strndup(p->a, p->text + s->sqlpos, (size_t)(end - s->sqlpos));
@@ -83,6 +97,20 @@ static fe_source *parse_paren_source(fe_parser *p, fe_source *s) {
   }
   fe_leave(p);
   return s;
+}
+
+fe_source *fe_parse_subquery(fe_parser *p) {
+  fe_source *s = rt_arena_alloc(p->a, sizeof *s);
+  s->pos = fe_cur(p)->pos;
+  return parse_paren_source(p, s);
+}
+
+bool fe_at_subquery(fe_parser *p) {
+  if (!fe_at_punct(p, "(")) return false;
+  fe_token *t = fe_peek(p, 1);
+  return fe_tok_is_kw(t, "SELECT") || fe_tok_is_kw(t, "WITH") || fe_tok_is_kw(t, "VALUES") ||
+         fe_tok_is_kw(t, "FROM") ||
+         (fe_tok_is_kw(t, "INTERVAL") && fe_tok_is_kw(fe_peek(p, 2), "INTERSECTION"));
 }
 
 /* [schema.]name or a parenthesized source, without alias. */

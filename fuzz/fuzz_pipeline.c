@@ -9,7 +9,8 @@
  * ts/dur (sometimes NULL or negative), g (a small key), i (extreme
  * integers, near 2^53 and 2^63), d (doubles, infinities among them), s
  * (strings, NULLs, UTF-8); comparisons mix integers with doubles, and
- * expressions mix in untyped NULLs, COLLATE, LIKE … ESCAPE and x IN ().
+ * expressions mix in untyped NULLs, COLLATE, LIKE … ESCAPE, x IN () and
+ * subqueries (IN, EXISTS, scalar) over the SQLite tables.
  * Then one pipeline of
  * 1..6 stages — WHERE, EXTEND (window functions among its items), SET,
  * SELECT, DROP, RENAME, AS, ORDER BY,
@@ -246,10 +247,14 @@ static void gen_pred(in *s, const row *r, int depth, buf *o) {
     break;
   case 4:
     gen_expr(s, r, T_INT, depth + 1, o);
-    switch (pick(s, 4)) {
+    switch (pick(s, 7)) {
     case 0: bprintf(o, " IN (1, 3, NULL, -1)"); break;
     case 1: bprintf(o, " BETWEEN 2 AND 20"); break;
     case 2: bprintf(o, " IN (9007199254740992.0, 1e999, 3, 9223372036854775808.0)"); break;
+    /* subqueries (LANGUAGE.md §5): SQLite's, over the SQLite copies */
+    case 3: bprintf(o, " IN (SELECT g FROM sa WHERE g > 1)"); break;
+    case 4: bprintf(o, " NOT IN (SELECT i FROM sb UNION ALL SELECT NULL)"); break;
+    case 5: bprintf(o, " = (SELECT max(g) FROM sb) AND EXISTS (SELECT 1 FROM sa WHERE d > 0)"); break;
     default: bprintf(o, " BETWEEN 9007199254740992.0 AND 9.3e18"); break;
     }
     break;
@@ -257,7 +262,9 @@ static void gen_pred(in *s, const row *r, int depth, buf *o) {
     static const char *const tails[] = {
         " LIKE 'a%%'", " GLOB '*b*'", " LIKE 'a!%%' ESCAPE '!'", " NOT LIKE '%%__' ESCAPE '_'",
         " COLLATE NOCASE = 'A'", " < 'b ' COLLATE RTRIM", " COLLATE NOCASE IN ('a', 'B')",
-        " IN ()", " NOT IN ()", " COLLATE NOCASE BETWEEN 'a' AND 'B'"};
+        " IN ()", " NOT IN ()", " COLLATE NOCASE BETWEEN 'a' AND 'B'",
+        " IN (SELECT s FROM sa)", " COLLATE NOCASE NOT IN (SELECT s FROM sb WHERE g < 3)",
+        " > (SELECT min(s) FROM sb)"};
     gen_expr(s, r, T_STR, depth + 1, o);
     bprintf(o, "%s", tails[pick(s, N(tails))]);
     break;

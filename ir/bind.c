@@ -261,6 +261,12 @@ ir_plan *ir_bind(const struct fe_pipeline *pl, const char *text, ir_env *env, rt
   p->text = text;
   p->strings = env->strings;
   ir_binder b = {.p = p, .env = env, .err = err, .text = text, .stage = "FROM"};
+  if (env->params_of && env->params_of->nparams) {
+    /* a pipeline subquery: its parameters are the enclosing plan's */
+    const ir_plan *o = env->params_of;
+    p->params = rt_arena_memdup(&p->arena, o->params, sizeof(ir_param) * (size_t)o->nparams);
+    p->nparams = b.capparams = o->nparams;
+  }
   if (!ir_bind_pipeline(&b, pl)) {
     ir_plan_free(p);
     return NULL;

@@ -162,6 +162,17 @@ ir_expr *ir_bind_window_ref(ir_binder *b, const fe_expr *x);
 /* A name of windows.def (ROW_NUMBER, LAG, …). */
 bool ir_is_window_name(const char *name);
 
+/* ---- bind_subq.c ---- */
+/* x [NOT] IN (SELECT …), EXISTS (SELECT …), (SELECT …): x an AX_IN with
+ * sub set, an AX_EXISTS or an AX_SUBQUERY. */
+ir_expr *ir_bind_subquery(ir_binder *b, const fe_expr *x);
+/* A scalar subquery whose type nothing fixed takes t (compared with a t):
+ * true when e is one. */
+bool ir_subq_adopt_type(ir_binder *b, ir_expr *e, rt_type t);
+/* A constant as SQL text (strings quoted, reals stay real): 0 when e is
+ * not a constant. */
+int ir_sql_literal(ir_binder *b, rt_buf *q, const ir_expr *e);
+
 /* ---- bind_sqlfn.c ---- */
 /* round sign replace hex unicode char typeof printf format: *known is
  * set when x names one of them (the result is then the bound node, or

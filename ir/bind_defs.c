@@ -146,23 +146,11 @@ static int inline_body(ir_binder *b, const fe_source *src, const ir_fndef *d, ir
 /* A constant as SQL text, for a SQL table function's arguments. */
 static int sql_literal(ir_binder *b, rt_buf *q, const ir_expr *e, const ir_fndef *d, int i,
                        int pos) {
-  if (e->kind != IX_CONST)
+  if (!ir_sql_literal(b, q, e))
     return ir_fail(b, pos,
                    "argument %d ('%s') of %s must be a constant: its body is SQL, which takes the "
                    "values as text",
                    i + 1, d->argnames[i], d->name);
-  if (e->is_null) rt_buf_printf(q, "NULL");
-  else if (e->type == RT_F64) rt_buf_printf(q, "%.17g", e->fval);
-  else if (e->type == RT_STR) {
-    size_t n;
-    const char *s = rt_str_get(b->env->strings, e->sval, &n);
-    rt_buf_append(q, "'", 1);
-    for (size_t k = 0; k < n; k++) {
-      if (s[k] == '\'') rt_buf_append(q, "'", 1);
-      rt_buf_append(q, s + k, 1);
-    }
-    rt_buf_append(q, "'", 1);
-  } else rt_buf_printf(q, "%lld", (long long)e->ival);
   return 1;
 }
 

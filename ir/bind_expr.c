@@ -88,6 +88,7 @@ ir_expr *ir_ex_col(ir_binder *b, int col, int pos) {
 }
 
 ir_expr *ir_ex_settle(ir_binder *b, ir_expr *e, rt_type t) {
+  if (e->open_type && t != RT_NULLT) ir_subq_adopt_type(b, e, t == RT_BOOL ? RT_I64 : t);
   if (e->type != RT_NULLT) return e;
   return ir_ex_const_null(b, t == RT_NULLT ? RT_I64 : t, e->pos);
 }
@@ -144,9 +145,12 @@ static void cmp_operands(ir_binder *b, ir_expr **x, ir_expr **y) {
  * strings mix with numbers. */
 static int common_type(ir_expr **v, int n, rt_type *out) {
   bool any = false, str = false, num = false, dbl = false, allbool = true;
+  /* a scalar subquery of no known type takes the others' (ir_ex_settle) */
+  bool skip_open = false;
+  for (int i = 0; i < n && !skip_open; i++) skip_open = !v[i]->open_type && v[i]->type != RT_NULLT;
   for (int i = 0; i < n; i++) {
     cls c = classof(v[i]->type);
-    if (c == CL_NULL) continue;
+    if (c == CL_NULL || (skip_open && v[i]->open_type)) continue;
     any = true;
     if (c == CL_STR) {
       str = true;
@@ -215,10 +219,13 @@ static ir_expr *as_bool(ir_binder *b, ir_expr *e) {
  * with (`name = ?` is a string comparison), so a handle compiles before its
  * values are bound. Every use of the parameter shares one type. */
 static void adopt_param_type(ir_binder *b, ir_expr *e, const ir_expr *other) {
-  if (e->kind != IX_PARAM || other->type == RT_NULLT) return;
+  if (other->type == RT_NULLT) return;
+  rt_type t = classof(other->type) == CL_STR ? RT_STR : other->type == RT_F64 ? RT_F64 : RT_I64;
+  /* a scalar subquery of no known type, likewise (bind_subq.c) */
+  if (e->kind == IX_CALLOUT) ir_subq_adopt_type(b, e, t);
+  if (e->kind != IX_PARAM) return;
   ir_param *pp = &b->p->params[e->param - 1];
   if (!pp->inferred) return;
-  rt_type t = classof(other->type) == CL_STR ? RT_STR : other->type == RT_F64 ? RT_F64 : RT_I64;
   pp->type = t;
   pp->inferred = false;
   e->type = t;
@@ -777,7 +784,8 @@ ir_expr *ir_bind_expr(ir_binder *b, const fe_expr *x) {
     e->nullable = false;
     return e;
   }
-  case AX_IN: return bind_in(b, x);
+  case AX_IN: return x->sub ? ir_bind_subquery(b, x) : bind_in(b, x);
+  case AX_EXISTS: case AX_SUBQUERY: return ir_bind_subquery(b, x);
   case AX_BETWEEN: return bind_between(b, x);
   case AX_CASE: return bind_case(b, x);
   case AX_CAST: return bind_cast(b, x);

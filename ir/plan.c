@@ -313,6 +313,8 @@ void ir_plan_release_primed(ir_plan *p) {
     rt_sqlsrc_close(p->ops[i]->scan.primed);
     p->ops[i]->scan.primed = NULL;
   }
+  for (int i = 0; i < p->nsubqs; i++)
+    if (p->subqs[i].plan) ir_plan_release_primed(p->subqs[i].plan);
 }
 
 void ir_plan_free(ir_plan *p) {
@@ -322,6 +324,7 @@ void ir_plan_free(ir_plan *p) {
   for (int i = 0; i < p->nops; i++)
     if (p->ops[i]->kind == IR_SCAN_TABLE && p->ops[i]->scan.table) rt_table_unref(p->ops[i]->scan.table);
   ir_plan_release_primed(p);
+  for (int i = 0; i < p->nsubqs; i++) ir_plan_free(p->subqs[i].plan);
   for (int i = 0; i < p->ncallouts; i++) {
     if (p->callouts[i].table) rt_table_unref(p->callouts[i].table);
     if (p->callouts[i].release) p->callouts[i].release(p->callouts[i].ctx);

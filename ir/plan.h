@@ -108,6 +108,9 @@ struct ir_expr {
   uint32_t sval;        /* string id */
   int col;              /* IX_COL */
   int param;            /* IX_PARAM, 1-based */
+  bool open_type;       /* binder scratch: an IX_CALLOUT of a scalar subquery
+                           whose type nothing fixed yet, which takes the type
+                           of its context (bind_subq.c) */
   int nargs;
   ir_expr **args;
 };
@@ -463,7 +466,37 @@ typedef struct ir_callout {
   rt_table *table;
   const char *stage;    /* where it was called, for errors */
   int pos;
+  /* 1 + the index in plan->subqs of the subquery this call answers (fn
+   * is NULL then: ex_callout asks exec/subq.c), else 0. */
+  int subq;
 } ir_callout;
+
+/* A subquery in an expression (LANGUAGE.md §5; bound by bind_subq.c),
+ * answered through an IX_CALLOUT whose ir_callout.subq names it:
+ *   IN      callout(x): TRUE when x equals a row's value, else NULL when a
+ *           row is NULL or x is (and some row exists), else FALSE (SQL's
+ *           rules; NOT IN is NOT over it); argtypes[0] is x's type
+ *   EXISTS  callout(): whether the subquery has a row, never NULL
+ *   SCALAR  callout(): the first row's value (NULL with no row), of `type`
+ * A run evaluates each one at most once, when first asked (exec/subq.c),
+ * in SQLite, with the run's parameter values. */
+typedef enum ir_subqkind { IR_SUBQ_IN, IR_SUBQ_EXISTS, IR_SUBQ_SCALAR } ir_subqkind;
+typedef struct ir_subq {
+  ir_subqkind kind;
+  const char *sql;      /* as SQLite runs it: every parameter spelled ?N,
+                           N its number in the plan (plan->params); NULL
+                           for a pipeline */
+  struct ir_plan *plan; /* a pipeline subquery's own plan (owned), which
+                           numbers its parameters as this one does (the
+                           run's values serve both); NULL for SQL */
+  const char *text;     /* as written, for plans */
+  rt_type type;         /* SCALAR: the value's type (RT_I64, RT_F64, RT_STR) */
+  bool inferred;        /* SCALAR: nothing said the type yet (binder scratch) */
+  int coll;             /* IN: the rows' strings compare lowered (1, NOCASE) or
+                           without trailing spaces (2, RTRIM), as x does */
+  const char *stage;    /* where it was written, for errors */
+  int pos;
+} ir_subq;
 
 typedef struct ir_plan {
   rt_arena arena;       /* owns everything below */
@@ -487,6 +520,8 @@ typedef struct ir_plan {
   bool reads_defs;      /* inlined a PerfettoSQL view or function body, or calls one */
   int ncallouts, capcallouts;
   ir_callout *callouts; /* IX_CALLOUT targets */
+  int nsubqs, capsubqs;
+  ir_subq *subqs;       /* subqueries in expressions (see ir_subq) */
   /* ir_mark_names ran: cols[].shared_name is valid (the printer then
    * needs no search per column: a 20,000-column plan printed in
    * quadratic time). */
@@ -533,6 +568,9 @@ typedef struct ir_env {
   int nparam_types;
   const rt_type *param_types;
   const ir_defs *defs;  /* PerfettoSQL functions and views, or NULL */
+  /* Binding a pipeline subquery of this plan (bind_subq.c): the new
+   * plan's parameters go on from its numbering. NULL otherwise. */
+  const struct ir_plan *params_of;
 } ir_env;
 
 struct fe_pipeline;

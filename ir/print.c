@@ -249,8 +249,24 @@ static void put_leaf(const ir_plan *p, const ir_expr *e, rt_buf *out) {
   }
 }
 
+/* A subquery's callout (ir_subq) as it was written. */
+static void put_subq(const ir_plan *p, const ir_expr *e, rt_buf *out) {
+  const ir_subq *q = &p->subqs[p->callouts[e->ival].subq - 1];
+  if (q->kind == IR_SUBQ_IN && e->nargs == 1) {
+    put_sub(p, e->args[0], out);
+    rt_buf_printf(out, " IN ");
+  } else if (q->kind == IR_SUBQ_EXISTS) {
+    rt_buf_printf(out, "EXISTS ");
+  }
+  rt_buf_printf(out, "(%s)", q->text);
+}
+
 static void put_call(const ir_plan *p, const ir_expr *e, rt_buf *out) {
   bool callout = e->kind == IX_CALLOUT && e->ival >= 0 && e->ival < p->ncallouts;
+  if (callout && p->callouts[e->ival].subq > 0 && p->callouts[e->ival].subq <= p->nsubqs) {
+    put_subq(p, e, out);
+    return;
+  }
   rt_buf_printf(out, "%s(", callout ? p->callouts[e->ival].name : ir_ex_names[e->kind]);
   for (int i = 0; i < e->nargs; i++) {
     if (i) rt_buf_printf(out, ", ");

@@ -164,6 +164,15 @@ static void test_complete(void **state) {
   for (int i = 1; v[i]; i++) assert_true(strcmp(v[i - 1], v[i]) < 0);   /* sorted, unique */
   cli_complete_free(v);
 
+  /* subqueries in expressions: SELECT after IN (, EXISTS */
+  v = cli_complete(c->e, "FROM spans |> WHERE span_id IN (SEL", 31, "SEL", NULL);
+  assert_true(has(v, "SELECT"));
+  cli_complete_free(v);
+  v = cli_complete(c->e, "FROM spans |> WHERE NOT EXI", 24, "EXI", NULL);
+  assert_int_equal(count(v), 1);
+  assert_string_equal(v[0], "EXISTS");
+  cli_complete_free(v);
+
   v = cli_complete(c->e, ".sc", 0, ".sc", NULL);
   assert_int_equal(count(v), 1);
   assert_string_equal(v[0], ".schema");

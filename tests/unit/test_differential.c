@@ -142,18 +142,71 @@ static int pick_col(const gen *g, vtype t) {
 
 static void gen_expr(const gen *g, vtype t, int depth, expr *out);
 static void gen_pred(const gen *g, int depth, buf *out);
+static void operand(const gen *g, vtype t, int depth, buf *out);
 
 /* COLLATE and LIKE … ESCAPE appear only in predicates that nothing
  * aggregates or groups by (WHERE): there a collation could not reach a
  * MIN/MAX or GROUP BY, which refuse it. */
 static int g_text_rules;
 
+/* The tables subqueries read (make_table's src_<i>): the same text runs in
+ * SQLite for both sides, and names only its own columns (k, v, d, s), so it
+ * is never correlated (inside SQLite's reference query its columns hide
+ * the outer ones). Five tables: 0, 1, 57, 3000 and 20,000 rows. */
+#define NSUBQ_TABLES 5
+
+/* A scalar subquery of type t (LANGUAGE.md §5): an aggregate (NULL over
+ * no row), or the first of many rows in an order that fixes the value. */
+static void gen_scalar_subq(vtype t, buf *out) {
+  int tab = rnd(NSUBQ_TABLES), c = rnd(9) - 4;
+  switch (t) {
+  case T_INT:
+    switch (rnd(3)) {
+    case 0: bprintf(out, "(SELECT max(v) FROM src_%d WHERE k = %d)", tab, c); return;
+    case 1: bprintf(out, "(SELECT count(*) FROM src_%d WHERE k > %d)", tab, c); return;
+    default: bprintf(out, "(SELECT k FROM src_%d WHERE v > %d ORDER BY k DESC)", tab, c * 200); return;
+    }
+  case T_DBL:
+    if (chance(50)) bprintf(out, "(SELECT sum(d) FROM src_%d WHERE k = %d)", tab, c);
+    else bprintf(out, "(SELECT d FROM src_%d WHERE k = %d ORDER BY d)", tab, c);
+    return;
+  default:
+    if (chance(50)) bprintf(out, "(SELECT min(s) FROM src_%d WHERE k = %d)", tab, c);
+    else bprintf(out, "(SELECT s FROM src_%d WHERE v < %d ORDER BY s DESC)", tab, c * 200);
+    return;
+  }
+}
+
+/* x [NOT] IN (SELECT …) over a list that may hold NULLs and duplicates,
+ * or [NOT] EXISTS (SELECT …). */
+static void gen_subq_pred(const gen *g, int depth, buf *out) {
+  int tab = rnd(NSUBQ_TABLES), c = rnd(9) - 4;
+  const char *neg = chance(40) ? "NOT " : "";
+  static const char *const lists[] = {"k FROM src_%d WHERE v > %d", "d FROM src_%d WHERE k < %d",
+                                      "s FROM src_%d WHERE k = %d"};
+  int r = rnd(4);
+  if (r == 3) {
+    bprintf(out, "%sEXISTS (SELECT 1 FROM src_%d WHERE k = %d)", neg, tab, c + 6);
+    return;
+  }
+  /* integers meet reals by value */
+  operand(g, r == 2 ? T_STR : chance(50) ? T_INT : T_DBL, depth - 1, out);
+  bprintf(out, " %sIN (SELECT ", neg);
+  bprintf(out, lists[r], tab, r == 0 ? c * 200 : c);
+  bprintf(out, ")");
+}
+
 /* A leaf of type t: a column of that type when there is one, else a
- * literal; now and then an untyped NULL (a literal or a T_NULL column). */
+ * literal; now and then an untyped NULL (a literal or a T_NULL column),
+ * or a scalar subquery. */
 static void gen_leaf(const gen *g, vtype t, expr *out) {
   int c = chance(75) ? pick_col(g, t) : -1;
   out->t = t;
   out->exact = 1;
+  if (chance(3)) {
+    gen_scalar_subq(t, &out->text);
+    return;
+  }
   if (chance(6)) {
     int n = pick_col(g, T_NULL);
     if (n >= 0 && chance(50)) bprintf(&out->text, "%s", g->cols[n].name);
@@ -345,6 +398,10 @@ static void gen_text_pred(const gen *g, int depth, buf *out) {
 
 static void gen_pred(const gen *g, int depth, buf *out) {
   vtype nt = chance(50) ? T_INT : T_DBL;
+  if (chance(8)) {
+    gen_subq_pred(g, depth, out);
+    return;
+  }
   if (g_text_rules && chance(15)) {
     gen_text_pred(g, depth, out);
     return;

@@ -109,7 +109,13 @@ static void sx_rec(const fe_expr *e, char *buf, size_t cap) {
   case AX_IN:
     sx_append(buf, cap, e->negated ? "(NOT IN" : "(IN");
     sx_args(e, buf, cap);
+    if (e->sub) sx_append(buf, cap, " (SELECT %s)", e->sub->sql ? e->sub->sql : "pipeline");
     sx_append(buf, cap, ")");
+    break;
+  case AX_EXISTS:
+  case AX_SUBQUERY:
+    sx_append(buf, cap, "(%s %s)", e->kind == AX_EXISTS ? "EXISTS" : "SUBQUERY",
+              e->sub->sql ? e->sub->sql : "pipeline");
     break;
   case AX_BETWEEN:
     sx_append(buf, cap, e->negated ? "(NOT BETWEEN" : "(BETWEEN");
