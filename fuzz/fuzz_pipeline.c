@@ -433,10 +433,14 @@ static void gen_window(in *s, const row *r, buf *o, vtype *t) {
     bprintf(o, "ORDER BY %s%s", r->c[pick(s, (unsigned)r->n)].name, pick(s, 3) ? "" : " DESC");
     if (pick(s, 2)) bprintf(o, ", %s", r->c[pick(s, (unsigned)r->n)].name);
   }
-  switch (pick(s, 4)) {
+  switch (pick(s, 6)) {
   case 1: bprintf(o, " ROWS BETWEEN %u PRECEDING AND %u FOLLOWING", pick(s, 4), pick(s, 4)); break;
   case 2: bprintf(o, " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"); break;
   case 3: bprintf(o, " RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"); break;
+  case 4: bprintf(o, " GROUPS BETWEEN %u PRECEDING AND %u FOLLOWING", pick(s, 3), pick(s, 3)); break;
+  case 5:   /* an error unless one numeric key orders the window */
+    bprintf(o, " RANGE BETWEEN %u PRECEDING AND %u FOLLOWING", pick(s, 1000), pick(s, 10));
+    break;
   default: break;
   }
   bprintf(o, ")");

@@ -130,23 +130,23 @@ static const char *fn_list(ir_binder *b) {
   return s;
 }
 
-/* A frame offset: a constant whole number of rows, zero or more. */
-static int frame_n(ir_binder *b, const fe_fbnd *bd, int64_t *out) {
+/* A frame offset: a constant whole number, zero or more (of rows or peer
+ * groups); a RANGE frame over a REAL key takes any number (*d). */
+static int frame_n(ir_binder *b, const fe_fbnd *bd, bool real, int64_t *out, double *d) {
   ir_expr *e = ir_bind_expr(b, bd->n);
   if (!e) return 0;
-  bool whole = e->kind == IX_CONST && !e->is_null && rt_type_is_int(e->type);
-  if (e->kind == IX_CONST && !e->is_null && e->type == RT_F64 && e->fval >= 0 &&
-      e->fval < 9223372036854775808.0 && e->fval == (double)(int64_t)e->fval) {
-    whole = true;
-    e->ival = (int64_t)e->fval;
-  }
-  if (!whole)
-    return ir_fail(b, bd->n->pos, "expected a frame offset that is a constant whole number of rows, "
-                                  "but got '%s'", ir_expr_text(b, bd->n));
-  if (e->ival < 0)
-    return ir_fail(b, bd->n->pos, "expected a frame offset of zero or more rows, but got %lld",
-                   (long long)e->ival);
-  *out = e->ival;
+  bool num = e->kind == IX_CONST && !e->is_null && e->type != RT_STR;
+  double v = !num ? 0 : e->type == RT_F64 ? e->fval : (double)e->ival;
+  bool whole = num && (e->type != RT_F64 || (v >= -9223372036854775808.0 &&
+                                              v < 9223372036854775808.0 && v == (double)(int64_t)v));
+  if (!num || (!whole && !real))
+    return ir_fail(b, bd->n->pos, "expected a frame offset that is a constant whole number, but "
+                                  "got '%s'", ir_expr_text(b, bd->n));
+  if (v < 0 || (e->type != RT_F64 && e->ival < 0))
+    return ir_fail(b, bd->n->pos, "expected a frame offset of zero or more, but got '%s'",
+                   ir_expr_text(b, bd->n));
+  *out = e->type == RT_F64 ? (whole ? (int64_t)v : 0) : e->ival;
+  *d = e->type == RT_F64 ? v : (double)e->ival;
   return 1;
 }
 
@@ -164,12 +164,11 @@ static rt_winbound bound_kind(fe_fbound k) {
 /* The frame of window w: SQL's default (RANGE BETWEEN UNBOUNDED PRECEDING
  * AND CURRENT ROW: up to the current row's last peer, the whole partition
  * without ORDER BY), or the one written, with SQLite's rules on which
- * bound may follow which. */
-static int bind_frame(ir_binder *b, const fe_window *w, rt_winframe *f) {
-  *f = (rt_winframe){RT_WU_RANGE, RT_WB_UNBOUNDED_PRECEDING, RT_WB_CURRENT, 0, 0};
+ * bound may follow which. A RANGE frame with an offset orders by one
+ * numeric key: `key` (its column's type), else NULL. */
+static int bind_frame(ir_binder *b, const fe_window *w, const ir_expr *key, rt_winframe *f) {
+  *f = (rt_winframe){RT_WU_RANGE, RT_WB_UNBOUNDED_PRECEDING, RT_WB_CURRENT, 0, 0, 0, 0};
   if (!w->framed) return 1;
-  if (w->unit == FU_GROUPS)
-    return ir_fail(b, w->unitpos, "GROUPS frames are not supported: use ROWS or RANGE");
   if (w->excludepos >= 0) return ir_fail(b, w->excludepos, "EXCLUDE in a frame is not supported");
   fe_fbound s = w->start.kind, e = w->end.kind;
   if (s == FB_UNBOUNDED_FOLLOWING)
@@ -181,16 +180,23 @@ static int bind_frame(ir_binder *b, const fe_window *w, rt_winframe *f) {
   if (s == FB_FOLLOWING && (e == FB_PRECEDING || e == FB_CURRENT))
     return ir_fail(b, w->end.pos, "a frame that starts after the current row cannot end at or "
                                   "before it");
-  if (w->unit == FU_RANGE && (s == FB_PRECEDING || s == FB_FOLLOWING || e == FB_PRECEDING ||
-                              e == FB_FOLLOWING))
-    return ir_fail(b, (s == FB_PRECEDING || s == FB_FOLLOWING) ? w->start.pos : w->end.pos,
-                   "RANGE frames with n PRECEDING or n FOLLOWING are not supported: use ROWS, "
-                   "or RANGE with UNBOUNDED and CURRENT ROW bounds");
-  f->unit = w->unit == FU_RANGE ? RT_WU_RANGE : RT_WU_ROWS;
+  bool offset = s == FB_PRECEDING || s == FB_FOLLOWING || e == FB_PRECEDING || e == FB_FOLLOWING;
+  if (w->unit == FU_RANGE && offset) {
+    int at = (s == FB_PRECEDING || s == FB_FOLLOWING) ? w->start.pos : w->end.pos;
+    if (w->norder != 1)
+      return ir_fail(b, at, "RANGE with offset PRECEDING/FOLLOWING requires one ORDER BY "
+                            "expression");
+    if (key && key->type == RT_STR)
+      return ir_fail(b, w->order[0].expr->pos, "expected a number to order a RANGE frame with an "
+                                               "offset, but '%s' is a string",
+                     ir_expr_text(b, w->order[0].expr));
+  }
+  f->unit = w->unit == FU_RANGE ? RT_WU_RANGE : w->unit == FU_GROUPS ? RT_WU_GROUPS : RT_WU_ROWS;
   f->start = bound_kind(s);
   f->end = bound_kind(e);
-  if (w->start.n && !frame_n(b, &w->start, &f->start_n)) return 0;
-  if (w->end.n && !frame_n(b, &w->end, &f->end_n)) return 0;
+  bool real = w->unit == FU_RANGE && key && key->type == RT_F64;
+  if (w->start.n && !frame_n(b, &w->start, real, &f->start_n, &f->start_d)) return 0;
+  if (w->end.n && !frame_n(b, &w->end, real, &f->end_n, &f->end_d)) return 0;
   return 1;
 }
 
@@ -239,7 +245,6 @@ static int bind_call(ir_binder *b, keyset *ks, const fe_expr *x, ir_wincall *c, 
   if (!x->star && !ir_arity(b, x, info->lo, info->hi)) return 0;
   *c = (ir_wincall){.fn = (rt_winfn)fn, .arg_col = -1, .n_col = -1, .dflt_col = -1, .n = 1,
                     .framed = w->framed, .pos = x->pos};
-  if (!bind_frame(b, w, &c->frame)) return 0;
 
   /* the window: partition keys, then order keys (collated as ORDER BY) */
   sp->npart = w->npart;
@@ -262,6 +267,9 @@ static int bind_call(ir_binder *b, keyset *ks, const fe_expr *x, ir_wincall *c, 
     /* NULLs first ascending and last descending unless told (SQLite's) */
     sp->order[i] = (ir_sortkey){col, o->desc, o->nulls ? o->nulls == 1 : !o->desc};
   }
+  if (!bind_frame(b, w, w->norder == 1 ? &(ir_expr){.type = b->p->cols[sp->order[0].col].type} : NULL,
+                  &c->frame))
+    return 0;
 
   /* the arguments, and the result's type */
   c->out_col = -1;

@@ -125,12 +125,16 @@ static void put_aggs(const ir_plan *p, int naggs, const ir_agg *aggs, const char
   }
 }
 
-static void put_bound(rt_winbound k, int64_t n, rt_buf *out) {
+static void put_bound(rt_winbound k, int64_t n, double d, bool real, rt_buf *out) {
   switch (k) {
   case RT_WB_UNBOUNDED_PRECEDING: rt_buf_printf(out, "UNBOUNDED PRECEDING"); break;
-  case RT_WB_PRECEDING: rt_buf_printf(out, "%lld PRECEDING", (long long)n); break;
+  case RT_WB_PRECEDING:
+  case RT_WB_FOLLOWING:
+    if (real) rt_buf_printf(out, "%.17g", d);
+    else rt_buf_printf(out, "%lld", (long long)n);
+    rt_buf_printf(out, k == RT_WB_PRECEDING ? " PRECEDING" : " FOLLOWING");
+    break;
   case RT_WB_CURRENT: rt_buf_printf(out, "CURRENT ROW"); break;
-  case RT_WB_FOLLOWING: rt_buf_printf(out, "%lld FOLLOWING", (long long)n); break;
   case RT_WB_UNBOUNDED_FOLLOWING: rt_buf_printf(out, "UNBOUNDED FOLLOWING"); break;
   }
 }
@@ -180,10 +184,13 @@ static void put_window(const ir_plan *p, const ir_op *op, rt_buf *out) {
       }
       rt_buf_printf(out, ")");
       if (c->framed && rt_win_uses_frame(c->fn)) {
-        rt_buf_printf(out, " %s BETWEEN ", c->frame.unit == RT_WU_ROWS ? "ROWS" : "RANGE");
-        put_bound(c->frame.start, c->frame.start_n, out);
+        const rt_winframe *f = &c->frame;
+        bool real = f->unit == RT_WU_RANGE && sp->norder == 1 && p->cols[sp->order[0].col].type == RT_F64;
+        rt_buf_printf(out, " %s BETWEEN ",
+                      f->unit == RT_WU_ROWS ? "ROWS" : f->unit == RT_WU_GROUPS ? "GROUPS" : "RANGE");
+        put_bound(f->start, f->start_n, f->start_d, real, out);
         rt_buf_printf(out, " AND ");
-        put_bound(c->frame.end, c->frame.end_n, out);
+        put_bound(f->end, f->end_n, f->end_d, real, out);
       }
     }
   }

@@ -9,10 +9,10 @@
  * sorted order and writes its value at the row's input position, so the
  * buffer keeps the input's order for the segment that reads it.
  *
- * Frames: every bound this runtime takes (ROWS n PRECEDING … n
- * FOLLOWING, RANGE UNBOUNDED / CURRENT ROW) gives a start and an end that
- * never move backwards as the current row moves forwards within a
- * partition, so an aggregate keeps a running state, adding the rows that
+ * Frames: every bound (ROWS and GROUPS n PRECEDING … n FOLLOWING, RANGE
+ * by the order key's value, found by binary search over the partition's
+ * sorted keys) gives a start and an end that never move backwards as the
+ * current row moves forwards within a partition, so an aggregate keeps a running state, adding the rows that
  * enter the frame and removing those that leave: a count and an exact
  * 128-bit sum for integers (SUM's overflow is the frame's sum leaving
  * int64), a plain double sum added in sorted order as SQLite 3.40 adds
@@ -44,8 +44,8 @@ static bool needs_peers(const rt_wincall *c) {
   case RT_WIN_RANK: case RT_WIN_DENSE_RANK: case RT_WIN_PERCENT_RANK: case RT_WIN_CUME_DIST:
     return true;
   default:
-    return rt_win_uses_frame(c->fn) && c->frame.unit == RT_WU_RANGE &&
-           (c->frame.start == RT_WB_CURRENT || c->frame.end == RT_WB_CURRENT);
+    return rt_win_uses_frame(c->fn) && c->frame.unit != RT_WU_ROWS &&
+           !(c->frame.start == RT_WB_UNBOUNDED_PRECEDING && c->frame.end == RT_WB_UNBOUNDED_FOLLOWING);
   }
 }
 
@@ -142,6 +142,9 @@ typedef struct win {
   size_t nparts;
   uint32_t *gstart;     /* per position: its peer group [gstart, gend) */
   uint32_t *gend;
+  uint32_t *gno;        /* per position: its group's number (GROUPS) */
+  uint32_t *gfirst;     /* per group number: its first position, then n */
+  const rt_winspec *spec;
   const rt_strpool *sp;
   rt_err *err;
 } win;
@@ -183,11 +186,22 @@ static int win_peers(win *w, const rt_winspec *s) {
   }
   mark_changes(w->b, s->keys, s->npart, s->nkeys, w->perm, n, mark);
   for (size_t p = 0; p < w->nparts; p++) mark[w->parts[p]] = 1;
-  uint32_t g = 0;
-  for (size_t k = 0; k < n; k++) {
-    if (mark[k]) g = (uint32_t)k;
-    w->gstart[k] = g;
+  w->gno = rt_mem_alloc(n * sizeof *w->gno);
+  w->gfirst = rt_mem_alloc((n + 1) * sizeof *w->gfirst);
+  if (!w->gno || !w->gfirst) {
+    rt_mem_free(mark);
+    return -1;
   }
+  uint32_t g = 0, ng = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (mark[k] || k == 0) {
+      g = (uint32_t)k;
+      w->gfirst[ng++] = g;
+    }
+    w->gstart[k] = g;
+    w->gno[k] = ng - 1;
+  }
+  w->gfirst[ng] = (uint32_t)n;
   uint32_t e = (uint32_t)n;
   for (size_t k = n; k-- > 0;) {
     w->gend[k] = e;
@@ -202,26 +216,119 @@ static void win_close(win *w) {
   rt_mem_free(w->parts);
   rt_mem_free(w->gstart);
   rt_mem_free(w->gend);
-  w->perm = w->parts = w->gstart = w->gend = NULL;
+  rt_mem_free(w->gno);
+  rt_mem_free(w->gfirst);
+  w->perm = w->parts = w->gstart = w->gend = w->gno = w->gfirst = NULL;
+}
+
+/* GROUPS: the first position of the group `d` groups after (d < 0:
+ * before) position k's, within partition [ps, pe); ps before the first
+ * group, pe after the last. */
+static int64_t group_at(const win *w, uint32_t k, uint32_t ps, uint32_t pe, int64_t d) {
+  int64_t g = (int64_t)w->gno[k] + d, g0 = w->gno[ps], g1 = w->gno[pe - 1];
+  if (g < g0) return ps;
+  if (g > g1) return pe;
+  return w->gfirst[g];
+}
+
+/* RANGE n PRECEDING / FOLLOWING: the first position of the partition's
+ * rows with a non-NULL order key [vs, ve) at which `past(key)` holds
+ * (the keys are sorted, so it holds from some position on). */
+typedef struct rangeq {
+  const rt_rowbuf *b;
+  int c;
+  bool desc, strict, dbl;
+  __int128 iv;          /* the bound: the current key moved by the offset */
+  double dv;
+} rangeq;
+
+static bool range_past(const rangeq *q, uint32_t r) {
+  int cmp;
+  if (q->dbl) {
+    double x = ((const double *)q->b->data[q->c])[r];
+    cmp = x < q->dv ? -1 : x > q->dv;
+  } else {
+    __int128 x = ((const int64_t *)q->b->data[q->c])[r];
+    cmp = x < q->iv ? -1 : x > q->iv;
+  }
+  if (q->desc) cmp = -cmp;
+  return q->strict ? cmp > 0 : cmp >= 0;
+}
+
+/* Where a RANGE offset bound of position k falls: for a start (end ==
+ * false) the first row at or after key ∓ n in the order's direction, for
+ * an end the first row past key ± n. A row whose key is NULL frames its
+ * NULL peers only, and NULL rows are never within an offset of a number,
+ * as in SQLite. */
+static int64_t range_at(const win *w, const rt_winframe *f, uint32_t k, uint32_t ps, uint32_t pe,
+                        bool end) {
+  const rt_sortkey *key = &w->spec->keys[w->spec->npart];
+  const rt_rowbuf *b = w->b;
+  int c = key->col;
+  if (!rt_bit(b->valid[c], w->perm[k])) return end ? w->gend[k] : w->gstart[k];
+  /* the non-NULL rows of the partition */
+  uint32_t vs = ps, ve = pe;
+  if (key->nulls_first) {
+    while (vs < pe && !rt_bit(b->valid[c], w->perm[vs])) vs = w->gend[vs];
+  } else {
+    while (ve > ps && !rt_bit(b->valid[c], w->perm[ve - 1])) ve = w->gstart[ve - 1];
+  }
+  rt_winbound bd = end ? f->end : f->start;
+  /* moving towards the end of the order adds for ASC, subtracts for DESC */
+  bool forward = bd == RT_WB_FOLLOWING;
+  bool add = forward != key->desc;
+  rangeq q = {.b = b, .c = c, .desc = key->desc, .strict = end, .dbl = b->types[c] == RT_F64};
+  uint32_t r = w->perm[k];
+  if (q.dbl) {
+    double off = end ? f->end_d : f->start_d, v = ((const double *)b->data[c])[r];
+    q.dv = add ? v + off : v - off;
+  } else {
+    __int128 off = end ? f->end_n : f->start_n, v = ((const int64_t *)b->data[c])[r];
+    q.iv = add ? v + off : v - off;
+  }
+  uint32_t lo = vs, hi = ve;   /* binary search: the first row past the bound */
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (range_past(&q, w->perm[mid])) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 /* The frame [*lo, *hi) of position k in partition [ps, pe). */
 static void frame_at(const win *w, const rt_winframe *f, uint32_t k, uint32_t ps, uint32_t pe,
                      uint32_t *lo, uint32_t *hi) {
   int64_t K = k, PS = ps, PE = pe, l, h;
-  bool range = f->unit == RT_WU_RANGE;
+  bool rows = f->unit == RT_WU_ROWS, groups = f->unit == RT_WU_GROUPS;
+  int64_t sn = f->start_n, en = f->end_n;
   switch (f->start) {
   case RT_WB_UNBOUNDED_PRECEDING: l = PS; break;
-  case RT_WB_PRECEDING: l = f->start_n > K - PS ? PS : K - f->start_n; break;
-  case RT_WB_CURRENT: l = range ? w->gstart[k] : K; break;
-  case RT_WB_FOLLOWING: l = f->start_n >= PE - K ? PE : K + f->start_n; break;
+  case RT_WB_PRECEDING:
+    l = rows ? (sn > K - PS ? PS : K - sn)
+        : groups ? group_at(w, k, ps, pe, sn > K - PS ? -(K - PS) - 1 : -sn)
+                 : range_at(w, f, k, ps, pe, false);
+    break;
+  case RT_WB_CURRENT: l = rows ? K : w->gstart[k]; break;
+  case RT_WB_FOLLOWING:
+    l = rows ? (sn >= PE - K ? PE : K + sn)
+        : groups ? group_at(w, k, ps, pe, sn >= PE - K ? PE - K : sn)
+                 : range_at(w, f, k, ps, pe, false);
+    break;
   default: l = PE; break;
   }
   switch (f->end) {
   case RT_WB_UNBOUNDED_FOLLOWING: h = PE; break;
-  case RT_WB_FOLLOWING: h = f->end_n >= PE - K - 1 ? PE : K + f->end_n + 1; break;
-  case RT_WB_CURRENT: h = range ? w->gend[k] : K + 1; break;
-  case RT_WB_PRECEDING: h = f->end_n > K - PS ? PS : K - f->end_n + 1; break;
+  case RT_WB_FOLLOWING:
+    h = rows ? (en >= PE - K - 1 ? PE : K + en + 1)
+        : groups ? group_at(w, k, ps, pe, en >= PE - K ? PE - K : en + 1)
+                 : range_at(w, f, k, ps, pe, true);
+    break;
+  case RT_WB_CURRENT: h = rows ? K + 1 : w->gend[k]; break;
+  case RT_WB_PRECEDING:
+    h = rows ? (en > K - PS ? PS : K - en + 1)
+        : groups ? group_at(w, k, ps, pe, en > K - PS ? -(K - PS) - 1 : -en + 1)
+                 : range_at(w, f, k, ps, pe, true);
+    break;
   default: h = PS; break;
   }
   if (h < l) h = l;
@@ -487,7 +594,7 @@ int rt_window_run(rt_rowbuf *b, int nspecs, const rt_winspec *specs, int ncalls,
                   const rt_wincall *calls, const rt_strpool *sp, rt_err *err) {
   if (b->nrows == 0) return 0;
   for (int s = 0; s < nspecs; s++) {
-    win w = {.b = b, .n = (size_t)b->nrows, .sp = sp, .err = err};
+    win w = {.b = b, .n = (size_t)b->nrows, .spec = &specs[s], .sp = sp, .err = err};
     bool used = false, peers = false;
     for (int i = 0; i < ncalls; i++) {
       if (calls[i].spec != s) continue;

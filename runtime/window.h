@@ -11,10 +11,10 @@
  *
  * Values are SQLite's (window.c of SQLite 3.40): ranking over peers,
  * LAG/LEAD by position in the partition with a per-row offset and
- * default, frames of ROWS (and RANGE with UNBOUNDED / CURRENT ROW bounds,
- * the default frame being RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT
- * ROW) over which FIRST_VALUE, LAST_VALUE, NTH_VALUE and the aggregates
- * are computed. Every frame's start and end only move forwards within a
+ * default, frames of ROWS, GROUPS (peer groups) and RANGE (by the one
+ * order key's value; the default frame is RANGE BETWEEN UNBOUNDED
+ * PRECEDING AND CURRENT ROW) over which FIRST_VALUE, LAST_VALUE,
+ * NTH_VALUE and the aggregates are computed. Every frame's start and end only move forwards within a
  * partition, so each aggregate is one pass: prefix counts and exact
  * (128-bit) prefix sums for integers, a compensated running sum for
  * doubles (adding rows that enter, removing rows that leave), and a
@@ -36,19 +36,22 @@ typedef enum rt_winfn {
 } rt_winfn;
 
 /* Frame bounds and units (SQL's). A frame starts at `start` and ends at
- * `end`, both inclusive, n rows (ROWS) away from the current row. RANGE
- * takes only the UNBOUNDED and CURRENT ROW bounds here: CURRENT ROW is
- * then the first (start) or last (end) peer of the current row. */
+ * `end`, both inclusive; for RANGE and GROUPS, CURRENT ROW is the first
+ * (start) or last (end) peer of the current row. */
 typedef enum rt_winbound {
   RT_WB_UNBOUNDED_PRECEDING, RT_WB_PRECEDING, RT_WB_CURRENT, RT_WB_FOLLOWING,
   RT_WB_UNBOUNDED_FOLLOWING,
 } rt_winbound;
-typedef enum rt_winunit { RT_WU_ROWS, RT_WU_RANGE } rt_winunit;
+typedef enum rt_winunit { RT_WU_ROWS, RT_WU_RANGE, RT_WU_GROUPS } rt_winunit;
 
+/* n PRECEDING / FOLLOWING: rows (ROWS), peer groups (GROUPS) or, for
+ * RANGE, the distance of the one order key's value from the current
+ * row's (start_d / end_d, a number; start_n / end_n when it is whole). */
 typedef struct rt_winframe {
   rt_winunit unit;
   rt_winbound start, end;
-  int64_t start_n, end_n;   /* PRECEDING / FOLLOWING row counts (>= 0) */
+  int64_t start_n, end_n;   /* >= 0 */
+  double start_d, end_d;
 } rt_winframe;
 
 /* One distinct window: keys[0..npart) partition (any order groups them;

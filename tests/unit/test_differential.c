@@ -1158,16 +1158,18 @@ static void w_call(buf *b) {
   case 13: case 14: case 15: bprintf(b, "%s(%s)", fns[f], num); break;
   default: bprintf(b, "%s", fns[f]); peers_matter = f == 0; break;
   }
-  bool framed = f >= 8 && chance(60), byrows = framed && (peers_matter || chance(60));
+  bool framed = f >= 8 && chance(70), byrows = framed && (peers_matter || chance(45));
   peers_matter |= byrows;
   bprintf(b, " OVER (");
   int np = rnd(3);
   if (np) bprintf(b, "PARTITION BY ");
   for (int i = 0; i < np; i++) bprintf(b, "%s%s", i ? ", " : "", g_wkeys[rnd(NWKEYS)]);
-  int no = rnd(3);
+  int no = rnd(3), numkey = 0;
   if (no || peers_matter) bprintf(b, "%sORDER BY ", np ? " " : "");
   for (int i = 0; i < no; i++) {
-    bprintf(b, "%s%s", i ? ", " : "", g_wkeys[rnd(NWKEYS)]);
+    int kk = rnd(NWKEYS);
+    numkey = strcmp(g_wkeys[kk], "s") != 0 ? (strcmp(g_wkeys[kk], "d") ? 1 : 2) : 0;
+    bprintf(b, "%s%s", i ? ", " : "", g_wkeys[kk]);
     if (chance(40)) bprintf(b, " DESC");
     if (chance(25)) bprintf(b, chance(50) ? " NULLS FIRST" : " NULLS LAST");
   }
@@ -1187,11 +1189,36 @@ static void w_call(buf *b) {
     else bprintf(b, frames[fr], end.s);
     free(end.s);
   } else if (framed) {
+    /* frames of peers: the value never depends on the order among them */
     static const char *const ranges[] = {
         "RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING",
         "RANGE BETWEEN CURRENT ROW AND CURRENT ROW", "RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING",
-        "RANGE UNBOUNDED PRECEDING"};
-    bprintf(b, " %s", ranges[rnd(4)]);
+        "RANGE UNBOUNDED PRECEDING", "GROUPS BETWEEN %d PRECEDING AND %d FOLLOWING",
+        "GROUPS BETWEEN %d FOLLOWING AND %d FOLLOWING", "GROUPS %d PRECEDING",
+        "GROUPS BETWEEN UNBOUNDED PRECEDING AND %d PRECEDING"};
+    int fr = rnd(8);
+    if (no == 1 && numkey && chance(75)) {
+      /* RANGE by the one key's value (d: a REAL key, fractional offsets) */
+      static const char *const offs[] = {"RANGE BETWEEN %s PRECEDING AND %s FOLLOWING",
+                                         "RANGE BETWEEN CURRENT ROW AND %s FOLLOWING",
+                                         "RANGE BETWEEN %s PRECEDING AND CURRENT ROW",
+                                         "RANGE BETWEEN %s FOLLOWING AND %s FOLLOWING",
+                                         "RANGE BETWEEN UNBOUNDED PRECEDING AND %s PRECEDING"};
+      char o1[16], o2[16];
+      snprintf(o1, sizeof o1, numkey == 2 ? "%d.5" : "%d", rnd(numkey == 2 ? 8 : 300));
+      snprintf(o2, sizeof o2, numkey == 2 ? "%d.25" : "%d", rnd(numkey == 2 ? 8 : 300));
+      int r = rnd(5);
+      bprintf(b, " ");
+      if (r == 1) bprintf(b, offs[r], o2);
+      else if (r == 2 || r == 4) bprintf(b, offs[r], o1);
+      else if (r == 3) bprintf(b, offs[r], o1, o1[0] == '0' ? o1 : o2);
+      else bprintf(b, offs[r], o1, o2);
+    } else if (fr < 4) {
+      bprintf(b, " %s", ranges[fr]);
+    } else {
+      bprintf(b, " ");
+      bprintf(b, ranges[fr], rnd(4), 1 + rnd(4));
+    }
   }
   bprintf(b, ")");
 }
