@@ -5,7 +5,7 @@
  *           [--format MODE] [--dump plan|llvm|llvm-raw|asm]
  *           [--dump-file FILE] [--timing] [--compare] [--echo]
  *           [--param NAME=VALUE]… [--sample-trace[=N]] [--trace TRACE]
- *           [--replace-trace] [--export OUT.db]
+ *           [--replace-trace] [--export OUT.db] [-i]
  *           [--load TABLE,…] [--max-memory SIZE] [--timeout SECONDS]
  *           [--module-path DIR]… [-c TEXT] [-q FILE] [TRACE] [FILE ...]
  *
@@ -71,8 +71,8 @@ static void usage(FILE *out) {
         "                         trace_processor's tables (slice, thread, sched, …);\n"
         "                         a FILE argument that is a trace does the same\n"
         "  --replace-trace        allow several traces: each replaces the one before\n"
-        "  --export OUT.db        write the imported trace into a SQLite file, as\n"
-        "                         trace_processor_shell's export does\n"
+        "  --export OUT.db, -e OUT.db  write the imported trace into a SQLite file, as\n"
+        "                         trace_processor_shell's -e does\n"
         "  --load TABLE,...       copy these tables of the --db database into columnar\n"
         "                         tables (the fast path for pipelines)\n"
         "  --max-memory SIZE      stop a pipeline whose sort, aggregation, tree or result\n"
@@ -85,6 +85,8 @@ static void usage(FILE *out) {
         "  -c TEXT                run TEXT\n"
         "  -q FILE, --query-file FILE  run the statements of FILE (trace_processor_shell's\n"
         "                         spelling: pipejit TRACE -q query.sql)\n"
+        "  -i, --interactive      the shell after the scripts (or, when standard input\n"
+        "                         is not a terminal, standard input as a script)\n"
         "  -h, --help             this help\n",
         out);
 }
@@ -304,7 +306,7 @@ int main(int argc, char **argv) {
   int64_t sample = -1;
   const char *trace = NULL, *load = NULL, *export_path = NULL;
   const char *dump_file = NULL;
-  int replace_trace = 0;
+  int replace_trace = 0, interactive = 0;
   int64_t max_memory = 0;
   const char **params = calloc((size_t)argc + 1, sizeof *params);   /* NAME=VALUE */
   int nparams = 0;
@@ -365,8 +367,11 @@ int main(int argc, char **argv) {
         bad_value("--sample-trace", a + 15);
     } else if ((v = opt_value(argc, argv, &i, "--trace"))) {
       trace = v;
-    } else if ((v = opt_value(argc, argv, &i, "--export"))) {
-      export_path = v;
+    } else if ((v = opt_value(argc, argv, &i, "--export")) ||
+               (v = opt_value(argc, argv, &i, "-e"))) {
+      export_path = v;   /* -e: trace_processor_shell's spelling */
+    } else if (!strcmp(a, "-i") || !strcmp(a, "--interactive")) {
+      interactive = 1;
     } else if (!strcmp(a, "--replace-trace")) {
       replace_trace = 1;
     } else if ((v = opt_value(argc, argv, &i, "--load"))) {
@@ -485,11 +490,13 @@ int main(int argc, char **argv) {
     }
   }
   /* No script: the shell (or standard input) — except after --export,
-   * which was the point of the run. */
-  if (!nscripts && !rc && !export_path && isatty(0)) {
+   * which was the point of the run. -i: the shell after the scripts too,
+   * as trace_processor_shell's -i. */
+  int shell = interactive || (!nscripts && !export_path);
+  if (shell && !rc && isatty(0)) {
     cli_set_interactive(1);   /* Ctrl-C at the prompt belongs to the line editor */
     rc = cli_shell(&c);
-  } else if (!nscripts && !rc && !export_path) {
+  } else if (shell && !rc) {
     rc = run_file(&c, "-", "a script");
   }
 

@@ -139,6 +139,16 @@ for args in "$T/t.json -q $T/q.sql" "-q $T/q.sql $T/t.json" "--query-file $T/q.s
   [ "$out" = "n
 2" ] || fail "$args: $out"
 done
+# -i: the shell (here standard input, not a terminal) after the scripts;
+# -e: --export, as trace_processor_shell spells them
+out=$(echo "SELECT 2 AS b;" | "$PJ" --format csv "$T/t.json" -q "$T/q.sql" -i -e "$T/x.db")
+[ "$out" = "n
+2
+
+b
+2" ] || fail "-q FILE -i: $out"
+[ "$("$PJ" --db "$T/x.db" --format csv -c "SELECT count(*) AS n FROM slice")" = "n
+2" ] || fail "-e OUT.db"
 if "$PJ" -q >/dev/null 2>"$T/err"; then fail "-q without a file"; fi
 grep -q -- "-q needs a file" "$T/err" || fail "-q alone: $(cat "$T/err")"
 
