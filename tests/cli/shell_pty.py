@@ -28,6 +28,7 @@ import os
 import pty
 import re
 import select
+import signal
 import sys
 import tempfile
 import time
@@ -98,11 +99,17 @@ class Shell:
             pass
         self.pos = len(self.out)
 
-    def interrupt(self):
-        """Ctrl-C once the editor waits for a key again."""
+    def key(self, ch):
+        """Sends a control key once the editor waits for a key again: sent
+        earlier, it can reach the terminal before the editor switches it
+        to raw mode, which discards pending input (and the key with it)."""
         time.sleep(0.2)
         self.settle()   # the prompt that follows is the new one
-        self.send("\x03")
+        self.send(ch)
+
+    def interrupt(self):
+        """Ctrl-C once the editor waits for a key again."""
+        self.key("\x03")
 
     def line(self, text):
         """Types a line and waits for the prompt after it; what the shell
@@ -124,11 +131,20 @@ class Shell:
             raise Fail("%s: no %r in %r" % (what, pattern, self.last))
 
     def wait(self):
+        """The shell's exit status; a shell still running after TIMEOUT is
+        killed and the check fails (the test must not hang)."""
         until = time.time() + TIMEOUT
         while self._read(until) and time.time() < until:
             pass
-        _, status = os.waitpid(self.pid, 0)
-        return os.waitstatus_to_exitcode(status)
+        while True:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            if time.time() > until:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+                raise Fail("the shell did not exit")
+            time.sleep(0.05)
 
 
 def check(cond, what):
@@ -309,7 +325,7 @@ def main():
         sh = Shell(home, "--db", db)
         sh.prompt()
         check(sh.line("CREATE TABLE made_at_eof(a)") == MORE, "...> before Ctrl-D")
-        sh.send("\x04")
+        sh.key("\x04")
         check(sh.wait() == 0, "Ctrl-D exit status")
         sh = None
         import sqlite3
