@@ -537,6 +537,7 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
 
   ex_run run;
   ex_run_init(&run, q->plan, e->strings, e->db, q->nparams, q->params);
+  run.run_from = vm_run_from;   /* RIGHT / FULL JOIN's unmatched rows */
   run.interrupt = &e->interrupt;
   run.budget.limit = e->max_memory;
   run.interp = &vm_backend;   /* for pipeline subqueries */

@@ -56,7 +56,7 @@
 
 /* IV, IV_SQL: the INTERVAL workloads (bench_interval.c), also on the
  * sample trace; ns/row counts the rows of every operand. */
-enum { TREE_NONE, TREE_UP, TREE_DOWN, TREE_SHUFFLED, TREE_SQL, IV, IV_SQL };
+enum { TREE_NONE, TREE_UP, TREE_DOWN, TREE_SHUFFLED, TREE_SQL, IV, IV_SQL, JOINW };
 
 typedef struct workload {
   const char *name;
@@ -104,6 +104,11 @@ static const workload WORKLOADS[] = {
      "|> AGGREGATE COUNT(*) AS n, SUM(f.freq) AS fr, SUM(dur) AS d GROUP BY cpu",
      0, IV},
     {"intersect_sql", INTERSECT_Q, 0, IV_SQL},
+    /* bench_join.c: with rows for SQLite and DuckDB (one thread) */
+    {"join",
+     "FROM slice |> JOIN thread_track AS tt ON track_id = tt.id |> JOIN thread USING (utid) "
+     "|> AGGREGATE SUM(dur) AS d GROUP BY thread.name",
+     0, JOINW},
 };
 #define NWORKLOADS (int)(sizeof WORKLOADS / sizeof WORKLOADS[0])
 
@@ -261,6 +266,60 @@ static int iv_sql_run(const options *o, pj_engine *e, const void *ctx, double *m
   return rc < 0 ? -1 : rc == 0 ? 2 : bench_iv_matches(ctx, &got) != 0;
 }
 
+/* join: the same SQL in plain SQLite and in DuckDB on one thread
+ * (bench_join.c), after the pipejit rows: each must give the
+ * interpreter's answer. Returns the rows added. */
+static int join_peers(const options *o, pj_engine *e, int64_t n, const pj_result *ref, row *out,
+                      int nmodes, double interp_ns) {
+  int64_t g0, t0, g, tot;
+  bench_join_sums(ref, &g0, &t0);
+  int added = 0;
+  double t[64], ms = 0;
+  int reps = o->repeat < 64 ? o->repeat : 64;
+  int same = 1;
+  for (int r = 0; r < reps; r++) {
+    if (bench_join_sql(e, &g, &tot, &t[r]) != 0) die(e, "join sql");
+    same &= g == g0 && tot == t0;
+  }
+  ms = median(t, reps);
+  const char *names[2] = {"sqlite", "duckdb"};
+  for (int k = 0; k < 2; k++) {
+    if (k == 1) {
+      int rc = bench_join_duckdb(n, reps, &g, &tot, &ms);
+      if (rc == 1) {
+        fprintf(stderr, "join: set PJ_DUCKDB_LIB to libduckdb.so for the DuckDB row\n");
+        break;
+      }
+      if (rc < 0) die(NULL, "duckdb");
+      same = g == g0 && tot == t0;
+      /* the target's comparison, in CPU time (see bench_join_cpu) */
+      pj_engine_set_mode(e, PJ_MODE_JIT);
+      pj_query *q = NULL;
+      double jms, dms;
+      if (pj_query_compile(e, WORKLOADS[NWORKLOADS - 1].text, &q) != PJ_OK ||
+          bench_join_cpu(q, n, reps, &jms, &dms) != 0)
+        die(e, "join cpu");
+      pj_query_free(q);
+      fprintf(stderr, "join at %lld rows, process CPU time (median of %d alternating runs): jit %.2f ms, "
+                      "duckdb %.2f ms: jit takes %.2fx duckdb's time\n",
+              (long long)n, reps, jms, dms, jms / dms);
+    }
+    row *rw = &out[nmodes + added++];
+    memset(rw, 0, sizeof *rw);
+    rw->workload = "join";
+    rw->size = n;
+    rw->mode = names[k];
+    rw->ns_per_row = ms * 1e6 / (double)(n ? n : 1);
+    rw->rows_out = g;
+    rw->same = same;
+    rw->speedup = interp_ns / rw->ns_per_row;
+    for (int i = 0; i < nmodes; i++)
+      fprintf(stderr, "join at %lld rows: %s takes %.2fx %s's time\n", (long long)n, out[i].mode,
+              out[i].ns_per_row / rw->ns_per_row, names[k]);
+  }
+  return added;
+}
+
 static int run_workload(const options *o, const workload *w, const bench_data *d, row *out) {
   int nrows = 0;
   pj_engine *e = NULL;
@@ -268,7 +327,9 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
   if (pj_engine_open(NULL, &e) != PJ_OK) die(NULL, "engine");
   /* no compile cache: every fresh handle's first run pays its compile */
   pj__engine_set_cache_size(e, 0);
-  if (w->tree >= IV) {
+  if (w->tree == JOINW) {
+    if (bench_join_setup(e, d->n) != 0) die(e, "join setup");
+  } else if (w->tree >= IV) {
     if (bench_iv_setup(e, d->n, w->tree == IV_SQL) != 0) die(e, "interval setup");
   } else if (w->tree) {
     if (bench_tree_setup(e, d->n, w->tree == TREE_SHUFFLED || w->tree == TREE_SQL, &ref) != 0)
@@ -383,6 +444,7 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
                 pj_result_row_count(interp_res), out, nrows, interp_ns, &out[nrows]);
     nrows++;
   }
+  if (w->tree == JOINW) nrows += join_peers(o, e, d->n, interp_res, out, nrows, interp_ns);
   pj_result_free(interp_res);
   free(t);
   pj_engine_close(e);

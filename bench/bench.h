@@ -59,6 +59,21 @@ int bench_tree_matches(const pj_result *r, const bench_tree_ref *ref, int down);
  * on error. *ms is the time spent either way. */
 int bench_tree_sql(pj_engine *e, double cap_s, int64_t *s, int64_t *m, double *ms);
 
+/* Workload `join` (bench/bench_join.c): the tables in e (n slices), the
+ * answer reduced to its group count and total, the same SQL timed in
+ * plain SQLite, and in DuckDB on one thread (median of repeat runs; 1
+ * when $PJ_DUCKDB_LIB is not set). 0 or -1. */
+int bench_join_setup(pj_engine *e, int64_t n);
+int bench_join_sums(const pj_result *r, int64_t *groups, int64_t *total);
+int bench_join_sql(pj_engine *e, int64_t *groups, int64_t *total, double *ms);
+int bench_join_duckdb(int64_t n, int repeat, int64_t *groups, int64_t *total, double *ms);
+/* q (the join pipeline, compiled) and DuckDB's same SQL run alternately
+ * `repeat` times, each timed in the process's CPU time (every thread
+ * counted, so whatever DuckDB runs on a helper thread too): medians in
+ * *jit_ms, *duck_ms. A loaded machine stretches wall times unevenly; CPU
+ * time much less. */
+int bench_join_cpu(pj_query *q, int64_t n, int repeat, double *jit_ms, double *duck_ms);
+
 /* One measured line of the harness: a workload at a size in a mode
  * (interp, jit, auto) or a reference (c-ref: bench/ref_fused.c; sqlite:
  * the plain-SQL version). Strings are static (not owned). */

@@ -99,7 +99,7 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
 }
 
 /* Group number of the current row, leaving the builder where it is known. */
-static LLVMValueRef cg_agg_group(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
+static LLVMValueRef cg_agg_lookup(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   if (op->agg.ngroup == 0) return cg_i64(cx, 0);
   LLVMBasicBlockRef done = cg_block(cx, "agg.group");
   LLVMValueRef gs[3];
@@ -343,6 +343,31 @@ static void cg_agg_one(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g
   LLVMValueRef hv = LLVMBuildSelect(cx->b, take, LLVMConstInt(cx->t_i8, 1, 0),
                                     LLVMBuildZExt(cx->b, has, cx->t_i8, ""), "");
   LLVMBuildStore(cx->b, hv, hp);
+}
+
+/* The group of the current row. A single key that a JOIN serves from its
+ * relation's buffer is the same for every row that matched the same
+ * relation row: its group is looked up once per relation row and kept in
+ * the join table's gcache (cg_join.c), -1 until then. */
+static LLVMValueRef cg_agg_group(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
+  const cg_colsrc *cs = op->agg.ngroup == 1 ? &cx->src[op->agg.group_cols[0]] : NULL;
+  if (!cs || !cs->rowidx || !cs->gcache) return cg_agg_lookup(cx, a, op);
+  LLVMValueRef row = LLVMBuildZExt(cx->b, cs->rowidx, cx->t_i64, "");
+  LLVMValueRef gp = cg_elem_ptr(cx, cx->t_i64, cs->gcache, row, "");
+  LLVMValueRef g0 = LLVMBuildLoad2(cx->b, cx->t_i64, gp, "agg.cached");
+  LLVMBasicBlockRef from = cg_here(cx), miss = cg_block(cx, "agg.uncached"), done = cg_block(cx, "agg.known");
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGE, g0, cg_i64(cx, 0), ""), done, miss);
+  cg_at(cx, miss);
+  LLVMValueRef g1 = cg_agg_lookup(cx, a, op);
+  LLVMBuildStore(cx->b, g1, gp);
+  LLVMBasicBlockRef end = cg_here(cx);
+  LLVMBuildBr(cx->b, done);
+  cg_at(cx, done);
+  LLVMValueRef phi = LLVMBuildPhi(cx->b, cx->t_i64, "group");
+  LLVMValueRef vs[2] = {g0, g1};
+  LLVMBasicBlockRef bs[2] = {from, end};
+  LLVMAddIncoming(phi, vs, bs, 2);
+  return phi;
 }
 
 void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {

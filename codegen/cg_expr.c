@@ -25,6 +25,7 @@
 /* Row index of the current position in a column: through its selection
  * when the segment may see selections. */
 static LLVMValueRef cg_row_index(cg_ctx *cx, cg_colsrc *cs) {
+  if (cs->rowidx) return cs->rowidx;
   if (!cx->general_sel) return cx->pos;
   LLVMBasicBlockRef from = cg_here(cx);
   LLVMBasicBlockRef via = cg_block(cx, "sel.load"), join = cg_block(cx, "sel.join");

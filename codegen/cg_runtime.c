@@ -51,6 +51,10 @@ int cg_rt_treenum_row(rt_treenum *t, int64_t id, int32_t idnull, int64_t parent,
   return rt_treenum_row(t, id, idnull != 0, parent, pnull != 0, node, pnode);
 }
 
+rt_jointab *cg_rt_join_tab(ex_seg *s, int32_t build_op) {
+  return build_op >= 0 && build_op < s->run->plan->nops && s->run->joins ? s->run->joins[build_op] : NULL;
+}
+
 int cg_rt_treenum_batch(rt_treenum *t, const rt_batch *b, int32_t idcol, int32_t pcol) {
   return rt_treenum_batch(t, &b->cols[idcol], &b->cols[pcol], b->active, b->nactive);
 }
@@ -63,6 +67,9 @@ const cg_rtfn cg_rtfns[] = {
     FN(cg_rt_treenum_row, "i:plilipp"),
     FN(cg_rt_treenum_batch, "i:ppii"),
     FN(rt_rowbuf_reserve, "v:pl"),
+    FN(cg_rt_join_tab, "p:pi"),
+    FN(rt_jointab_find, "i:pp"),
+    FN(rt_jointab_gcache, "p:p"),
     FN(rt_aggtab_insert_i64, "l:pll"),
     FN(rt_aggtab_group_null, "l:p"),
     FN(rt_aggtab_group, "l:ppp"),

@@ -99,6 +99,12 @@ static void cg_collect(cg_ctx *cx, const ir_segment *seg, cg_uses *u) {
       cg_use_col(cx, u, op->tree.parent_col);
       u->computed[op->tree.node_col] = u->computed[op->tree.pnode_col] = true;
     }
+    if (op->kind == IR_JOIN_PROBE) {
+      /* the relation's columns come from its buffer (cg_join.c) */
+      for (int i = 0; i < op->join.build->join.ncarry; i++) u->computed[op->join.build->join.carry[i]] = true;
+      for (int i = 0; i < op->join.nkeys; i++) cg_use_col(cx, u, op->join.in_keys[i]);
+      cg_use_expr(cx, u, op->join.residual);
+    }
     if (op->kind == IR_TREE_ACC) {
       cg_use_col(cx, u, op->tree.node_col);
       cg_use_col(cx, u, op->tree.pnode_col);
@@ -264,11 +270,19 @@ static void cg_emit_limit(cg_ctx *cx, cg_limit *l) {
   LLVMBuildStore(cx->b, cg_i1(cx, 1), l->reached);
   LLVMValueRef left = LLVMBuildLoad2(cx->b, cx->t_i64, l->left, "limit.left");
   LLVMValueRef none = LLVMBuildICmp(cx->b, LLVMIntSLE, left, cg_i64(cx, 0), "");
-  cg_drop_row_if(cx, none, "limit.pass");
+  if (cx->joined) {
+    /* after a JOIN a batch may make any number of rows: stop at once */
+    LLVMBasicBlockRef pass = cg_block(cx, "limit.pass");
+    LLVMBuildCondBr(cx->b, none, cx->loop_exit, pass);
+    cg_at(cx, pass);
+  } else {
+    cg_drop_row_if(cx, none, "limit.pass");
+  }
   LLVMBuildStore(cx->b, LLVMBuildSub(cx->b, left, cg_i64(cx, 1), ""), l->left);
 }
 
-static void cg_emit_step(cg_ctx *cx, const ir_op *op, cg_limit *lim, cg_treestate *ts) {
+static void cg_emit_step(cg_ctx *cx, const ir_op *op, cg_limit *lim, cg_treestate *ts,
+                         cg_joinstate *js) {
   char nm[128];
   switch (op->kind) {
   case IR_FILTER: {
@@ -296,6 +310,7 @@ static void cg_emit_step(cg_ctx *cx, const ir_op *op, cg_limit *lim, cg_treestat
   }
   case IR_LIMIT: cg_emit_limit(cx, lim); break;
   case IR_TREE_NUMBER: case IR_TREE_ACC: cg_tree_step(cx, ts, op); break;
+  case IR_JOIN_PROBE: cg_join_step(cx, js, op); break;
 #define IR_CASE_SOURCE(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -316,6 +331,7 @@ typedef struct cg_segfn {
   cg_bufstate *bs;                         /* sink: rows appended … */
   cg_aggstate *as;                         /* … or groups updated */
   cg_treestate *ts;
+  cg_joinstate *js;
   int nlim;
   cg_limit *lims;                          /* one per live LIMIT step */
   LLVMValueRef skips, lefts;               /* s->limit_skip, s->limit_left */
@@ -406,9 +422,10 @@ static void cg_seg_prologue(cg_ctx *cx, int si, const char *prefix, cg_segfn *f)
   else f->bs = cg_buf_prologue(cx, sink, f->count, f->fallback);
   if (cx->err->set) return;   /* out of memory */
   f->ts = cg_tree_prologue(cx, f->fallback);
+  f->js = f->ts ? cg_join_prologue(cx, f->fallback) : NULL;
   for (int k = 0; k < seg->nsteps; k++)
     if (!seg->steps[k]->dead && seg->steps[k]->kind == IR_LIMIT) f->nlim++;
-  f->lims = f->ts ? cg_alloc(cx, ((size_t)f->nlim + 1) * sizeof *f->lims) : NULL;
+  f->lims = f->ts && f->js ? cg_alloc(cx, ((size_t)f->nlim + 1) * sizeof *f->lims) : NULL;
   if (!f->lims) return;   /* out of memory: error set */
   if (f->nlim) {
     f->skips = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_LIMIT_SKIP, cx->t_ptr, "");
@@ -453,17 +470,20 @@ static void cg_seg_loop(cg_ctx *cx, cg_segfn *f) {
     LLVMAddIncoming(cx->pos, vs, bbs, 2);
   }
   cx->next_row = next;
+  cx->loop_exit = exit;
+  cx->joined = false;
   int m = 0;
   for (int s = 0; s < seg->nsteps; s++) {
     const ir_op *op = seg->steps[s];
     if (op->dead) continue;
     cx->step = s;
-    cg_emit_step(cx, op, op->kind == IR_LIMIT ? &f->lims[m++] : NULL, f->ts);
+    cg_emit_step(cx, op, op->kind == IR_LIMIT ? &f->lims[m++] : NULL, f->ts, f->js);
   }
   cx->step = seg->nsteps;
   if (f->as) cg_agg_update(cx, f->as, seg->sink);
   else cg_buf_append(cx, f->bs);
-  LLVMBuildBr(cx->b, next);
+  LLVMBuildBr(cx->b, cx->next_row);   /* the next row, or the next match of a JOIN */
+  cx->next_row = next;
   cg_at(cx, next);
   LLVMValueRef k1 = LLVMBuildAdd(cx->b, k, cg_i32(cx, 1), "k.next");
   LLVMBuildBr(cx->b, head);
@@ -541,7 +561,7 @@ bool cg_segment_wanted(const ir_segment *seg) {
    * aggregate update is per-row work. */
   switch (seg->sink->kind) {
   case IR_AGGREGATE: return true;
-  case IR_OUTPUT: case IR_SORT: case IR_WINDOW: case IR_TREE_ORDER: case IR_IV_BUFFER:
+  case IR_OUTPUT: case IR_SORT: case IR_WINDOW: case IR_TREE_ORDER: case IR_IV_BUFFER: case IR_JOIN_BUILD:
     return live > 0;
 #define IR_CASE_SOURCE(name) case IR_##name:
 #define IR_CASE_STEP(name) case IR_##name:

@@ -25,6 +25,10 @@ struct cg_bufstate {
    * grow faster than the code (a 2,500-column EXTEND). */
   LLVMValueRef datas, valids;
   LLVMValueRef nrows;     /* alloca i64 */
+  /* After a JOIN the rows of a batch are not bounded by its size: each
+   * append checks the capacity, grows the buffer when full and reloads
+   * the column pointers. */
+  bool grow;
 };
 
 #define CG_WIDE_BUF 64
@@ -47,6 +51,8 @@ cg_bufstate *cg_buf_prologue(cg_ctx *cx, const ir_op *op, LLVMValueRef count,
   bs->valid = cg_alloc(cx, ((size_t)bs->n + 1) * sizeof *bs->valid);
   if (!bs->types || !bs->data || !bs->valid) return NULL;
   for (int j = 0; j < bs->n; j++) bs->types[j] = rt_store_type(cx->plan->cols[bs->cols[j]].type);
+  for (int k = 0; k < cx->seg->nsteps; k++)
+    bs->grow |= !cx->seg->steps[k]->dead && cx->seg->steps[k]->kind == IR_JOIN_PROBE;
 
   /* The driver must have laid out the buffer as the plan says; otherwise
    * leave the batch to the interpreter. */
@@ -78,7 +84,7 @@ cg_bufstate *cg_buf_prologue(cg_ctx *cx, const ir_op *op, LLVMValueRef count,
   LLVMValueRef valids = cg_load_field(cx, cx->st.rowbuf, bs->buf, CG_ROWBUF_VALID, cx->t_ptr, "");
   bs->datas = datas;
   bs->valids = valids;
-  for (int j = 0; j < bs->n && bs->n <= CG_WIDE_BUF; j++) {
+  for (int j = 0; j < bs->n && bs->n <= CG_WIDE_BUF && !bs->grow; j++) {
     char nm[96], buf[128];
     cg_colname(cx, bs->cols[j], nm, sizeof nm);
     snprintf(buf, sizeof buf, "out.%s", nm);
@@ -94,6 +100,22 @@ cg_bufstate *cg_buf_prologue(cg_ctx *cx, const ir_op *op, LLVMValueRef count,
 void cg_buf_append(cg_ctx *cx, cg_bufstate *bs) {
   for (int j = 0; j < bs->n; j++) cg_column(cx, bs->cols[j]);   /* sources not yet read */
   LLVMValueRef r = LLVMBuildLoad2(cx->b, cx->t_i64, bs->nrows, "out.row");
+  LLVMValueRef datas = bs->datas, valids = bs->valids;
+  if (bs->grow) {
+    LLVMValueRef cap = cg_load_field(cx, cx->st.rowbuf, bs->buf, CG_ROWBUF_CAP, cx->t_i64, "buf.cap");
+    LLVMBasicBlockRef full = cg_block(cx, "buf.full"), room = cg_block(cx, "buf.room");
+    LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGE, r, cap, ""), full, room);
+    cg_at(cx, full);
+    LLVMBuildStore(cx->b, r, cg_field_ptr(cx, cx->st.rowbuf, bs->buf, CG_ROWBUF_NROWS, ""));
+    LLVMValueRef args[2] = {bs->buf, cg_i64(cx, RT_BATCH)};
+    cg_call(cx, "rt_rowbuf_reserve", args, 2, "");
+    LLVMValueRef cap2 = cg_load_field(cx, cx->st.rowbuf, bs->buf, CG_ROWBUF_CAP, cx->t_i64, "");
+    cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntSGE, r, cap2, ""), CG_ERR_NOMEM, "buf.grown");
+    LLVMBuildBr(cx->b, room);
+    cg_at(cx, room);
+    datas = cg_load_field(cx, cx->st.rowbuf, bs->buf, CG_ROWBUF_DATA, cx->t_ptr, "");
+    valids = cg_load_field(cx, cx->st.rowbuf, bs->buf, CG_ROWBUF_VALID, cx->t_ptr, "");
+  }
   for (int j = 0; j < bs->n; j++) {
     rt_type t = bs->types[j];
     cg_val v = cg_coerce(cx, cg_column(cx, bs->cols[j]), t);
@@ -101,9 +123,9 @@ void cg_buf_append(cg_ctx *cx, cg_bufstate *bs) {
     LLVMValueRef val = v.v;
     if (!cg_is_false(v.null)) val = LLVMBuildSelect(cx->b, v.null, LLVMConstNull(ty), val, "");
     LLVMValueRef data = bs->data[j], valid = bs->valid[j];
-    if (bs->n > CG_WIDE_BUF) {
-      data = cg_load_elem(cx, cx->t_ptr, bs->datas, cg_i64(cx, j), "");
-      valid = cg_load_elem(cx, cx->t_ptr, bs->valids, cg_i64(cx, j), "");
+    if (bs->n > CG_WIDE_BUF || bs->grow) {
+      data = cg_load_elem(cx, cx->t_ptr, datas, cg_i64(cx, j), "");
+      valid = cg_load_elem(cx, cx->t_ptr, valids, cg_i64(cx, j), "");
     }
     LLVMBuildStore(cx->b, val, cg_elem_ptr(cx, ty, data, r, ""));
     /* bit r |= !null, without a branch */

@@ -1,7 +1,7 @@
 /*
  * cg_types.c — the runtime structs generated code touches, declared for
  * LLVM in one place. Field order and types mirror exec/exec.h,
- * runtime/rt.h, runtime/store.h and runtime/tree/tree.h; LLVM lays them out with the host's
+ * runtime/rt.h, runtime/store.h, runtime/jointab.h and runtime/tree/tree.h; LLVM lays them out with the host's
  * data layout exactly as the C compiler does (natural alignment, no
  * packing), and tests/unit/test_layout.c checks every field offset against
  * offsetof. Change a field there, change it here.
@@ -63,6 +63,11 @@ void cg_types_init(cg_types *t, LLVMContextRef c) {
   t->treeagg = cg_struct(c, "rt_treeagg", (LLVMTypeRef[]){i32, i32, ptr, ptr, ptr}, 5);
   /* rt_treeacc, the prefix generated code reads: { up; nnodes; naggs; aggs } */
   t->treeacc = cg_struct(c, "rt_treeacc", (LLVMTypeRef[]){i32, i32, i32, ptr}, 4);
+  /* rt_jointab { nkeys; direct; slots; mask; dmin; drange; next; keys;
+   *              matched; nrows; buf; kinds; gcache; unique } */
+  t->jointab = cg_struct(c, "rt_jointab",
+                         (LLVMTypeRef[]){i32, i32, ptr, i64, i64, i64, ptr, ptr, ptr, i64, ptr, ptr, ptr, i32},
+                         14);
 }
 
 /* ---- layout queries for tests/unit/test_layout.c ---------------------------- */
@@ -88,7 +93,8 @@ int64_t cg_layout_offset(cg_struct_id s, int field) {
   cg_types t;
   cg_types_init(&t, c);
   LLVMTypeRef all[] = {t.view,   t.batch,  t.seg,     t.run,     t.value,  t.rowbuf,
-                       t.agg,    t.aggtab, t.arena,   t.treenum, t.treeagg, t.treeacc};
+                       t.agg,    t.aggtab, t.arena,   t.treenum, t.treeagg, t.treeacc,
+                       t.jointab};
   if ((unsigned)s < sizeof all / sizeof all[0]) {
     LLVMTypeRef st = all[s];
     if (field < 0) off = (int64_t)LLVMABISizeOfType(td, st);

@@ -25,7 +25,7 @@
 /* Struct types of the runtime, for one LLVM context. */
 typedef struct cg_types {
   LLVMTypeRef view, batch, seg, run, value, rowbuf, agg, aggtab, arena;
-  LLVMTypeRef treenum, treeagg, treeacc;
+  LLVMTypeRef treenum, treeagg, treeacc, jointab;
 } cg_types;
 void cg_types_init(cg_types *t, LLVMContextRef c);
 
@@ -61,6 +61,10 @@ typedef struct cg_colsrc {
   bool nullable;
   LLVMValueRef data, valid, sel, base;
   LLVMValueRef wmask;    /* i64: -1 when the view has validity bits, else 0 */
+  LLVMValueRef rowidx;   /* a JOIN's column: the relation row it reads now
+                            (i32; cg_join.c), instead of the batch position */
+  LLVMValueRef gcache;   /* a JOIN's column that is the segment's single
+                            AGGREGATE key: int64 group per relation row */
 } cg_colsrc;
 
 typedef struct cg_val {
@@ -84,7 +88,10 @@ typedef struct cg_ctx {
   LLVMValueRef run, strings;
   LLVMValueRef pos;            /* current batch position i (i32) */
   int step;                    /* step being emitted; nsteps = the sink */
-  LLVMBasicBlockRef next_row;  /* a dropped row continues here */
+  LLVMBasicBlockRef next_row;  /* a dropped row continues here (after a JOIN:
+                                  with the next match) */
+  LLVMBasicBlockRef loop_exit; /* after the row loop */
+  bool joined;                 /* a JOIN_PROBE was emitted before this step */
   LLVMBasicBlockRef err_block; /* row failed: phi of error codes */
   LLVMValueRef err_phi;
   LLVMValueRef err_slot;       /* alloca i32: smallest error code of the batch */
@@ -192,6 +199,19 @@ int cg_rt_treenum_row(rt_treenum *t, int64_t id, int32_t idnull, int64_t parent,
  * calls it): results in t->node_out / t->pnode_out by position. 0 or -1
  * (error set). */
 int cg_rt_treenum_batch(rt_treenum *t, const rt_batch *b, int32_t idcol, int32_t pcol);
+
+/* cg_join.c: JOIN_PROBE inside the row loop (runtime/jointab.h).
+ * cg_join_prologue, once per batch: finds every probe's table (branching
+ * to `fallback` when one is missing) and points the relation's columns at
+ * its buffer (its state from cg_alloc: NULL, error set, when out of
+ * memory); cg_join_step per row: looks the keys up and leaves the
+ * builder in the body of a loop over the matches (cx->next_row: the next
+ * match), where the rest of the segment is emitted. */
+typedef struct cg_joinstate cg_joinstate;
+cg_joinstate *cg_join_prologue(cg_ctx *cx, LLVMBasicBlockRef fallback);
+void cg_join_step(cg_ctx *cx, cg_joinstate *js, const ir_op *op);
+/* The JOIN_PROBE's table (its build's), for generated code. */
+rt_jointab *cg_rt_join_tab(ex_seg *s, int32_t build_op);
 
 /* cg_sink.c: OUTPUT / SORT append into s->buf. */
 typedef struct cg_bufstate cg_bufstate;

@@ -207,6 +207,7 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
   case IR_SORT:
   case IR_WINDOW:
   case IR_IV_BUFFER:   /* an interval relation (driver_interval.c reads it) */
+  case IR_JOIN_BUILD:  /* a JOIN's relation, indexed when it is done */
   case IR_TREE_ORDER: {
     int idx = ex_op_index(p, sink);
     if (idx < 0) return ex_fail(run, sink->pos, sink->stage, "the sort is not in the plan");
@@ -734,6 +735,35 @@ static int ex_agg_finish(ex_run *run, ex_seg *s, int idx) {
   return 0;
 }
 
+/* JOIN: the relation's buffer becomes its hash table (runtime/jointab.h),
+ * keyed by the buffer columns of the build's keys. */
+static int ex_join_finish(ex_run *run, ex_seg *s, int idx) {
+  const ir_op *sink = s->seg->sink;
+  int nk = sink->join.nkeys;
+  int keycols[nk > 0 ? nk : 1];
+  for (int k = 0; k < nk; k++) {
+    keycols[k] = -1;
+    for (int j = 0; j < s->nbuf && keycols[k] < 0; j++)
+      if (s->buf_cols[j] == sink->join.src_keys[k]) keycols[k] = j;
+    if (keycols[k] < 0) return ex_fail(run, sink->pos, sink->stage, "a join key is not in the buffer");
+  }
+  rt_jointab *t = rt_mem_calloc(1, sizeof *t);
+  if (!t) return ex_fail(run, sink->pos, sink->stage, "out of memory");
+  int kind = sink->join.probe ? sink->join.probe->join.kind : RT_JOIN_INNER;
+  const char *msg;
+  if (rt_jointab_build(t, s->buf, nk, keycols, kind == RT_JOIN_RIGHT || kind == RT_JOIN_FULL, &msg) < 0) {
+    rt_mem_free(t);
+    return ex_fail(run, sink->pos, sink->stage, msg);
+  }
+  run->joins[idx] = t;
+  return 0;
+}
+
+rt_jointab *ex_join_tab(const ex_run *run, const ir_op *probe) {
+  int idx = probe->join.build ? ex_op_index(run->plan, probe->join.build) : -1;
+  return idx >= 0 && run->joins ? run->joins[idx] : NULL;
+}
+
 static int ex_sink_finish(ex_run *run, ex_seg *s) {
   const ir_op *sink = s->seg->sink;
   int idx = ex_op_index(run->plan, sink);
@@ -746,6 +776,7 @@ static int ex_sink_finish(ex_run *run, ex_seg *s) {
   case IR_TREE_ORDER: return ex_tree_order_finish(run, s, idx);
   case IR_AGGREGATE: return ex_agg_finish(run, s, idx);
   case IR_WINDOW: return ex_window_finish(run, s);
+  case IR_JOIN_BUILD: return ex_join_finish(run, s, idx);
 #define IR_CASE_SOURCE(name) case IR_##name:
 #define IR_CASE_STEP(name) case IR_##name:
 #include "ir/op_cases.h"
@@ -811,6 +842,54 @@ static int ex_down_open(ex_run *run, ex_seg *s, ex_seg *nx, ex_down *dn) {
   return 0;
 }
 
+/* RIGHT and FULL JOIN: after the input ended, the relation's rows no input
+ * row matched go on from the step after their probe, in the relation's
+ * order, with the input's columns NULL (all-NULL views), on the
+ * interpreter (they enter the segment in its middle). Probes in step
+ * order: an earlier probe's rows pass through the later ones. */
+static int ex_join_tails(ex_run *run, ex_seg *s) {
+  const ir_plan *p = run->plan;
+  const ir_segment *seg = s->seg;
+  for (int k = 0; k < seg->nsteps; k++) {
+    const ir_op *op = seg->steps[k];
+    if (op->dead || op->kind != IR_JOIN_PROBE) continue;
+    if (op->join.kind != RT_JOIN_RIGHT && op->join.kind != RT_JOIN_FULL) continue;
+    const rt_jointab *t = ex_join_tab(run, op);
+    if (!t || !t->matched) return ex_fail(run, op->pos, op->stage, "the joined relation was not built");
+    if (!run->run_from) return ex_fail(run, op->pos, op->stage, "no backend runs the unmatched rows");
+    rt_batch tb = {0};
+    tb.ncols = p->ncols;
+    tb.cols = rt_arena_alloc(&run->arena, sizeof(rt_view) * ((size_t)p->ncols + 1));
+    void *zeros = rt_arena_alloc(&run->arena, (size_t)RT_BATCH * 8);
+    uint64_t *none = rt_arena_alloc(&run->arena, RT_BITWORDS(RT_BATCH) * 8);
+    uint32_t *rows = rt_arena_alloc(&run->arena, sizeof(uint32_t) * RT_BATCH);
+    if (!tb.cols || !zeros || !none || !rows) return ex_fail(run, op->pos, op->stage, "out of memory");
+    int nlim = 0;   /* LIMITs before the probe: theirs is not the tail's end */
+    for (int j = 0; j < k; j++) nlim += !seg->steps[j]->dead && seg->steps[j]->kind == IR_LIMIT;
+    for (int64_t r = 0; r < t->nrows;) {
+      bool stop = false;
+      for (int j = nlim; j < s->nlimits; j++) stop |= s->limit_left[j] == 0;
+      if (stop) break;
+      uint32_t n = 0;
+      for (; r < t->nrows && n < RT_BATCH; r++)
+        if (!t->matched[r]) rows[n++] = (uint32_t)r;
+      if (n == 0) break;
+      for (int c = 0; c < p->ncols; c++)
+        tb.cols[c] = (rt_view){.type = rt_store_type(p->cols[c].type), .data = zeros, .valid = none};
+      const ir_op *bld = op->join.build;
+      for (int j = 0; j < bld->join.ncarry; j++)
+        tb.cols[bld->join.carry[j]] = (rt_view){.type = t->buf->types[j], .data = t->buf->data[j],
+                                           .valid = t->buf->valid[j], .sel = rows};
+      tb.n = tb.nactive = n;
+      tb.active = NULL;
+      if (ex_interrupted(run)) return ex_fail_interrupted(run);
+      if (run->run_from(s, &tb, k + 1) < 0 || run->err.set || run->budget.exceeded)
+        return ex_budget_fail(run, s);
+    }
+  }
+  return 0;
+}
+
 /* Runs segment si; returns how many segments it ran (2 when its sink is a
  * streaming DOWN order: the next segment runs batch by batch with it), or
  * -1 on error. */
@@ -845,6 +924,7 @@ static int ex_seg_run_body(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, vo
   case IR_FLATTEN:
   case IR_IJOIN:
   case IR_FILLGAPS: rc = ex_iv_scan(run, s, b, pick, ctx, dn); break;
+  case IR_SETOP: rc = ex_setop_scan(run, s, b, pick, ctx, dn); break;
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -853,6 +933,7 @@ static int ex_seg_run_body(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, vo
     rc = ex_fail(run, seg->source->pos, seg->source->stage, "a segment starts with an op that is not a source");
     break;
   }
+  if (rc == 0 && !run->err.set) rc = ex_join_tails(run, s);
   if (rc < 0 || run->err.set || ex_trees_finish(run, s) < 0) {
     if (dn) rt_treedown_free(&down.d);
     return -1;
@@ -892,8 +973,9 @@ int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
   run->treenums = rt_arena_alloc(&run->arena, sizeof(rt_treenum *) * ((size_t)p->nops + 1));
   run->treeaccs = rt_arena_alloc(&run->arena, sizeof(rt_treeacc *) * ((size_t)p->nops + 1));
   run->tree_paths = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)p->nops + 1));
+  run->joins = rt_arena_alloc(&run->arena, sizeof(rt_jointab *) * ((size_t)p->nops + 1));
   if (!run->segs || !run->bufs || !run->perms || !run->treenums || !run->treeaccs ||
-      !run->tree_paths) {
+      !run->tree_paths || !run->joins) {
     run->segs = NULL;   /* nothing to free per segment */
     return ex_fail(run, -1, "RUN", "out of memory");
   }
@@ -946,6 +1028,10 @@ void ex_run_free(ex_run *run) {
         rt_treeacc_free(run->treeaccs[i]);
         free(run->treeaccs[i]);
       }
+      if (run->joins && run->joins[i]) {
+        rt_jointab_free(run->joins[i]);
+        rt_mem_free(run->joins[i]);
+      }
     }
   }
   if (run->err.set) rt_rowbuf_free(&run->result);
@@ -955,6 +1041,7 @@ void ex_run_free(ex_run *run) {
   run->treenums = NULL;
   run->treeaccs = NULL;
   run->tree_paths = NULL;
+  run->joins = NULL;
   run->segs = NULL;
   rt_arena_free(&run->arena);
 }

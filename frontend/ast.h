@@ -190,6 +190,9 @@ typedef enum fe_joinrel {
   JR_COVERING_BOUNDS, JR_WITHIN_BOUNDS,
 } fe_joinrel;
 
+/* `|> [INNER | LEFT | RIGHT | FULL | CROSS] JOIN` (LANGUAGE.md §8). */
+typedef enum fe_joinkind { JK_INNER, JK_LEFT, JK_RIGHT, JK_FULL, JK_CROSS } fe_joinkind;
+
 struct fe_source;
 
 typedef struct fe_stage {
@@ -212,6 +215,13 @@ typedef struct fe_stage {
   struct fe_source *src;   /* INTERVAL JOIN / FILL GAPS operand */
   fe_joinrel rel;
   bool left;           /* LEFT INTERVAL JOIN */
+  fe_joinkind jkind;   /* JOIN: its kind; src, and on or usings */
+  fe_expr *on;         /* JOIN … ON expr (NULL: none) */
+  int nusing;          /* JOIN … USING (col, …): -1 when not given */
+  fe_name *usings;
+  bool all;            /* UNION / INTERSECT / EXCEPT ALL (else DISTINCT) */
+  int nsrcs;           /* their operands, (pipeline) or (select) */
+  struct fe_source **srcs;
   int nper;
   fe_name *per;        /* PER columns */
 } fe_stage;

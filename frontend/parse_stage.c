@@ -388,6 +388,68 @@ static bool parse_fill_gaps(fe_parser *p, fe_stage *st) {
   return parse_per(p, &st->per, &st->nper);
 }
 
+/* `[INNER | LEFT [OUTER] | RIGHT [OUTER] | FULL [OUTER] | CROSS] JOIN src
+ * [[AS] alias] [ON expr | USING (col, …)]` (LANGUAGE.md §8). The cursor is
+ * on the first word (the kind, or JOIN). */
+static const char *const k_hjoin_words[] = {"ON", "USING", NULL};
+static bool parse_hjoin(fe_parser *p, fe_stage *st) {
+  static const struct { const char *w; fe_joinkind k; bool outer; } kinds[] = {
+    {"INNER", JK_INNER, false}, {"LEFT", JK_LEFT, true}, {"RIGHT", JK_RIGHT, true},
+    {"FULL", JK_FULL, true},    {"CROSS", JK_CROSS, false},
+  };
+  st->jkind = JK_INNER;
+  st->nusing = -1;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    if (!fe_accept_kw(p, kinds[i].w)) continue;
+    st->jkind = kinds[i].k;
+    if (kinds[i].outer) fe_accept_kw(p, "OUTER");
+    break;
+  }
+  if (!fe_expect_kw(p, "JOIN", NULL)) return false;
+  if (!(st->src = parse_relation(p))) return false;
+  p->stage = "JOIN";
+  if (parse_alias(p, &st->src->alias, k_hjoin_words) < 0) return false;
+  fe_token *t = fe_cur(p);
+  if (fe_accept_kw(p, "ON")) {
+    if (st->jkind == JK_CROSS)
+      return fe_fail(p, t->pos, "CROSS JOIN takes no ON or USING: use JOIN … ON");
+    return (st->on = fe_parse_expr(p)) != NULL;
+  }
+  if (fe_accept_kw(p, "USING")) {
+    if (st->jkind == JK_CROSS)
+      return fe_fail(p, t->pos, "CROSS JOIN takes no ON or USING: use JOIN … USING");
+    st->nusing = 0;
+    if (!fe_expect_punct(p, "(", NULL)) return false;
+    if (!parse_names(p, &st->usings, &st->nusing, "a column name")) return false;
+    return fe_expect_punct(p, ")", "',' or ')'");
+  }
+  return true;
+}
+
+/* `|> DISTINCT`: nothing after the word. */
+static bool parse_distinct(fe_parser *p, fe_stage *st) {
+  (void)p, (void)st;
+  return true;
+}
+
+/* `|> UNION ALL (q), …`, `|> UNION [DISTINCT] (q), …`, `|> INTERSECT [ALL |
+ * DISTINCT] (q), …`, `|> EXCEPT [ALL | DISTINCT] (q), …`: each q a
+ * parenthesised pipeline or select. */
+static bool parse_setop(fe_parser *p, fe_stage *st) {
+  if (fe_accept_kw(p, "ALL")) st->all = true;
+  else fe_accept_kw(p, "DISTINCT");
+  int cap = 0;
+  do {
+    fe_token *t = fe_cur(p);
+    if (!fe_tok_is_punct(t, "(")) return fe_syntax_error(p, t, "'(' and a pipeline or SELECT");
+    fe_source *s = parse_relation(p);
+    if (!s) return false;
+    p->stage = fe_stage_names[st->kind];
+    *(fe_source **)fe_push(p->a, &st->srcs, &st->nsrcs, &cap, sizeof s) = s;
+  } while (fe_accept_punct(p, ","));
+  return true;
+}
+
 static bool stage_error(fe_parser *p, fe_token *t, const char *what) {
   p->stage = "PIPELINE";
   return fe_syntax_error(p, t, what);
@@ -401,8 +463,8 @@ static bool begin(fe_parser *p, fe_stage *st, fe_stagekind kind, int nwords) {
 }
 
 /* `|> [INNER | LEFT [OUTER] | RIGHT [OUTER] | FULL [OUTER] | CROSS |
- * NATURAL] JOIN`: LANGUAGE.md §8's JOIN stage, not built yet. True when
- * the tokens at the cursor start one. */
+ * NATURAL] JOIN`: LANGUAGE.md §8's JOIN stage (NATURAL is refused). True
+ * when the tokens at the cursor start one. */
 static bool at_join(fe_parser *p) {
   static const char *const kinds[] = {"INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL"};
   int k = 0;
@@ -448,9 +510,10 @@ static bool parse_stage(fe_parser *p, fe_stage *st) {
   fe_token *t = fe_cur(p);
   st->pos = t->pos;
   if (at_join(p)) {
-    p->stage = "PIPELINE";
-    return fe_fail(p, t->pos, "JOIN is not supported in pipelines yet: use FROM (SELECT … JOIN …) "
-                              "or INTERVAL JOIN");
+    begin(p, st, ST_JOIN, 0);
+    if (fe_at_kw(p, "NATURAL"))
+      return fe_fail(p, t->pos, "NATURAL JOIN is not supported: name the columns with USING (…)");
+    return parse_hjoin(p, st);
   }
   if (fe_tok_is_kw(t, "LEFT")) {
     begin(p, st, ST_IJOIN, 1);

@@ -40,8 +40,9 @@ static vm *vm_state(ex_seg *s) {
   m->colvec = calloc((size_t)m->plan->ncols + 1, sizeof *m->colvec);
   m->colbits = calloc((size_t)m->plan->ncols + 1, sizeof *m->colbits);
   m->bits = calloc((size_t)nsteps + 1, sizeof *m->bits);
+  m->jn = calloc((size_t)nsteps + 1, sizeof *m->jn);
   m->active = malloc((size_t)RT_BATCH * sizeof(uint32_t));
-  if (!m->held || !m->colvec || !m->colbits || !m->bits || !m->active) {
+  if (!m->held || !m->colvec || !m->colbits || !m->bits || !m->jn || !m->active) {
     rt_errorf(&s->run->err, -1, "%s: out of memory", s->seg->sink->stage);
     return NULL;
   }
@@ -74,6 +75,7 @@ void vm_seg_free(ex_seg *s) {
   free(m->groups);
   free(m->keyvals);
   free(m->keynull);
+  vm_join_free(m);
   free(m);
   s->vm = NULL;
 }
@@ -144,14 +146,13 @@ static int vm_append(vm *m, rt_batch *b) {
   return 0;
 }
 
-int vm_run_batch(ex_seg *s, rt_batch *b) {
-  vm *m = vm_state(s);
-  if (!m) return -1;
-  const ir_segment *seg = s->seg;
-  m->batch = b;
-  if (!b->active) b->nactive = b->n;
-  int rc = 0, nlimit = 0;
-  for (int k = 0; k < seg->nsteps && rc == 0; k++) {
+/* Steps k0.. of the segment over b, then the sink. A JOIN_PROBE runs the
+ * rest itself, once per chunk of its output (vm_join.c). nlimit: the
+ * LIMIT steps before k0. */
+int vm_rest(vm *m, rt_batch *b, int k0, int nlimit) {
+  const ir_segment *seg = m->s->seg;
+  int rc = 0;
+  for (int k = k0; k < seg->nsteps && rc == 0; k++) {
     const ir_op *op = seg->steps[k];
     if (op->dead) continue;
     m->op = op;
@@ -166,6 +167,7 @@ int vm_run_batch(ex_seg *s, rt_batch *b) {
     case IR_LIMIT: vm_limit(m, nlimit++, b); break;
     case IR_TREE_NUMBER: rc = vm_tree_number(m, op, b); break;
     case IR_TREE_ACC: rc = vm_tree_acc(m, op, b); break;
+    case IR_JOIN_PROBE: return vm_join_probe(m, op, k, b, nlimit);
 #define IR_CASE_SOURCE(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -184,6 +186,7 @@ int vm_run_batch(ex_seg *s, rt_batch *b) {
     case IR_WINDOW:
     case IR_TREE_ORDER:
     case IR_IV_BUFFER:
+    case IR_JOIN_BUILD:
     case IR_OUTPUT: rc = vm_append(m, b); break;
     case IR_AGGREGATE: rc = vm_agg_update(m, b); break;
 #define IR_CASE_SOURCE(name) case IR_##name:
@@ -195,10 +198,31 @@ int vm_run_batch(ex_seg *s, rt_batch *b) {
       break;
     }
   }
-  /* Release this batch's COMPUTE results: their views die with the batch. */
-  for (int k = 0; k < seg->nsteps; k++)
+  return rc;
+}
+
+/* Releases what the steps from k0 on hold: their COMPUTE results (views
+ * that die with the batch) back to the pools, down to `held` entries. */
+void vm_release(vm *m, int k0, int held) {
+  const ir_segment *seg = m->s->seg;
+  for (int k = k0; k < seg->nsteps; k++)
     if (seg->steps[k]->kind == IR_COMPUTE) m->colvec[seg->steps[k]->compute.out_col] = NULL;
-  for (int i = 0; i < m->nheld; i++) vm_vec_put(m, m->held[i]);
-  m->nheld = 0;
+  for (int i = held; i < m->nheld; i++) vm_vec_put(m, m->held[i]);
+  m->nheld = held;
+}
+
+int vm_run_from(ex_seg *s, rt_batch *b, int step) {
+  vm *m = vm_state(s);
+  if (!m) return -1;
+  const ir_segment *seg = s->seg;
+  m->batch = b;
+  if (!b->active) b->nactive = b->n;
+  int nlimit = 0;
+  for (int k = 0; k < step && k < seg->nsteps; k++)
+    if (!seg->steps[k]->dead && seg->steps[k]->kind == IR_LIMIT) nlimit++;
+  int rc = vm_rest(m, b, step, nlimit);
+  vm_release(m, 0, 0);
   return rc == 0 && !m->err->set ? 0 : -1;
 }
+
+int vm_run_batch(ex_seg *s, rt_batch *b) { return vm_run_from(s, b, 0); }

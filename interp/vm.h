@@ -28,6 +28,10 @@
  * s->run->err set. Generated code calls it too, for segments it does not
  * compile. */
 int vm_run_batch(ex_seg *s, rt_batch *b);
+/* The same from step `step` on (the steps before it are skipped): RIGHT
+ * and FULL JOIN's unmatched rows enter after their probe (ex_run.run_from);
+ * vm_run_batch is vm_run_from(s, b, 0). */
+int vm_run_from(ex_seg *s, rt_batch *b, int step);
 /* Frees the scratch vm_run_batch keeps in s (the run's seg_free). */
 void vm_seg_free(ex_seg *s);
 /* The interpreter as an exec/ backend (vm_backend.c). */
@@ -86,6 +90,8 @@ typedef struct vm {
   int64_t *groups;       /* group number by position */
   int64_t *keyvals;      /* one tuple */
   uint8_t *keynull;
+  /* JOIN_PROBE scratch, by step index (vm_join.c) */
+  struct vm_jstate **jn;
 } vm;
 
 /* Iterates position `i` over a vm_set; the body is a tight loop in both the
@@ -147,5 +153,15 @@ uint64_t *vm_bits(vm *m, uint64_t **slot, const vm_vec *v, const vm_set *set, ui
  * vectors of TREE_ACC are put on m->held until the end of the batch. */
 int vm_tree_number(vm *m, const ir_op *op, rt_batch *b);
 int vm_tree_acc(vm *m, const ir_op *op, rt_batch *b);
+
+/* vm.c: steps k0.. and the sink over b (nlimit: LIMIT steps before k0);
+ * vm_release puts back what steps k0.. hold, down to `held` entries. */
+int vm_rest(vm *m, rt_batch *b, int k0, int nlimit);
+void vm_release(vm *m, int k0, int held);
+
+/* vm_join.c: JOIN_PROBE step k over b: runs the rest of the segment on
+ * each chunk of its output (at most RT_BATCH rows). */
+int vm_join_probe(vm *m, const ir_op *op, int k, rt_batch *b, int nlimit);
+void vm_join_free(vm *m);
 
 #endif

@@ -71,6 +71,7 @@ static bool valid_name(const char *s) {
 }
 
 static int check_names(ir_binder *b, int n, const char *const *names, bool validity, int pos) {
+  if (b->any_names) return 1;
   for (int i = 0; i < n; i++) {
     if (validity && !valid_name(names[i]))
       return ir_fail(b, pos,

@@ -74,6 +74,10 @@ typedef struct ir_binder {
    * every stage. */
   ir_winmap win;
   bool in_window;
+  /* Binding a set operation's operand: its column names do not matter
+   * (the input's name the result), so they need not be valid or
+   * distinct. */
+  bool any_names;
 } ir_binder;
 
 /* ---- bind.c ---- */

@@ -26,6 +26,11 @@
  *              buffers only what is read later)
  *   ISECT, FLATTEN, IJOIN, FILLGAPS  need each relation's ts, dur and PER
  *              columns; FLATTEN drops dead aggregates like AGGREGATE
+ *   JOIN_PROBE its keys and residual become needed; the relation's
+ *              columns it serves stay needed, for the build to carry
+ *   JOIN_BUILD carry trimmed to the needed columns (unread columns of the
+ *              joined relation are never buffered, nor read by its scan)
+ *   SETOP      needs every column of its relations (rows compare whole)
  *   SCAN_*     read only needed columns; a SQLite scan is rewritten to
  *              project just those (see wrap_sql)
  * ir_col.live ends up true for every column some op reads or some scan
@@ -236,14 +241,23 @@ void ir_live(ir_plan *p) {
     case IR_WINDOW: live_window(p, op, need); break;
     case IR_SCAN_TABLE:
     case IR_SCAN_SQL: trim_scan(p, op, need); break;
+    case IR_JOIN_PROBE:
+      for (int k = 0; k < op->join.nkeys; k++)
+        need[op->join.in_keys[k]] = need[op->join.src_keys[k]] = true;
+      need_expr(op->join.residual, need);
+      break;
+    case IR_JOIN_BUILD:
     case IR_IV_BUFFER: {
-      /* Only what the interval operator and later ops read is buffered:
-       * this is where an operand's unread columns are pruned. */
+      /* Only what the interval operator (or the join) and later ops read
+       * is buffered: this is where an operand's unread columns are
+       * pruned. */
+      int *carry = op->kind == IR_JOIN_BUILD ? op->join.carry : op->ivbuf.carry;
+      int *ncarry = op->kind == IR_JOIN_BUILD ? &op->join.ncarry : &op->ivbuf.ncarry;
       int n = 0;
-      for (int k = 0; k < op->ivbuf.ncarry; k++)
-        if (need[op->ivbuf.carry[k]]) op->ivbuf.carry[n++] = op->ivbuf.carry[k];
-      op->ivbuf.ncarry = n;
-      for (int k = 0; k < n; k++) p->cols[op->ivbuf.carry[k]].live = true;
+      for (int k = 0; k < *ncarry; k++)
+        if (need[carry[k]]) carry[n++] = carry[k];
+      *ncarry = n;
+      for (int k = 0; k < n; k++) p->cols[carry[k]].live = true;
       break;
     }
     case IR_ISECT:
@@ -251,6 +265,15 @@ void ir_live(ir_plan *p) {
     case IR_IJOIN:
     case IR_FILLGAPS: live_interval(p, op, need); break;
     case IR_SCAN_BUF: break; /* made by segment.c from the breaker's outputs */
+    case IR_SETOP:
+      /* every column of every relation makes its rows what they are */
+      for (int k = 0; k < op->setop.ncols; k++) {
+        need[op->setop.out[k]] = false;
+        p->cols[op->setop.out[k]].live = true;
+      }
+      for (int j = 0; j < op->setop.nrel; j++)
+        for (int k = 0; k < op->setop.ncols; k++) need[op->setop.cols[j][k]] = true;
+      break;
     case IR__COUNT: break;
     }
   }

@@ -116,6 +116,9 @@ void ir_op_need(const ir_op *op, bool *need) {
   case IR_SCAN_TABLE:
   case IR_SCAN_SQL:
   case IR_SCAN_BUF: return;
+  case IR_SETOP:
+    for (int j = 0; j < op->setop.nrel; j++) need_cols(op->setop.ncols, op->setop.cols[j], need);
+    return;
   case IR_FILTER: need_expr(op->filter.pred, need); return;
   case IR_COMPUTE: need_expr(op->compute.expr, need); return;
   case IR_LIMIT:
@@ -135,6 +138,12 @@ void ir_op_need(const ir_op *op, bool *need) {
   }
   case IR_TREE_ORDER: need_cols(op->tree.ncarry, op->tree.carry, need); return;
   case IR_IV_BUFFER: need_cols(op->ivbuf.ncarry, op->ivbuf.carry, need); return;
+  case IR_JOIN_BUILD: need_cols(op->join.ncarry, op->join.carry, need); return;
+  case IR_JOIN_PROBE:
+    need_cols(op->join.nkeys, op->join.in_keys, need);
+    need_cols(op->join.nkeys, op->join.src_keys, need);
+    need_expr(op->join.residual, need);
+    return;
   case IR_SORT:
     need_cols(op->sort.ncarry, op->sort.carry, need);
     for (int k = 0; k < op->sort.nkeys; k++) need[op->sort.keys[k].col] = true;
@@ -183,6 +192,7 @@ const int *ir_source_cols(const ir_op *op, int *n) {
   case IR_FLATTEN:
   case IR_IJOIN:
   case IR_FILLGAPS: *n = op->iv.nscan; return op->iv.out_cols;
+  case IR_SETOP: *n = op->setop.ncols; return op->setop.out;
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -214,6 +224,9 @@ int64_t ir_op_size(const ir_op *op) {
   case IR_TREE_ACC: return op->tree.naggs;
   case IR_FLATTEN: return op->iv.naggs;
   case IR_OUTPUT: return op->output.nout;
+  case IR_JOIN_BUILD: return op->join.ncarry;
+  case IR_JOIN_PROBE: return 4 * op->join.nkeys + expr_size(op->join.residual) + 8;
+  case IR_SETOP: return op->setop.ncols;
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_TREE_NUMBER: case IR_ISECT:
   case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
     return 0;
@@ -234,6 +247,7 @@ const int *ir_buf_cols(const ir_op *op, int *n) {
   case IR_IV_BUFFER: *n = op->ivbuf.ncarry; return op->ivbuf.carry;
   case IR_WINDOW: *n = op->win.ncarry; return op->win.carry;   /* results: ir_buf_layout */
   case IR_OUTPUT: *n = op->output.nout; return op->output.out;
+  case IR_JOIN_BUILD: *n = op->join.ncarry; return op->join.carry;   /* keys among them */
   case IR_AGGREGATE:   /* not one array: see ir_buf_layout */
 #define IR_CASE_SOURCE(name) case IR_##name:
 #define IR_CASE_STEP(name) case IR_##name:

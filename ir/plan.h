@@ -45,6 +45,9 @@ typedef enum ir_opkind {
   IR__COUNT
 } ir_opkind;
 
+/* UNION / INTERSECT / EXCEPT */
+typedef enum ir_setkind { IR_SET_UNION, IR_SET_INTERSECT, IR_SET_EXCEPT } ir_setkind;
+
 /* The FORM and NULLS columns of exprs.def (read them there). */
 typedef enum ir_exform {
   IR_FORM_LEAF, IR_FORM_PREFIX, IR_FORM_INFIX, IR_FORM_POSTFIX, IR_FORM_LIST, IR_FORM_CASE,
@@ -412,6 +415,29 @@ struct ir_op {
       int naggs;                /* FLATTEN */
       ir_agg *aggs;
     } iv;
+    struct ir_setop {           /* SETOP (bind_setop.c) */
+      int kind;                 /* ir_setkind */
+      bool all;                 /* ALL, else DISTINCT */
+      int nrel;                 /* the input, then each operand */
+      int ncols;
+      ir_op **bufs;             /* relation j's IV_BUFFER */
+      int **cols;               /* relation j's columns, by position */
+      int *out;                 /* the output columns (also out_cols) */
+    } setop;
+    struct ir_join {            /* JOIN_PROBE and its JOIN_BUILD (bind_join.c) */
+      int kind;                 /* rt_joinkind (runtime/jointab.h) */
+      int nkeys;                /* equality keys: input column in_keys[k] equals
+                                   the relation's src_keys[k] (same stored
+                                   kind: both ints, doubles or strings) */
+      int *in_keys, *src_keys;
+      ir_expr *residual;        /* the rest of ON, checked per match (NULL: none) */
+      int ncarry;               /* BUILD: what it buffers (trimmed by live.c),
+                                   the columns its PROBE serves */
+      int *carry;
+      ir_op *build;             /* PROBE: its JOIN_BUILD */
+      ir_op *probe;             /* BUILD: the JOIN_PROBE that reads it */
+      const char *name;         /* the relation's alias or name, for plans */
+    } join;
   };
 };
 

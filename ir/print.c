@@ -374,7 +374,7 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
     put_rels(p, op, out);
     rt_buf_printf(out, " -> ");
     break;
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF:
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -401,6 +401,13 @@ static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
     else
       rt_buf_printf(out, "scan buffer of %s ", op->scan.buf_op ? ir_op_names[op->scan.buf_op->kind] : "?");
     break;
+  case IR_SETOP: {
+    static const char *const kinds[] = {"union", "intersect", "except"};
+    const struct ir_setop *so = &op->setop;
+    rt_buf_printf(out, "%s %s of %d relations%s -> ", kinds[so->kind], so->all ? "all" : "distinct",
+                  so->nrel, so->kind == IR_SET_UNION && so->all ? "" : " (whole rows hashed)");
+    break;
+  }
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -500,9 +507,44 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     break;
   }
   case IR_WINDOW: put_window(p, op, out); break;
+  case IR_JOIN_BUILD:
+    rt_buf_printf(out, "join build %s", op->join.name ? op->join.name : "(subquery)");
+    if (op->join.nkeys) {
+      rt_buf_printf(out, ": hash table on ");
+      put_cols(p, op->join.nkeys, op->join.src_keys, out);
+      rt_buf_printf(out, " (direct array when one integer key is dense, decided at run time)");
+    } else {
+      rt_buf_printf(out, ": every row, for a nested loop");
+    }
+    rt_buf_printf(out, "; carry ");
+    put_cols(p, op->join.ncarry, op->join.carry, out);
+    break;
+  case IR_JOIN_PROBE: {
+    static const char *const kinds[] = {"inner", "left", "right", "full", "cross"};
+    const char *kn = op->join.kind >= 0 && op->join.kind < 5 ? kinds[op->join.kind] : "?";
+    const char *nm = op->join.name ? op->join.name : "(subquery)";
+    if (op->join.nkeys) {
+      rt_buf_printf(out, "hash join %s %s: probe ", kn, nm);
+      put_cols(p, op->join.nkeys, op->join.in_keys, out);
+      rt_buf_printf(out, " = ");
+      put_cols(p, op->join.nkeys, op->join.src_keys, out);
+    } else {
+      rt_buf_printf(out, "nested loop join %s %s (no equality to hash on)", kn, nm);
+    }
+    if (op->join.residual) {
+      rt_buf_printf(out, op->join.nkeys ? "; then per match " : "; per pair ");
+      ir_print_expr(p, op->join.residual, out);
+    }
+    if (op->join.build) {
+      rt_buf_printf(out, "; serves ");
+      put_cols(p, op->join.build->join.ncarry, op->join.build->join.carry, out);
+    }
+    break;
+  }
   case IR_IV_BUFFER:
-    rt_buf_printf(out, "interval buffer for %s; carry ",
-                 op->ivbuf.user ? ir_op_names[op->ivbuf.user->kind] : "?");
+    rt_buf_printf(out, "%sbuffer for %s; carry ",
+                  op->ivbuf.user && op->ivbuf.user->kind == IR_SETOP ? "" : "interval ",
+                  op->ivbuf.user ? ir_op_names[op->ivbuf.user->kind] : "?");
     put_cols(p, op->ivbuf.ncarry, op->ivbuf.carry, out);
     break;
   case IR_OUTPUT:

@@ -9,6 +9,10 @@
  *             sink   (SORT, AGGREGATE, TREE_ORDER: a breaker; IV_BUFFER; or
  *                     OUTPUT)
  *
+ * A JOIN's relation is bound inside the input's segment (bind_join.c): its
+ * segment (ending in JOIN_BUILD) comes first and the input's goes on with
+ * the JOIN_PROBE step after it.
+ *
  * After each breaker a SCAN_BUF op is made and inserted into plan->ops
  * right after it, so the op list stays the whole plan in order. It reads
  * the breaker's buffer: for SORT and TREE_ORDER the carried columns under
@@ -101,7 +105,7 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
   case IR_FLATTEN: bounds = flat = true; break;
   case IR_IJOIN: carries = true; break;
   case IR_FILLGAPS: return;
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF:
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -148,22 +152,35 @@ void ir_segment_plan(ir_plan *p) {
   }
   p->segs = rt_arena_alloc(&p->arena, sizeof(ir_segment) * ((size_t)nsegs + 1));
   p->nsegs = 0;
+  /* Segments are numbered (and run) in the order their sinks close them.
+   * A source met while a segment is open (a JOIN's relation, bound
+   * inline after the input's ops) suspends it; the step after the inner
+   * segment's sink (the JOIN_PROBE) resumes it, so the build runs first. */
+  ir_segment *tmp = rt_arena_alloc(&p->arena, sizeof(ir_segment) * ((size_t)nsegs + 1));
+  ir_segment **open = rt_arena_alloc(&p->arena, sizeof(ir_segment *) * ((size_t)nsegs + 1));
+  int ntmp = 0, nopen = 0;
   ir_segment *seg = NULL;
   for (int i = 0; i < nops; i++) {
     ir_op *op = ops[i];
     if (op->dead) continue;
     switch (ir_op_role(op->kind)) {
     case IR_ROLE_SOURCE:
-      seg = &p->segs[p->nsegs++];
+      if (seg) open[nopen++] = seg;
+      seg = &tmp[ntmp++];
       seg->source = op;
       seg->steps = rt_arena_alloc(&p->arena, sizeof(ir_op *) * ((size_t)nops + 1));
       break;
     case IR_ROLE_STEP:
+      if (!seg && nopen) seg = open[--nopen];
       if (seg) seg->steps[seg->nsteps++] = op;
       break;
     case IR_ROLE_SINK:
     case IR_ROLE_BREAKER:
-      if (seg) seg->sink = op;
+      if (!seg && nopen) seg = open[--nopen];
+      if (seg) {
+        seg->sink = op;
+        p->segs[p->nsegs++] = *seg;
+      }
       seg = NULL;
       break;
     }

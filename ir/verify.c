@@ -155,8 +155,10 @@ static int use(vctx *v, int c) {
 }
 
 static bool carried(const ir_op *buf, int c) {
-  for (int i = 0; i < buf->ivbuf.ncarry; i++)
-    if (buf->ivbuf.carry[i] == c) return true;
+  int n;
+  const int *cols = ir_buf_cols(buf, &n);
+  for (int i = 0; i < n; i++)
+    if (cols[i] == c) return true;
   return false;
 }
 
@@ -193,6 +195,22 @@ static int check_interval(vctx *v, const ir_op *op) {
   return 1;
 }
 
+/* Some segment before seg ends in sink. */
+static bool done_before(const vctx *v, const ir_segment *seg, const ir_op *sink) {
+  for (const ir_segment *s = v->p->segs; s < seg; s++)
+    if (s->sink == sink) return true;
+  return false;
+}
+
+/* The plan has a JOIN, whose relation's segments (any of them may start
+ * with a fresh scan) run between the input's (segment.c). */
+static bool joins_after(const vctx *v, const ir_segment *seg) {
+  (void)seg;
+  for (int s = 0; s < v->p->nsegs; s++)
+    if (v->p->segs[s].sink && v->p->segs[s].sink->kind == IR_JOIN_BUILD) return true;
+  return false;
+}
+
 static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink, bool last,
                          bool *avail) {
   const ir_plan *p = v->p;
@@ -203,14 +221,17 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     return src ? bad(v, NULL, "segment does not start with a source") : 0;
   bool ivsrc = ir_op_is_interval(src->kind);
   if (src->kind == IR_SCAN_BUF) {
-    if (!prev_sink || src->scan.buf_op != prev_sink)
+    /* the previous segment's breaker, or (when a JOIN's relation ran in
+     * between: segment.c) one an earlier segment closed */
+    if (!src->scan.buf_op || !(src->scan.buf_op == prev_sink || done_before(v, seg, src->scan.buf_op)))
       return bad(v, NULL, "buffer scan does not read the previous breaker");
   } else if (ivsrc) {
     if (!prev_sink || prev_sink->kind != IR_IV_BUFFER || prev_sink->ivbuf.user != src)
       return bad(v, NULL, "interval source does not follow its buffers");
     if (!check_interval(v, src)) return 0;
-  } else if (prev_sink && prev_sink->kind != IR_IV_BUFFER) {
-    /* a fresh scan starts the plan or an interval relation */
+  } else if (prev_sink && prev_sink->kind != IR_IV_BUFFER && !joins_after(v, seg)) {
+    /* a fresh scan starts the plan, an interval relation or a JOIN's
+     * relation */
     return bad(v, NULL, "buffer scan does not read the previous breaker");
   }
   if (src->kind == IR_SCAN_SQL && !src->scan.sql) return bad(v, NULL, "sqlite scan without sql");
@@ -273,6 +294,24 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
         avail[a->out_col] = true;
       }
       break;
+    case IR_JOIN_PROBE: {
+      const ir_op *bld = op->join.build;
+      if (!bld || bld->kind != IR_JOIN_BUILD || bld->join.probe != op || !done_before(v, seg, bld))
+        return bad(v, NULL, "join without its build before it");
+      for (int k = 0; k < op->join.nkeys; k++) {
+        if (!use(v, op->join.in_keys[k]) || !carried(bld, op->join.src_keys[k]))
+          return bad(v, NULL, "join key not available");
+        if (vclass(p->cols[op->join.in_keys[k]].type) != vclass(p->cols[op->join.src_keys[k]].type))
+          return bad(v, NULL, "join keys of different kinds");
+      }
+      for (int j = 0; j < bld->join.ncarry; j++) {
+        if (avail[bld->join.carry[j]]) return bad(v, NULL, "join column defined twice");
+        avail[bld->join.carry[j]] = true;
+      }
+      if (op->join.residual && (!check_expr(v, op->join.residual) || op->join.residual->type != RT_BOOL))
+        return bad(v, op->join.residual, "join condition is not boolean");
+      break;
+    }
 #define IR_CASE_SOURCE(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -353,6 +392,11 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     }
     break;
   }
+  case IR_JOIN_BUILD:
+    if (!sink->join.probe) return bad(v, NULL, "join build without its probe");
+    for (int i = 0; i < sink->join.ncarry; i++)
+      if (!use(v, sink->join.carry[i])) return 0;
+    break;
   case IR_IV_BUFFER:
     if (!sink->ivbuf.user) return bad(v, NULL, "interval buffer without its operator");
     for (int i = 0; i < sink->ivbuf.ncarry; i++)

@@ -31,13 +31,18 @@ KNOWN_CYCLES = [
     # the binder: stages bind expressions and sources, which bind stages (a
     # view's or table function's body inlined as a source: bind_defs.c; a window
     # call's arguments and keys are expressions, met again in its item: bind_window.c)
-    {"ir/bind.c", "ir/bind_defs.c", "ir/bind_expr.c", "ir/bind_interval.c", "ir/bind_row.c",
-     "ir/bind_sqlfn.c", "ir/bind_stage.c", "ir/bind_subq.c",
+    # (JOIN and the set operations bind their relations as sources)
+    {"ir/bind.c", "ir/bind_defs.c", "ir/bind_distinct.c", "ir/bind_expr.c", "ir/bind_interval.c",
+     "ir/bind_join.c", "ir/bind_row.c", "ir/bind_setop.c", "ir/bind_sqlfn.c", "ir/bind_stage.c",
+     "ir/bind_subq.c",
      "ir/bind_text.c", "ir/bind_tree.c", "ir/bind_window.c", "ir/live.c", "ir/plan.c",
      "ir/print.c", "ir/segment.c", "ir/verify.c"},
     # expressions evaluate string functions and calls of PerfettoSQL and trace
     # functions (vm_callout.c), which evaluate their arguments
     {"interp/vm_callout.c", "interp/vm_expr.c", "interp/vm_str.c"},
+    # a JOIN probe runs the rest of its segment on each chunk of its output
+    # (vm_rest), and the rest may hold another probe
+    {"interp/vm.c", "interp/vm_join.c"},
     # the interval intersection and its streaming sweep (runtime/interval/:
     # rt_isect_reserve could move below both)
     {"runtime/interval/isect.c", "runtime/interval/isect_sweep.c"},

@@ -5,7 +5,7 @@
  *
  * Every generator has its own random state, so threads generate
  * independently. Pipelines chain WHERE / EXTEND / SET / SELECT / AGGREGATE /
- * ORDER BY / LIMIT / TREE ACCUMULATE over the columnar table or a SQLite
+ * ORDER BY / LIMIT / TREE ACCUMULATE / JOIN / DISTINCT over the columnar table or a SQLite
  * subquery of it; with `bad` > 0, that percentage of pipelines carries a
  * deliberate error (parse, bind, integer overflow, SQLite, tree cycle) so
  * error paths are exercised as often as the good ones. Results are
@@ -190,7 +190,23 @@ static void pg_pipeline(pg_gen *g, pg_buf *b) {
       }
       continue;
     }
-    int kind = pg_rnd(g, 9);
+    int kind = pg_rnd(g, 11);
+    if (kind == 9) {   /* JOIN (LANGUAGE.md §8): slice by id, so at most one match a row */
+      static const char *const kinds[] = {"", "LEFT ", "INNER "};
+      char n1[16], n2[16];
+      snprintf(n1, sizeof n1, "jid%d", ext);
+      snprintf(n2, sizeof n2, "jd%d", ext);
+      pg_put(b, " |> %sJOIN (FROM slice |> WHERE depth < %d |> SELECT id AS %s, dur AS %s) AS j%d ON %s = j%d.%s",
+             kinds[pg_rnd(g, 3)], 1 + pg_rnd(g, 3), n1, n2, ext, pg_int(g, &r), ext, n1);
+      pg_add_int(&r, n1);
+      pg_add_int(&r, n2);
+      ext++;
+      continue;
+    }
+    if (kind == 10) {   /* DISTINCT keeps the row's columns */
+      pg_put(b, " |> DISTINCT");
+      continue;
+    }
     if (kind == 8 && r.tree) {
       pg_put(b, " |> TREE ACCUMULATE %s COUNT(*) AS tn%d, %s(%s) AS ta%d", pg_chance(g, 50) ? "UP" : "DOWN",
              ext, pg_chance(g, 50) ? "SUM" : "MAX", pg_chance(g, 50) ? "depth" : "dur", ext);

@@ -1286,11 +1286,203 @@ static void test_window_functions(void **state) {
   assert_true(compared >= 160);
 }
 
+/* ---- JOIN -------------------------------------------------------------------------
+ *
+ * LANGUAGE.md §8: random joins of the tables above (NULL keys, duplicate
+ * keys, 20,000-row inputs: several batches in and out) against SQLite's
+ * own JOIN, row for row in §8's order, which the reference reproduces with
+ * ORDER BY over the rowids: input order, the matches of a row in the
+ * relation's order, RIGHT/FULL's unmatched rows last in the relation's
+ * order (the columnar copies keep the SQLite tables' rowid order). */
+
+static const int g_join_sizes[] = {0, 1, 57, 3000, 20000};
+
+static void test_random_joins(void **state) {
+  (void)state;
+  mode_spec modes[2];
+  int nmodes = pick_modes(modes);
+  pj_engine *e = NULL;
+  assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
+  pj_engine_set_opt_level(e, 1);
+  g_rng = 0x5EED1234ull;
+  for (int i = 0; i < 5; i++) make_table(e, i, g_join_sizes[i]);
+  static const char *const kinds[] = {"JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "INNER JOIN",
+                                      "LEFT OUTER JOIN"};
+  /* ON conditions in SQL (the pipeline's reads r. for b.), and how many
+   * pairs they make: 0 few per key, 1 about n*m/12, 2 every pair */
+  static const struct { const char *sql; int fan; } conds[] = {
+      {"a.v = b.v", 0},
+      {"b.v = a.v AND a.k < b.k", 0},
+      {"a.s = b.s AND a.v < b.v + 100", 1},
+      {"a.d = b.d", 0},
+      {"a.v = b.d * 4", 0},
+      {"a.k = b.k AND a.s = b.s", 1},
+      {"a.k = b.k", 1},
+      {"lower(a.s) = lower(b.s) AND a.d > b.d", 1},
+      {"a.v > b.v + 1900", 2},
+      {"a.k = b.k OR a.v = b.v", 2},
+  };
+  const int nconds = (int)(sizeof conds / sizeof *conds);
+  g_rng = 0x501Eull;
+  int failures = 0, compared = 0;
+  for (int q = 0; q < 120 && failures < 5; q++) {
+    int ci = q % nconds, kind = rnd(6);
+    int fan = conds[ci].fan;
+    /* keep the output small enough: pairs grow with both sizes */
+    int ta = rnd(5), tb = rnd(5);
+    if (fan == 1) while (g_join_sizes[ta] > 3000 && g_join_sizes[tb] > 57) tb = rnd(4);
+    if (fan == 2) ta = rnd(4), tb = rnd(3);
+    bool filter = chance(40), sub = chance(30), using_ = chance(15) && fan < 2;
+    buf pipe = {0}, sql = {0};
+    bprintf(&pipe, "FROM pt_%d AS a ", ta);
+    if (filter) bprintf(&pipe, "|> WHERE a.v %% 3 <> 1 ");
+    const char *kw = kinds[kind];
+    if (sub) bprintf(&pipe, "|> %s (FROM pt_%d |> WHERE d IS NULL OR d > -40) AS r ", kw, tb);
+    else bprintf(&pipe, "|> %s pt_%d AS r ", kw, tb);
+    const char *bsrc = sub ? "(SELECT rowid AS rid, * FROM src_%d WHERE d IS NULL OR d > -40)"
+                           : "(SELECT rowid AS rid, * FROM src_%d)";
+    char bbuf[160];
+    snprintf(bbuf, sizeof bbuf, bsrc, tb);
+    bprintf(&sql, "SELECT ");
+    if (using_) {
+      bprintf(&pipe, "USING (k) |> SELECT k, a.v AS av, a.s AS as_, r.v AS rv, r.d AS rd");
+      bprintf(&sql, "k, a.v AS av, a.s AS as_, b.v AS rv, b.d AS rd");
+    } else {
+      bprintf(&pipe, "ON ");
+      for (const char *c = conds[ci].sql; *c; c++)
+        bprintf(&pipe, "%c", c[0] == 'b' && c[1] == '.' ? 'r' : c[0]);
+      bprintf(&pipe, " |> SELECT a.k AS ak, a.v AS av, a.s AS as_, r.k AS rk, r.v AS rv, r.d AS rd");
+      bprintf(&sql, "a.k AS ak, a.v AS av, a.s AS as_, b.k AS rk, b.v AS rv, b.d AS rd");
+    }
+    bprintf(&sql, " FROM (SELECT rowid AS rid, * FROM src_%d%s) a %s %s b ", ta,
+            filter ? " WHERE v % 3 <> 1" : "", kw, bbuf);
+    if (using_) bprintf(&sql, "USING (k)");
+    else bprintf(&sql, "ON %s", conds[ci].sql);
+    bprintf(&sql, " ORDER BY a.rid IS NULL, a.rid, b.rid");
+    rows want = {0};
+    sql_rows(pj_engine_sqlite(e), sql.s, &want);
+    for (int m = 0; m < nmodes; m++) {
+      char *why = run_and_diff(e, modes[m].mode, pipe.s, &want, 1);
+      if (why) {
+        print_error("join %d [%s]:\n  %s\nsql:\n  %s\n%s\n", q, modes[m].name, pipe.s, sql.s, why);
+        failures++;
+        free(why);
+      }
+      compared++;
+    }
+    if (getenv("PJ_DIFF_VERBOSE")) fprintf(stderr, "%d: %s\n", want.n, pipe.s);
+    rows_free(&want);
+    free(pipe.s);
+    free(sql.s);
+  }
+  pj_engine_close(e);
+  if (failures) fail_msg("%d joins disagree with SQLite", failures);
+  assert_true(compared >= 120);
+}
+
+/* ---- DISTINCT and set operations -------------------------------------------------
+ *
+ * LANGUAGE.md §8 against SQLite on the same random tables: DISTINCT and
+ * the DISTINCT forms in first-seen order (the reference orders SQLite's
+ * groups by their first rowid; GROUP BY, like DISTINCT, takes NULL as
+ * equal), UNION ALL in input-then-operand order, INTERSECT / EXCEPT with
+ * SQLite's own compound selects deciding which rows, and the ALL forms
+ * (which SQLite lacks) by copy number: the n-th copy of a row stays when
+ * n <= the operand's copies (INTERSECT ALL), n > them (EXCEPT ALL). */
+
+static void test_random_setops(void **state) {
+  (void)state;
+  mode_spec modes[2];
+  int nmodes = pick_modes(modes);
+  pj_engine *e = NULL;
+  assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
+  pj_engine_set_opt_level(e, 1);
+  g_rng = 0x5EED1234ull;
+  for (int i = 0; i < 5; i++) make_table(e, i, g_join_sizes[i]);
+  /* column lists: {pipeline, SQL} (the second relation's d makes doubles) */
+  static const char *const colsets[][2] = {
+      {"k, s", "k, s"}, {"k", "k"}, {"s, k, v %% 7 AS w", "s, k, v % 7 AS w"}, {"d", "d"}, {"k, d", "k, d"},
+  };
+  g_rng = 0x5E70ull;
+  int failures = 0;
+  for (int q = 0; q < 80 && failures < 5; q++) {
+    int ta = rnd(5), tb = rnd(5), cs = rnd(5), form = rnd(7);
+    if (form >= 3) ta = rnd(4), tb = rnd(4);   /* the references are quadratic */
+    const char *pc = colsets[cs][0], *sc = colsets[cs][1];
+    /* the operand mixes integers with doubles where it can: k with d */
+    const char *sc2 = cs == 1 && chance(50) ? "d" : sc;
+    buf pipe = {0}, sql = {0};
+    char A[96], B[96];
+    snprintf(A, sizeof A, "(SELECT rowid AS rid, %s FROM src_%d)", sc, ta);
+    snprintf(B, sizeof B, "(SELECT rowid + 1000000 AS rid, %s FROM src_%d)", sc2, tb);
+    bprintf(&pipe, "FROM pt_%d |> SELECT ", ta);
+    bprintf(&pipe, "%s", cs == 2 ? "s, k, v % 7 AS w" : pc);
+    static const char *const stages[] = {"DISTINCT", "UNION ALL", "UNION", "INTERSECT", "EXCEPT",
+                                         "INTERSECT ALL", "EXCEPT ALL"};
+    const char *cols = cs == 2 ? "s, k, w" : cs == 0 ? "k, s" : cs == 3 ? "d" : cs == 4 ? "k, d" : "k";
+    if (form == 0) {
+      bprintf(&pipe, " |> DISTINCT");
+      bprintf(&sql, "SELECT %s FROM (SELECT %s, MIN(rid) AS o FROM %s GROUP BY %s) ORDER BY o", cols, cols, A, cols);
+    } else {
+      bprintf(&pipe, " |> %s (SELECT %s FROM src_%d)", stages[form], sc2, tb);
+      switch (form) {
+      case 1: bprintf(&sql, "SELECT %s FROM (SELECT * FROM %s UNION ALL SELECT * FROM %s) ORDER BY rid", cols, A, B); break;
+      case 2:
+        bprintf(&sql, "SELECT %s FROM (SELECT %s, MIN(rid) AS o FROM (SELECT * FROM %s UNION ALL SELECT * FROM %s) GROUP BY %s) ORDER BY o",
+                cols, cols, A, B, cols);
+        break;
+      case 3: case 4: {
+        /* which rows: SQLite's own INTERSECT / EXCEPT; order: first rowid */
+        bprintf(&sql, "SELECT %s FROM (SELECT %s, MIN(rid) AS o FROM %s GROUP BY %s) x WHERE EXISTS (SELECT 1 FROM (SELECT %s FROM src_%d %s SELECT %s FROM src_%d) y WHERE ",
+                cols, cols, A, cols, sc, ta, form == 3 ? "INTERSECT" : "EXCEPT", sc2, tb);
+        int n = cs == 2 ? 3 : cs == 1 || cs == 3 ? 1 : 2;
+        static const char *const names[][3] = {{"k", "s"}, {"k"}, {"s", "k", "w"}, {"d"}, {"k", "d"}};
+        for (int i = 0; i < n; i++) bprintf(&sql, "%sy.%s IS x.%s", i ? " AND " : "", names[cs][i], names[cs][i]);
+        bprintf(&sql, ") ORDER BY o");
+        break;
+      }
+      default: {
+        /* copy number n of each row; the operand's copies of it */
+        bprintf(&sql, "SELECT %s FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY %s ORDER BY rid) AS n FROM %s) x WHERE n %s (SELECT COUNT(*) FROM (SELECT %s FROM src_%d) y WHERE ",
+                cols, cols, A, form == 5 ? "<=" : ">", sc2, tb);
+        int n = cs == 2 ? 3 : cs == 1 || cs == 3 ? 1 : 2;
+        static const char *const names[][3] = {{"k", "s"}, {"k"}, {"s", "k", "w"}, {"d"}, {"k", "d"}};
+        for (int i = 0; i < n; i++) {
+          /* the operand's column by position (k may stand where d is) */
+          const char *yn = cs == 1 && sc2[0] == 'd' ? "d" : names[cs][i];
+          bprintf(&sql, "%sy.%s IS x.%s", i ? " AND " : "", yn, names[cs][i]);
+        }
+        bprintf(&sql, ") ORDER BY rid");
+        break;
+      }
+      }
+    }
+    rows want = {0};
+    sql_rows(pj_engine_sqlite(e), sql.s, &want);
+    for (int m = 0; m < nmodes; m++) {
+      char *why = run_and_diff(e, modes[m].mode, pipe.s, &want, 1);
+      if (why) {
+        print_error("set op %d [%s]:\n  %s\nsql:\n  %s\n%s\n", q, modes[m].name, pipe.s, sql.s, why);
+        failures++;
+        free(why);
+      }
+    }
+    if (getenv("PJ_DIFF_VERBOSE")) fprintf(stderr, "%d: %s\n", want.n, pipe.s);
+    rows_free(&want);
+    free(pipe.s);
+    free(sql.s);
+  }
+  pj_engine_close(e);
+  if (failures) fail_msg("%d set operations disagree with SQLite", failures);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_pipelines),
       cmocka_unit_test(test_exact_numbers),
       cmocka_unit_test(test_window_functions),
+      cmocka_unit_test(test_random_joins),
+      cmocka_unit_test(test_random_setops),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,12 +133,33 @@ static void test_tree(void **state) {
   assert_int_equal(sizeof(((rt_treenum *)0)->limit), 8);
 }
 
+static void test_jointab(void **state) {
+  (void)state;
+  if (cg_layout_offset(CG_S_VIEW, 0) < 0) skip();
+  AT(CG_S_JOINTAB, CG_JOINTAB_NKEYS, rt_jointab, nkeys);
+  AT(CG_S_JOINTAB, CG_JOINTAB_DIRECT, rt_jointab, direct);
+  AT(CG_S_JOINTAB, CG_JOINTAB_SLOTS, rt_jointab, slots);
+  AT(CG_S_JOINTAB, CG_JOINTAB_MASK, rt_jointab, mask);
+  AT(CG_S_JOINTAB, CG_JOINTAB_DMIN, rt_jointab, dmin);
+  AT(CG_S_JOINTAB, CG_JOINTAB_DRANGE, rt_jointab, drange);
+  AT(CG_S_JOINTAB, CG_JOINTAB_NEXT, rt_jointab, next);
+  AT(CG_S_JOINTAB, CG_JOINTAB_KEYS, rt_jointab, keys);
+  AT(CG_S_JOINTAB, CG_JOINTAB_MATCHED, rt_jointab, matched);
+  AT(CG_S_JOINTAB, CG_JOINTAB_NROWS, rt_jointab, nrows);
+  AT(CG_S_JOINTAB, CG_JOINTAB_BUF, rt_jointab, buf);
+  AT(CG_S_JOINTAB, CG_JOINTAB_KINDS, rt_jointab, kinds);
+  AT(CG_S_JOINTAB, CG_JOINTAB_GCACHE, rt_jointab, gcache);
+  AT(CG_S_JOINTAB, CG_JOINTAB_UNIQUE, rt_jointab, unique);
+  SIZE(CG_S_JOINTAB, rt_jointab);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_view_and_batch),
       cmocka_unit_test(test_seg_run_value),
       cmocka_unit_test(test_rowbuf_and_aggtab),
       cmocka_unit_test(test_tree),
+      cmocka_unit_test(test_jointab),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,150 @@
+/*
+ * jointab.c — building and probing a JOIN's hash table (jointab.h).
+ *
+ * Rows are inserted from the last to the first, each becoming the head of
+ * its key's chain, so a chain lists its rows in buffer order without a
+ * tail pointer.
+ */
+#include <stdlib.h>
+
+#include "budget.h"
+#include "jointab.h"
+
+/* The key word of row r of buffer column c; false when NULL (or NaN). */
+static bool key_word(const rt_rowbuf *b, int c, int64_t r, int64_t *w) {
+  if (!rt_bit(b->valid[c], (uint64_t)r)) return false;
+  switch (b->types[c]) {
+  case RT_F64: return rt_join_f64_word(((const double *)b->data[c])[r], w);
+  case RT_STR: *w = ((const uint32_t *)b->data[c])[r]; return true;
+  default: *w = ((const int64_t *)b->data[c])[r]; return true;
+  }
+}
+
+static bool same_key(const rt_jointab *t, int64_t r, const int64_t *w) {
+  for (int k = 0; k < t->nkeys; k++)
+    if (t->keys[k][r] != w[k]) return false;
+  return true;
+}
+
+/* Direct when one integer key spans at most a few times the row count. */
+static void choose_direct(rt_jointab *t, const uint8_t *has, int64_t n) {
+  if (t->nkeys != 1 || t->kinds[0] != RT_I64) return;
+  int64_t lo = INT64_MAX, hi = INT64_MIN, cnt = 0;
+  for (int64_t r = 0; r < n; r++) {
+    if (!has[r]) continue;
+    int64_t v = t->keys[0][r];
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+    cnt++;
+  }
+  if (cnt == 0) return;
+  uint64_t span = (uint64_t)hi - (uint64_t)lo;
+  if (span >= (uint64_t)(4 * cnt + 1024) || span >= (uint64_t)UINT32_MAX) return;
+  t->direct = 1;
+  t->dmin = lo;
+  t->drange = span + 1;
+}
+
+int rt_jointab_build(rt_jointab *t, rt_rowbuf *buf, int nkeys, const int *keycols,
+                     bool want_matched, const char **msg) {
+  memset(t, 0, sizeof *t);
+  t->buf = buf;
+  t->nkeys = nkeys;
+  int64_t n = buf->nrows;
+  *msg = "out of memory";
+  if (nkeys > RT_JOIN_MAX_KEYS) {
+    *msg = "too many join keys";
+    return -1;
+  }
+  if (n > RT_JOIN_MAX_ROWS) {
+    *msg = "the joined relation has more than 4294967293 rows";
+    return -1;
+  }
+  t->nrows = n;
+  size_t nn = (size_t)n + 1;
+  t->kinds = rt_mem_calloc((size_t)nkeys + 1, sizeof *t->kinds);
+  t->keys = rt_mem_calloc((size_t)nkeys + 1, sizeof *t->keys);
+  t->next = rt_mem_alloc(nn * sizeof *t->next);
+  uint8_t *has = rt_mem_alloc(nn);
+  if (!t->kinds || !t->keys || !t->next || !has) goto fail;
+  if (want_matched && !(t->matched = rt_mem_calloc(nn, 1))) goto fail;
+  for (int k = 0; k < nkeys; k++) {
+    t->kinds[k] = buf->types[keycols[k]];
+    if (!(t->keys[k] = rt_mem_alloc(nn * sizeof(int64_t)))) goto fail;
+  }
+  for (int64_t r = 0; r < n; r++) {
+    bool ok = true;
+    for (int k = 0; k < nkeys && ok; k++) ok = key_word(buf, keycols[k], r, &t->keys[k][r]);
+    has[r] = ok;
+  }
+  if (nkeys > 0) choose_direct(t, has, n);
+  if (t->direct) {
+    if (!(t->slots = rt_mem_calloc((size_t)t->drange, sizeof *t->slots))) goto fail;
+  } else {
+    uint64_t cap = 16;
+    while (cap < (uint64_t)n * 2) cap *= 2;
+    t->mask = cap - 1;
+    if (!(t->slots = rt_mem_calloc((size_t)cap, sizeof *t->slots))) goto fail;
+  }
+  int64_t w[RT_JOIN_MAX_KEYS];
+  bool dups = false;
+  for (int64_t r = n - 1; r >= 0; r--) {
+    t->next[r] = RT_JOIN_END;
+    if (!has[r]) continue;
+    uint64_t s;
+    if (t->direct) {
+      s = (uint64_t)t->keys[0][r] - (uint64_t)t->dmin;
+    } else {
+      for (int k = 0; k < nkeys; k++) w[k] = t->keys[k][r];
+      s = nkeys ? rt_join_hash(w, nkeys) & t->mask : 0;
+      while (t->slots[s] && !same_key(t, t->slots[s] - 1, w)) s = (s + 1) & t->mask;
+    }
+    if (t->slots[s]) t->next[r] = t->slots[s] - 1, dups = true;
+    t->slots[s] = (uint32_t)r + 1;
+  }
+  t->unique = !dups;
+  rt_mem_free(has);
+  has = NULL;
+  /* The NULL row an unmatched LEFT / FULL input row reads. */
+  rt_rowbuf_reserve(buf, 1);
+  if (buf->cap < n + 1) goto fail;
+  buf->nrows = n + 1;
+  return 0;
+fail:
+  rt_mem_free(has);
+  rt_jointab_free(t);
+  return -1;
+}
+
+uint32_t rt_jointab_find(const rt_jointab *t, const int64_t *w) {
+  uint32_t e;
+  if (t->nkeys == 0) {
+    e = t->slots[0];
+  } else if (t->direct) {
+    uint64_t i = (uint64_t)w[0] - (uint64_t)t->dmin;
+    e = i < t->drange ? t->slots[i] : 0;
+  } else {
+    uint64_t s = rt_join_hash(w, t->nkeys) & t->mask;
+    while ((e = t->slots[s]) && !same_key(t, e - 1, w)) s = (s + 1) & t->mask;
+  }
+  return e ? e - 1 : RT_JOIN_END;
+}
+
+int64_t *rt_jointab_gcache(rt_jointab *t) {
+  if (t->gcache) return t->gcache;
+  t->gcache = rt_mem_alloc(sizeof(int64_t) * ((size_t)t->nrows + 1));
+  if (t->gcache) memset(t->gcache, 0xff, sizeof(int64_t) * ((size_t)t->nrows + 1));
+  return t->gcache;
+}
+
+void rt_jointab_free(rt_jointab *t) {
+  rt_mem_free(t->gcache);
+  if (t->keys)
+    for (int k = 0; k < t->nkeys; k++) rt_mem_free(t->keys[k]);
+  rt_mem_free(t->keys);
+  rt_mem_free(t->kinds);
+  rt_mem_free(t->next);
+  rt_mem_free(t->slots);
+  rt_mem_free(t->matched);
+  memset(t, 0, sizeof *t);
+}
