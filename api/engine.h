@@ -45,6 +45,7 @@ struct pj_engine {
   void *db;                 /* sqlite3 * */
   struct pj_defs *defs;     /* PerfettoSQL macros, functions, views, modules (defs.h) */
   ir_defs ir_defs;          /* what the binder asks of them (engine_open.c) */
+  ir_sqlinput ir_sqlin;     /* the inputs of |> SQL stages (sql_input.c) */
   rt_catalog *catalog;
   rt_strpool *strings;
   pj_mode mode;

@@ -19,6 +19,7 @@
 #include "runtime/sqlite/vtab.h"
 #include "exec/adaptive.h"
 #include "defs.h"
+#include "sqltab.h"
 
 /* ---- open / close ----------------------------------------------------- */
 
@@ -45,6 +46,7 @@ static pj_status engine_new(pj_engine **out) {
   e->adapt = ex_adapt_new(&cg_backend);
   e->defs = pj__defs_new();
   e->ir_defs = (ir_defs){e, pj__ir_defs_find, pj__ir_callout};
+  e->ir_sqlin = (ir_sqlinput){e, pj__sql_input_open, pj__sql_input_drop};
   if (!e->catalog || !e->strings || !e->adapt || !e->defs) return PJ_NOMEM;
   return PJ_OK;
 }

@@ -117,6 +117,7 @@ static pj_status build_plan(pj_query *q) {
       .nparam_types = q->nparams,
       .param_types = types + 1,   /* [0] is parameter 1 */
       .defs = &e->ir_defs,
+      .sqlin = &e->ir_sqlin,
   };
   rt_err err = {.offset = -1};
   int64_t t0 = rt_now_ns();
@@ -520,6 +521,7 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
     if (s != PJ_OK) return s;
   }
   if (check_bound(q) != PJ_OK) return PJ_ERROR;
+  memset(&e->sqltab_err, 0, sizeof e->sqltab_err);
   ex_picker pk = {.interp = &vm_backend, .jit = &cg_backend};
   if (e->mode == PJ_MODE_JIT || (e->mode == PJ_MODE_AUTO && e->force_switch)) {
     pj_status cs = ensure_code(q);
@@ -558,7 +560,13 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
   if (rc != 0) {
     e->timing.run_ns = t1 - t0;
     if (!run.err.set) rt_errorf(&run.err, -1, "run: the query failed");
-    pj__fail(e, &run.err, q->src);
+    /* The input of a SQL stage (sqltab.c) that failed says what and where. */
+    if (e->sqltab_err.set && strstr(run.err.msg, e->sqltab_err.msg)) {
+      rt_err in = e->sqltab_err;
+      pj__fail(e, &in, e->sqltab_errtext);
+    } else {
+      pj__fail(e, &run.err, q->src);
+    }
     ex_run_free(&run);
     return pj__interrupted(e) ? PJ_INTERRUPTED : PJ_ERROR;
   }

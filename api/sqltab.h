@@ -67,6 +67,13 @@ pj_status pj__sqltab_register(pj_engine *e, const pj__sqltab_def *def);
 /* Drops the table (the handle goes once no statement uses it). */
 void pj__sqltab_unregister(pj_engine *e, const char *module);
 
+/* ---- the input of a |> SQL (…) stage (§8; sql_input.c) ------------------------ */
+
+/* ir_sqlinput's open and drop (ir/plan.h), with the engine as ctx. */
+void *pj__sql_input_open(void *ctx, const fe_pipeline *pl, const char *text, rt_arena *a,
+                         const char **name, const char **plan, rt_err *err);
+void pj__sql_input_drop(void *ctx, void *handle);
+
 /* ---- SQL text with pipelines inside (§7.6; sqlpipes.c) ------------------------ */
 
 /* script[sqlpos, sqlend) rewritten for SQLite: every pipeline of ps (found

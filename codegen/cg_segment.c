@@ -562,6 +562,7 @@ bool cg_segment_wanted(const ir_segment *seg) {
   switch (seg->sink->kind) {
   case IR_AGGREGATE: return true;
   case IR_OUTPUT: case IR_SORT: case IR_WINDOW: case IR_TREE_ORDER: case IR_IV_BUFFER: case IR_JOIN_BUILD:
+  case IR_FORK:
     return live > 0;
 #define IR_CASE_SOURCE(name) case IR_##name:
 #define IR_CASE_STEP(name) case IR_##name:

@@ -206,6 +206,7 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
   }
   case IR_SORT:
   case IR_WINDOW:
+  case IR_FORK:        /* read by the SCAN_BUF after it and every SCAN_FORK */
   case IR_IV_BUFFER:   /* an interval relation (driver_interval.c reads it) */
   case IR_JOIN_BUILD:  /* a JOIN's relation, indexed when it is done */
   case IR_TREE_ORDER: {
@@ -515,6 +516,8 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
                         ex_down *dn) {
   const ir_op *src = s->seg->source;
   const ir_plan *p = run->plan;
+  /* SQLite's errors belong to the SQL stage that wrote the query, else to FROM */
+  const char *stage = src->scan.sql_stage ? src->stage : "FROM";
   int nc = src->scan.nscan;
   rt_type *types = rt_arena_alloc(&run->arena, sizeof(rt_type) * ((size_t)nc + 1));
   const char **names = rt_arena_alloc(&run->arena, sizeof(char *) * ((size_t)nc + 1));
@@ -530,12 +533,12 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
      * there rather than run the query again. The plan gives it up. */
     q = src->scan.primed;
     ((ir_op *)src)->scan.primed = NULL;
-    if (!rt_sqlsrc_adopt(q, nc, src->scan.table_cols, types, names, "FROM", &run->err)) {
+    if (!rt_sqlsrc_adopt(q, nc, src->scan.table_cols, types, names, stage, &run->err)) {
       rt_sqlsrc_close(q);
       return -1;
     }
   } else {
-    q = rt_sqlsrc_open(run->db, src->scan.sql, nc, types, names, run->strings, "FROM", &run->err);
+    q = rt_sqlsrc_open(run->db, src->scan.sql, nc, types, names, run->strings, stage, &run->err);
   }
   if (!q && strstr(run->err.msg, "__pipeline_source has")) {
     /* The source has another column count than when bound, while the
@@ -549,11 +552,11 @@ static int ex_scan_sql(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
     if (rt_sql_describe(run->db, src->scan.sql_base, &run->arena, &sc, &derr) &&
         sc.ncols == src->scan.nsrc) {
       memset(&run->err, 0, sizeof run->err);
-      q = rt_sqlsrc_open(run->db, src->scan.sql, nc, types, names, run->strings, "FROM", &run->err);
+      q = rt_sqlsrc_open(run->db, src->scan.sql, nc, types, names, run->strings, stage, &run->err);
     }
   }
   if (!q) {
-    if (!run->err.set) ex_fail(run, src->pos, "FROM", "cannot read the source");
+    if (!run->err.set) ex_fail(run, src->pos, stage, "cannot read the source");
     return -1;
   }
   int rc = 0;
@@ -689,6 +692,34 @@ static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   return 0;
 }
 
+/* A read of a FORK's name: the fork's buffer, each served column a copy
+ * of the fork column scan.table_cols[i] under its own id. */
+static int ex_scan_fork(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx,
+                        ex_down *dn) {
+  const ir_op *src = s->seg->source, *fork = src->scan.buf_op;
+  int idx = ex_op_index(run->plan, fork);
+  if (idx < 0 || !run->bufs[idx])
+    return ex_fail(run, src->pos, src->stage, "the fork to read was not written");
+  const rt_rowbuf *buf = run->bufs[idx];
+  int nc = src->scan.nscan;
+  int *bc = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)nc + 1));
+  if (!bc) return ex_fail(run, src->pos, src->stage, "out of memory");
+  for (int i = 0; i < nc; i++) {
+    bc[i] = -1;
+    for (int j = 0; j < fork->fork.ncarry && bc[i] < 0; j++)
+      if (fork->fork.carry[j] == src->scan.table_cols[i]) bc[i] = j;
+    if (bc[i] < 0 || bc[i] >= buf->ncols)
+      return ex_fail(run, src->pos, src->stage, "a column to read is not in the fork");
+  }
+  for (int64_t start = 0; start < buf->nrows && !s->done; start += RT_BATCH) {
+    int64_t left = buf->nrows - start;
+    uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
+    for (int i = 0; i < nc; i++) rt_rowbuf_view(buf, bc[i], start, NULL, &b->cols[src->scan.out_cols[i]]);
+    if (ex_batch(run, s, b, n, pick, ctx, dn) < 0) return -1;
+  }
+  return 0;
+}
+
 /* ---- sink finish ---------------------------------------------------------------- */
 
 /* ORDER BY: the permutation the next segment reads the buffer through. */
@@ -771,6 +802,7 @@ static int ex_sink_finish(ex_run *run, ex_seg *s) {
     return ex_fail(run, sink->pos, sink->stage, "the breaker is not in the plan");
   switch (sink->kind) {
   case IR_OUTPUT:
+  case IR_FORK:
   case IR_IV_BUFFER: return 0;   /* the rows are all there is */
   case IR_SORT: return ex_sort_finish(run, s, idx);
   case IR_TREE_ORDER: return ex_tree_order_finish(run, s, idx);
@@ -786,12 +818,24 @@ static int ex_sink_finish(ex_run *run, ex_seg *s) {
   return ex_fail(run, sink->pos, sink->stage, "a segment ends in an op that is not a sink");
 }
 
-/* Frees the buffer a finished segment read (nobody reads it again). */
+/* Whether a segment after s reads the buffer of `buf` (a FORK's, which
+ * the SCAN_BUF after it and every SCAN_FORK of its name read). */
+static bool ex_read_later(const ex_run *run, const ex_seg *s, const ir_op *buf) {
+  for (int i = s->index + 1; i < run->nsegs; i++) {
+    const ir_op *src = run->segs[i].seg->source;
+    if (src && (src->kind == IR_SCAN_BUF || src->kind == IR_SCAN_FORK) && src->scan.buf_op == buf)
+      return true;
+  }
+  return false;
+}
+
+/* Frees the buffer a finished segment read, when nobody reads it again. */
 static void ex_release_source(ex_run *run, ex_seg *s) {
   const ir_op *src = s->seg->source;
-  if (src->kind != IR_SCAN_BUF) return;
+  if (src->kind != IR_SCAN_BUF && src->kind != IR_SCAN_FORK) return;
   int idx = ex_op_index(run->plan, src->scan.buf_op);
   if (idx < 0) return;
+  if (src->scan.buf_op->kind == IR_FORK && ex_read_later(run, s, src->scan.buf_op)) return;
   const char *prev = rt_budget_owner(src->scan.buf_op->stage);   /* the buffer was its */
   if (run->bufs[idx]) rt_rowbuf_free(run->bufs[idx]);
   run->bufs[idx] = NULL;
@@ -920,6 +964,7 @@ static int ex_seg_run_body(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, vo
   case IR_SCAN_TABLE: rc = ex_scan_table(run, s, b, pick, ctx, dn); break;
   case IR_SCAN_SQL: rc = ex_scan_sql(run, s, b, pick, ctx, dn); break;
   case IR_SCAN_BUF: rc = ex_scan_buf(run, s, b, pick, ctx, dn); break;
+  case IR_SCAN_FORK: rc = ex_scan_fork(run, s, b, pick, ctx, dn); break;
   case IR_ISECT:
   case IR_FLATTEN:
   case IR_IJOIN:

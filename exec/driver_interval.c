@@ -88,7 +88,7 @@ static bool iv_reads_tables(ir_opkind k) {
   case IR_FLATTEN:
   case IR_IJOIN: return true;
   case IR_FILLGAPS: return false;
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP:
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -600,7 +600,7 @@ static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *c
   case IR_FLATTEN: return iv_flatten(run, s, b, pick, ctx, dn);
   case IR_IJOIN: return iv_ijoin(run, s, b, pick, ctx, dn);
   case IR_FILLGAPS: return iv_fillgaps(run, s, b, pick, ctx, dn);
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP:
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:

@@ -303,6 +303,13 @@ typedef struct fe_sqlpipes {
   bool kept;
 } fe_sqlpipes;
 
+/* `@input` (ASCII case-insensitive), the table a |> SQL (…) stage's SELECT
+ * reads the stream as (LANGUAGE.md §8), and the error for it anywhere
+ * else where a table or value of SQL stands (sqlpipe.c). */
+bool fe_is_sql_input(const char *s, size_t n);
+#define FE_SQL_INPUT_ONLY \
+  "@input is the stream of a |> SQL (…) stage: it can be read only inside one"
+
 /* Finds the pipelines of SQL text[start, end) (sqlpipe.c). Returns their
  * count, or -1 with err set: a syntax error inside one, or a `|>` outside
  * any (prefixed with `stage` when not NULL). */

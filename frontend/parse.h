@@ -39,6 +39,7 @@ typedef struct fe_parser {
   rt_err lexerr;       /* lexical error at the EOF token, if any */
   const char *stage;   /* stage name prefixed to error messages */
   int depth;           /* current recursion depth (expressions, subqueries) */
+  bool sql_stage;      /* parsing a |> SQL (…) stage's SELECT, where @input is the stream */
 } fe_parser;
 
 /* ---- token helpers (parse.c) ------------------------------------------- */

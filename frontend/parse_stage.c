@@ -75,6 +75,9 @@ static fe_source *parse_paren_source(fe_parser *p, fe_source *s) {
     }
     if (p->i == from) return fe_syntax_error(p, fe_cur(p), "a SELECT or a pipeline"), NULL;
     if (!fe_check_no_pipe(p, from, p->i)) return NULL;
+    for (int i = from; i < p->i && !p->sql_stage; i++)
+      if (p->toks[i].kind == TK_PARAM && fe_is_sql_input(p->toks[i].text, p->toks[i].textlen))
+        return fe_fail(p, p->toks[i].pos, "%s", FE_SQL_INPUT_ONLY), NULL;
     s->kind = SRC_SQL;
     /* Its parameters, for a subquery in an expression to bind. */
     int cap = 0;
@@ -434,20 +437,46 @@ static bool parse_distinct(fe_parser *p, fe_stage *st) {
 
 /* `|> UNION ALL (q), …`, `|> UNION [DISTINCT] (q), …`, `|> INTERSECT [ALL |
  * DISTINCT] (q), …`, `|> EXCEPT [ALL | DISTINCT] (q), …`: each q a
- * parenthesised pipeline or select. */
+ * parenthesised pipeline or select, or a name (a FORK's, a table's). */
 static bool parse_setop(fe_parser *p, fe_stage *st) {
   if (fe_accept_kw(p, "ALL")) st->all = true;
   else fe_accept_kw(p, "DISTINCT");
   int cap = 0;
   do {
-    fe_token *t = fe_cur(p);
-    if (!fe_tok_is_punct(t, "(")) return fe_syntax_error(p, t, "'(' and a pipeline or SELECT");
+    /* (pipeline), (select), or a relation by name (a FORK's, a table) */
     fe_source *s = parse_relation(p);
     if (!s) return false;
     p->stage = fe_stage_names[st->kind];
     *(fe_source **)fe_push(p->a, &st->srcs, &st->nsrcs, &cap, sizeof s) = s;
   } while (fe_accept_punct(p, ","));
   return true;
+}
+
+/* `|> FORK AS name` (LANGUAGE.md §8): the name later stages read the
+ * stream at this point by. */
+static bool parse_fork(fe_parser *p, fe_stage *st) {
+  if (!fe_expect_kw(p, "AS", NULL)) return false;
+  return fe_parse_name(p, &st->alias, "a name for the fork");
+}
+
+/* `|> SQL (select)`: the select's text between the balanced parentheses,
+ * for SQLite (st->src, a SRC_SQL source; `@input` in it is the stream). */
+static bool parse_sql_stage(fe_parser *p, fe_stage *st) {
+  fe_token *t = fe_cur(p);
+  if (!fe_tok_is_punct(t, "(")) return fe_syntax_error(p, t, "'(' and a SELECT");
+  fe_source *s = rt_arena_alloc(p->a, sizeof *s);
+  s->pos = t->pos;
+  p->i++;
+  bool pipe = fe_at_pipeline_start(p);
+  p->i--;
+  if (pipe)
+    return fe_fail(p, fe_peek(p, 1)->pos,
+                   "expected a SELECT in the parentheses, but got a pipeline: its stages go "
+                   "after |> in this pipeline");
+  p->sql_stage = true;
+  st->src = parse_paren_source(p, s);
+  p->sql_stage = false;
+  return st->src != NULL;
 }
 
 static bool stage_error(fe_parser *p, fe_token *t, const char *what) {

@@ -33,6 +33,8 @@ static bool is_word(unsigned char c) {
 }
 static bool is_id_char(unsigned char c) { return is_word(c); }
 
+bool fe_is_sql_input(const char *s, size_t n) { return n == 6 && rt_strnieq(s, "@input", 6); }
+
 /* The statement's parameters seen so far: names[k - 1] is parameter k's
  * name, or NULL for a numbered one. */
 typedef struct params {
@@ -200,6 +202,10 @@ int fe_sql_pipelines(rt_arena *a, const char *text, int start, int end, const ch
       } else {
         while (j < end && is_id_char((unsigned char)text[j])) j++;
       }
+      /* `FROM @input` is only ever a SQL stage's (elsewhere SQLite sees a
+       * parameter where a table must be: a syntax error) */
+      if (was_from && fe_is_sql_input(text + i, (size_t)(j - i)))
+        return rt_errorf(err, i, "%s%s%s", stage ? stage : "", stage ? ": " : "", FE_SQL_INPUT_ONLY), -1;
       param_number(&ps, text + i, j - i);
       i = j;
     } else if (is_word(c)) {

@@ -15,6 +15,7 @@
  * 1..6 stages — WHERE, EXTEND (window functions among its items), SET,
  * SELECT, DROP, RENAME, AS, ORDER BY,
  * LIMIT, AGGREGATE, TREE ACCUMULATE, INTERVAL FLATTEN / JOIN / FILL GAPS,
+ * JOIN, DISTINCT, FORK read back by UNION ALL / EXCEPT, SQL (… @input …),
  * or an INTERVAL INTERSECTION OF source — tracking the row's columns so
  * most pipelines bind. It runs in interp, jit, auto with forced switching
  * (interpreter first and compiled first) and auto with a real background
@@ -448,8 +449,34 @@ static void gen_window(in *s, const row *r, buf *o, vtype *t) {
 
 static void gen_stage(in *s, row *r, buf *o) {
   char name[16];
-  unsigned k = pick(s, 16);
+  unsigned k = pick(s, 20);
   switch (k) {
+  case 16:   /* the relational stages of §8 that keep the row's shape */
+    bprintf(o, " |> DISTINCT");
+    return;
+  case 17:   /* FORK, read back by a set operation */
+    fresh(r, name, sizeof name);
+    bprintf(o, " |> FORK AS %s |> WHERE ", name);
+    gen_pred(s, r, 0, o);
+    bprintf(o, " |> %s (FROM %s |> LIMIT %u)", pick(s, 2) ? "UNION ALL" : "EXCEPT", name, pick(s, 4));
+    r->aliased = 0;
+    return;
+  case 18:   /* SQL over the stream so far */
+    bprintf(o, " |> SQL (SELECT * FROM @input%s)", pick(s, 2) ? " WHERE rowid % 2 = 0" : "");
+    r->aliased = 0;
+    return;
+  case 19: {   /* a join with the other table by id (at most one match a row) */
+    int c = (int)pick(s, (unsigned)r->n);
+    if (r->c[c].t != T_INT) return;
+    char jid[16], js[16];
+    fresh(r, jid, sizeof jid);
+    fresh(r, js, sizeof js);
+    bprintf(o, " |> %sJOIN (FROM pb |> SELECT id AS %s, s AS %s) AS j ON %s = j.%s",
+            pick(s, 2) ? "LEFT " : "", jid, js, r->c[c].name, jid);
+    add(r, jid, T_INT);
+    add(r, js, T_STR);
+    return;
+  }
   case 0:
     bprintf(o, " |> WHERE ");
     gen_pred(s, r, 0, o);

@@ -184,6 +184,7 @@ int vm_rest(vm *m, rt_batch *b, int k0, int nlimit) {
     switch (sink->kind) {
     case IR_SORT:
     case IR_WINDOW:
+    case IR_FORK:
     case IR_TREE_ORDER:
     case IR_IV_BUFFER:
     case IR_JOIN_BUILD:

@@ -67,6 +67,16 @@ static void jbatch_free(vm_jbatch *jb, int npass) {
   free(jb->sel);
 }
 
+static void jstate_free(vm_jstate *st) {
+  jbatch_free(&st->out, st->npass);
+  jbatch_free(&st->cand, st->npass);
+  free(st->pass);
+  free(st->act);
+  free(st->yes);
+  free(st->saved);
+  free(st);
+}
+
 /* The columns step k's output batches need from its input: read by a
  * later step, the sink or the residual, not defined after the probe. */
 static vm_jstate *jstate(vm *m, const ir_op *op, int k) {
@@ -113,13 +123,7 @@ static vm_jstate *jstate(vm *m, const ir_op *op, int k) {
   if (op->join.residual) jbatch_init(&ok, &st->cand, p, st->npass);
   if (!ok) {
     /* only this step's state goes: a probe before it may be running */
-    jbatch_free(&st->out, st->npass);
-    jbatch_free(&st->cand, st->npass);
-    free(st->pass);
-    free(st->act);
-    free(st->yes);
-    free(st->saved);
-    free(st);
+    jstate_free(st);
     m->jn[k] = NULL;
     return vm_fail(m, "out of memory");
   }
@@ -129,15 +133,7 @@ static vm_jstate *jstate(vm *m, const ir_op *op, int k) {
 void vm_join_free(vm *m) {
   if (!m->jn) return;
   for (int k = 0; k < m->s->seg->nsteps; k++) {
-    vm_jstate *st = m->jn[k];
-    if (!st) continue;
-    jbatch_free(&st->out, st->npass);
-    jbatch_free(&st->cand, st->npass);
-    free(st->pass);
-    free(st->act);
-    free(st->yes);
-    free(st->saved);
-    free(st);
+    if (m->jn[k]) jstate_free(m->jn[k]);
   }
   free(m->jn);
   m->jn = NULL;

@@ -211,6 +211,10 @@ int ir_bind_source(ir_binder *b, const fe_source *src, const char *stage) {
   b->stage = stage;
   switch (src->kind) {
   case SRC_NAME:
+    if (!src->schema) {   /* a FORK name shadows a table (bind_fork.c) */
+      const ir_forkname *f = ir_fork_find(b, src->name);
+      if (f) return ir_bind_fork_source(b, src, f);
+    }
     if (!src->schema && b->env->catalog) {
       rt_table *t = rt_catalog_get(b->env->catalog, src->name);
       if (t) return bind_table(b, src, t);
@@ -244,12 +248,31 @@ int ir_bind_source(ir_binder *b, const fe_source *src, const char *stage) {
 }
 
 int ir_bind_pipeline(ir_binder *b, const fe_pipeline *pl) {
-  if (!ir_bind_source(b, pl->src, "FROM")) return 0;
-  for (int i = 0; i < pl->nstages; i++) {
-    b->stage = fe_stage_names[pl->stages[i].kind];
-    if (!ir_bind_stage(b, &pl->stages[i])) return 0;
+  /* The forks this pipeline names are its own (bind_fork.c). */
+  int nforks = b->nforks;
+  const ir_forkname *forks = b->forks;
+  const fe_pipeline *outer = b->pipe;
+  b->pipe = pl;
+  /* From the last SQL stage on, if any: it reads everything before it
+   * as a table (bind_sql.c) and is the stream's source. */
+  int last = -1;
+  for (int i = 0; i < pl->nstages; i++)
+    if (pl->stages[i].kind == ST_SQL) last = i;
+  int ok, from = last + 1;
+  if (last >= 0) {
+    b->stage = fe_stage_names[ST_SQL];
+    ok = ir_bind_stage(b, &pl->stages[last]);
+  } else {
+    ok = ir_bind_source(b, pl->src, "FROM");
   }
-  return 1;
+  for (int i = from; ok && i < pl->nstages; i++) {
+    b->stage = fe_stage_names[pl->stages[i].kind];
+    ok = ir_bind_stage(b, &pl->stages[i]);
+  }
+  b->nforks = nforks;
+  b->forks = forks;
+  b->pipe = outer;
+  return ok;
 }
 
 ir_plan *ir_bind(const struct fe_pipeline *pl, const char *text, ir_env *env, rt_err *err) {

@@ -50,6 +50,15 @@ typedef struct ir_winmap {
   const fe_expr **calls;
   int *cols;
 } ir_winmap;
+/* A name bound by `|> FORK AS name`, visible to the later stages of its
+ * pipeline (and the pipelines nested in them): its FORK op and the bare
+ * entries of the row it buffered. */
+typedef struct ir_forkname {
+  const char *name;
+  int pos;
+  ir_op *op;
+  ir_row row;
+} ir_forkname;
 
 typedef struct ir_binder {
   ir_plan *p;
@@ -78,6 +87,12 @@ typedef struct ir_binder {
    * (the input's name the result), so they need not be valid or
    * distinct. */
   bool any_names;
+  /* FORK names in scope, the latest last (bind_fork.c). */
+  int nforks;
+  const ir_forkname *forks;
+  /* The pipeline being bound (ir_bind_pipeline): a SQL stage reads its
+   * source and the stages before it. */
+  const fe_pipeline *pipe;
 } ir_binder;
 
 /* ---- bind.c ---- */
@@ -231,6 +246,13 @@ bool ir_agg_untyped(const ir_agg *ag, const ir_expr *arg);
  * twice" at pos[i] of the second of two equal names; 1 when distinct. */
 int ir_check_output_names(ir_binder *b, int n, const char *const *names, const int *pos);
 
+/* ---- bind_fork.c ---- */
+/* The FORK named `name` in scope, or NULL. */
+const ir_forkname *ir_fork_find(const ir_binder *b, const char *name);
+/* Reads FORK f as a relation (src names it): a SCAN_FORK source whose
+ * columns are fresh copies of f's, under src's alias or f's name. */
+int ir_bind_fork_source(ir_binder *b, const fe_source *src, const ir_forkname *f);
+
 /* ---- bind_tree.c ---- */
 /* ir_bind_tree: TREE ACCUMULATE UP/DOWN as TREE_NUMBER, TREE_ORDER,
  * TREE_ACC (plan.h). */
@@ -239,5 +261,8 @@ int ir_check_output_names(ir_binder *b, int n, const char *const *names, const i
 /* INTERVAL INTERSECTION OF (a source), and ir_bind_flatten, ir_bind_ijoin,
  * ir_bind_fillgaps (stages): IV_BUFFER sinks and their source op. */
 int ir_bind_isect(ir_binder *b, const fe_source *src);
+/* An IV_BUFFER sink carrying cols[0..n) (an interval operator's or a set
+ * operation's relation; its user is set by the caller). */
+ir_op *ir_add_ivbuf(ir_binder *b, int pos, int n, int *cols);
 
 #endif

@@ -113,13 +113,16 @@ static int inline_body(ir_binder *b, const fe_source *src, const ir_fndef *d, ir
   rt_err local = {.offset = -1};
   ir_argscope mine = {d, vals};
   int nops = b->p->nops;
+  int nforks = b->nforks;   /* a body sees none of its caller's forks */
   b->text = d->text;
   b->err = &local;
   b->scope = &mine;
+  b->nforks = 0;
   int ok = ir_bind_pipeline(b, d->pipe);
   b->text = text;
   b->err = err;
   b->scope = scope;
+  b->nforks = nforks;
   b->stage = stage;
   if (!ok)
     return ir_fail(b, src->pos, "%s '%s' does not bind any more: %s", d->view ? "view" : "function",

@@ -58,7 +58,7 @@ static int row_cols(ir_binder *b, ir_row row, int **out) {
   return n;
 }
 
-static ir_op *add_buffer(ir_binder *b, int pos, int n, int *cols) {
+ir_op *ir_add_ivbuf(ir_binder *b, int pos, int n, int *cols) {
   ir_op *buf = ir_op_add(b, IR_IV_BUFFER, pos);
   buf->ivbuf.ncarry = n;
   buf->ivbuf.carry = cols;
@@ -144,7 +144,7 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
     }
     int *cols;
     int n = row_cols(b, rows[j], &cols);
-    bufs[j] = add_buffer(b, o->pos, n, cols);
+    bufs[j] = ir_add_ivbuf(b, o->pos, n, cols);
   }
   ir_op *op = ir_op_add(b, IR_ISECT, src->pos);
   rel_arrays(b, op, k, np);
@@ -254,7 +254,7 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
     for (int i = 0; i < n && !dup; i++) dup = cols[i] == c;
     if (!dup) cols[n++] = c;
   }
-  ir_op *buf = add_buffer(b, st->pos, n, cols);
+  ir_op *buf = ir_add_ivbuf(b, st->pos, n, cols);
   ir_op *op = ir_op_add(b, IR_FLATTEN, st->pos);
   rel_arrays(b, op, 1, st->nper);
   op->iv.bufs[0] = buf;
@@ -360,7 +360,7 @@ int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
   const ir_alias *in_aliases = b->aliases;
   int *in_cols;
   int nin = ir_row_all_cols(b, &in_cols);
-  ir_op *inbuf = add_buffer(b, st->pos, nin, in_cols);
+  ir_op *inbuf = ir_add_ivbuf(b, st->pos, nin, in_cols);
 
   iv_operand o;
   if (!bind_operand(b, st, "the operand", &o)) return 0;
@@ -370,7 +370,7 @@ int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
   if (!check_key_types(b, st, per, o.per, rel)) return 0;
   int *op_cols;
   int nop = row_cols(b, o.row, &op_cols);
-  ir_op *opbuf = add_buffer(b, st->src->pos, nop, op_cols);
+  ir_op *opbuf = ir_add_ivbuf(b, st->src->pos, nop, op_cols);
 
   ir_op *op = two_rel_op(b, IR_IJOIN, st, inbuf, ts, dur, per, opbuf, &o, o.per, o.qual);
   static const rt_ijrel rels[] = {
@@ -421,7 +421,7 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
   ir_row in_row = ir_rowb_done(&inb);
   int *in_cols;
   int nin = row_cols(b, in_row, &in_cols);
-  ir_op *inbuf = add_buffer(b, st->pos, nin, in_cols);
+  ir_op *inbuf = ir_add_ivbuf(b, st->pos, nin, in_cols);
 
   iv_operand o;
   if (!bind_operand(b, st, "the background", &o)) return 0;
@@ -431,7 +431,7 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
   if (bg_per && !check_key_types(b, st, per, o.per, o.qual ? o.qual : "the background")) return 0;
   int *bg_cols;
   int nbg = row_cols(b, o.row, &bg_cols);
-  ir_op *bgbuf = add_buffer(b, st->src->pos, nbg, bg_cols);
+  ir_op *bgbuf = ir_add_ivbuf(b, st->src->pos, nbg, bg_cols);
 
   ir_op *op = two_rel_op(b, IR_FILLGAPS, st, inbuf, ts, dur, per, bgbuf, &o,
                          bg_per ? o.per : NULL, o.qual ? o.qual : "background");

@@ -41,13 +41,6 @@ static int rel_cols(ir_binder *b, int **cols, const char ***names) {
   return n;
 }
 
-static ir_op *add_buffer(ir_binder *b, int pos, int n, int *cols) {
-  ir_op *buf = ir_op_add(b, IR_IV_BUFFER, pos);
-  buf->ivbuf.ncarry = n;
-  buf->ivbuf.carry = cols;
-  return buf;
-}
-
 int ir_bind_setop(ir_binder *b, const fe_stage *st) {
   ir_plan *p = b->p;
   const char *stage = b->stage;
@@ -56,7 +49,7 @@ int ir_bind_setop(ir_binder *b, const fe_stage *st) {
   ir_op **bufs = rt_arena_alloc(&p->arena, sizeof(ir_op *) * (size_t)nrel);
   const char **names;
   int n = rel_cols(b, &cols[0], &names);
-  bufs[0] = add_buffer(b, st->pos, n, cols[0]);
+  bufs[0] = ir_add_ivbuf(b, st->pos, n, cols[0]);
   for (int j = 1; j < nrel; j++) {
     const fe_source *src = st->srcs[j - 1];
     b->any_names = true;
@@ -70,7 +63,7 @@ int ir_bind_setop(ir_binder *b, const fe_stage *st) {
     if (nj != n)
       return ir_fail(b, src->pos, "expected %d column%s, but the %s query has %d", n,
                      n == 1 ? "" : "s", ordinal(j, o, sizeof o), nj);
-    bufs[j] = add_buffer(b, src->pos, nj, cols[j]);
+    bufs[j] = ir_add_ivbuf(b, src->pos, nj, cols[j]);
   }
   /* one type per position */
   ir_op *op = ir_op_add(b, IR_SETOP, st->pos);

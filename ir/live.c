@@ -31,6 +31,10 @@
  *   JOIN_BUILD carry trimmed to the needed columns (unread columns of the
  *              joined relation are never buffered, nor read by its scan)
  *   SETOP      needs every column of its relations (rows compare whole)
+ *   SCAN_FORK  reads only needed columns, which the fork then needs
+ *   FORK       dead when no live SCAN_FORK reads it (the stream goes on
+ *              unbuffered); else carry trimmed to the needed columns,
+ *              its readers' included (one kept so that rows count)
  *   SCAN_*     read only needed columns; a SQLite scan is rewritten to
  *              project just those (see wrap_sql)
  * ir_col.live ends up true for every column some op reads or some scan
@@ -162,6 +166,7 @@ void ir_live(ir_plan *p) {
   for (int c = 0; c < p->ncols; c++) p->cols[c].live = false;
   for (int i = 0; i < p->nops; i++)
     if (p->ops[i]->kind == IR_TREE_ORDER) p->ops[i]->tree.used = false;
+    else if (p->ops[i]->kind == IR_FORK) p->ops[i]->fork.used = false;
   for (int i = p->nops - 1; i >= 0; i--) {
     ir_op *op = p->ops[i];
     if (op->dead) continue;
@@ -265,6 +270,39 @@ void ir_live(ir_plan *p) {
     case IR_IJOIN:
     case IR_FILLGAPS: live_interval(p, op, need); break;
     case IR_SCAN_BUF: break; /* made by segment.c from the breaker's outputs */
+    case IR_SCAN_FORK: {
+      int n = 0;
+      for (int k = 0; k < op->scan.nscan; k++) {
+        if (!need[op->scan.out_cols[k]]) continue;
+        op->scan.out_cols[n] = op->scan.out_cols[k];
+        op->scan.table_cols[n] = op->scan.table_cols[k];
+        n++;
+      }
+      op->scan.nscan = n;
+      for (int k = 0; k < n; k++) {
+        need[op->scan.out_cols[k]] = false;
+        p->cols[op->scan.out_cols[k]].live = true;
+        need[op->scan.table_cols[k]] = true;
+      }
+      op->scan.buf_op->fork.used = true;
+      break;
+    }
+    case IR_FORK: {
+      if (!op->fork.used) {
+        op->dead = true;
+        break;
+      }
+      int n = 0;
+      for (int k = 0; k < op->fork.ncarry; k++)
+        if (need[op->fork.carry[k]] || (k == op->fork.ncarry - 1 && n == 0))
+          op->fork.carry[n++] = op->fork.carry[k];
+      op->fork.ncarry = n;
+      for (int k = 0; k < n; k++) {
+        need[op->fork.carry[k]] = true;
+        p->cols[op->fork.carry[k]].live = true;
+      }
+      break;
+    }
     case IR_SETOP:
       /* every column of every relation makes its rows what they are */
       for (int k = 0; k < op->setop.ncols; k++) {

@@ -116,6 +116,8 @@ void ir_op_need(const ir_op *op, bool *need) {
   case IR_SCAN_TABLE:
   case IR_SCAN_SQL:
   case IR_SCAN_BUF: return;
+  case IR_SCAN_FORK: need_cols(op->scan.nscan, op->scan.table_cols, need); return;
+  case IR_FORK: need_cols(op->fork.ncarry, op->fork.carry, need); return;
   case IR_SETOP:
     for (int j = 0; j < op->setop.nrel; j++) need_cols(op->setop.ncols, op->setop.cols[j], need);
     return;
@@ -187,7 +189,8 @@ const int *ir_source_cols(const ir_op *op, int *n) {
   switch (op->kind) {
   case IR_SCAN_TABLE:
   case IR_SCAN_SQL:
-  case IR_SCAN_BUF: *n = op->scan.nscan; return op->scan.out_cols;
+  case IR_SCAN_BUF:
+  case IR_SCAN_FORK: *n = op->scan.nscan; return op->scan.out_cols;
   case IR_ISECT:
   case IR_FLATTEN:
   case IR_IJOIN:
@@ -227,6 +230,8 @@ int64_t ir_op_size(const ir_op *op) {
   case IR_JOIN_BUILD: return op->join.ncarry;
   case IR_JOIN_PROBE: return 4 * op->join.nkeys + expr_size(op->join.residual) + 8;
   case IR_SETOP: return op->setop.ncols;
+  case IR_FORK: return op->fork.ncarry;
+  case IR_SCAN_FORK: return op->scan.nscan;
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_TREE_NUMBER: case IR_ISECT:
   case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
     return 0;
@@ -248,6 +253,7 @@ const int *ir_buf_cols(const ir_op *op, int *n) {
   case IR_WINDOW: *n = op->win.ncarry; return op->win.carry;   /* results: ir_buf_layout */
   case IR_OUTPUT: *n = op->output.nout; return op->output.out;
   case IR_JOIN_BUILD: *n = op->join.ncarry; return op->join.carry;   /* keys among them */
+  case IR_FORK: *n = op->fork.ncarry; return op->fork.carry;
   case IR_AGGREGATE:   /* not one array: see ir_buf_layout */
 #define IR_CASE_SOURCE(name) case IR_##name:
 #define IR_CASE_STEP(name) case IR_##name:
@@ -343,6 +349,7 @@ void ir_plan_free(ir_plan *p) {
     if (p->callouts[i].table) rt_table_unref(p->callouts[i].table);
     if (p->callouts[i].release) p->callouts[i].release(p->callouts[i].ctx);
   }
+  for (int i = 0; i < p->nsqlins; i++) p->sqlins[i].by->drop(p->sqlins[i].by->ctx, p->sqlins[i].handle);
   rt_arena_free(&p->arena);
   free(p);
 }

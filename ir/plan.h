@@ -253,6 +253,11 @@ struct ir_op {
        * NULL once a run took it or when nothing was read. Owned by the
        * plan. */
       struct rt_sqlsrc *primed;
+      /* SCAN_SQL of a `|> SQL (…)` stage (bind_sql.c): the stage's SQL
+       * as written and the plan of its input (the pipeline before it),
+       * for the printer; NULL for every other scan. */
+      const char *sql_stage;
+      const char *input_plan;
     } scan;
     struct ir_filter {          /* FILTER */
       ir_expr *pred;
@@ -424,6 +429,18 @@ struct ir_op {
       int **cols;               /* relation j's columns, by position */
       int *out;                 /* the output columns (also out_cols) */
     } setop;
+    /* FORK: buffers carry[0..ncarry) (every column live after it, and
+     * what its readers read) for the SCAN_BUF after it and for every
+     * SCAN_FORK of the name; dead (nothing buffered, the stream goes on
+     * in its segment) when nothing reads the name. A SCAN_FORK has
+     * scan.buf_op = its FORK and serves out_cols[i], a copy of the fork's
+     * column scan.table_cols[i] (a plan column id among the carry). */
+    struct ir_fork {
+      int ncarry;
+      int *carry;
+      const char *name;
+      bool used;                /* live.c scratch: a live SCAN_FORK reads it */
+    } fork;
     struct ir_join {            /* JOIN_PROBE and its JOIN_BUILD (bind_join.c) */
       int kind;                 /* rt_joinkind (runtime/jointab.h) */
       int nkeys;                /* equality keys: input column in_keys[k] equals
@@ -552,6 +569,13 @@ typedef struct ir_plan {
    * needs no search per column: a 20,000-column plan printed in
    * quadratic time). */
   bool names_marked;
+  /* The tables made for the inputs of SQL stages (ir_sqlinput.open),
+   * dropped by ir_plan_free after the SQL scans that read them close. */
+  int nsqlins;
+  struct ir_sqlin_held {
+    const struct ir_sqlinput *by;
+    void *handle;
+  } *sqlins;
 } ir_plan;
 
 /* ---- building ----------------------------------------------------------- */
@@ -585,6 +609,21 @@ typedef struct ir_defs {
                  rt_arena *a, ir_callout *out, char *msg, size_t msglen);
 } ir_defs;
 
+/* `|> SQL (select)` (LANGUAGE.md §8; ir/bind_sql.c): the engine makes
+ * the stages before the SQL stage, with their source, a table SQLite can
+ * read, which the stage's SQL names instead of `@input`. */
+struct fe_pipeline;
+typedef struct ir_sqlinput {
+  void *ctx;
+  /* Compiles pipeline pl (positions in text; copied as needed) into a
+   * table: fills *name (the table, as SQL names it) and *plan (the
+   * pipeline's plan, printed), both from arena a, and returns a handle
+   * for drop; NULL with err set (its offset in text). */
+  void *(*open)(void *ctx, const struct fe_pipeline *pl, const char *text, rt_arena *a,
+                const char **name, const char **plan, rt_err *err);
+  void (*drop)(void *ctx, void *handle);
+} ir_sqlinput;
+
 typedef struct ir_env {
   struct rt_catalog *catalog;
   void *db;             /* sqlite3 *, for FROM a SQLite table/view/subquery */
@@ -597,6 +636,7 @@ typedef struct ir_env {
   /* Binding a pipeline subquery of this plan (bind_subq.c): the new
    * plan's parameters go on from its numbering. NULL otherwise. */
   const struct ir_plan *params_of;
+  const ir_sqlinput *sqlin;   /* for |> SQL (…), or NULL (the stage is then an error) */
 } ir_env;
 
 struct fe_pipeline;

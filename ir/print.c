@@ -374,7 +374,7 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
     put_rels(p, op, out);
     rt_buf_printf(out, " -> ");
     break;
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP:
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -382,6 +382,23 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
   case IR__COUNT:
     rt_buf_printf(out, "%s -> ", ir_op_names[op->kind]);   /* not an interval source */
     break;
+  }
+}
+
+/* A SQL stage's input: the plan of the pipeline before it, indented,
+ * which SQLite reads as @input (bind_sql.c). */
+static void put_sql_input(const ir_op *op, rt_buf *out) {
+  const char *s = op->scan.input_plan;
+  if (!s) {
+    rt_buf_printf(out, "    @input: not read\n");
+    return;
+  }
+  rt_buf_printf(out, "    @input: the pipeline before the stage, run once per run as a query of its own:\n");
+  while (*s) {
+    const char *nl = strchr(s, '\n');
+    size_t n = nl ? (size_t)(nl - s) : strlen(s);
+    rt_buf_printf(out, "    | %.*s\n", (int)n, s);
+    s += n + (nl != NULL);
   }
 }
 
@@ -393,14 +410,30 @@ static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
   case IR_IJOIN:
   case IR_FILLGAPS: put_interval(p, op, out); break;
   case IR_SCAN_SQL:
-    rt_buf_printf(out, "scan sqlite %s ", op->scan.table_name ? op->scan.table_name : "(subquery)");
+    if (op->scan.sql_stage)
+      rt_buf_printf(out, "sql stage (%s) ", op->scan.sql_stage);
+    else
+      rt_buf_printf(out, "scan sqlite %s ", op->scan.table_name ? op->scan.table_name : "(subquery)");
     break;
   case IR_SCAN_BUF:
     if (ir_tree_in_place(op->scan.buf_op) && op->scan.table_name)
       rt_buf_printf(out, "scan table %s in tree order ", op->scan.table_name);
+    else if (op->scan.buf_op && op->scan.buf_op->kind == IR_FORK)
+      rt_buf_printf(out, "scan buffer of fork %s (the stream goes on) ", op->scan.buf_op->fork.name);
     else
       rt_buf_printf(out, "scan buffer of %s ", op->scan.buf_op ? ir_op_names[op->scan.buf_op->kind] : "?");
     break;
+  case IR_SCAN_FORK: {
+    rt_buf_printf(out, "scan fork %s (its buffer, computed once) ", op->scan.table_name);
+    bool renamed = false;
+    for (int i = 0; i < op->scan.nscan && !renamed; i++) renamed = op->scan.table_cols[i] != op->scan.out_cols[i];
+    if (renamed && op->scan.nscan) {
+      rt_buf_printf(out, "reading ");
+      put_cols(p, op->scan.nscan, op->scan.table_cols, out);
+      rt_buf_printf(out, " as ");
+    }
+    break;
+  }
   case IR_SETOP: {
     static const char *const kinds[] = {"union", "intersect", "except"};
     const struct ir_setop *so = &op->setop;
@@ -421,6 +454,7 @@ static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
   put_cols(p, n, served, out);
   rt_buf_printf(out, "\n");
   if (op->kind == IR_SCAN_SQL) rt_buf_printf(out, "    sql: %s\n", op->scan.sql);
+  if (op->kind == IR_SCAN_SQL && op->scan.sql_stage) put_sql_input(op, out);
 }
 
 static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
@@ -541,6 +575,10 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     }
     break;
   }
+  case IR_FORK:
+    rt_buf_printf(out, "fork %s: buffer every row once; carry ", op->fork.name);
+    put_cols(p, op->fork.ncarry, op->fork.carry, out);
+    break;
   case IR_IV_BUFFER:
     rt_buf_printf(out, "%sbuffer for %s; carry ",
                   op->ivbuf.user && op->ivbuf.user->kind == IR_SETOP ? "" : "interval ",

@@ -11,7 +11,8 @@
  *
  * A JOIN's relation is bound inside the input's segment (bind_join.c): its
  * segment (ending in JOIN_BUILD) comes first and the input's goes on with
- * the JOIN_PROBE step after it.
+ * the JOIN_PROBE step after it. A FORK is a breaker like SORT; the
+ * segments that read its name (SCAN_FORK) come after it.
  *
  * After each breaker a SCAN_BUF op is made and inserted into plan->ops
  * right after it, so the op list stays the whole plan in order. It reads
@@ -105,7 +106,7 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
   case IR_FLATTEN: bounds = flat = true; break;
   case IR_IJOIN: carries = true; break;
   case IR_FILLGAPS: return;
-  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP:
+  case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:

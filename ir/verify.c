@@ -225,6 +225,12 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
      * between: segment.c) one an earlier segment closed */
     if (!src->scan.buf_op || !(src->scan.buf_op == prev_sink || done_before(v, seg, src->scan.buf_op)))
       return bad(v, NULL, "buffer scan does not read the previous breaker");
+  } else if (src->kind == IR_SCAN_FORK) {
+    const ir_op *f = src->scan.buf_op;
+    if (!f || f->kind != IR_FORK || f->dead || !done_before(v, seg, f))
+      return bad(v, NULL, "fork scan does not read a fork buffered before it");
+    for (int i = 0; i < src->scan.nscan; i++)
+      if (!carried(f, src->scan.table_cols[i])) return bad(v, NULL, "fork column is not buffered");
   } else if (ivsrc) {
     if (!prev_sink || prev_sink->kind != IR_IV_BUFFER || prev_sink->ivbuf.user != src)
       return bad(v, NULL, "interval source does not follow its buffers");
@@ -396,6 +402,10 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     if (!sink->join.probe) return bad(v, NULL, "join build without its probe");
     for (int i = 0; i < sink->join.ncarry; i++)
       if (!use(v, sink->join.carry[i])) return 0;
+    break;
+  case IR_FORK:
+    for (int i = 0; i < sink->fork.ncarry; i++)
+      if (!use(v, sink->fork.carry[i])) return 0;
     break;
   case IR_IV_BUFFER:
     if (!sink->ivbuf.user) return bad(v, NULL, "interval buffer without its operator");

@@ -5,7 +5,8 @@
  *
  * Every generator has its own random state, so threads generate
  * independently. Pipelines chain WHERE / EXTEND / SET / SELECT / AGGREGATE /
- * ORDER BY / LIMIT / TREE ACCUMULATE / JOIN / DISTINCT over the columnar table or a SQLite
+ * ORDER BY / LIMIT / TREE ACCUMULATE / JOIN / DISTINCT / FORK (read back by UNION ALL) /
+ * SQL (…FROM @input…) over the columnar table or a SQLite
  * subquery of it; with `bad` > 0, that percentage of pipelines carries a
  * deliberate error (parse, bind, integer overflow, SQLite, tree cycle) so
  * error paths are exercised as often as the good ones. Results are
@@ -190,7 +191,19 @@ static void pg_pipeline(pg_gen *g, pg_buf *b) {
       }
       continue;
     }
-    int kind = pg_rnd(g, 11);
+    int kind = pg_rnd(g, 13);
+    if (kind == 11) {   /* FORK, read back by a later stage: the row's shape stays */
+      pg_put(b, " |> FORK AS fk%d |> WHERE ", ext);
+      pg_pred(g, &r, b);
+      pg_put(b, " |> UNION ALL (FROM fk%d |> LIMIT %d)", ext, 1 + pg_rnd(g, 5));
+      ext++;
+      r.tree = 0;   /* ids repeat now */
+      continue;
+    }
+    if (kind == 12) {   /* SQL over the stream so far (the stages before it are its input) */
+      pg_put(b, " |> SQL (SELECT * FROM @input WHERE %s %% %d != 0)", pg_int(g, &r), 2 + pg_rnd(g, 3));
+      continue;
+    }
     if (kind == 9) {   /* JOIN (LANGUAGE.md §8): slice by id, so at most one match a row */
       static const char *const kinds[] = {"", "LEFT ", "INNER "};
       char n1[16], n2[16];

@@ -904,6 +904,29 @@ static char *run_and_diff(pj_engine *e, pj_mode mode, const char *pipe, const ro
   return why;
 }
 
+/* Runs pipe in every mode and compares its rows with SQLite's for sql
+ * (ordered or as sorted lists); prints each disagreement as "<what> <n>
+ * [mode]: …". Returns how many modes disagreed; *nrows (may be NULL)
+ * gets SQLite's row count. */
+static int compare_with_sqlite(pj_engine *e, const mode_spec *modes, int nmodes, const char *what,
+                               int n, const char *pipe, const char *sql, int ordered, int *nrows) {
+  rows want = {0};
+  sql_rows(pj_engine_sqlite(e), sql, &want);
+  if (nrows) *nrows = want.n;
+  if (getenv("PJ_DIFF_VERBOSE")) fprintf(stderr, "%d: %s\n", want.n, pipe);
+  int failures = 0;
+  for (int m = 0; m < nmodes; m++) {
+    char *why = run_and_diff(e, modes[m].mode, pipe, &want, ordered);
+    if (why) {
+      print_error("%s %d [%s]:\n  %s\nsql:\n  %s\n%s\n", what, n, modes[m].name, pipe, sql, why);
+      failures++;
+      free(why);
+    }
+  }
+  rows_free(&want);
+  return failures;
+}
+
 static void test_random_pipelines(void **state) {
   static const int sizes[] = {0, 1, 57, 3000, 20000};
   const int ntables = (int)(sizeof sizes / sizeof *sizes);
@@ -924,21 +947,10 @@ static void test_random_pipelines(void **state) {
   for (int p = 0; p < NPIPELINES && failures < 5; p++) {
     int table = rnd(ntables);
     pair q = gen_pair(table, p % 4 == 3);
-    rows want = {0};
-    sql_rows(pj_engine_sqlite(e), q.sql, &want);
-    nonempty += want.n > 0;
-    if (getenv("PJ_DIFF_VERBOSE")) fprintf(stderr, "%d: %s\n", want.n, q.pipe);
-    for (int m = 0; m < nmodes; m++) {
-      char *why = run_and_diff(e, modes[m].mode, q.pipe, &want, q.ordered);
-      if (why) {
-        print_error("pipeline %d [%s]:\n  %s\nsql:\n  %s\n%s\n", p, modes[m].name, q.pipe, q.sql,
-                    why);
-        failures++;
-        free(why);
-      }
-      compared++;
-    }
-    rows_free(&want);
+    int nrows;
+    failures += compare_with_sqlite(e, modes, nmodes, "pipeline", p, q.pipe, q.sql, q.ordered, &nrows);
+    nonempty += nrows > 0;
+    compared += nmodes;
     free(q.pipe);
     free(q.sql);
   }
@@ -1089,18 +1101,9 @@ static void test_exact_numbers(void **state) {
       sql = next;
       free(keys.s);
     }
-    rows want = {0};
-    sql_rows(pj_engine_sqlite(e), sql.s, &want);
-    nonempty += want.n > 0;
-    for (int m = 0; m < nmodes; m++) {
-      char *why = run_and_diff(e, modes[m].mode, pipe.s, &want, ordered);
-      if (why) {
-        print_error("exact %d [%s]:\n  %s\nsql:\n  %s\n%s\n", p, modes[m].name, pipe.s, sql.s, why);
-        failures++;
-        free(why);
-      }
-    }
-    rows_free(&want);
+    int nrows;
+    failures += compare_with_sqlite(e, modes, nmodes, "exact", p, pipe.s, sql.s, ordered, &nrows);
+    nonempty += nrows > 0;
     free(pipe.s), free(sql.s), free(pr1.s), free(pr2.s), free(v1.s), free(v2.s);
   }
   pj_engine_close(e);
@@ -1359,19 +1362,8 @@ static void test_random_joins(void **state) {
     if (using_) bprintf(&sql, "USING (k)");
     else bprintf(&sql, "ON %s", conds[ci].sql);
     bprintf(&sql, " ORDER BY a.rid IS NULL, a.rid, b.rid");
-    rows want = {0};
-    sql_rows(pj_engine_sqlite(e), sql.s, &want);
-    for (int m = 0; m < nmodes; m++) {
-      char *why = run_and_diff(e, modes[m].mode, pipe.s, &want, 1);
-      if (why) {
-        print_error("join %d [%s]:\n  %s\nsql:\n  %s\n%s\n", q, modes[m].name, pipe.s, sql.s, why);
-        failures++;
-        free(why);
-      }
-      compared++;
-    }
-    if (getenv("PJ_DIFF_VERBOSE")) fprintf(stderr, "%d: %s\n", want.n, pipe.s);
-    rows_free(&want);
+    failures += compare_with_sqlite(e, modes, nmodes, "join", q, pipe.s, sql.s, 1, NULL);
+    compared += nmodes;
     free(pipe.s);
     free(sql.s);
   }
@@ -1457,23 +1449,85 @@ static void test_random_setops(void **state) {
       }
       }
     }
-    rows want = {0};
-    sql_rows(pj_engine_sqlite(e), sql.s, &want);
-    for (int m = 0; m < nmodes; m++) {
-      char *why = run_and_diff(e, modes[m].mode, pipe.s, &want, 1);
-      if (why) {
-        print_error("set op %d [%s]:\n  %s\nsql:\n  %s\n%s\n", q, modes[m].name, pipe.s, sql.s, why);
-        failures++;
-        free(why);
-      }
-    }
-    if (getenv("PJ_DIFF_VERBOSE")) fprintf(stderr, "%d: %s\n", want.n, pipe.s);
-    rows_free(&want);
+    failures += compare_with_sqlite(e, modes, nmodes, "set op", q, pipe.s, sql.s, 1, NULL);
     free(pipe.s);
     free(sql.s);
   }
   pj_engine_close(e);
   if (failures) fail_msg("%d set operations disagree with SQLite", failures);
+}
+
+/* ---- the SQL stage ----------------------------------------------------------------
+ *
+ * `|> SQL (q)` (LANGUAGE.md §8) against SQLite running q itself with
+ * @input replaced by the same rows as a subquery of the source table:
+ * aggregates, self-joins of @input, window functions, compound selects
+ * and CTEs over random tables (NULLs, duplicates, up to 20,000 rows), with
+ * stages before the SQL stage (its input) and after it (over its
+ * result). Rows compare as sorted lists: q's order is SQLite's to choose. */
+
+static void test_random_sql_stage(void **state) {
+  (void)state;
+  mode_spec modes[2];
+  int nmodes = pick_modes(modes);
+  pj_engine *e = NULL;
+  assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
+  pj_engine_set_opt_level(e, 1);
+  g_rng = 0x5EED1234ull;
+  for (int i = 0; i < 5; i++) make_table(e, i, g_join_sizes[i]);
+  /* {q with @I for the input, its first column, quadratic in the input} */
+  static const struct { const char *q, *first; bool quad; } qs[] = {
+      {"SELECT k, count(*) AS n, sum(v) AS sv, max(d) AS md FROM @I GROUP BY k", "k", false},
+      {"SELECT s, avg(v) AS av, min(k) AS mk FROM @I WHERE v > 0 GROUP BY s", "s", false},
+      {"SELECT a.k AS k, count(*) AS n, sum(b.v) AS sv FROM @I AS a JOIN @I AS b ON a.k = b.k AND a.s = b.s GROUP BY a.k", "k", true},
+      {"SELECT k, v, sum(v) OVER (PARTITION BY k) AS tot, count(*) OVER (PARTITION BY s) AS ns FROM @I", "k", false},
+      {"SELECT DISTINCT s, k FROM @I", "s", false},
+      {"SELECT v, d, s FROM @I WHERE d IS NOT NULL AND v % 5 = 0 UNION ALL SELECT v, d, s FROM @I WHERE s LIKE 'a%'", "v", false},
+      {"WITH m AS (SELECT k, max(v) AS mv FROM @I GROUP BY k) SELECT x.k AS k, x.s AS s FROM @I AS x JOIN m ON m.k = x.k AND m.mv = x.v", "k", false},
+      {"SELECT count(*) AS n, total(d) AS td, max(s) AS ms FROM @I", "n", false},
+      {"SELECT * FROM @I ORDER BY v DESC, k, s, d LIMIT 7", "v", false},
+      {"SELECT k * 2 AS k2, upper(s) AS us, d / 2 AS hd FROM @I WHERE k IN (SELECT k FROM @I WHERE v < -500)", "k2", false},
+  };
+  const int nq = (int)(sizeof qs / sizeof *qs);
+  static const char *const pres[][2] = {
+      {"", ""}, {" |> WHERE v % 3 <> 1", " WHERE v % 3 <> 1"}, {" |> WHERE s IS NOT NULL AND d > -20", " WHERE s IS NOT NULL AND d > -20"},
+  };
+  g_rng = 0x5015ull;
+  int failures = 0, compared = 0;
+  for (int n = 0; n < 60 && failures < 5; n++) {
+    int qi = n % nq, t = rnd(5), pre = rnd(3);
+    if (qs[qi].quad) t = rnd(4);
+    bool post = chance(50);
+    buf pipe = {0}, sub = {0}, sql = {0}, q = {0};
+    bprintf(&sub, "(SELECT * FROM src_%d%s)", t, pres[pre][1]);
+    for (const char *c = qs[qi].q; *c; c++) {
+      if (c[0] == '@' && c[1] == 'I') {
+        bprintf(&q, "@input");
+        bprintf(&sql, "%s", sub.s);
+        c++;
+      } else {
+        bprintf(&q, "%c", *c);
+        bprintf(&sql, "%c", *c);
+      }
+    }
+    bprintf(&pipe, "FROM pt_%d%s |> SQL (%s)", t, pres[pre][0], q.s);
+    if (post) {
+      bprintf(&pipe, " |> WHERE %s IS NOT NULL", qs[qi].first);
+      buf w = {0};
+      bprintf(&w, "SELECT * FROM (%s) WHERE %s IS NOT NULL", sql.s, qs[qi].first);
+      free(sql.s);
+      sql = w;
+    }
+    failures += compare_with_sqlite(e, modes, nmodes, "sql stage", n, pipe.s, sql.s, 0, NULL);
+    compared += nmodes;
+    free(pipe.s);
+    free(sub.s);
+    free(sql.s);
+    free(q.s);
+  }
+  pj_engine_close(e);
+  if (failures) fail_msg("%d SQL stages disagree with SQLite", failures);
+  assert_true(compared >= 60);
 }
 
 int main(void) {
@@ -1483,6 +1537,7 @@ int main(void) {
       cmocka_unit_test(test_window_functions),
       cmocka_unit_test(test_random_joins),
       cmocka_unit_test(test_random_setops),
+      cmocka_unit_test(test_random_sql_stage),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,6 +79,7 @@ static int classify(const char *msg) {
   if (strstr(msg, "no such column")) return E_BIND;
   if (strstr(msg, "not a tree") || strstr(msg, "parent which")) return E_TREE;
   if (strstr(msg, "expected")) return E_PARSE;
+  if (getenv("PJ_SOAK_SHOW")) fprintf(stderr, "soak: other error: %s\n", msg);
   return E_OTHER;
 }
 
@@ -203,7 +204,10 @@ static void test_soak(void **state) {
       pg_run(e, create, &c);
       pg_run(e, "SELECT count(*) FROM soak_t", &c);
       runs += 2;
-      if (c.status != PJ_OK && !strstr(c.err, "no such table")) errors[E_OTHER]++;
+      if (c.status != PJ_OK && !strstr(c.err, "no such table")) {
+        if (getenv("PJ_SOAK_SHOW")) fprintf(stderr, "soak: other error: %s: %s\n", create, c.err);
+        errors[E_OTHER]++;
+      }
       break;
     }
     }
