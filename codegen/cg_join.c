@@ -5,6 +5,10 @@
  * Per input row, after the steps before it:
  *
  *   key:        the input key's word (a NULL or NaN key matches nothing);
+ *               when every key is a column an earlier probe serves (a
+ *               second join keyed by the first one's relation), the head
+ *               found is kept per row of that relation and read back
+ *               for every later input row that matched the same row;
  *               one key is looked up inline — direct tables index
  *               slots[key - dmin], the others probe slots linearly from
  *               rt_hash_i64(key) & mask comparing keys[0][row] — several
@@ -33,12 +37,32 @@
 typedef struct cg_jprobe {
   const ir_op *op;
   LLVMValueRef tab, slots, mask, next, direct, dmin, drange, keys0, matched, nrows32, unique;
+  LLVMValueRef nrows;
+  /* Every key is a column an earlier probe serves: the chain's head is
+   * kept per row of that probe's relation (rt_jointab_memo). */
+  LLVMValueRef memo;
 } cg_jprobe;
 
 struct cg_joinstate {
   int n;
   cg_jprobe *p;
 };
+
+static bool served(const ir_op *bld, int c) {
+  for (int j = 0; j < bld->join.ncarry; j++)
+    if (bld->join.carry[j] == c) return true;
+  return false;
+}
+
+/* The earlier probe of js whose relation serves every key of op, if any. */
+static const cg_jprobe *keys_from(const cg_joinstate *js, const ir_op *op) {
+  for (int i = 0; op->join.nkeys > 0 && i < js->n; i++) {
+    bool all = true;
+    for (int k = 0; k < op->join.nkeys && all; k++) all = served(js->p[i].op->join.build, op->join.in_keys[k]);
+    if (all) return &js->p[i];
+  }
+  return NULL;
+}
 
 static int op_index(const ir_plan *p, const ir_op *op) {
   for (int i = 0; i < p->nops; i++)
@@ -76,7 +100,16 @@ cg_joinstate *cg_join_prologue(cg_ctx *cx, LLVMBasicBlockRef fallback) {
     jp->unique = LLVMBuildICmp(cx->b, LLVMIntNE, cg_load_field(cx, jt, t, CG_JOINTAB_UNIQUE, cx->t_i32, ""),
                                cg_i32(cx, 0), "join.unique");
     LLVMValueRef nrows = cg_load_field(cx, jt, t, CG_JOINTAB_NROWS, cx->t_i64, "join.nrows");
+    jp->nrows = nrows;
     jp->nrows32 = LLVMBuildTrunc(cx->b, nrows, cx->t_i32, "");
+    const cg_jprobe *from = keys_from(js, op);
+    if (from) {   /* its relation's rows and the NULL row after them */
+      LLVMValueRef margs[2] = {t, from->nrows};
+      jp->memo = cg_call(cx, "rt_jointab_memo", margs, 2, "join.memo");
+      LLVMBasicBlockRef have = cg_block(cx, "join.memo.ok");
+      LLVMBuildCondBr(cx->b, LLVMBuildIsNull(cx->b, jp->memo, ""), fallback, have);
+      cg_at(cx, have);
+    }
     /* The relation's columns: buffer column j is carry[j]. */
     LLVMValueRef buf = cg_load_field(cx, jt, t, CG_JOINTAB_BUF, cx->t_ptr, "join.buf");
     LLVMValueRef datas = cg_load_field(cx, cx->st.rowbuf, buf, CG_ROWBUF_DATA, cx->t_ptr, "");
@@ -185,12 +218,6 @@ static void at_row(cg_ctx *cx, const ir_op *bld, LLVMValueRef r) {
   }
 }
 
-static bool served(const ir_op *bld, int c) {
-  for (int j = 0; j < bld->join.ncarry; j++)
-    if (bld->join.carry[j] == c) return true;
-  return false;
-}
-
 /* Loads the input columns e reads (so they dominate every match). */
 static void preload_input(cg_ctx *cx, const ir_op *bld, const ir_expr *e) {
   if (!e) return;
@@ -226,6 +253,20 @@ void cg_join_step(cg_ctx *cx, cg_joinstate *js, const ir_op *op) {
     LLVMBuildStore(cx->b, head, rslot);
     LLVMBuildBr(cx->b, chain);
   } else {
+    /* memoized: the head found for this row of the earlier relation */
+    LLVMValueRef mp = NULL;
+    if (jp->memo) {
+      LLVMValueRef r1 = cx->src[op->join.in_keys[0]].rowidx;
+      mp = cg_elem_ptr(cx, cx->t_i32, jp->memo, LLVMBuildZExt(cx->b, r1, cx->t_i64, ""), "join.memo.at");
+      LLVMValueRef m = LLVMBuildLoad2(cx->b, cx->t_i32, mp, "join.memo.head");
+      LLVMBasicBlockRef known = cg_block(cx, "join.memo.known"), fresh = cg_block(cx, "join.memo.fresh");
+      LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntNE, m, cg_i32(cx, (int)RT_JOIN_UNKNOWN), ""),
+                      known, fresh);
+      cg_at(cx, known);
+      LLVMBuildStore(cx->b, m, rslot);
+      LLVMBuildBr(cx->b, chain);
+      cg_at(cx, fresh);
+    }
     LLVMValueRef null = cg_i1(cx, 0);
     LLVMValueRef words[nk];
     for (int k = 0; k < nk; k++) {
@@ -237,6 +278,7 @@ void cg_join_step(cg_ctx *cx, cg_joinstate *js, const ir_op *op) {
     LLVMBuildCondBr(cx->b, null, nokey, look);
     cg_at(cx, nokey);
     LLVMBuildStore(cx->b, cg_i32(cx, -1), rslot);
+    if (mp) LLVMBuildStore(cx->b, cg_i32(cx, -1), mp);
     LLVMBuildBr(cx->b, chain);
     cg_at(cx, look);
     if (nk == 1) {
@@ -249,6 +291,7 @@ void cg_join_step(cg_ctx *cx, cg_joinstate *js, const ir_op *op) {
       head = cg_call(cx, "rt_jointab_find", args, 2, "join.head");
     }
     LLVMBuildStore(cx->b, head, rslot);
+    if (mp) LLVMBuildStore(cx->b, head, mp);
     LLVMBuildBr(cx->b, chain);
   }
 

@@ -70,6 +70,7 @@ const cg_rtfn cg_rtfns[] = {
     FN(cg_rt_join_tab, "p:pi"),
     FN(rt_jointab_find, "i:pp"),
     FN(rt_jointab_gcache, "p:p"),
+    FN(rt_jointab_memo, "p:pl"),
     FN(rt_aggtab_insert_i64, "l:pll"),
     FN(rt_aggtab_group_null, "l:p"),
     FN(rt_aggtab_group, "l:ppp"),

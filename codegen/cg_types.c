@@ -64,10 +64,10 @@ void cg_types_init(cg_types *t, LLVMContextRef c) {
   /* rt_treeacc, the prefix generated code reads: { up; nnodes; naggs; aggs } */
   t->treeacc = cg_struct(c, "rt_treeacc", (LLVMTypeRef[]){i32, i32, i32, ptr}, 4);
   /* rt_jointab { nkeys; direct; slots; mask; dmin; drange; next; keys;
-   *              matched; nrows; buf; kinds; gcache; unique } */
+   *              matched; nrows; buf; kinds; gcache; unique; memo } */
   t->jointab = cg_struct(c, "rt_jointab",
-                         (LLVMTypeRef[]){i32, i32, ptr, i64, i64, i64, ptr, ptr, ptr, i64, ptr, ptr, ptr, i32},
-                         14);
+                         (LLVMTypeRef[]){i32, i32, ptr, i64, i64, i64, ptr, ptr, ptr, i64, ptr, ptr, ptr, i32, ptr},
+                         15);
 }
 
 /* ---- layout queries for tests/unit/test_layout.c ---------------------------- */

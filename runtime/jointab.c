@@ -137,8 +137,16 @@ int64_t *rt_jointab_gcache(rt_jointab *t) {
   return t->gcache;
 }
 
+uint32_t *rt_jointab_memo(rt_jointab *t, int64_t n) {
+  if (t->memo) return t->memo;
+  t->memo = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
+  for (int64_t i = 0; t->memo && i <= n; i++) t->memo[i] = RT_JOIN_UNKNOWN;
+  return t->memo;
+}
+
 void rt_jointab_free(rt_jointab *t) {
   rt_mem_free(t->gcache);
+  rt_mem_free(t->memo);
   if (t->keys)
     for (int k = 0; k < t->nkeys; k++) rt_mem_free(t->keys[k]);
   rt_mem_free(t->keys);

@@ -50,6 +50,7 @@ typedef struct rt_jointab {
   int32_t *kinds;        /* per key: RT_I64, RT_F64 or RT_STR (stored kinds) */
   int64_t *gcache;       /* rt_jointab_gcache's */
   int32_t unique;        /* no two rows share a key: every chain is one row */
+  uint32_t *memo;        /* rt_jointab_memo's */
 } rt_jointab;
 
 /* Hash of a tuple of key words (one word: rt_hash_i64, which the JIT
@@ -83,5 +84,12 @@ void rt_jointab_free(rt_jointab *t);
  * this relation (codegen/cg_agg.c). Made on first use; NULL when out of
  * memory. */
 int64_t *rt_jointab_gcache(rt_jointab *t);
+/* n entries of RT_JOIN_UNKNOWN at first: the head of this table's chain
+ * for each row of another relation whose columns are this probe's keys
+ * (a later join keyed by an earlier one's columns: codegen/cg_join.c
+ * looks the key up once per row of that relation). Made on first use;
+ * NULL when out of memory. */
+#define RT_JOIN_UNKNOWN (UINT32_MAX - 1)
+uint32_t *rt_jointab_memo(rt_jointab *t, int64_t n);
 
 #endif

@@ -150,6 +150,7 @@ static void test_jointab(void **state) {
   AT(CG_S_JOINTAB, CG_JOINTAB_KINDS, rt_jointab, kinds);
   AT(CG_S_JOINTAB, CG_JOINTAB_GCACHE, rt_jointab, gcache);
   AT(CG_S_JOINTAB, CG_JOINTAB_UNIQUE, rt_jointab, unique);
+  AT(CG_S_JOINTAB, CG_JOINTAB_MEMO, rt_jointab, memo);
   SIZE(CG_S_JOINTAB, rt_jointab);
 }
 
