@@ -674,7 +674,7 @@ static void cell_num(buf *b, double f) {
 }
 
 typedef struct rows {
-  int n;
+  int n, cap;
   char **r;
   int ncols;
   char names[512];
@@ -685,8 +685,13 @@ static void rows_free(rows *r) {
   free(r->r);
 }
 
+/* Doubling: a join's reference can have most of a million rows, and a
+ * realloc per row copies them all each time under ASan. */
 static void rows_add(rows *r, char *s) {
-  r->r = realloc(r->r, sizeof *r->r * (size_t)(r->n + 1));
+  if (r->n == r->cap) {
+    r->cap = r->cap ? r->cap * 2 : 64;
+    r->r = realloc(r->r, sizeof *r->r * (size_t)r->cap);
+  }
   r->r[r->n++] = s;
 }
 
