@@ -25,8 +25,11 @@ static bool word_char(unsigned char c) {
 }
 
 /* The SQL with every `@input` token (outside strings, quoted names and
- * comments) replaced by `name`; *count gets how many there were. */
-static const char *replace_input(ir_binder *b, const char *sql, const char *name, int *count) {
+ * comments) replaced by `name`; *count gets how many there were. A
+ * parameter token (which SQL sources do not bind) is an error at sqlpos
+ * (NULL returned). */
+static const char *replace_input(ir_binder *b, const char *sql, int sqlpos, const char *name,
+                                 int *count) {
   rt_buf o = {0};
   *count = 0;
   size_t n = strlen(sql);
@@ -46,7 +49,21 @@ static const char *replace_input(ir_binder *b, const char *sql, const char *name
       j = i + 2;
       while (j + 1 < n && !(sql[j] == '*' && sql[j + 1] == '/')) j++;
       j = j + 1 < n ? j + 2 : n;
-    } else if (c == '@' || word_char((unsigned char)c)) {
+    } else if (c == '?' || ((c == '@' || c == '$' || c == ':') && j < n && word_char((unsigned char)sql[j]))) {
+      while (j < n && word_char((unsigned char)sql[j])) j++;
+      if (!fe_is_sql_input(sql + i, j - i)) {
+        rt_buf_free(&o);
+        ir_fail(b, sqlpos + (int)i,
+                "the SQL of a SQL stage cannot read parameters or function arguments yet (%.*s is "
+                "one): compute the value in a stage after it",
+                (int)(j - i), sql + i);
+        return NULL;
+      }
+      ir_sql_quote(&o, name);
+      (*count)++;
+      i = j;
+      continue;
+    } else if (word_char((unsigned char)c)) {
       while (j < n && word_char((unsigned char)sql[j])) j++;
       if (fe_is_sql_input(sql + i, j - i)) {
         ir_sql_quote(&o, name);
@@ -102,7 +119,8 @@ int ir_bind_sql_stage(ir_binder *b, const fe_stage *st) {
   p->sqlins = v;
   fe_source src = *st->src;
   int uses;
-  src.sql = (char *)replace_input(b, st->src->sql, name, &uses);
+  src.sql = (char *)replace_input(b, st->src->sql, st->src->sqlpos, name, &uses);
+  if (!src.sql) return 0;
   src.alias.name = NULL;
   if (!ir_bind_sql_source(b, &src)) return 0;
   ir_op *op = p->ops[p->nops - 1];
