@@ -450,7 +450,7 @@ static void test_complete_context(void **state) {
   expect_comp(c, "FROM spans |> INTERVAL FILL ", "GAPS");
   expect_comp(c, "FROM spans |> TREE ", "ACCUMULATE");
   expect_comp(c, "FROM spans |> ORDER ", "BY");
-  expect_comp(c, "FROM spans |> LEFT ", "INTERVAL");
+  expect_comp(c, "FROM spans |> LEFT ", "INTERVAL JOIN");   /* LEFT INTERVAL JOIN, LEFT JOIN */
   expect_comp(c, "FROM spans |> LEFT INTERVAL ", "JOIN");
   /* after |>: the stages' first words, from ir/stages.def */
   char **v = comp(c, "FROM spans |> ", NULL);

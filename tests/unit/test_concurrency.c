@@ -71,7 +71,9 @@ static void *worker_main(void *arg) {
 
 static void test_engines_in_threads(void **state) {
   (void)state;
-  pg_gen g = {.rng = 20240607, .bad = 10};
+  /* 15%: at 10% the generator's stages (window calls, FORK, SQL) moved
+   * its draws so that none of the 40 failed */
+  pg_gen g = {.rng = 20240607, .bad = 15};
   pj_engine *e = open_engine(PJ_MODE_INTERP);
   assert_non_null(e);
   int errors = 0;
