@@ -116,7 +116,6 @@ struct ex_run {
   void (*seg_free)(ex_seg *s);
   /* Set by ex_run_init: see ex_feed_fn. */
   ex_feed_fn feed;
-<<<<<<< HEAD
   /* The answers of plan->subqs (subq.c), NULL until one is asked for;
    * ex_run_free frees them with subqs_free (set with them: subq.c runs
    * plans through the driver, so the driver does not call it by name). */
@@ -125,7 +124,6 @@ struct ex_run {
   /* The interpreter (backend.h), which runs the plans of pipeline
    * subqueries (set by the caller; without it they fail). */
   const struct ex_backend *interp;
-=======
   /* JOIN hash tables, indexed by the op index of their JOIN_BUILD like
    * bufs (whose buffer they index; both freed at the end of the run). */
   rt_jointab **joins;
@@ -134,7 +132,6 @@ struct ex_run {
    * segment in its middle (RIGHT and FULL JOIN's unmatched rows after
    * their probe). */
   int (*run_from)(ex_seg *s, rt_batch *b, int step);
->>>>>>> 7a8131d (JOIN, DISTINCT and UNION / INTERSECT / EXCEPT [ALL | DISTINCT] (LANGUAGE.md §8), one commit over main with window functions (the branch's 14 commits squashed: their rebase over the window work conflicted at every step))
 };
 
 
@@ -170,17 +167,14 @@ int ex_window_finish(ex_run *run, ex_seg *s);
  * on run->err as "<STAGE>: <message>"). Both backends call this. */
 int64_t ex_callout(ex_run *run, int32_t idx, const int64_t *argv, int64_t nulls,
                    int32_t *status);
-<<<<<<< HEAD
 /* The callout c of a subquery (c->subq set; subq.c), as ex_callout. */
 int64_t ex_subq_call(ex_run *run, const ir_callout *c, const int64_t *argv, uint64_t nulls,
                      int32_t *status);
-=======
 /* The SETOP source (driver_setop.c): combines its relations' IV_BUFFERs
  * and serves the result. */
 int ex_setop_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *down);
 
 /* The hash table a JOIN_PROBE reads (its build's), or NULL. */
 rt_jointab *ex_join_tab(const ex_run *run, const ir_op *probe);
->>>>>>> 7a8131d (JOIN, DISTINCT and UNION / INTERSECT / EXCEPT [ALL | DISTINCT] (LANGUAGE.md §8), one commit over main with window functions (the branch's 14 commits squashed: their rebase over the window work conflicted at every step))
 
 #endif

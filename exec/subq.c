@@ -134,6 +134,7 @@ static int evaluate_plan(ex_run *run, const ir_subq *q, struct ex_subqval *out) 
   sub.interrupt = run->interrupt;
   sub.budget.limit = run->budget.limit;
   sub.interp = run->interp;
+  sub.run_from = run->run_from;   /* RIGHT / FULL JOIN's unmatched rows */
   ex_picker pk = {.interp = run->interp};
   int rc = ex_run_plan(&sub, ex_pick, &pk);
   char msg[sizeof sub.err.msg] = "";
