@@ -299,6 +299,11 @@ static fe_expr *parse_call(fe_parser *p) {
     int overpos = fe_cur(p)->pos;
     p->i++;
     if (!(e->over = fe_parse_window(p, overpos))) return NULL;
+  } else if (fe_at_kw(p, "OVER") && fe_peek(p, 1)->kind == TK_IDENT && !fe_is_reserved(fe_peek(p, 1))) {
+    /* `OVER w`: a named window (SQL's WINDOW clause) */
+    fe_fail(p, fe_peek(p, 1)->pos, "named windows are not supported: write the window out, as in "
+                                   "%s(…) OVER (PARTITION BY … ORDER BY …)", t->text);
+    return NULL;
   }
   return finish(p, e);
 }
