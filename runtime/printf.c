@@ -21,9 +21,17 @@
  * was written (printf(''), printf('%y')): SQLite's accumulator then never
  * allocated its text; and when the text would pass SQLite's length limit
  * (1e9 bytes, `%*d` with a huge width): the accumulator then drops it.
+ *
+ * Speed: the text is made in a stack buffer (the heap only past 512
+ * bytes) rather than a sqlite3_str per row, `%d` and `%s` with no flag,
+ * width or precision are written here (they are plain digits and bytes),
+ * and every other conversion goes to sqlite3_snprintf over a stack buffer
+ * when its output surely fits there (no allocation), else to a scratch
+ * sqlite3_str; so a row costs no malloc.
  */
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "strfn.h"
@@ -95,13 +103,35 @@ typedef struct pf_spec {
 
 /* The conversion rebuilt for sqlite3_str_appendf, with `ll` for the
  * integer conversions. */
+static char *put_uint(char *q, unsigned v) {
+  char d[12];
+  int n = 0;
+  do d[n++] = (char)('0' + v % 10);
+  while (v /= 10);
+  while (n) *q++ = d[--n];
+  return q;
+}
+
+/* Written by hand, not by snprintf: this runs for every conversion. cap
+ * is at least 40 (flags, two 10-digit numbers, "ll", the letter). */
 static void spec_text(const pf_spec *s, bool ll, char conv, char *out, size_t cap) {
-  int n = snprintf(out, cap, "%%%s%s%s%s%s%s%s", s->left ? "-" : "",
-                   s->prefix == '+' ? "+" : s->prefix == ' ' ? " " : "", s->alt ? "#" : "",
-                   s->alt2 ? "!" : "", s->zero ? "0" : "", s->comma ? "," : "", "");
-  if (s->width) n += snprintf(out + n, cap - (size_t)n, "%u", s->width);
-  if (s->precision >= 0) n += snprintf(out + n, cap - (size_t)n, ".%d", s->precision);
-  snprintf(out + n, cap - (size_t)n, "%s%c", ll ? "ll" : "", conv);
+  (void)cap;
+  char *q = out;
+  *q++ = '%';
+  if (s->left) *q++ = '-';
+  if (s->prefix) *q++ = s->prefix;
+  if (s->alt) *q++ = '#';
+  if (s->alt2) *q++ = '!';
+  if (s->zero) *q++ = '0';
+  if (s->comma) *q++ = ',';
+  if (s->width) q = put_uint(q, s->width);
+  if (s->precision >= 0) {
+    *q++ = '.';
+    q = put_uint(q, (unsigned)s->precision);
+  }
+  if (ll) *q++ = 'l', *q++ = 'l';
+  *q++ = conv;
+  *q = 0;
 }
 
 /* %c: the SQL form copies the first character of the text (a lead byte
@@ -224,45 +254,179 @@ static void parse_spec(const char **pf, pf_spec *s, pf_args *a) {
   *pf = fmt;
 }
 
+/* ---- the output ---------------------------------------------------------- */
+
+/* The text being made: in a stack buffer first, on the heap once it grows
+ * past it, so most rows format without allocating; with the length limit
+ * of an accumulator made by sqlite3_str_new(NULL): past SQLITE_MAX_LENGTH
+ * (1e9 bytes) SQLite drops the text (TOOBIG, and the SQL result is NULL). */
+#define PF_MAX_LENGTH 1000000000
+typedef struct pf_out {
+  char *p;
+  size_t n, cap;
+  bool heap, toobig, oom;
+  char stack[512];
+} pf_out;
+
+static void out_append(pf_out *o, const char *s, size_t n) {
+  if (o->toobig || o->oom || n == 0) return;
+  if (o->n + n + 1 > PF_MAX_LENGTH) {
+    o->toobig = true;
+    return;
+  }
+  if (o->n + n > o->cap) {
+    size_t cap = o->cap * 2;
+    while (cap < o->n + n) cap *= 2;
+    char *q = o->heap ? realloc(o->p, cap) : malloc(cap);
+    if (!q) {
+      o->oom = true;
+      return;
+    }
+    if (!o->heap) memcpy(q, o->p, o->n);
+    o->p = q;
+    o->cap = cap;
+    o->heap = true;
+  }
+  memcpy(o->p + o->n, s, n);
+  o->n += n;
+}
+
+/* What a scratch accumulator holds, moved to o (its error too). */
+static void out_take(pf_out *o, sqlite3_str *s) {
+  int rc = sqlite3_str_errcode(s);
+  int n = sqlite3_str_length(s);
+  char *text = sqlite3_str_finish(s);
+  if (rc == SQLITE_TOOBIG) o->toobig = true;
+  else if (rc != SQLITE_OK) o->oom = true;
+  else if (n > 0) out_append(o, text, (size_t)n);
+  sqlite3_free(text);
+}
+
+/* %d with no flag, width or precision: the digits, as SQLite writes them. */
+static void out_int(pf_out *o, int64_t v) {
+  char buf[24], *e = buf + sizeof buf, *q = e;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do *--q = (char)('0' + u % 10);
+  while (u /= 10);
+  if (v < 0) *--q = '-';
+  out_append(o, q, (size_t)(e - q));
+}
+
+/* The argument of one conversion, as sqlite3_str_appendf takes it. */
+typedef struct pf_val {
+  enum { PV_INT, PV_F64, PV_STR, PV_NONE } kind;
+  long long i;
+  double f;
+  const char *s;
+} pf_val;
+
+static void append_spec(sqlite3_str *s, const char *spec, const pf_val *v) {
+  switch (v->kind) {
+  case PV_INT: sqlite3_str_appendf(s, spec, v->i); break;
+  case PV_F64: sqlite3_str_appendf(s, spec, v->f); break;
+  case PV_STR: sqlite3_str_appendf(s, spec, v->s); break;
+  case PV_NONE: sqlite3_str_appendf(s, spec); break;
+  }
+}
+
+/* One conversion by SQLite's own printf: into a stack buffer when it
+ * surely fits there (`bound`, the most it can write: sqlite3_snprintf
+ * then allocates nothing), else through a scratch accumulator. None of
+ * these conversions writes a NUL byte, so the text's length is strlen. */
+enum { PF_TMP = 1024 };
+static void out_spec(pf_out *o, const char *spec, size_t bound, const pf_val *v) {
+  if (bound < PF_TMP - 1) {
+    char tmp[PF_TMP];
+    switch (v->kind) {
+    case PV_INT: sqlite3_snprintf(PF_TMP, tmp, spec, v->i); break;
+    case PV_F64: sqlite3_snprintf(PF_TMP, tmp, spec, v->f); break;
+    case PV_STR: sqlite3_snprintf(PF_TMP, tmp, spec, v->s); break;
+    case PV_NONE: sqlite3_snprintf(PF_TMP, tmp, spec); break;
+    }
+    size_t n = strlen(tmp);
+    if (n < PF_TMP - 1) {   /* else it was cut: the long way */
+      out_append(o, tmp, n);
+      return;
+    }
+  }
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  append_spec(s, spec, v);
+  out_take(o, s);
+}
+
+static bool plain(const pf_spec *s) {
+  return !s->left && !s->alt && !s->alt2 && !s->zero && !s->comma && !s->prefix && !s->width &&
+         s->precision < 0;
+}
+
+static size_t len_or0(const char *s) { return s ? strlen(s) : 0; }
+
 uint32_t rt_fn_printf(rt_strpool *p, uint32_t fmtid, const int64_t *args, int32_t nargs) {
   pf_args a = {p, args, nargs, 0};
   const char *fmt = rt_str_get(p, fmtid, NULL);
-  sqlite3_str *out = sqlite3_str_new(NULL);
+  pf_out o = {0};
+  o.p = o.stack;
+  o.cap = sizeof o.stack;
   bool wrote = false;   /* anything appended, even nothing: the result is not NULL */
   char spec[64], tbuf[64];
   for (; *fmt; ++fmt) {
     if (*fmt != '%') {
       const char *run = fmt;
       while (*fmt && *fmt != '%') fmt++;
-      sqlite3_str_append(out, run, (int)(fmt - run));
+      out_append(&o, run, (size_t)(fmt - run));
       wrote = true;
       if (!*fmt) break;
     }
     if (!*++fmt) {
-      sqlite3_str_append(out, "%", 1);
+      out_append(&o, "%", 1);
       wrote = true;
       break;
     }
     pf_spec s;
     parse_spec(&fmt, &s, &a);
     bool stop = false;
+    /* room for the digits of any number (309 before the point of a %f,
+     * commas, sign), then the width and precision */
+    size_t room = (size_t)s.width + (size_t)(s.precision > 0 ? s.precision : 6) + 450;
     switch (s.conv) {
-    case 'd': case 'i': case 'o': case 'u': case 'x': case 'X': case 'r': case 'p':
+    case 'd': case 'i': case 'o': case 'u': case 'x': case 'X': case 'r': case 'p': {
+      int64_t v = int_arg(&a);
+      if ((s.conv == 'd' || s.conv == 'i') && plain(&s)) {
+        out_int(&o, v);
+        break;
+      }
       spec_text(&s, s.conv != 'p', s.conv, spec, sizeof spec);
-      sqlite3_str_appendf(out, spec, (long long)int_arg(&a));
+      out_spec(&o, spec, room, &(pf_val){.kind = PV_INT, .i = (long long)v});
       break;
+    }
     case 'f': case 'e': case 'E': case 'g': case 'G':
       spec_text(&s, false, s.conv, spec, sizeof spec);
-      sqlite3_str_appendf(out, spec, f64_arg(&a));
+      out_spec(&o, spec, room, &(pf_val){.kind = PV_F64, .f = f64_arg(&a)});
       break;
-    case 's': case 'z': case 'q': case 'Q': case 'w':
+    case 's': case 'z': case 'q': case 'Q': case 'w': {
+      const char *t = text_arg(&a, tbuf, sizeof tbuf);
+      if ((s.conv == 's' || s.conv == 'z') && plain(&s)) {
+        out_append(&o, t ? t : "", len_or0(t));
+        break;
+      }
       spec_text(&s, false, s.conv == 'z' ? 's' : s.conv, spec, sizeof spec);
-      sqlite3_str_appendf(out, spec, text_arg(&a, tbuf, sizeof tbuf));
+      /* quoting at most doubles the text */
+      out_spec(&o, spec, room + 2 * len_or0(t), &(pf_val){.kind = PV_STR, .s = t});
       break;
-    case 'c': put_char(out, &s, text_arg(&a, tbuf, sizeof tbuf)); break;
+    }
+    case 'c': {
+      sqlite3_str *c = sqlite3_str_new(NULL);
+      put_char(c, &s, text_arg(&a, tbuf, sizeof tbuf));
+      out_take(&o, c);
+      break;
+    }
     case '%':
+      if (plain(&s)) {
+        out_append(&o, "%", 1);
+        break;
+      }
       spec_text(&s, false, '%', spec, sizeof spec);
-      sqlite3_str_appendf(out, spec);
+      out_spec(&o, spec, room, &(pf_val){.kind = PV_NONE});
       break;
     case 'n': break;   /* writes nothing, takes no argument */
     default: stop = true; break;   /* %T, %S, unknown, or the format ended */
@@ -270,25 +434,22 @@ uint32_t rt_fn_printf(rt_strpool *p, uint32_t fmtid, const int64_t *args, int32_
     if (stop) break;
     wrote = true;
   }
-  int rc = sqlite3_str_errcode(out);
-  int n = sqlite3_str_length(out);
-  char *text = sqlite3_str_finish(out);
   uint32_t id;
-  if (rc == SQLITE_TOOBIG) {
+  if (o.toobig) {
     /* Longer than SQLite's 1e9 bytes: its accumulator drops the text, and
      * the SQL function returns NULL (not an error). */
     id = RT_STR_NULL;
-  } else if (rc != SQLITE_OK) {
+  } else if (o.oom) {
     rt_strpool_set_oom(p);
     id = RT_STR_FAILED;
   } else if (!wrote) {
     id = RT_STR_NULL;
-  } else if (n == 0) {
+  } else if (o.n == 0) {
     id = 0;
   } else {
-    id = rt_str_intern(p, text, (size_t)n);
+    id = rt_str_intern(p, o.p, o.n);
     if (!id) id = RT_STR_FAILED;
   }
-  sqlite3_free(text);
+  if (o.heap) free(o.p);
   return id;
 }

@@ -229,6 +229,32 @@ static void test_printf_fixed(void **state) {
   assert_int_equal(bad, 0);
 }
 
+/* Long results: past printf.c's stack buffer (512 bytes: the text moves
+ * to the heap, across and within conversions) and past the 1024 bytes a
+ * conversion formats on the stack (it then goes through a scratch
+ * accumulator). */
+static void test_printf_long(void **state) {
+  fixture *f = *state;
+  static const char *const fmts[] = {
+      "%600d|", "%-1100s|", "%.1100f", "%1500.3e", "%1100q|", "%900Q", "%500d%500d%s%s",
+      "%.400f%.400f%d", "%2000c|", "%*s|", "%-*d|%s", "%,1020d", "%1021.2f", "%1030%",
+      "%300s%300s%300s%d", "%.1000s%.1000s",
+  };
+  int bad = 0;
+  val args[6];
+  for (size_t i = 0; i < sizeof fmts / sizeof *fmts; i++) {
+    for (int rep = 0; rep < 30; rep++) {
+      for (int a = 0; a < 6; a++) rand_val(&args[a], a == 0 && strchr(fmts[i], '*'));
+      if (strchr(fmts[i], '*')) {   /* a width past both buffers */
+        args[0].kind = RT_PF_INT;
+        args[0].i = rep % 2 ? 1500 : -700;
+      }
+      bad += check_printf(f, fmts[i], args, 4);
+    }
+  }
+  assert_int_equal(bad, 0);
+}
+
 static void test_printf_random(void **state) {
   fixture *f = *state;
   int bad = 0;
@@ -338,6 +364,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_printf_fixed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_printf_random, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_printf_long, setup, teardown),
       cmocka_unit_test_setup_teardown(test_round_sign, setup, teardown),
       cmocka_unit_test_setup_teardown(test_text_functions, setup, teardown),
   };
