@@ -28,6 +28,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import sys
 import tempfile
@@ -340,7 +341,9 @@ def main():
                 os.kill(sh.pid, 9)
             except OSError:
                 pass
+        print("(files of the run kept in %s)" % home, file=sys.stderr)
         return 1
+    shutil.rmtree(home, ignore_errors=True)
     print("ok: the shell on a pseudo-terminal")
     return 0
 
