@@ -8,8 +8,9 @@
  *   agg.probe: e = slots[slot]; e == 0 → agg.miss (rt_aggtab_insert_i64)
  *              keys[e-1] == key → group e-1; else slot = slot+1 & mask
  *
- * A NULL key is t->null_group (rt_aggtab_group_null the first time);
- * several keys or a double key go through rt_aggtab_group. Every call into
+ * A NULL key is t->null_group (rt_aggtab_group_null the first time).
+ * Several integer or string keys probe inline too (cg_aggkey.c); a double
+ * key, or more than CG_AGG_INLINE_KEYS keys, go through rt_aggtab_group. Every call into
  * the table may grow its arrays, so the table's pointers are read from the
  * table for each row (see cg_agg_array).
  * Updates follow interp/vm_agg.c exactly, branch-free where the C is:
@@ -32,7 +33,8 @@ struct cg_aggstate {
   LLVMValueRef t;                     /* rt_aggtab * */
   int naggs;
   cg_aggslot *aggs;
-  bool inline_probe;
+  bool inline_probe;                  /* one integer or string key */
+  bool inline_tuple;                  /* several, see cg_aggkey.c */
   rt_type keytype;                    /* stored type of the single key */
   LLVMValueRef aggs_ptr;              /* t->aggs, loaded for the current row */
 };
@@ -64,6 +66,7 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
     a->keytype = rt_store_type(cx->plan->cols[op->agg.group_cols[0]].type);
     a->inline_probe = a->keytype != RT_F64;
   }
+  a->inline_tuple = cg_agg_tuple_inline(cx->plan, op);
   a->t = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_AGG, cx->t_ptr, "agg");
   /* The driver must have made the table the plan describes (live
    * aggregates only, in op order); otherwise the interpreter takes the
@@ -92,6 +95,16 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
     LLVMValueRef kt = LLVMBuildLoad2(cx->b, cx->t_i32, types, "");
     ok = LLVMBuildAnd(cx->b, ok, LLVMBuildICmp(cx->b, LLVMIntEQ, kt, cg_i32(cx, a->keytype), ""), "");
   }
+  if (a->inline_tuple) {
+    /* the inlined probe reads the key columns as the plan types them */
+    LLVMValueRef kb = cg_field_ptr(cx, cx->st.aggtab, t, CG_AGGTAB_KEYS, "");
+    LLVMValueRef types = cg_load_field(cx, cx->st.rowbuf, kb, CG_ROWBUF_TYPES, cx->t_ptr, "");
+    for (int k = 0; k < op->agg.ngroup; k++) {
+      LLVMValueRef kt = cg_load_elem(cx, cx->t_i32, types, cg_i64(cx, k), "");
+      rt_type want = rt_store_type(cx->plan->cols[op->agg.group_cols[k]].type);
+      ok = LLVMBuildAnd(cx->b, ok, LLVMBuildICmp(cx->b, LLVMIntEQ, kt, cg_i32(cx, want), ""), "");
+    }
+  }
   LLVMBuildCondBr(cx->b, ok, ready, fallback);
   cg_at(cx, ready);
   if (op->agg.ngroup == 0) cg_call(cx, "rt_aggtab_ensure_one", &a->t, 1, "");
@@ -105,6 +118,12 @@ static LLVMValueRef cg_agg_lookup(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   LLVMValueRef gs[3];
   LLVMBasicBlockRef from[3];
   int ng = 0;
+  if (a->inline_tuple) {
+    LLVMValueRef g = cg_agg_group_tuple(cx, a->t, op);
+    LLVMBuildBr(cx->b, done);
+    cg_at(cx, done);
+    return g;
+  }
   if (!a->inline_probe) {
     /* key tuple through the runtime */
     int nk = op->agg.ngroup;
@@ -161,15 +180,8 @@ static LLVMValueRef cg_agg_lookup(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
     LLVMBuildBr(cx->b, hash);
   }
 
-  /* rt_hash_i64, inline */
   cg_at(cx, hash);
-  LLVMValueRef h = kv;
-  static const uint64_t mul[2] = {0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull};
-  for (int r = 0; r < 2; r++) {
-    h = LLVMBuildXor(cx->b, h, LLVMBuildLShr(cx->b, h, cg_i64(cx, 33), ""), "");
-    h = LLVMBuildMul(cx->b, h, LLVMConstInt(cx->t_i64, mul[r], 0), "");
-  }
-  h = LLVMBuildXor(cx->b, h, LLVMBuildLShr(cx->b, h, cg_i64(cx, 33), ""), "agg.hash");
+  LLVMValueRef h = cg_hash_i64(cx, kv);
   LLVMValueRef slots = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_SLOTS, cx->t_ptr, "agg.slots");
   LLVMValueRef mask = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_MASK, cx->t_i64, "agg.mask");
   LLVMValueRef kb = cg_field_ptr(cx, cx->st.aggtab, a->t, CG_AGGTAB_KEYS, "");

@@ -74,6 +74,7 @@ const cg_rtfn cg_rtfns[] = {
     FN(rt_aggtab_insert_i64, "l:pll"),
     FN(rt_aggtab_group_null, "l:p"),
     FN(rt_aggtab_group, "l:ppp"),
+    FN(rt_aggtab_insert_tuple, "l:pppl"),
     FN(rt_aggtab_ensure_one, "v:p"),
     FN(rt_agg_add, "i:pillili"),
     FN(rt_str_cmp, "i:pii"),

@@ -177,6 +177,13 @@ cg_val cg_column(cg_ctx *cx, int c);
 typedef struct cg_aggstate cg_aggstate;
 cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fallback);
 void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op);
+/* cg_aggkey.c: rt_hash_i64 inline; the inlined tuple probe for 2 to
+ * CG_AGG_INLINE_KEYS integer or string keys (cg_agg_tuple_inline says when
+ * it applies): the row's group number, or the row fails out of memory. */
+#define CG_AGG_INLINE_KEYS 8
+LLVMValueRef cg_hash_i64(cg_ctx *cx, LLVMValueRef h);
+bool cg_agg_tuple_inline(const ir_plan *plan, const ir_op *op);
+LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, const ir_op *op);
 
 /* cg_tree.c: TREE ACCUMULATE's streaming steps (runtime/tree/tree.h).
  * cg_tree_supported: the step can be lowered (else the segment is left to

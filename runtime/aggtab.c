@@ -8,8 +8,12 @@
  *    the separate `null_group`. Generated code inlines exactly this probe
  *    (see store.h), so its layout is a contract;
  *  - anything else (several keys, or a double key): the tuple of
- *    (presence byte, 8 value bytes) per key is hashed and compared against
- *    the stored key row, so NULLs group together and -0.0 equals 0.0.
+ *    (presence, value bits) per key is hashed (tuple_hash) and compared
+ *    against the stored hash and key row, so NULLs group together and -0.0
+ *    equals 0.0. Generated code inlines this probe too when every key is
+ *    an integer or a string (codegen/cg_agg.c repeats tuple_hash and
+ *    calls rt_aggtab_insert_tuple on a miss), so tuple_hash, the NULL
+ *    marking of key rows and `hashes` are a contract as well.
  * The slot array doubles at 50% load (rehashing from `hashes`, so keys are
  * never re-read); per-group arrays double with the group count.
  *
@@ -268,6 +272,10 @@ static int64_t group_tuple(rt_aggtab *t, const int64_t *vals, const uint8_t *isn
   uint64_t i = h & t->mask;
   for (uint32_t s; (s = t->slots[i]) != 0; i = (i + 1) & t->mask)
     if (t->hashes[s - 1] == h && tuple_eq(t, s - 1, vals, isnull)) return s - 1;
+  return rt_aggtab_insert_tuple(t, vals, isnull, h);
+}
+
+int64_t rt_aggtab_insert_tuple(rt_aggtab *t, const int64_t *vals, const uint8_t *isnull, uint64_t h) {
   if (!room_for_one(t)) return -1;
   int64_t g = new_group(t, h);
   if (g < 0) return -1;

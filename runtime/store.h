@@ -129,6 +129,10 @@ int64_t rt_aggtab_group(rt_aggtab *t, const int64_t *vals, const uint8_t *isnull
 int64_t rt_aggtab_group_i64(rt_aggtab *t, int64_t v);
 int64_t rt_aggtab_insert_i64(rt_aggtab *t, int64_t v, uint64_t hash);
 int64_t rt_aggtab_group_null(rt_aggtab *t);
+/* Tuple miss path of the JIT's inlined probe: appends the group of a key
+ * tuple known to be absent, whose tuple hash (aggtab.c) is `hash`. -1 when
+ * out of memory. */
+int64_t rt_aggtab_insert_tuple(rt_aggtab *t, const int64_t *vals, const uint8_t *isnull, uint64_t hash);
 /* Makes sure group 0 exists (AGGREGATE without GROUP BY). */
 void rt_aggtab_ensure_one(rt_aggtab *t);
 /* Output: key columns then one column per aggregate, in a rowbuf the caller
