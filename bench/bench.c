@@ -8,7 +8,8 @@
  *                              tree_up_shuffled|tree_sql|intersect|
  *                              intersect_overlapping|flatten|interval_join|
  *                              intersect_sql|compile_scaling|self_time|
- *                              sql_join|table_function|window|all]
+ *                              sql_join|table_function|window|agg_1key|
+ *                              agg_2keys|agg_3keys|agg_str|all]
  *                 [--sizes 1000,10000,...] [--modes interp,jit,auto]
  *                 [--repeat N] [--opt 0..3] [--passes PIPELINE]
  *                 [--sql-cap SECONDS] [--sql-max-size N] [--csv | --json]
@@ -33,7 +34,9 @@
  *               runs to add up to about a million rows)
  *   speedup     interpreter ns_per_row / this mode's ns_per_row
  *   same        1 when the result equals the interpreter's exactly
- * For `fused` a row with mode "c-ref" times bench/ref_fused.c.
+ * For `fused` a row with mode "c-ref" times bench/ref_fused.c; for the
+ * agg_* workloads (grouped aggregation of the sample trace's slices by 1,
+ * 2, 3 integer keys or a string key) bench/ref_agg.c.
  *
  * Tree workloads run on the sample trace with `size` slices; `same` also
  * requires the answer computed by hand (bench_tree.c). tree_sql times the
@@ -56,7 +59,7 @@
 
 /* IV, IV_SQL: the INTERVAL workloads (bench_interval.c), also on the
  * sample trace; ns/row counts the rows of every operand. */
-enum { TREE_NONE, TREE_UP, TREE_DOWN, TREE_SHUFFLED, TREE_SQL, IV, IV_SQL, JOINW };
+enum { TREE_NONE, TREE_UP, TREE_DOWN, TREE_SHUFFLED, TREE_SQL, IV, IV_SQL, JOINW, AGG };
 
 typedef struct workload {
   const char *name;
@@ -76,6 +79,8 @@ static const char TREE_UP_Q[] =
 static const char INTERSECT_Q[] =
     "INTERVAL INTERSECTION OF (sched AS s, cpu_frequency AS f) PER cpu "
     "|> AGGREGATE SUM(dur) AS d GROUP BY cpu";
+
+#define AGG_Q "FROM slice |> WHERE dur > 1000 |> AGGREGATE COUNT(*) AS n, SUM(dur) AS s, MAX(dur) AS m GROUP BY "
 
 static const workload WORKLOADS[] = {
     {"fused", FUSED, 0, TREE_NONE},
@@ -109,6 +114,12 @@ static const workload WORKLOADS[] = {
      "FROM slice |> JOIN thread_track AS tt ON track_id = tt.id |> JOIN thread USING (utid) "
      "|> AGGREGATE SUM(dur) AS d GROUP BY thread.name",
      0, JOINW},
+    /* AGG: grouped aggregation on the sample trace's slices, each with a
+     * row "c-ref" (bench/ref_agg.c, the shape is the digit / 4 for str) */
+    {"agg_1key", AGG_Q "depth", 0, AGG},
+    {"agg_2keys", AGG_Q "track_id, depth", 0, AGG},
+    {"agg_3keys", AGG_Q "track_id, depth, parent_id", 0, AGG},
+    {"agg_str", AGG_Q "name", 0, AGG},
 };
 #define NWORKLOADS (int)(sizeof WORKLOADS / sizeof WORKLOADS[0])
 
@@ -329,6 +340,8 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
   pj__engine_set_cache_size(e, 0);
   if (w->tree == JOINW) {
     if (bench_join_setup(e, d->n) != 0) die(e, "join setup");
+  } else if (w->tree == AGG) {
+    if (pj_engine_load_sample_trace(e, d->n) != PJ_OK) die(e, "sample trace");
   } else if (w->tree >= IV) {
     if (bench_iv_setup(e, d->n, w->tree == IV_SQL) != 0) die(e, "interval setup");
   } else if (w->tree) {
@@ -393,8 +406,8 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
       t[r] = (double)(rt_now_ns() - s) / inner;
     }
     /* interval workloads: per row of every operand read */
-    if (w->tree >= IV && tm.rows_in > 0) iv_rows_in = tm.rows_in;
-    int64_t denom = w->tree >= IV ? iv_rows_in : d->n;
+    if (w->tree >= IV && w->tree != AGG && tm.rows_in > 0) iv_rows_in = tm.rows_in;
+    int64_t denom = w->tree >= IV && w->tree != AGG ? iv_rows_in : d->n;
     rw->ns_per_row = median(t, o->repeat) / (double)(denom ? denom : 1);
     rw->compile_ms = tm.used_jit ? compile_latency(e, w->text, o->repeat) : 0;
     if (mode == PJ_MODE_INTERP) {
@@ -433,6 +446,34 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     rw->rows_out = ng;
     rw->same = ng >= 0 && ref_matches(interp_res, g, ng);
     rw->speedup = interp_ns / rw->ns_per_row;
+  }
+  if (w->tree == AGG) {
+    bench_agg_in in;
+    bench_agg_out ao;
+    memset(&ao, 0, sizeof ao);
+    if (bench_agg_view(e, &in) != 0) die(e, "slice view");
+    int shape = w->name[4] >= '1' && w->name[4] <= '3' ? w->name[4] - '0' : 4;
+    int inner = d->n >= 1000000 ? 1 : (int)(1000000 / (d->n ? d->n : 1));
+    if (inner > 1000) inner = 1000;
+    int rc = 0;
+    for (int r = 0; r < o->repeat; r++) {
+      int64_t s = rt_now_ns();
+      for (int i = 0; i < inner; i++) {
+        bench_agg_out_free(&ao);
+        rc |= bench_ref_agg(&in, shape, &ao);
+      }
+      t[r] = (double)(rt_now_ns() - s) / inner;
+    }
+    row *rw = &out[nrows++];
+    memset(rw, 0, sizeof *rw);
+    rw->workload = w->name;
+    rw->size = d->n;
+    rw->mode = "c-ref";
+    rw->ns_per_row = median(t, o->repeat) / (double)(d->n ? d->n : 1);
+    rw->rows_out = ao.ngroups;
+    rw->same = rc == 0 && bench_agg_matches(interp_res, &ao);
+    rw->speedup = interp_ns / rw->ns_per_row;
+    bench_agg_out_free(&ao);
   }
   if (w->tree == TREE_SQL) {
     run_sql_row(o, e, "tree_sql", "recursive CTE", tree_sql_run, &ref, d->n, d->n, 1, out, nrows,
@@ -485,7 +526,10 @@ static void usage(void) {
           "                                 tree_up_shuffled|tree_sql|intersect|\n"
           "                                 intersect_overlapping|flatten|interval_join|\n"
           "                                 intersect_sql|compile_scaling|self_time|sql_join|\n"
-          "                                 table_function|window|all] [--sizes N,N,...]\n"
+          "                                 table_function|window|agg_1key|agg_2keys|
+"
+          "                                 agg_3keys|agg_str|all] [--sizes N,N,...]
+"
           "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
           "                     [--passes PIPELINE] [--sql-cap SECONDS] [--sql-max-size N]\n"
           "                     [--csv | --json] [--report REPORT.md] [--svg report.svg]\n"

@@ -40,6 +40,34 @@ typedef struct bench_fused_group {
  * integer overflow. */
 int bench_ref_fused(const bench_data *d, bench_fused_group *out, int cap);
 
+/* Grouped-aggregation workloads agg_* on the sample trace's slice table:
+ * the columns the hand-written reference (bench/ref_agg.c, -O3
+ * -march=native) reads, and its answer per group in first-seen order. */
+enum { BENCH_AGG_TRACK, BENCH_AGG_DEPTH, BENCH_AGG_PARENT, BENCH_AGG_NAME, BENCH_AGG_NCOLS };
+typedef struct bench_agg_in {
+  int64_t n;
+  const int64_t *dur;
+  const uint64_t *vdur;                   /* validity; NULL when no NULLs */
+  const void *col[BENCH_AGG_NCOLS];       /* int64, name: uint32 string ids */
+  const uint64_t *valid[BENCH_AGG_NCOLS];
+} bench_agg_in;
+typedef struct bench_agg_out {
+  int nkeys;
+  int64_t ngroups;
+  int64_t *key[3];
+  uint8_t *knull[3];
+  int64_t *n, *s, *m;
+} bench_agg_out;
+/* shape 1: GROUP BY depth; 2: track_id, depth; 3: track_id, depth,
+ * parent_id; 4: name. 0, or -1 on overflow or out of memory. */
+int bench_ref_agg(const bench_agg_in *in, int shape, bench_agg_out *out);
+void bench_agg_out_free(bench_agg_out *o);
+/* bench/bench_agg.c: points in at the engine's slice table (not owned);
+ * 0 or -1. */
+int bench_agg_view(pj_engine *e, bench_agg_in *in);
+/* 1 when r (keys, n, s, m) is exactly o, row for row. */
+int bench_agg_matches(const pj_result *r, const bench_agg_out *o);
+
 /* TREE ACCUMULATE workloads (bench/bench_tree.c). The expected answers
  * of `AGGREGATE SUM(t) AS s, MAX(t) AS m` over TREE ACCUMULATE UP / DOWN
  * SUM(dur) AS t, computed by hand from the slice table. */
