@@ -36,7 +36,8 @@
  *   same        1 when the result equals the interpreter's exactly
  * For `fused` a row with mode "c-ref" times bench/ref_fused.c; for the
  * agg_* workloads (grouped aggregation of the sample trace's slices by 1,
- * 2, 3 integer keys or a string key) bench/ref_agg.c.
+ * 2, 3 integer keys or a string key) bench/ref_agg.c, and a row "duckdb"
+ * (DuckDB on one thread, when $PJ_DUCKDB_LIB names libduckdb.so).
  *
  * Tree workloads run on the sample trace with `size` slices; `same` also
  * requires the answer computed by hand (bench_tree.c). tree_sql times the
@@ -474,6 +475,25 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     rw->same = rc == 0 && bench_agg_matches(interp_res, &ao);
     rw->speedup = interp_ns / rw->ns_per_row;
     bench_agg_out_free(&ao);
+    /* DuckDB on one thread, when $PJ_DUCKDB_LIB names its library */
+    int drc = bench_agg_duck_load(e);
+    if (drc < 0) die(e, "DuckDB");
+    if (drc == 0) {
+      const char *keys = strstr(w->text, "GROUP BY ") + 9;
+      int64_t drows = 0, dsum[3], want[3];
+      for (int r = 0; r < o->repeat; r++)
+        if (bench_agg_duck_run(keys, &drows, dsum, &t[r]) != 0) die(e, "DuckDB query");
+      bench_agg_sums(interp_res, shape == 3 ? 3 : shape == 2 ? 2 : 1, want);
+      rw = &out[nrows++];
+      memset(rw, 0, sizeof *rw);
+      rw->workload = w->name;
+      rw->size = d->n;
+      rw->mode = "duckdb";
+      rw->ns_per_row = median(t, o->repeat) * 1e6 / (double)(d->n ? d->n : 1);
+      rw->rows_out = drows;
+      rw->same = drows == pj_result_row_count(interp_res) && !memcmp(dsum, want, sizeof want);
+      rw->speedup = interp_ns / rw->ns_per_row;
+    }
   }
   if (w->tree == TREE_SQL) {
     run_sql_row(o, e, "tree_sql", "recursive CTE", tree_sql_run, &ref, d->n, d->n, 1, out, nrows,
@@ -526,10 +546,8 @@ static void usage(void) {
           "                                 tree_up_shuffled|tree_sql|intersect|\n"
           "                                 intersect_overlapping|flatten|interval_join|\n"
           "                                 intersect_sql|compile_scaling|self_time|sql_join|\n"
-          "                                 table_function|window|agg_1key|agg_2keys|
-"
-          "                                 agg_3keys|agg_str|all] [--sizes N,N,...]
-"
+          "                                 table_function|window|agg_1key|agg_2keys|\n"
+          "                                 agg_3keys|agg_str|all] [--sizes N,N,...]\n"
           "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
           "                     [--passes PIPELINE] [--sql-cap SECONDS] [--sql-max-size N]\n"
           "                     [--csv | --json] [--report REPORT.md] [--svg report.svg]\n"

@@ -67,6 +67,13 @@ void bench_agg_out_free(bench_agg_out *o);
 int bench_agg_view(pj_engine *e, bench_agg_in *in);
 /* 1 when r (keys, n, s, m) is exactly o, row for row. */
 int bench_agg_matches(const pj_result *r, const bench_agg_out *o);
+/* DuckDB (bench_duck.h) on one thread: copies the slice table into it
+ * (0, 1 when $PJ_DUCKDB_LIB is not set, -1); runs the workload's SQL
+ * GROUP BY keys, giving the group count, the sums of n, s and m over the
+ * groups and the wall time. bench_agg_sums: the same sums of a result. */
+int bench_agg_duck_load(pj_engine *e);
+int bench_agg_duck_run(const char *keys, int64_t *rows, int64_t sums[3], double *ms);
+int bench_agg_sums(const pj_result *r, int nkeys, int64_t sums[3]);
 
 /* TREE ACCUMULATE workloads (bench/bench_tree.c). The expected answers
  * of `AGGREGATE SUM(t) AS s, MAX(t) AS m` over TREE ACCUMULATE UP / DOWN

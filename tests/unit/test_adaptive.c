@@ -109,6 +109,11 @@ static const char *const queries[] = {
     "MIN(ts) AS mn, MAX(ts) AS mx GROUP BY depth |> ORDER BY depth",
     /* many groups: the table grows while the backends take turns */
     "FROM slice |> AGGREGATE COUNT(*) AS n, SUM(dur) AS s, MAX(name) AS mx GROUP BY ts % 7001 AS k",
+    /* several keys (NULL parent_id) and a string key with an integer: the
+     * JIT's inlined tuple probe and the runtime's group_tuple take turns on
+     * one table, so they must hash and compare alike */
+    "FROM slice |> AGGREGATE COUNT(*) AS n, SUM(dur) AS s GROUP BY track_id, parent_id, ts % 5 AS q",
+    "FROM slice |> AGGREGATE COUNT(*) AS n, MAX(dur) AS m GROUP BY name, depth",
     "FROM slice |> WHERE depth < 3 |> SELECT id, ts, dur, name |> ORDER BY dur DESC, id |> LIMIT 500",
     /* LIMIT/OFFSET across batches, stopping the scan early */
     "FROM slice |> WHERE dur % 3 = 1 |> SELECT id, dur |> LIMIT 15000 OFFSET 9000",
