@@ -332,6 +332,20 @@ static int join_peers(const options *o, pj_engine *e, int64_t n, const pj_result
   return added;
 }
 
+/* A row of a reference (c-ref, duckdb) at d->n rows: ns is the median
+ * time of one run. */
+static void ref_row(row *rw, const workload *w, const bench_data *d, const char *mode, double ns,
+                    int64_t rows_out, int same, double interp_ns) {
+  memset(rw, 0, sizeof *rw);
+  rw->workload = w->name;
+  rw->size = d->n;
+  rw->mode = mode;
+  rw->ns_per_row = ns / (double)(d->n ? d->n : 1);
+  rw->rows_out = rows_out;
+  rw->same = same;
+  rw->speedup = interp_ns / rw->ns_per_row;
+}
+
 static int run_workload(const options *o, const workload *w, const bench_data *d, row *out) {
   int nrows = 0;
   pj_engine *e = NULL;
@@ -438,15 +452,8 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
       for (int i = 0; i < inner; i++) ng = bench_ref_fused(&view, g, 64);
       t[r] = (double)(rt_now_ns() - s) / inner;
     }
-    row *rw = &out[nrows++];
-    memset(rw, 0, sizeof *rw);
-    rw->workload = w->name;
-    rw->size = d->n;
-    rw->mode = "c-ref";
-    rw->ns_per_row = median(t, o->repeat) / (double)(d->n ? d->n : 1);
-    rw->rows_out = ng;
-    rw->same = ng >= 0 && ref_matches(interp_res, g, ng);
-    rw->speedup = interp_ns / rw->ns_per_row;
+    ref_row(&out[nrows++], w, d, "c-ref", median(t, o->repeat), ng, ng >= 0 && ref_matches(interp_res, g, ng),
+            interp_ns);
   }
   if (w->tree == AGG) {
     bench_agg_in in;
@@ -465,15 +472,8 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
       }
       t[r] = (double)(rt_now_ns() - s) / inner;
     }
-    row *rw = &out[nrows++];
-    memset(rw, 0, sizeof *rw);
-    rw->workload = w->name;
-    rw->size = d->n;
-    rw->mode = "c-ref";
-    rw->ns_per_row = median(t, o->repeat) / (double)(d->n ? d->n : 1);
-    rw->rows_out = ao.ngroups;
-    rw->same = rc == 0 && bench_agg_matches(interp_res, &ao);
-    rw->speedup = interp_ns / rw->ns_per_row;
+    ref_row(&out[nrows++], w, d, "c-ref", median(t, o->repeat), ao.ngroups,
+            rc == 0 && bench_agg_matches(interp_res, &ao), interp_ns);
     bench_agg_out_free(&ao);
     /* DuckDB on one thread, when $PJ_DUCKDB_LIB names its library */
     int drc = bench_agg_duck_load(e);
@@ -484,15 +484,8 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
       for (int r = 0; r < o->repeat; r++)
         if (bench_agg_duck_run(keys, &drows, dsum, &t[r]) != 0) die(e, "DuckDB query");
       bench_agg_sums(interp_res, shape == 3 ? 3 : shape == 2 ? 2 : 1, want);
-      rw = &out[nrows++];
-      memset(rw, 0, sizeof *rw);
-      rw->workload = w->name;
-      rw->size = d->n;
-      rw->mode = "duckdb";
-      rw->ns_per_row = median(t, o->repeat) * 1e6 / (double)(d->n ? d->n : 1);
-      rw->rows_out = drows;
-      rw->same = drows == pj_result_row_count(interp_res) && !memcmp(dsum, want, sizeof want);
-      rw->speedup = interp_ns / rw->ns_per_row;
+      ref_row(&out[nrows++], w, d, "duckdb", median(t, o->repeat) * 1e6, drows,
+              drows == pj_result_row_count(interp_res) && !memcmp(dsum, want, sizeof want), interp_ns);
     }
   }
   if (w->tree == TREE_SQL) {

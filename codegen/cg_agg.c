@@ -187,34 +187,19 @@ static LLVMValueRef cg_agg_lookup(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   LLVMValueRef kb = cg_field_ptr(cx, cx->st.aggtab, a->t, CG_AGGTAB_KEYS, "");
   LLVMValueRef kd = cg_load_field(cx, cx->st.rowbuf, kb, CG_ROWBUF_DATA, cx->t_ptr, "");
   LLVMValueRef keys = LLVMBuildLoad2(cx->b, cx->t_ptr, kd, "agg.keys");
-  LLVMValueRef start = LLVMBuildAnd(cx->b, h, mask, "");
-  LLVMBasicBlockRef hashend = cg_here(cx);
-  LLVMBasicBlockRef probe = cg_block(cx, "agg.probe"), cmp = cg_block(cx, "agg.cmp");
-  LLVMBasicBlockRef step = cg_block(cx, "agg.next"), miss = cg_block(cx, "agg.miss");
+  cg_probe pr;
+  cg_probe_open(cx, slots, LLVMBuildAnd(cx->b, h, mask, ""), mask, &pr);
   LLVMBasicBlockRef hit = cg_block(cx, "agg.hit");
-  LLVMBuildBr(cx->b, probe);
-  cg_at(cx, probe);
-  LLVMValueRef slot = LLVMBuildPhi(cx->b, cx->t_i64, "slot");
-  LLVMValueRef e = cg_load_elem(cx, cx->t_i32, slots, slot, "slot.entry");
-  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, e, cg_i32(cx, 0), ""), miss, cmp);
-  cg_at(cx, cmp);
-  LLVMValueRef g = LLVMBuildSub(cx->b, LLVMBuildZExt(cx->b, e, cx->t_i64, ""), cg_i64(cx, 1), "group");
+  LLVMValueRef g = pr.g;
   LLVMValueRef have = cg_load_elem(cx, str ? cx->t_i32 : cx->t_i64, keys, g, "slot.key");
-  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, have, key.v, ""), hit, step);
-  cg_at(cx, step);
-  LLVMValueRef nslot = LLVMBuildAnd(cx->b, LLVMBuildAdd(cx->b, slot, cg_i64(cx, 1), ""), mask, "");
-  LLVMBuildBr(cx->b, probe);
-  {
-    LLVMValueRef vs[2] = {start, nslot};
-    LLVMBasicBlockRef bs[2] = {hashend, step};
-    LLVMAddIncoming(slot, vs, bs, 2);
-  }
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, have, key.v, ""), hit, pr.step);
+  cg_probe_close(cx, &pr);
   cg_at(cx, hit);
   gs[ng] = g;
   from[ng++] = hit;
   LLVMBuildBr(cx->b, done);
 
-  cg_at(cx, miss);
+  cg_at(cx, pr.miss);
   LLVMValueRef args[3] = {a->t, kv, h};
   LLVMValueRef gnew = cg_call(cx, "rt_aggtab_insert_i64", args, 3, "group.new");
   cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntSLT, gnew, cg_i64(cx, 0), ""), CG_ERR_NOMEM, "agg.inserted");

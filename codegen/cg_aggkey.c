@@ -12,7 +12,8 @@
  * A key equals the stored one when both are NULL, or both are not NULL
  * and their bits are equal (a NULL key's stored bits are never read). The
  * table's arrays (slots, hashes, key columns, validity) may move on every
- * insert, so they are loaded for each row, after the hash.
+ * insert, so they are loaded for each row, after the hash. The linear
+ * probe's loop (cg_probe_*) serves the one-key probe of cg_agg.c too.
  */
 #include "emit.h"
 
@@ -24,6 +25,30 @@ LLVMValueRef cg_hash_i64(cg_ctx *cx, LLVMValueRef h) {
     h = LLVMBuildMul(cx->b, h, LLVMConstInt(cx->t_i64, mul[r], 0), "");
   }
   return LLVMBuildXor(cx->b, h, LLVMBuildLShr(cx->b, h, cg_i64(cx, 33), ""), "hash");
+}
+
+void cg_probe_open(cg_ctx *cx, LLVMValueRef slots, LLVMValueRef start, LLVMValueRef mask, cg_probe *p) {
+  p->entry = cg_here(cx);
+  p->start = start;
+  p->mask = mask;
+  p->probe = cg_block(cx, "agg.probe");
+  p->step = cg_block(cx, "agg.next");
+  p->miss = cg_block(cx, "agg.miss");
+  LLVMBasicBlockRef used = cg_block(cx, "agg.used");
+  LLVMBuildBr(cx->b, p->probe);
+  cg_at(cx, p->probe);
+  p->slot = LLVMBuildPhi(cx->b, cx->t_i64, "slot");
+  LLVMValueRef e = cg_load_elem(cx, cx->t_i32, slots, p->slot, "slot.entry");
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, e, cg_i32(cx, 0), ""), p->miss, used);
+  cg_at(cx, used);
+  p->g = LLVMBuildSub(cx->b, LLVMBuildZExt(cx->b, e, cx->t_i64, ""), cg_i64(cx, 1), "group");
+}
+
+void cg_probe_close(cg_ctx *cx, cg_probe *p) {
+  cg_at(cx, p->step);
+  LLVMValueRef nslot = LLVMBuildAnd(cx->b, LLVMBuildAdd(cx->b, p->slot, cg_i64(cx, 1), ""), p->mask, "");
+  LLVMBuildBr(cx->b, p->probe);
+  LLVMAddIncoming(p->slot, (LLVMValueRef[]){p->start, nslot}, (LLVMBasicBlockRef[]){p->entry, p->step}, 2);
 }
 
 bool cg_agg_tuple_inline(const ir_plan *plan, const ir_op *op) {
@@ -78,31 +103,19 @@ LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, const ir_op *op) {
   LLVMValueRef kb = cg_field_ptr(cx, cx->st.aggtab, t, CG_AGGTAB_KEYS, "");
   LLVMValueRef data = cg_load_field(cx, cx->st.rowbuf, kb, CG_ROWBUF_DATA, cx->t_ptr, "agg.keydata");
   LLVMValueRef valid = cg_load_field(cx, cx->st.rowbuf, kb, CG_ROWBUF_VALID, cx->t_ptr, "agg.keyvalid");
-  LLVMValueRef start = LLVMBuildAnd(cx->b, h, mask, "");
-  LLVMBasicBlockRef entry = cg_here(cx);
-  LLVMBasicBlockRef probe = cg_block(cx, "agg.tprobe"), cmph = cg_block(cx, "agg.thash");
-  LLVMBasicBlockRef cmpk = cg_block(cx, "agg.tkeys"), step = cg_block(cx, "agg.tnext");
-  LLVMBasicBlockRef miss = cg_block(cx, "agg.tmiss"), done = cg_block(cx, "agg.tgroup");
-  LLVMBuildBr(cx->b, probe);
-
-  cg_at(cx, probe);
-  LLVMValueRef slot = LLVMBuildPhi(cx->b, cx->t_i64, "slot");
-  LLVMValueRef e = cg_load_elem(cx, cx->t_i32, slots, slot, "slot.entry");
-  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, e, cg_i32(cx, 0), ""), miss, cmph);
-  cg_at(cx, cmph);
-  LLVMValueRef g = LLVMBuildSub(cx->b, LLVMBuildZExt(cx->b, e, cx->t_i64, ""), cg_i64(cx, 1), "group");
+  cg_probe pr;
+  cg_probe_open(cx, slots, LLVMBuildAnd(cx->b, h, mask, ""), mask, &pr);
+  LLVMBasicBlockRef cmpk = cg_block(cx, "agg.tkeys"), done = cg_block(cx, "agg.tgroup");
+  LLVMValueRef g = pr.g;
   LLVMValueRef hg = cg_load_elem(cx, cx->t_i64, hashes, g, "slot.hash");
-  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, hg, h, ""), cmpk, step);
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, hg, h, ""), cmpk, pr.step);
   cg_at(cx, cmpk);
   LLVMValueRef eq = cg_i1(cx, 1);
   for (int k = 0; k < nk; k++) eq = LLVMBuildAnd(cx->b, eq, key_eq(cx, data, valid, k, g, v[k], bits[k]), "");
-  LLVMBuildCondBr(cx->b, eq, done, step);
-  cg_at(cx, step);
-  LLVMValueRef nslot = LLVMBuildAnd(cx->b, LLVMBuildAdd(cx->b, slot, cg_i64(cx, 1), ""), mask, "");
-  LLVMBuildBr(cx->b, probe);
-  LLVMAddIncoming(slot, (LLVMValueRef[]){start, nslot}, (LLVMBasicBlockRef[]){entry, step}, 2);
+  LLVMBuildCondBr(cx->b, eq, done, pr.step);
+  cg_probe_close(cx, &pr);
 
-  cg_at(cx, miss);
+  cg_at(cx, pr.miss);
   LLVMValueRef vals = cg_slot(cx, LLVMArrayType(cx->t_i64, (unsigned)nk), "agg.keyvals");
   LLVMValueRef nulls = cg_slot(cx, LLVMArrayType(cx->t_i8, (unsigned)nk), "agg.keynull");
   for (int k = 0; k < nk; k++) {

@@ -181,6 +181,17 @@ void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op);
  * CG_AGG_INLINE_KEYS integer or string keys (cg_agg_tuple_inline says when
  * it applies): the row's group number, or the row fails out of memory. */
 #define CG_AGG_INLINE_KEYS 8
+/* The runtime's linear probe over slots (group+1, 0 empty) from slot
+ * `start`: open leaves the builder where g is the group of a used slot;
+ * the caller branches to `step` when it is not the key (or on to its hit
+ * block); close emits the step back into the loop. An empty slot goes
+ * to `miss`. */
+typedef struct cg_probe {
+  LLVMValueRef slot, g, start, mask;
+  LLVMBasicBlockRef entry, probe, step, miss;
+} cg_probe;
+void cg_probe_open(cg_ctx *cx, LLVMValueRef slots, LLVMValueRef start, LLVMValueRef mask, cg_probe *p);
+void cg_probe_close(cg_ctx *cx, cg_probe *p);
 LLVMValueRef cg_hash_i64(cg_ctx *cx, LLVMValueRef h);
 bool cg_agg_tuple_inline(const ir_plan *plan, const ir_op *op);
 LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, const ir_op *op);
