@@ -9,7 +9,7 @@
  *                              intersect_overlapping|flatten|interval_join|
  *                              intersect_sql|compile_scaling|self_time|
  *                              sql_join|table_function|window|agg_1key|
- *                              agg_2keys|agg_3keys|agg_str|all]
+ *                              agg_2keys|agg_3keys|agg_str|agg_3mixed|all]
  *                 [--sizes 1000,10000,...] [--modes interp,jit,auto]
  *                 [--repeat N] [--opt 0..3] [--passes PIPELINE]
  *                 [--sql-cap SECONDS] [--sql-max-size N] [--csv | --json]
@@ -36,7 +36,7 @@
  *   same        1 when the result equals the interpreter's exactly
  * For `fused` a row with mode "c-ref" times bench/ref_fused.c; for the
  * agg_* workloads (grouped aggregation of the sample trace's slices by 1,
- * 2, 3 integer keys or a string key) bench/ref_agg.c, and a row "duckdb"
+ * 2, 3 integer keys, a string key, or two integers and a string) bench/ref_agg.c, and a row "duckdb"
  * (DuckDB on one thread, when $PJ_DUCKDB_LIB names libduckdb.so).
  *
  * Tree workloads run on the sample trace with `size` slices; `same` also
@@ -110,17 +110,18 @@ static const workload WORKLOADS[] = {
      "|> AGGREGATE COUNT(*) AS n, SUM(f.freq) AS fr, SUM(dur) AS d GROUP BY cpu",
      0, IV},
     {"intersect_sql", INTERSECT_Q, 0, IV_SQL},
+    /* AGG: grouped aggregation on the sample trace's slices, each with a
+     * row "c-ref" (bench/ref_agg.c: shape agg_shape) */
+    {"agg_1key", AGG_Q "depth", 0, AGG},
+    {"agg_2keys", AGG_Q "track_id, depth", 0, AGG},
+    {"agg_3keys", AGG_Q "track_id, depth, parent_id", 0, AGG},
+    {"agg_str", AGG_Q "name", 0, AGG},
+    {"agg_3mixed", AGG_Q "track_id, depth, category", 0, AGG},
     /* bench_join.c: with rows for SQLite and DuckDB (one thread) */
     {"join",
      "FROM slice |> JOIN thread_track AS tt ON track_id = tt.id |> JOIN thread USING (utid) "
      "|> AGGREGATE SUM(dur) AS d GROUP BY thread.name",
      0, JOINW},
-    /* AGG: grouped aggregation on the sample trace's slices, each with a
-     * row "c-ref" (bench/ref_agg.c, the shape is the digit / 4 for str) */
-    {"agg_1key", AGG_Q "depth", 0, AGG},
-    {"agg_2keys", AGG_Q "track_id, depth", 0, AGG},
-    {"agg_3keys", AGG_Q "track_id, depth, parent_id", 0, AGG},
-    {"agg_str", AGG_Q "name", 0, AGG},
 };
 #define NWORKLOADS (int)(sizeof WORKLOADS / sizeof WORKLOADS[0])
 
@@ -332,6 +333,14 @@ static int join_peers(const options *o, pj_engine *e, int64_t n, const pj_result
   return added;
 }
 
+/* bench_ref_agg's shape of an agg_* workload */
+static int agg_shape(const char *name) {
+  static const char *const names[] = {"agg_1key", "agg_2keys", "agg_3keys", "agg_str", "agg_3mixed"};
+  for (int i = 0; i < 5; i++)
+    if (!strcmp(name, names[i])) return i + 1;
+  return 0;
+}
+
 /* A row of a reference (c-ref, duckdb) at d->n rows: ns is the median
  * time of one run. */
 static void ref_row(row *rw, const workload *w, const bench_data *d, const char *mode, double ns,
@@ -460,7 +469,7 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     bench_agg_out ao;
     memset(&ao, 0, sizeof ao);
     if (bench_agg_view(e, &in) != 0) die(e, "slice view");
-    int shape = w->name[4] >= '1' && w->name[4] <= '3' ? w->name[4] - '0' : 4;
+    int shape = agg_shape(w->name);
     int inner = d->n >= 1000000 ? 1 : (int)(1000000 / (d->n ? d->n : 1));
     if (inner > 1000) inner = 1000;
     int rc = 0;
@@ -483,7 +492,7 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
       int64_t drows = 0, dsum[3], want[3];
       for (int r = 0; r < o->repeat; r++)
         if (bench_agg_duck_run(keys, &drows, dsum, &t[r]) != 0) die(e, "DuckDB query");
-      bench_agg_sums(interp_res, shape == 3 ? 3 : shape == 2 ? 2 : 1, want);
+      bench_agg_sums(interp_res, bench_agg_nkeys(shape), want);
       ref_row(&out[nrows++], w, d, "duckdb", median(t, o->repeat) * 1e6, drows,
               drows == pj_result_row_count(interp_res) && !memcmp(dsum, want, sizeof want), interp_ns);
     }
@@ -540,7 +549,7 @@ static void usage(void) {
           "                                 intersect_overlapping|flatten|interval_join|\n"
           "                                 intersect_sql|compile_scaling|self_time|sql_join|\n"
           "                                 table_function|window|agg_1key|agg_2keys|\n"
-          "                                 agg_3keys|agg_str|all] [--sizes N,N,...]\n"
+          "                                 agg_3keys|agg_str|agg_3mixed|all] [--sizes N,N,...]\n"
           "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
           "                     [--passes PIPELINE] [--sql-cap SECONDS] [--sql-max-size N]\n"
           "                     [--csv | --json] [--report REPORT.md] [--svg report.svg]\n"

@@ -43,7 +43,8 @@ int bench_ref_fused(const bench_data *d, bench_fused_group *out, int cap);
 /* Grouped-aggregation workloads agg_* on the sample trace's slice table:
  * the columns the hand-written reference (bench/ref_agg.c, -O3
  * -march=native) reads, and its answer per group in first-seen order. */
-enum { BENCH_AGG_TRACK, BENCH_AGG_DEPTH, BENCH_AGG_PARENT, BENCH_AGG_NAME, BENCH_AGG_NCOLS };
+enum { BENCH_AGG_TRACK, BENCH_AGG_DEPTH, BENCH_AGG_PARENT, BENCH_AGG_NAME, BENCH_AGG_CATEGORY,
+       BENCH_AGG_NCOLS };
 typedef struct bench_agg_in {
   int64_t n;
   const int64_t *dur;
@@ -59,8 +60,10 @@ typedef struct bench_agg_out {
   int64_t *n, *s, *m;
 } bench_agg_out;
 /* shape 1: GROUP BY depth; 2: track_id, depth; 3: track_id, depth,
- * parent_id; 4: name. 0, or -1 on overflow or out of memory. */
+ * parent_id; 4: name; 5: track_id, depth, category. 0, or -1 on overflow
+ * or out of memory. bench_agg_nkeys: the shape's number of keys. */
 int bench_ref_agg(const bench_agg_in *in, int shape, bench_agg_out *out);
+int bench_agg_nkeys(int shape);
 void bench_agg_out_free(bench_agg_out *o);
 /* bench/bench_agg.c: points in at the engine's slice table (not owned);
  * 0 or -1. */

@@ -14,8 +14,8 @@
 #include "bench/bench_duck.h"
 
 int bench_agg_view(pj_engine *e, bench_agg_in *in) {
-  static const char *const names[BENCH_AGG_NCOLS] = {"track_id", "depth", "parent_id", "name"};
-  static const rt_type types[BENCH_AGG_NCOLS] = {RT_I64, RT_U32, RT_I64, RT_STR};
+  static const char *const names[BENCH_AGG_NCOLS] = {"track_id", "depth", "parent_id", "name", "category"};
+  static const rt_type types[BENCH_AGG_NCOLS] = {RT_I64, RT_U32, RT_I64, RT_STR, RT_STR};
   rt_table *t = rt_catalog_get(e->catalog, "slice");
   memset(in, 0, sizeof *in);
   if (!t) return -1;
@@ -64,7 +64,7 @@ int bench_agg_duck_load(pj_engine *e) {
   int fd = mkstemp(path);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f) return -1;
-  fprintf(f, "track_id,depth,parent_id,dur,name\n");
+  fprintf(f, "track_id,depth,parent_id,dur,name,category\n");
   for (int64_t i = 0; i < in.n; i++) {
     fprintf(f, "%lld,%u,", (long long)((const int64_t *)in.col[BENCH_AGG_TRACK])[i],
             ((const uint32_t *)in.col[BENCH_AGG_DEPTH])[i]);
@@ -73,9 +73,11 @@ int bench_agg_duck_load(pj_engine *e) {
     fputc(',', f);
     if (!in.vdur || rt_bit(in.vdur, (uint32_t)i)) fprintf(f, "%lld", (long long)in.dur[i]);
     fputc(',', f);
-    const uint64_t *nv = in.valid[BENCH_AGG_NAME];
-    if (!nv || rt_bit(nv, (uint32_t)i)) {
-      const char *s = rt_str_get(e->strings, ((const uint32_t *)in.col[BENCH_AGG_NAME])[i], NULL);
+    for (int c = BENCH_AGG_NAME; c <= BENCH_AGG_CATEGORY; c++) {
+      if (c > BENCH_AGG_NAME) fputc(',', f);
+      const uint64_t *sv = in.valid[c];
+      if (sv && !rt_bit(sv, (uint32_t)i)) continue;
+      const char *s = rt_str_get(e->strings, ((const uint32_t *)in.col[c])[i], NULL);
       fputc('"', f);
       for (; s && *s; s++) {
         if (*s == '"') fputc('"', f);
@@ -90,7 +92,7 @@ int bench_agg_duck_load(pj_engine *e) {
   snprintf(sql, sizeof sql,
            "CREATE OR REPLACE TABLE slice AS SELECT * FROM read_csv('%s', header = true, columns = "
            "{'track_id': 'BIGINT', 'depth': 'INTEGER', 'parent_id': 'BIGINT', 'dur': 'BIGINT', "
-           "'name': 'VARCHAR'})",
+           "'name': 'VARCHAR', 'category': 'VARCHAR'})",
            path);
   if (rc == 0) rc = bench_duck_exec(sql, 0, NULL);
   remove(path);

@@ -1,6 +1,6 @@
 /*
  * ref_agg.c — the grouped-aggregation workloads (agg_1key, agg_2keys,
- * agg_3keys, agg_str) written by hand in C: the speed-of-light reference
+ * agg_3keys, agg_str, agg_3mixed) written by hand in C: the speed-of-light reference
  * the JIT is measured against. Built with -O3 -march=native
  * (bench/bench.cmake).
  *
@@ -143,17 +143,21 @@ static inline __attribute__((always_inline)) int run(const bench_agg_in *in, int
 
 int bench_ref_agg(const bench_agg_in *in, int shape, bench_agg_out *out) {
   /* the slice schema (checked by bench_agg_view): track_id and parent_id
-   * int64, depth uint32, name a string id */
+   * int64, depth uint32, name and category string ids */
   static const int k1[] = {BENCH_AGG_DEPTH}, k2[] = {BENCH_AGG_TRACK, BENCH_AGG_DEPTH},
-                   k3[] = {BENCH_AGG_TRACK, BENCH_AGG_DEPTH, BENCH_AGG_PARENT}, ks[] = {BENCH_AGG_NAME};
-  static const int w1[] = {1}, w2[] = {0, 1}, w3[] = {0, 1, 0}, ws[] = {1};
+                   k3[] = {BENCH_AGG_TRACK, BENCH_AGG_DEPTH, BENCH_AGG_PARENT}, ks[] = {BENCH_AGG_NAME},
+                   km[] = {BENCH_AGG_TRACK, BENCH_AGG_DEPTH, BENCH_AGG_CATEGORY};
+  static const int w1[] = {1}, w2[] = {0, 1}, w3[] = {0, 1, 0}, ws[] = {1}, wm[] = {0, 1, 1};
   switch (shape) {
   case 1: return run(in, 1, w1, k1, out);
   case 2: return run(in, 2, w2, k2, out);
   case 3: return run(in, 3, w3, k3, out);
-  default: return run(in, 1, ws, ks, out);
+  case 4: return run(in, 1, ws, ks, out);
+  default: return run(in, 3, wm, km, out);
   }
 }
+
+int bench_agg_nkeys(int shape) { return shape == 1 || shape == 4 ? 1 : shape == 2 ? 2 : 3; }
 
 void bench_agg_out_free(bench_agg_out *o) {
   for (int k = 0; k < 3; k++) {
