@@ -150,13 +150,26 @@ static void str_add(str *b, const char *p, size_t n) {
   b->s[b->n] = 0;
 }
 
+/* Formats without a length limit (a fixed buffer here once cut long
+ * query lines at 512 bytes without a word). */
 static void str_addf(str *b, const char *fmt, ...) {
   char tmp[512];
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
   va_end(ap);
-  str_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+  assert_true(n >= 0);
+  if ((size_t)n < sizeof tmp) {
+    str_add(b, tmp, (size_t)n);
+    return;
+  }
+  char *big = malloc((size_t)n + 1);
+  assert_non_null(big);
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  str_add(b, big, (size_t)n);
+  free(big);
 }
 
 static const char *str_get(const str *b) { return b->s ? b->s : ""; }
