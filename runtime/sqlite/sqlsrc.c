@@ -309,6 +309,17 @@ static int prime_once(sqlite3 *db, const char *sql, rt_strpool *sp, rt_arena *a,
     sqlite3_finalize(st);
     return rt_errorf(err, -1, "FROM: expected a query that only reads data");
   }
+  /* Nothing binds a source's own parameters: read, they would be NULL
+   * without a word. */
+  if (sqlite3_bind_parameter_count(st) > 0) {
+    const char *pn = sqlite3_bind_parameter_name(st, 1);
+    rt_errorf(err, -1,
+              "FROM: a SQL source cannot read parameters yet (%s is one): use it in a "
+              "stage after the source, e.g. |> WHERE",
+              pn ? pn : "?");
+    sqlite3_finalize(st);
+    return 0;
+  }
   char **names = rt_arena_alloc(a, sizeof(char *) * (size_t)n);
   rt_type *types = rt_arena_alloc(a, sizeof(rt_type) * (size_t)n);
   int unknown = 0;
