@@ -253,6 +253,16 @@ void cg_join_step(cg_ctx *cx, cg_joinstate *js, const ir_op *op) {
     LLVMBuildStore(cx->b, head, rslot);
     LLVMBuildBr(cx->b, chain);
   } else {
+    /* The keys are read before the memo's branch: cg_column keeps what it
+     * loads for later steps, so a load made only on the memo's miss path
+     * would not dominate those uses (invalid IR). */
+    LLVMValueRef null = cg_i1(cx, 0);
+    LLVMValueRef words[nk];
+    for (int k = 0; k < nk; k++) {
+      cg_val v = cg_column(cx, op->join.in_keys[k]);
+      if (!cg_is_false(v.null)) null = cg_is_false(null) ? v.null : LLVMBuildOr(cx->b, null, v.null, "");
+      words[k] = key_word(cx, v, &null);
+    }
     /* memoized: the head found for this row of the earlier relation */
     LLVMValueRef mp = NULL;
     if (jp->memo) {
@@ -266,13 +276,6 @@ void cg_join_step(cg_ctx *cx, cg_joinstate *js, const ir_op *op) {
       LLVMBuildStore(cx->b, m, rslot);
       LLVMBuildBr(cx->b, chain);
       cg_at(cx, fresh);
-    }
-    LLVMValueRef null = cg_i1(cx, 0);
-    LLVMValueRef words[nk];
-    for (int k = 0; k < nk; k++) {
-      cg_val v = cg_column(cx, op->join.in_keys[k]);
-      if (!cg_is_false(v.null)) null = cg_is_false(null) ? v.null : LLVMBuildOr(cx->b, null, v.null, "");
-      words[k] = key_word(cx, v, &null);
     }
     LLVMBasicBlockRef look = cg_block(cx, "join.lookup"), nokey = cg_block(cx, "join.nokey");
     LLVMBuildCondBr(cx->b, null, nokey, look);
