@@ -14,6 +14,15 @@
 #include "ir/plan.h"
 #include "defs.h"
 
+/* The statement that makes a definition of d's kind, for messages. */
+static const char *def_stage(const pj_def *d) {
+  return d->kind == PJ_DEF_VIEW ? "CREATE PERFETTO VIEW" : "CREATE PERFETTO FUNCTION";
+}
+
+static int fail_oom(rt_err *err, const char *stage, int pos) {
+  return rt_errorf(err, pos, "%s: out of memory", stage);
+}
+
 static int fail_type(rt_err *err, const char *stage, const fe_coldef *c) {
   return rt_errorf(err, c->typepos, "%s: unknown type '%s': expected " PJ_PTYPE_NAMES, stage,
                    c->type);
@@ -24,14 +33,17 @@ static int read_list(pj_def *d, const fe_coldef *defs, int n, char ***names, pj_
                      const char *stage, const char *what, rt_err *err) {
   *names = rt_arena_alloc(&d->arena, sizeof(char *) * (size_t)(n + 1));
   *types = rt_arena_alloc(&d->arena, sizeof(pj_ptype) * (size_t)(n + 1));
+  if (!*names || !*types) return fail_oom(err, stage, n > 0 ? defs[0].name.pos : -1);
   for (int i = 0; i < n; i++) {
     const fe_coldef *c = &defs[i];
     for (int j = 0; j < i; j++)
       if (rt_strieq(c->name.name, defs[j].name.name))
         return rt_errorf(err, c->name.pos, "%s: %s '%s' is listed twice", stage, what, c->name.name);
-    (*names)[i] = rt_arena_strdup(&d->arena, c->name.name);
+    if (!((*names)[i] = rt_arena_strdup(&d->arena, c->name.name)))
+      return fail_oom(err, stage, c->name.pos);
     if (!pj__ptype_parse(c->type, &(*types)[i])) return fail_type(err, stage, c);
-    (*types)[i].name = rt_arena_strdup(&d->arena, c->type);
+    if (!((*types)[i].name = rt_arena_strdup(&d->arena, c->type)))
+      return fail_oom(err, stage, c->typepos);
   }
   return 1;
 }
@@ -41,6 +53,7 @@ int pj__def_signature(pj_def *d, const fe_stmt *st, const char *stage, rt_err *e
   if (!read_list(d, st->args, st->nargs, &d->argnames, &d->argtypes, stage, "argument", err))
     return 0;
   d->argclass = rt_arena_alloc(&d->arena, sizeof(rt_type) * (size_t)(d->nargs + 1));
+  if (!d->argclass) return fail_oom(err, stage, st->table.pos);
   for (int i = 0; i < d->nargs; i++) d->argclass[i] = d->argtypes[i].t;
   if (st->ncoldefs >= 0) {
     d->ncols = st->ncoldefs;
@@ -50,7 +63,8 @@ int pj__def_signature(pj_def *d, const fe_stmt *st, const char *stage, rt_err *e
   if (st->returns && st->kind == STMT_CREATE_FUNCTION) {
     fe_coldef r = {.type = st->returns, .typepos = st->returnspos};
     if (!pj__ptype_parse(st->returns, &d->ret)) return fail_type(err, stage, &r);
-    d->ret.name = rt_arena_strdup(&d->arena, st->returns);
+    if (!(d->ret.name = rt_arena_strdup(&d->arena, st->returns)))
+      return fail_oom(err, stage, st->returnspos);
   }
   return 1;
 }
@@ -146,6 +160,10 @@ pj_status pj__def_pipeline_body(pj_engine *e, pj_def *d, const char *script, con
   d->pipeline = true;
   d->body = rt_arena_strndup(&d->arena, script + base, (size_t)(end - base));
   rt_err err = {.offset = -1};
+  if (!d->body) {
+    fail_oom(&err, stage, base);
+    return pj__fail(e, &err, script);
+  }
   for (int i = 0; i < d->nargs; i++)
     if (d->argtypes[i].bytes) {
       rt_errorf(&err, st->args[i].typepos,
@@ -162,6 +180,7 @@ pj_status pj__def_pipeline_body(pj_engine *e, pj_def *d, const char *script, con
   if (s != PJ_OK) {
     /* The body's offsets are the script's, shifted by where it starts. */
     if (!err.set) err = e->err;
+    if (!err.set) fail_oom(&err, stage, -1);   /* a NOMEM that said nothing */
     if (err.offset >= 0) err.offset += base;
     pj_query_free(q);
     return pj__fail(e, &err, script);
@@ -178,11 +197,15 @@ pj_status pj__def_sql_body(pj_engine *e, pj_def *d, const char *script, const fe
                            pj__sqlrewrite *rw) {
   memset(rw, 0, sizeof *rw);
   d->body = rt_arena_strdup(&d->arena, st->sql);
+  if (!d->body) return pj__failf(e, "%s: out of memory", def_stage(d));
   if (st->sqlpipes.n == 0) return PJ_OK;
   fe_sqlpipes ps = st->sqlpipes;
   ps.kept = true;   /* the body outlives the statement */
   pj_status s = pj__sql_rewrite(e, script, st->sqlpos, st->sqlpos + (int)strlen(st->sql), &ps, rw);
-  if (s == PJ_OK) d->body = rt_arena_strdup(&d->arena, rw->text);
+  if (s == PJ_OK && !(d->body = rt_arena_strdup(&d->arena, rw->text))) {
+    pj__sql_rewrite_done(e, rw, 0);
+    return pj__failf(e, "%s: out of memory", def_stage(d));
+  }
   return s;
 }
 
@@ -220,9 +243,10 @@ pj_status pj__def_widen_doubles(pj_engine *e, pj_def *d) {
   }
   if (!b) return PJ_OK;
   char *text = sqlite3_str_finish(b);
-  if (!text) return pj__failf(e, "out of memory");
+  if (!text) return pj__failf(e, "%s: out of memory", def_stage(d));
   char *body = rt_arena_strdup(&d->arena, text);
   sqlite3_free(text);
+  if (!body) return pj__failf(e, "%s: out of memory", def_stage(d));
   rt_err err = {.offset = -1};
   fe_pipeline *ast = fe_parse_pipeline(&d->arena, body, strlen(body), &err);
   pj_query *q = NULL;

@@ -254,6 +254,10 @@ int pj__ir_callout(void *ctx, const char *name, int nargs, ir_expr *const *args,
     return -1;
   }
   rt_type *types = rt_arena_alloc(a, sizeof(rt_type) * (size_t)(d->nargs + 1));
+  if (!types) {
+    snprintf(msg, msglen, "%s: out of memory", d->name);
+    return -1;
+  }
   for (int i = 0; i < d->nargs; i++) types[i] = d->argclass[i] == RT_BOOL ? RT_I64 : d->argclass[i];
   *out = (ir_callout){.name = d->name, .nargs = d->nargs, .argtypes = types,
                       .argnames = (const char *const *)d->argnames, .ret = d->ret.t,

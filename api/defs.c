@@ -42,6 +42,10 @@ pj_def *pj__def_new(pj_engine *e, pj_defkind kind, const char *name) {
   d->e = e;
   rt_arena_init(&d->arena);
   d->name = rt_arena_strdup(&d->arena, name);
+  if (!d->name) {
+    free(d);
+    return NULL;
+  }
   return d;
 }
 
@@ -73,6 +77,17 @@ pj_def *pj__def_find(pj_engine *e, pj_defkind kind, const char *name) {
   return i < 0 ? NULL : e->defs->v[i];
 }
 
+bool pj__defs_reserve(pj_engine *e) {
+  pj_defs *r = e->defs;
+  if (r->n < r->cap) return true;
+  int cap = r->cap ? r->cap * 2 : 16;
+  pj_def **v = realloc(r->v, sizeof *v * (size_t)cap);
+  if (!v) return false;
+  r->v = v;
+  r->cap = cap;
+  return true;
+}
+
 void pj__def_put(pj_engine *e, pj_def *d) {
   pj_defs *r = e->defs;
   r->gen++;
@@ -82,15 +97,9 @@ void pj__def_put(pj_engine *e, pj_def *d) {
     r->v[i] = d;
     return;
   }
-  if (r->n == r->cap) {
-    int cap = r->cap ? r->cap * 2 : 16;
-    pj_def **v = realloc(r->v, sizeof *v * (size_t)cap);
-    if (!v) {   /* keep the registry consistent: the new one is lost */
-      pj__def_unref(d);
-      return;
-    }
-    r->v = v;
-    r->cap = cap;
+  if (!pj__defs_reserve(e)) {   /* the caller reserved: not reached */
+    pj__def_unref(d);
+    return;
   }
   r->v[r->n++] = d;
 }

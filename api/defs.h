@@ -102,8 +102,12 @@ void pj__def_unref(pj_def *d);
 /* The definition of that kind and name (case-insensitive), or NULL.
  * Functions and views share one namespace: kind FUNCTION finds either. */
 pj_def *pj__def_find(pj_engine *e, pj_defkind kind, const char *name);
+/* Room for one more definition in the registry (false: out of memory), so
+ * that a statement can make sure of it before it changes anything. */
+bool pj__defs_reserve(pj_engine *e);
 /* Puts d in the registry (taking the caller's reference), replacing the
- * one of the same name and namespace, and bumps gen. */
+ * one of the same name and namespace, and bumps gen. Call
+ * pj__defs_reserve first: without room, d is dropped. */
 void pj__def_put(pj_engine *e, pj_def *d);
 /* Takes d out of the registry (dropping its reference) and bumps gen. */
 void pj__def_remove(pj_engine *e, pj_def *d);

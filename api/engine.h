@@ -157,6 +157,9 @@ void pj__begin_run(pj_engine *e);
 int pj__interrupted(const pj_engine *e);
 /* Records a message without position. Returns PJ_ERROR. */
 pj_status pj__failf(pj_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s, and when it is PJ_NOMEM from a place that set no message, the
+ * message "out of memory" (every failure has one). */
+pj_status pj__nomem_msg(pj_engine *e, pj_status s);
 
 /* Compiles a pipeline AST (already parsed from text) into a query handle
  * that does not own text: used by the script runner. */

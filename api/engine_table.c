@@ -137,6 +137,7 @@ static rt_table *rows_to_table(pj_engine *e, rows *r, sqlite3_stmt *q, const cha
     else types[c] = decl_type(sqlite3_column_decltype(q, c));
   }
   rt_table_builder *b = rt_tb_new(name, nc, names, types);
+  if (!b) goto done;   /* out of memory: err unset */
   for (int64_t i = 0; i < r->n; i++) {
     for (int c = 0; c < nc; c++) {
       const cell *v = &r->cells[i * nc + c];
@@ -311,20 +312,19 @@ static void copy_cell(rt_table_builder *b, int dst, const rt_column *col, int64_
 }
 
 /* Gives every all-NULL column the schema's type (rebuilding the table: this
- * only happens for columns with no values, e.g. an empty result). */
+ * only happens for columns with no values, e.g. an empty result). Takes
+ * the reference to t; NULL when out of memory (t kept). */
 static rt_table *retype(rt_table *t, const rt_type *want) {
-  const char **names = calloc((size_t)t->ncols, sizeof *names);
-  rt_type *types = calloc((size_t)t->ncols, sizeof *types);
-  if (!names || !types) {
-    free(names);
-    free(types);
-    return t;
-  }
+  const char **names = calloc((size_t)t->ncols + 1, sizeof *names);
+  rt_type *types = calloc((size_t)t->ncols + 1, sizeof *types);
+  rt_table_builder *b = NULL;
+  if (!names || !types) goto oom;
   for (int c = 0; c < t->ncols; c++) {
     names[c] = t->cols[c].name;
     types[c] = want[c];
   }
-  rt_table_builder *b = rt_tb_new(t->name, t->ncols, names, types);
+  b = rt_tb_new(t->name, t->ncols, names, types);
+  if (!b) goto oom;
   for (int64_t i = 0; i < t->nrows; i++)
     for (int c = 0; c < t->ncols; c++) {
       if (type_class(t->cols[c].type) != want[c]) rt_tb_append_null(b, c);
@@ -333,8 +333,12 @@ static rt_table *retype(rt_table *t, const rt_type *want) {
   rt_table *nt = rt_tb_finish(b);
   free(names);
   free(types);
-  rt_table_unref(t);
+  if (nt) rt_table_unref(t);
   return nt;
+oom:
+  free(names);
+  free(types);
+  return NULL;
 }
 
 /* Checks the optional schema against the result: names and types, in
@@ -379,7 +383,14 @@ static int check_schema(const fe_stmt *st, rt_table **tp, rt_err *err) {
               t->cols[c].name, class_name(have), d->type);
     goto done;
   }
-  if (need_retype) *tp = retype(t, want);
+  if (need_retype) {
+    rt_table *nt = retype(t, want);
+    if (!nt) {
+      rt_errorf(err, st->pos, CREATE_STAGE ": out of memory");
+      goto done;
+    }
+    *tp = nt;
+  }
   ok = 1;
 done:
   free(want);

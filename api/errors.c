@@ -31,6 +31,11 @@ pj_status pj__failf(pj_engine *e, const char *fmt, ...) {
   return pj__fail(e, &err, NULL);
 }
 
+pj_status pj__nomem_msg(pj_engine *e, pj_status s) {
+  if (s == PJ_NOMEM && !e->err.set) pj__failf(e, "out of memory");
+  return s;
+}
+
 /* Forgets the previous error: every call that can fail starts clean. */
 void pj__clear_error(pj_engine *e) {
   memset(&e->err, 0, sizeof e->err);

@@ -67,6 +67,7 @@ static void drop_plan(pj_query *q) {
   q->tables = NULL;
   q->ntables = 0;
   q->plan_text.len = 0;
+  q->plan_text.failed = false;
   if (q->plan_text.data) q->plan_text.data[0] = 0;   /* no plan: pj_query_plan says "" */
 }
 
@@ -93,12 +94,15 @@ static int plan_tables(const ir_plan *p, rt_table **out) {
   return n;
 }
 
-/* Keeps a reference to every columnar table the plan reads. */
-static void collect_tables(pj_query *q) {
+/* Keeps a reference to every columnar table the plan reads (what tells a
+ * stale plan); 0 when out of memory. */
+static int collect_tables(pj_query *q) {
   int n = plan_tables(q->plan, NULL);
-  q->tables = n ? calloc((size_t)n, sizeof *q->tables) : NULL;
-  if (!q->tables) return;
+  if (!n) return 1;
+  q->tables = calloc((size_t)n, sizeof *q->tables);
+  if (!q->tables) return 0;
   q->ntables = plan_tables(q->plan, q->tables);
+  return 1;
 }
 
 /* Binds the AST into a plan typed for the current parameter values. */
@@ -106,7 +110,7 @@ static pj_status build_plan(pj_query *q) {
   pj_engine *e = q->e;
   drop_plan(q);
   rt_type *types = calloc((size_t)q->nparams + 1, sizeof *types);
-  if (!types) return PJ_NOMEM;
+  if (!types) return pj__nomem_msg(e, PJ_NOMEM);
   /* Unbound parameters go as RT_NULLT: the binder types them (as integers,
    * or from their context). */
   for (int i = 1; i <= q->nparams; i++) types[i] = bound_type(&q->params[i]);
@@ -140,16 +144,21 @@ static pj_status build_plan(pj_query *q) {
     q->bound = calloc((size_t)q->nparams + 1, 1);
     if (!q->params || !q->param_types || !q->bound) {
       free(types);
-      return PJ_NOMEM;
+      return pj__nomem_msg(e, PJ_NOMEM);
     }
     for (int i = 0; i <= q->nparams; i++) q->params[i].type = RT_NULLT;
   }
   /* What the plan assumed, which may differ from what was asked. */
   for (int i = 1; i <= q->nparams; i++) q->param_types[i] = q->plan->params[i - 1].type;
   free(types);
-  collect_tables(q);
-  ir_print(q->plan, &q->plan_text);
-  rt_buf_append(&q->plan_text, "", 1);   /* NUL-terminate */
+  if (collect_tables(q)) {
+    ir_print(q->plan, &q->plan_text);
+    rt_buf_append(&q->plan_text, "", 1);   /* NUL-terminate */
+  }
+  if (!q->plan_text.data || q->plan_text.failed) {
+    drop_plan(q);
+    return pj__nomem_msg(e, PJ_NOMEM);
+  }
   q->plan_text.len--;
   return PJ_OK;
 }
@@ -217,7 +226,7 @@ pj_status pj_query_compile(pj_engine *e, const char *text, pj_query **out) {
   pj__clear_error(e);
   memset(&e->timing, 0, sizeof e->timing);
   char *copy = strdup(text);
-  if (!copy) return PJ_NOMEM;
+  if (!copy) return pj__nomem_msg(e, PJ_NOMEM);
   rt_arena a;
   rt_arena_init(&a);
   rt_err err = {.offset = -1};
@@ -237,7 +246,7 @@ pj_status pj_query_compile(pj_engine *e, const char *text, pj_query **out) {
     e->errtext = NULL;
     rt_arena_free(&a);
     free(copy);
-    return s;
+    return pj__nomem_msg(e, s);
   }
   q->text = copy;
   q->ast_arena = a;   /* the handle owns the AST from now on */
@@ -587,11 +596,11 @@ pj_status pj_query_run(pj_query *q, pj_result **out) {
   pj__begin_run(q->e);
   rt_table *t = NULL;
   pj_status s = pj__query_run_table(q, "result", &t);
-  if (s != PJ_OK) return s;
+  if (s != PJ_OK) return pj__nomem_msg(q->e, s);
   *out = pj__result_new(t, q->e->strings);
   if (!*out) {
     rt_table_unref(t);
-    return PJ_NOMEM;
+    return pj__nomem_msg(q->e, PJ_NOMEM);
   }
   return PJ_OK;
 }

@@ -169,6 +169,7 @@ static pj_status exec_script(pj_engine *e, const char *script, size_t len, pj_re
     if (s != PJ_OK) {
       /* A hook or callback may have cleared it; make sure a message exists. */
       if (s == PJ_ERROR && !e->err.set) pj__failf(e, "statement failed");
+      pj__nomem_msg(e, s);
       if (xr > 0) error_from_expansion(e, &x, script);
       /* A hook's stop without an error is a clean end of the script. */
       if (s == PJ_INTERRUPTED && !e->err.set && !pj__interrupted(e)) s = PJ_OK;

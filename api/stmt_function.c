@@ -106,7 +106,7 @@ pj_status pj__exec_function(pj_engine *e, const char *script, const fe_stmt *st)
   const char *name = st->table.name;
   if (!pj__def_name_free(e, st, PJ_DEF_FUNCTION, st->returns_table, STAGE, &err))
     return pj__fail(e, &err, script);
-  pj_def *d = pj__def_new(e, PJ_DEF_FUNCTION, name);
+  pj_def *d = pj__defs_reserve(e) ? pj__def_new(e, PJ_DEF_FUNCTION, name) : NULL;
   if (!d) return pj__failf(e, STAGE ": out of memory");
   d->table = st->returns_table;
   if (!pj__def_signature(d, st, STAGE, &err)) {

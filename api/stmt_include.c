@@ -260,12 +260,13 @@ static char *read_file(const char *path, size_t *len) {
   while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) rt_buf_append(&b, chunk, n);
   int bad = ferror(f);
   fclose(f);
-  if (bad) {
+  rt_buf_append(&b, "", 1);
+  if (bad || b.failed || !b.data) {   /* a module is run whole or not at all */
+    int why = bad ? EIO : ENOMEM;
     rt_buf_free(&b);
-    errno = EIO;
+    errno = why;
     return NULL;
   }
-  rt_buf_append(&b, "", 1);
   *len = b.len - 1;
   return b.data;
 }

@@ -32,13 +32,18 @@ pj_status pj__exec_macro(pj_engine *e, const char *script, const fe_stmt *st) {
   m->nargs = st->nargs;
   m->argnames = rt_arena_alloc(&d->arena, sizeof(char *) * (size_t)(st->nargs + 1));
   m->argtypes = rt_arena_alloc(&d->arena, sizeof(fe_mtype) * (size_t)(st->nargs + 1));
-  for (int i = 0; i < st->nargs; i++) {
-    m->argnames[i] = rt_arena_strdup(&d->arena, st->args[i].name.name);
+  bool ok = m->argnames && m->argtypes;
+  for (int i = 0; ok && i < st->nargs; i++) {
+    ok = (m->argnames[i] = rt_arena_strdup(&d->arena, st->args[i].name.name)) != NULL;
     fe_mtype_parse(st->args[i].type, &m->argtypes[i]);   /* the parser checked it */
   }
   fe_mtype_parse(st->returns, &m->ret);
-  m->body = rt_arena_strndup(&d->arena, script + st->bodypos, (size_t)st->bodylen);
+  m->body = ok ? rt_arena_strndup(&d->arena, script + st->bodypos, (size_t)st->bodylen) : NULL;
   m->bodylen = st->bodylen;
+  if (!m->body || !pj__defs_reserve(e)) {
+    pj__def_unref(d);
+    return pj__failf(e, STAGE ": out of memory");
+  }
   pj__def_put(e, d);
   return PJ_OK;
 }

@@ -76,8 +76,10 @@ static pj_status pipeline_view(pj_engine *e, pj_def *d, const char *script, cons
   d->ncols = n;
   d->colnames = rt_arena_alloc(&d->arena, sizeof(char *) * (size_t)(n + 1));
   d->coltypes = rt_arena_alloc(&d->arena, sizeof(pj_ptype) * (size_t)(n + 1));
+  if (!d->colnames || !d->coltypes) return pj__failf(e, STAGE ": out of memory");
   for (int i = 0; i < n; i++) {
-    d->colnames[i] = rt_arena_strdup(&d->arena, names[i]);
+    if (!(d->colnames[i] = rt_arena_strdup(&d->arena, names[i])))
+      return pj__failf(e, STAGE ": out of memory");
     rt_type t = types[i] == RT_NULLT ? RT_I64 : types[i];
     d->coltypes[i] = (pj_ptype){.t = t, .name = pj__ptype_class_name(t)};
   }
@@ -128,7 +130,7 @@ pj_status pj__exec_view(pj_engine *e, const char *script, const fe_stmt *st) {
   rt_err err = {.offset = -1};
   const char *name = st->table.name;
   if (!pj__def_name_free(e, st, PJ_DEF_VIEW, true, STAGE, &err)) return pj__fail(e, &err, script);
-  pj_def *d = pj__def_new(e, PJ_DEF_VIEW, name);
+  pj_def *d = pj__defs_reserve(e) ? pj__def_new(e, PJ_DEF_VIEW, name) : NULL;
   if (!d) return pj__failf(e, STAGE ": out of memory");
   d->table = true;
   if (!pj__def_signature(d, st, STAGE, &err)) {

@@ -325,6 +325,11 @@ static int extract_callout(pj_engine *e, int nargs, ir_expr *const *args, rt_are
   c->keylen = (int)keylen;
   c->ret = kinds & RT_ARG_STR ? RT_STR : kinds & RT_ARG_REAL ? RT_F64 : RT_I64;
   rt_type *types = rt_arena_alloc(a, sizeof(rt_type) * 2);
+  if (!c->keytext || !types) {
+    extract_release(c);
+    snprintf(msg, len, "EXTRACT_ARG: out of memory");
+    return -1;
+  }
   types[0] = RT_I64;
   types[1] = RT_STR;
   *out = (ir_callout){.name = "extract_arg", .nargs = 2, .argtypes = types, .ret = c->ret,
@@ -358,6 +363,10 @@ int pj__trace_callout(pj_engine *e, const char *name, int nargs, ir_expr *const 
       return -1;
     }
     bound_ctx *c = rt_arena_alloc(a, sizeof *c);
+    if (!c) {
+      snprintf(msg, len, "%s: out of memory", bounds[w]);
+      return -1;
+    }
     c->e = e;
     c->which = w;
     *out = (ir_callout){.name = bounds[w], .ret = RT_I64, .fn = bound_call, .ctx = c};

@@ -1064,7 +1064,7 @@ void ex_run_free(ex_run *run) {
   if (run->plan && run->bufs) {
     for (int i = 0; i < run->plan->nops; i++) {
       if (run->bufs[i]) rt_rowbuf_free(run->bufs[i]);
-      rt_mem_free(run->perms[i]);
+      if (run->perms) rt_mem_free(run->perms[i]);
       if (run->treenums && run->treenums[i]) {
         rt_treenum_free(run->treenums[i]);
         free(run->treenums[i]);

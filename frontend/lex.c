@@ -28,6 +28,7 @@ void *fe_push(rt_arena *a, void *arrp, int *n, int *cap, size_t size) {
   if (*n == *cap) {
     int ncap = *cap ? *cap * 2 : 4;
     char *grown = rt_arena_alloc(a, (size_t)ncap * size);
+    if (!grown) return NULL;   /* out of memory: the array is as it was */
     if (*n) memcpy(grown, arr, (size_t)*n * size);
     arr = grown;
     *cap = ncap;
@@ -65,14 +66,24 @@ typedef struct lexer {
   int n, cap;
   rt_err *err;
   bool bang;           /* FE_LEX_BANG: a lone '!' is a token (macro calls) */
+  bool oom;            /* out of memory: the lexer returns NULL */
 } lexer;
 
+static fe_token *lex_oom(lexer *L, int pos) {
+  L->oom = true;
+  rt_errorf(L->err, pos, "out of memory");
+  return NULL;
+}
+
+/* The new token, or NULL (out of memory). */
 static fe_token *add(lexer *L, fe_tokkind kind, int pos, int len) {
   fe_token *t = fe_push(L->a, &L->toks, &L->n, &L->cap, sizeof *t);
+  if (!t) return lex_oom(L, pos);
   t->kind = kind;
   t->pos = pos;
   t->len = len;
   t->text = rt_arena_strndup(L->a, L->s + pos, (size_t)len);
+  if (!t->text) return lex_oom(L, pos);
   t->textlen = (size_t)len;
   return t;
 }
@@ -100,7 +111,8 @@ static int lex_quoted(lexer *L, int i, fe_tokkind kind) {
     n++;
   }
   fe_token *t = add(L, kind, i, j + 1 - i);
-  char *v = rt_arena_alloc(L->a, n + 1);
+  char *v = t ? rt_arena_alloc(L->a, n + 1) : NULL;
+  if (!v) return lex_oom(L, i), -1;
   size_t k = 0;
   for (int q = i + 1; q < j; q++) {
     v[k++] = L->s[q];
@@ -161,6 +173,7 @@ static int lex_number(lexer *L, int i) {
     return -1;
   }
   fe_token *t = add(L, TK_INT, i, j - i);
+  if (!t) return -1;
   if (hex) {
     uint64_t v = 0;
     int digits = 0;
@@ -209,8 +222,7 @@ static int lex_param(lexer *L, int i) {
       return -1;
     }
   }
-  add(L, TK_PARAM, i, j - i);
-  return j;
+  return add(L, TK_PARAM, i, j - i) ? j : -1;
 }
 
 /* One token (or whitespace / comment) at i; returns the next offset, or -1
@@ -235,7 +247,8 @@ static int lex_one(lexer *L, int i) {
   if (c == '\'' || c == '"' || c == '`' || c == '[') {
     int j = lex_quoted(L, i, c == '\'' ? TK_STRING : TK_QIDENT);
     if (j < 0) {
-      lex_error(L, i, c == '\'' ? "unterminated string" : "unterminated quoted identifier");
+      if (!L->oom)
+        lex_error(L, i, c == '\'' ? "unterminated string" : "unterminated quoted identifier");
       return -1;
     }
     if (c != '\'' && L->toks[L->n - 1].textlen > FE_MAX_IDENT) {
@@ -254,25 +267,17 @@ static int lex_one(lexer *L, int i) {
       ident_too_long(L, i);
       return -1;
     }
-    add(L, TK_IDENT, i, j - i);
-    return j;
+    return add(L, TK_IDENT, i, j - i) ? j : -1;
   }
   if (c == '?' || c == '$' || c == ':' || c == '@') return lex_param(L, i);
-  if (c == '|' && i + 1 < L->end && s[i + 1] == '>') {
-    add(L, TK_PIPE, i, 2);
-    return i + 2;
-  }
+  if (c == '|' && i + 1 < L->end && s[i + 1] == '>') return add(L, TK_PIPE, i, 2) ? i + 2 : -1;
   /* `name!(…)` invokes a macro (macro.c); elsewhere '!' is only part of != */
-  if (c == '!' && L->bang && !(i + 1 < L->end && s[i + 1] == '=')) {
-    add(L, TK_PUNCT, i, 1);
-    return i + 1;
-  }
+  if (c == '!' && L->bang && !(i + 1 < L->end && s[i + 1] == '='))
+    return add(L, TK_PUNCT, i, 1) ? i + 1 : -1;
   for (size_t k = 0; k < sizeof k_ops / sizeof k_ops[0]; k++) {
     size_t n = strlen(k_ops[k]);
-    if ((size_t)(L->end - i) >= n && memcmp(s + i, k_ops[k], n) == 0) {
-      add(L, TK_PUNCT, i, (int)n);
-      return i + (int)n;
-    }
+    if ((size_t)(L->end - i) >= n && memcmp(s + i, k_ops[k], n) == 0)
+      return add(L, TK_PUNCT, i, (int)n) ? i + (int)n : -1;
   }
   if (c == 0)
     rt_errorf(L->err, i, "syntax error: unexpected NUL byte (a script is text; a NUL belongs "
@@ -293,10 +298,16 @@ fe_token *fe_lex_range_flags(rt_arena *a, const char *text, int start, int end, 
     if (next < 0) break; /* every lexical error is at the token start i */
     i = next;
   }
-  fe_token *t = fe_push(a, &L.toks, &L.n, &L.cap, sizeof *t);
+  fe_token *t = L.oom ? NULL : fe_push(a, &L.toks, &L.n, &L.cap, sizeof *t);
+  if (!t) {
+    lex_oom(&L, i);
+    *ntok = 0;
+    return NULL;
+  }
   t->kind = TK_EOF;
   t->pos = i < end ? i : end;
-  t->text = rt_arena_strdup(a, "");
+  static char empty[1];   /* EOF's text (never written) */
+  t->text = empty;
   *ntok = L.n;
   return L.toks;
 }

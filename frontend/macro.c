@@ -57,9 +57,27 @@ typedef struct expander {
   void *ctx;
   rt_err *err;
   int64_t total;         /* tokens emitted, for the size limit */
+  bool oom;              /* an allocation failed: the expansion fails */
 } expander;
 
-static void push(expander *x, xlist *l, xtok t) { *(xtok *)fe_push(x->a, &l->v, &l->n, &l->cap, sizeof t) = t; }
+static void push(expander *x, xlist *l, xtok t) {
+  xtok *v = fe_push(x->a, &l->v, &l->n, &l->cap, sizeof t);
+  if (v) *v = t;
+  else x->oom = true;
+}
+
+/* rt_buf_append that notes a failure (the buffer drops what does not fit). */
+static void append(expander *x, rt_buf *b, const void *p, size_t n) {
+  size_t before = b->len;
+  rt_buf_append(b, p, n);
+  if (b->len != before + n) x->oom = true;
+}
+
+/* The error of a failed allocation; -1. */
+static int expand_oom(expander *x, int origin) {
+  x->oom = true;
+  return rt_errorf(x->err, origin, "out of memory"), -1;
+}
 
 static bool is_kw(const xtok *t, const char *kw) { return fe_tok_is_kw(t->t, kw); }
 static bool is_punct(const xtok *t, const char *s) { return fe_tok_is_punct(t->t, s); }
@@ -82,7 +100,8 @@ static const char *arg_text(expander *x, const xlist *in, int from, int to) {
   }
   char *s = rt_arena_strndup(x->a, b.data ? b.data : "", b.len > 60 ? 60 : b.len);
   rt_buf_free(&b);
-  return s;
+  if (!s) expand_oom(x, in->v[from].origin);
+  return s ? s : "";
 }
 
 static bool is_name(const xtok *t) { return t->t->kind == TK_IDENT || t->t->kind == TK_QIDENT; }
@@ -131,8 +150,11 @@ static int expand_call(expander *x, const xlist *in, int i, int depth, xlist *ou
     if (is_punct(t, "(")) level++;
     else if (is_punct(t, ")") && level > 0) level--;
     else if ((is_punct(t, ")") || is_punct(t, ",")) && level == 0) {
-      *(int *)fe_push(x->a, &starts, &nargs, &cap, sizeof(int)) = from;
-      *(int *)fe_push(x->a, &ends, &nends, &cap2, sizeof(int)) = j;
+      int *s = fe_push(x->a, &starts, &nargs, &cap, sizeof(int));
+      int *e = s ? fe_push(x->a, &ends, &nends, &cap2, sizeof(int)) : NULL;
+      if (!e) return expand_oom(x, name->origin);
+      *s = from;
+      *e = j;
       from = j + 1;
       if (is_punct(t, ")")) break;
     }
@@ -178,6 +200,7 @@ static int expand_call(expander *x, const xlist *in, int i, int depth, xlist *ou
              (is_kw(&body.v[0], "FROM") || is_kw(&body.v[0], "INTERVAL")))
       out->n--;
   }
+  if (x->oom) return expand_oom(x, name->origin);
   xlist rest = {body.v + skip, body.n - skip, 0};
   if (!expand_list(x, &rest, depth + 1, out)) return -1;
   return close + 1;
@@ -195,6 +218,10 @@ static bool expand_list(expander *x, const xlist *in, int depth, xlist *out) {
       return rt_errorf(x->err, in->v[i].origin, "macro expansion is too large (more than %d tokens)",
                        FE_MACRO_MAX_TOKENS);
     push(x, out, in->v[i++]);
+    if (x->oom) {
+      expand_oom(x, in->v[i - 1].origin);
+      return false;
+    }
   }
   return true;
 }
@@ -208,8 +235,10 @@ int fe_macro_expand(rt_arena *a, const char *text, int pos, int len, fe_macro_fi
   rt_err lexerr = {0};
   int ntok = 0;
   fe_token *toks = fe_lex_range_flags(a, text, pos, pos + len, &ntok, &lexerr, FE_LEX_BANG);
+  if (!toks) return expand_oom(&x, pos);
   xlist in = {0};
   for (int i = 0; i < ntok - 1; i++) push(&x, &in, (xtok){&toks[i], text, i, toks[i].pos, NULL, NULL});
+  if (x.oom) return expand_oom(&x, pos);
   bool any = false;
   for (int i = 0; i < in.n && !any; i++) any = at_invocation(&in, i);
   if (!any) return 0;
@@ -223,29 +252,38 @@ int fe_macro_expand(rt_arena *a, const char *text, int pos, int len, fe_macro_fi
     if (i > 0) {
       const xtok *p = &res.v[i - 1];
       if (p->idx >= 0 && t->idx == p->idx + 1)
-        rt_buf_append(&b, text + p->t->pos + p->t->len, (size_t)(t->t->pos - p->t->pos - p->t->len));
+        append(&x, &b, text + p->t->pos + p->t->len, (size_t)(t->t->pos - p->t->pos - p->t->len));
       else
-        rt_buf_append(&b, " ", 1);
+        append(&x, &b, " ", 1);
     }
     fe_xorigin *o = fe_push(a, &out->map, &out->nmap, &cap, sizeof *o);
+    if (!o) {
+      x.oom = true;
+      break;
+    }
     *o = (fe_xorigin){(int)b.len, t->t->len, t->origin, t->macro, t->outer};
-    rt_buf_append(&b, t->src + t->t->pos, (size_t)t->t->len);
+    append(&x, &b, t->src + t->t->pos, (size_t)t->t->len);
   }
   /* A lexical error ended the token list: the rest of the statement
    * follows as written, for the parser to report where it is. */
   int tail = toks[ntok - 1].pos;
-  if (lexerr.set && tail < pos + len) {
+  if (lexerr.set && tail < pos + len && !x.oom) {
     const xtok *last = res.n ? &res.v[res.n - 1] : NULL;
     if (last && last->idx == ntok - 2)
-      rt_buf_append(&b, text + last->t->pos + last->t->len,
-                    (size_t)(tail - last->t->pos - last->t->len));
+      append(&x, &b, text + last->t->pos + last->t->len,
+             (size_t)(tail - last->t->pos - last->t->len));
     else if (last)
-      rt_buf_append(&b, " ", 1);
+      append(&x, &b, " ", 1);
     fe_xorigin *o = fe_push(a, &out->map, &out->nmap, &cap, sizeof *o);
-    *o = (fe_xorigin){(int)b.len, pos + len - tail, tail, NULL, NULL};
-    rt_buf_append(&b, text + tail, (size_t)(pos + len - tail));
+    if (o) *o = (fe_xorigin){(int)b.len, pos + len - tail, tail, NULL, NULL};
+    else x.oom = true;
+    append(&x, &b, text + tail, (size_t)(pos + len - tail));
   }
-  out->text = rt_arena_strndup(a, b.data ? b.data : "", b.len);
+  out->text = x.oom ? NULL : rt_arena_strndup(a, b.data ? b.data : "", b.len);
+  if (!out->text) {
+    rt_buf_free(&b);
+    return expand_oom(&x, pos);
+  }
   out->len = (int)b.len;
   rt_buf_free(&b);
   return 1;

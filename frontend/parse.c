@@ -112,6 +112,29 @@ bool fe_is_reserved(const fe_token *t) {
   return false;
 }
 
+int fe_oom(fe_parser *p) {
+  p->oom = true;
+  return fe_fail(p, fe_cur(p)->pos, "out of memory");
+}
+
+void *fe_push_p(fe_parser *p, void *arrp, int *n, int *cap, size_t size) {
+  void *v = fe_push(p->a, arrp, n, cap, size);
+  if (!v) fe_oom(p);
+  return v;
+}
+
+bool fe_push_ptr(fe_parser *p, void *arrp, int *n, int *cap, const void *v) {
+  void *slot = fe_push_p(p, arrp, n, cap, sizeof v);
+  if (slot) memcpy(slot, &v, sizeof v);
+  return slot != NULL;
+}
+
+void *fe_alloc(fe_parser *p, size_t n) {
+  void *v = rt_arena_alloc(p->a, n);
+  if (!v) fe_oom(p);
+  return v;
+}
+
 bool fe_enter(fe_parser *p, int pos) {
   if (++p->depth <= FE_MAX_DEPTH) return true;
   p->depth--;
@@ -143,6 +166,19 @@ bool fe_check_no_pipe(fe_parser *p, int from, int to) {
 
 /* ---- statements ------------------------------------------------------- */
 
+/* The tokens of text[start, end); when the lexer runs out of memory, a
+ * lone EOF token and the error (every parse then fails). */
+static void lex_into(fe_parser *p, int start, int end, unsigned flags) {
+  p->toks = fe_lex_range_flags(p->a, p->text, start, end, &p->ntok, &p->lexerr, flags);
+  if (p->toks) return;
+  static char empty[1];   /* never written */
+  p->eof = (fe_token){.kind = TK_EOF, .pos = end, .text = empty};
+  p->toks = &p->eof;
+  p->ntok = 1;
+  p->oom = true;
+  rt_errorf(p->err, start, "%s%sout of memory", p->stage ? p->stage : "", p->stage ? ": " : "");
+}
+
 static void parser_init(fe_parser *p, rt_arena *a, const char *text, int start, int end,
                         rt_err *err) {
   memset(p, 0, sizeof *p);
@@ -150,7 +186,7 @@ static void parser_init(fe_parser *p, rt_arena *a, const char *text, int start, 
   p->text = text;
   p->err = err;
   p->end = end;
-  p->toks = fe_lex_range(a, text, start, end, &p->ntok, &p->lexerr);
+  lex_into(p, start, end, 0);
 }
 
 /* A pipeline that must run to the end of the input (a trailing ';' is
@@ -173,7 +209,9 @@ char *fe_token_text(fe_parser *p, int from, int to, int *pos) {
   int start = p->toks[from].pos;
   int end = p->toks[to - 1].pos + p->toks[to - 1].len;
   *pos = start;
-  return rt_arena_strndup(p->a, p->text + start, (size_t)(end - start));
+  char *t = rt_arena_strndup(p->a, p->text + start, (size_t)(end - start));
+  if (!t) fe_oom(p);
+  return t;
 }
 
 /* Index of the EOF token. */
@@ -185,7 +223,8 @@ bool fe_parse_coldefs(fe_parser *p, fe_coldef **out, int *n, const char *what) {
   int cap = 0;
   *n = 0;
   do {
-    fe_coldef *c = fe_push(p->a, out, n, &cap, sizeof *c);
+    fe_coldef *c = fe_push_p(p, out, n, &cap, sizeof *c);
+    if (!c) return false;
     char name_what[48], type_what[48];
     snprintf(name_what, sizeof name_what, "a%s %s name", what[0] == 'a' ? "n" : "", what);
     snprintf(type_what, sizeof type_what, "a%s %s type", what[0] == 'a' ? "n" : "", what);
@@ -200,7 +239,7 @@ bool fe_parse_coldefs(fe_parser *p, fe_coldef **out, int *n, const char *what) {
       advance(p);
     }
     if (p->i == from) return fe_syntax_error(p, fe_cur(p), type_what);
-    c->type = fe_token_text(p, from, p->i, &c->typepos);
+    if (!(c->type = fe_token_text(p, from, p->i, &c->typepos))) return false;
   } while (fe_accept_punct(p, ","));
   return fe_expect_punct(p, ")", "',' or ')'");
 }
@@ -227,7 +266,7 @@ bool fe_parse_body(fe_parser *p, fe_stmt *st) {
     return false;
   if (p->lexerr.set) return fe_syntax_error(p, &p->toks[fe_eof_index(p)], "");
   st->sql = fe_token_text(p, p->i, fe_eof_index(p), &st->sqlpos);
-  return true;
+  return st->sql != NULL;
 }
 
 static bool parse_create(fe_parser *p, fe_stmt *st) {
@@ -262,13 +301,14 @@ static bool parse_pragma(fe_parser *p, fe_stmt *st) {
   if (p->lexerr.set) return fe_syntax_error(p, &p->toks[fe_eof_index(p)], "");
   if (end == p->i) return fe_syntax_error(p, fe_cur(p), "a value");
   st->pragma_value = fe_token_text(p, p->i, end, &st->valuepos);
-  return true;
+  return st->pragma_value != NULL;
 }
 
 fe_stmt *fe_parse_stmt(rt_arena *a, const char *text, int pos, int len, rt_err *err) {
   fe_parser p;
   parser_init(&p, a, text, pos, pos + len, err);
-  fe_stmt *st = rt_arena_alloc(a, sizeof *st);
+  fe_stmt *st = p.oom ? NULL : fe_alloc(&p, sizeof *st);
+  if (!st) return NULL;
   st->pos = pos;
   st->len = len;
   st->ncoldefs = -1;
@@ -277,7 +317,7 @@ fe_stmt *fe_parse_stmt(rt_arena *a, const char *text, int pos, int len, rt_err *
   if (pk == STMT_CREATE_MACRO) {
     /* A macro's body may invoke macros: lex again with '!' as a token. */
     memset(&p.lexerr, 0, sizeof p.lexerr);
-    p.toks = fe_lex_range_flags(a, text, pos, pos + len, &p.ntok, &p.lexerr, FE_LEX_BANG);
+    lex_into(&p, pos, pos + len, FE_LEX_BANG);
   }
   if (pk != STMT_SQL) {
     ok = fe_parse_perfetto_stmt(&p, st, pk);
@@ -300,11 +340,14 @@ fe_stmt *fe_parse_stmt(rt_arena *a, const char *text, int pos, int len, rt_err *
      * are still checked for `|>`. */
     st->kind = STMT_SQL;
     st->sql = rt_arena_strndup(a, text + pos, (size_t)len);
+    if (!st->sql) fe_oom(&p);
     st->sqlpos = pos;
     ok = fe_check_sql_nul(&p, pos, pos + len) &&
          fe_sql_pipelines(a, text, pos, pos + len, NULL, &st->sqlpipes, err) >= 0;
   }
-  return ok ? st : NULL;
+  /* An allocation that failed anywhere fails the statement (a part the
+   * parser only stored may be NULL). */
+  return ok && !p.oom ? st : NULL;
 }
 
 fe_pipeline *fe_parse_pipeline(rt_arena *a, const char *text, size_t len, rt_err *err) {
@@ -315,5 +358,6 @@ fe_pipeline *fe_parse_pipeline(rt_arena *a, const char *text, size_t len, rt_err
     fe_syntax_error(&p, fe_cur(&p), "a pipeline starting with FROM or INTERVAL INTERSECTION OF");
     return NULL;
   }
-  return fe_parse_whole_pipeline(&p);
+  fe_pipeline *pl = fe_parse_whole_pipeline(&p);
+  return p.oom ? NULL : pl;
 }

@@ -40,6 +40,8 @@ typedef struct fe_parser {
   const char *stage;   /* stage name prefixed to error messages */
   int depth;           /* current recursion depth (expressions, subqueries) */
   bool sql_stage;      /* parsing a |> SQL (…) stage's SELECT, where @input is the stream */
+  bool oom;            /* an allocation failed (the error says so) */
+  fe_token eof;        /* the tokens when the lexer ran out of memory */
 } fe_parser;
 
 /* ---- token helpers (parse.c) ------------------------------------------- */
@@ -67,8 +69,17 @@ bool fe_is_reserved(const fe_token *t);
 bool fe_enter(fe_parser *p, int pos);
 static inline void fe_leave(fe_parser *p) { p->depth--; }
 
-/* Appends one zeroed element to an arena-grown array; returns it. */
+/* Appends one zeroed element to an arena-grown array; returns it, or NULL
+ * (the array as it was) when out of memory. */
 void *fe_push(rt_arena *a, void *arrp, int *n, int *cap, size_t size);
+/* Out of memory: "<stage>: out of memory" at the current token (p->oom
+ * set). Returns 0, for `return fe_oom(p)`. */
+int fe_oom(fe_parser *p);
+/* The parser's allocations: as rt_arena_alloc / fe_push, but a failure
+ * sets the error (fe_oom); fe_push_ptr appends the pointer v. */
+void *fe_alloc(fe_parser *p, size_t n);
+void *fe_push_p(fe_parser *p, void *arrp, int *n, int *cap, size_t size);
+bool fe_push_ptr(fe_parser *p, void *arrp, int *n, int *cap, const void *v);
 
 /* A name: identifier or quoted identifier (true when one was read). */
 bool fe_parse_name(fe_parser *p, fe_name *out, const char *what);

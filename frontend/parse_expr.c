@@ -24,8 +24,10 @@ enum { PREC_NONE = 0, PREC_OR, PREC_AND, PREC_NOT, PREC_EQ, PREC_REL, PREC_BIT, 
 
 static fe_expr *parse_binary(fe_parser *p, int minprec);
 
+/* A new node; NULL (out of memory, the error set) if there is no room. */
 static fe_expr *mk(fe_parser *p, fe_exkind kind, int pos) {
-  fe_expr *e = rt_arena_alloc(p->a, sizeof *e);
+  fe_expr *e = fe_alloc(p, sizeof *e);
+  if (!e) return NULL;
   e->kind = kind;
   e->pos = pos;
   e->oppos = pos;
@@ -64,11 +66,13 @@ static fe_expr *finish(fe_parser *p, fe_expr *e) {
   return e;
 }
 
-static void set_args(fe_parser *p, fe_expr *e, int n, fe_expr *a0, fe_expr *a1, fe_expr *a2) {
+static bool set_args(fe_parser *p, fe_expr *e, int n, fe_expr *a0, fe_expr *a1, fe_expr *a2) {
+  e->args = fe_alloc(p, (size_t)n * sizeof *e->args);
+  if (!e->args) return false;
   e->nargs = n;
-  e->args = rt_arena_alloc(p->a, (size_t)n * sizeof *e->args);
   fe_expr *v[3] = {a0, a1, a2};
   for (int i = 0; i < n; i++) e->args[i] = v[i];
+  return true;
 }
 
 /* ---- operators -------------------------------------------------------- */
@@ -152,7 +156,7 @@ static bool match_op(fe_parser *p, opinfo *o) {
 /* x [NOT] IN ( v, … ): args[0] is x, the list follows. */
 static fe_expr *parse_in(fe_parser *p, fe_expr *e, fe_expr *x) {
   int cap = 0;
-  *(fe_expr **)fe_push(p->a, &e->args, &e->nargs, &cap, sizeof(fe_expr *)) = x;
+  if (!fe_push_ptr(p, &e->args, &e->nargs, &cap, x)) return NULL;
   if (fe_at_subquery(p)) {   /* x IN (SELECT …) */
     const char *outer = p->stage;
     e->sub = fe_parse_subquery(p);
@@ -164,7 +168,7 @@ static fe_expr *parse_in(fe_parser *p, fe_expr *e, fe_expr *x) {
     do {
       fe_expr *v = fe_parse_expr(p);
       if (!v) return NULL;
-      *(fe_expr **)fe_push(p->a, &e->args, &e->nargs, &cap, sizeof(fe_expr *)) = v;
+      if (!fe_push_ptr(p, &e->args, &e->nargs, &cap, v)) return NULL;
     } while (fe_accept_punct(p, ","));
   }
   if (!fe_expect_punct(p, ")", "',' or ')'")) return NULL;
@@ -181,15 +185,16 @@ static fe_expr *apply_op(fe_parser *p, fe_expr *left, const opinfo *o) {
     fe_expr *right = parse_binary(p, o->prec + 1);
     if (!right) return NULL;
     e = mk(p, AX_BINARY, left->pos);
+    if (!e) return NULL;
     e->op = o->op;
     e->negated = o->negated;
     bool like = o->op == FO_LIKE || o->op == FO_GLOB;
     if (like && fe_accept_kw(p, "ESCAPE")) {
       fe_expr *esc = parse_binary(p, o->prec + 1);
       if (!esc) return NULL;
-      set_args(p, e, 3, left, right, esc);
+      if (!set_args(p, e, 3, left, right, esc)) return NULL;
     } else {
-      set_args(p, e, 2, left, right, NULL);
+      if (!set_args(p, e, 2, left, right, NULL)) return NULL;
     }
     break;
   }
@@ -199,17 +204,20 @@ static fe_expr *apply_op(fe_parser *p, fe_expr *left, const opinfo *o) {
       return fe_syntax_error(p, name, "a collation name (BINARY, NOCASE or RTRIM)"), NULL;
     p->i++;
     e = mk(p, AX_COLLATE, left->pos);
+    if (!e) return NULL;
     e->str = name->text;
     e->strlen = name->textlen;
-    set_args(p, e, 1, left, NULL, NULL);
+    if (!set_args(p, e, 1, left, NULL, NULL)) return NULL;
     break;
   }
   case OP_ISNULL:
     e = mk(p, AX_ISNULL, left->pos);
-    set_args(p, e, 1, left, NULL, NULL);
+    if (!e) return NULL;
+    if (!set_args(p, e, 1, left, NULL, NULL)) return NULL;
     break;
   case OP_IN:
     e = mk(p, AX_IN, left->pos);
+    if (!e) return NULL;
     if (!parse_in(p, e, left)) return NULL;
     break;
   case OP_BETWEEN: {
@@ -218,7 +226,8 @@ static fe_expr *apply_op(fe_parser *p, fe_expr *left, const opinfo *o) {
     fe_expr *hi = parse_binary(p, PREC_REL);
     if (!hi) return NULL;
     e = mk(p, AX_BETWEEN, left->pos);
-    set_args(p, e, 3, left, lo, hi);
+    if (!e) return NULL;
+    if (!set_args(p, e, 3, left, lo, hi)) return NULL;
     break;
   }
   default:
@@ -233,6 +242,7 @@ static fe_expr *apply_op(fe_parser *p, fe_expr *left, const opinfo *o) {
 
 static fe_expr *parse_case(fe_parser *p) {
   fe_expr *e = mk(p, AX_CASE, fe_cur(p)->pos);
+  if (!e) return NULL;
   p->i++; /* CASE */
   if (!fe_at_kw(p, "WHEN") && !(e->operand = fe_parse_expr(p))) return NULL;
   int cap = 0, cap2 = 0, n2 = 0;
@@ -242,8 +252,8 @@ static fe_expr *parse_case(fe_parser *p) {
     if (!w || !fe_expect_kw(p, "THEN", NULL)) return NULL;
     fe_expr *t = fe_parse_expr(p);
     if (!t) return NULL;
-    *(fe_expr **)fe_push(p->a, &e->whens, &e->nwhens, &cap, sizeof(fe_expr *)) = w;
-    *(fe_expr **)fe_push(p->a, &e->thens, &n2, &cap2, sizeof(fe_expr *)) = t;
+    if (!fe_push_ptr(p, &e->whens, &e->nwhens, &cap, w) || !fe_push_ptr(p, &e->thens, &n2, &cap2, t))
+      return NULL;
   }
   if (fe_accept_kw(p, "ELSE") && !(e->els = fe_parse_expr(p))) return NULL;
   if (!fe_expect_kw(p, "END", "WHEN, ELSE or END")) return NULL;
@@ -253,6 +263,7 @@ static fe_expr *parse_case(fe_parser *p) {
 /* CAST ( x AS type ): the type is kept as written ("INTEGER", "VARCHAR(10)"). */
 static fe_expr *parse_cast(fe_parser *p) {
   fe_expr *e = mk(p, AX_CAST, fe_cur(p)->pos);
+  if (!e) return NULL;
   p->i += 2; /* CAST ( */
   fe_expr *x = fe_parse_expr(p);
   if (!x || !fe_expect_kw(p, "AS", NULL)) return NULL;
@@ -267,9 +278,10 @@ static fe_expr *parse_cast(fe_parser *p) {
   if (p->i == from) return fe_syntax_error(p, fe_cur(p), "a type name"), NULL;
   int start = p->toks[from].pos, end = fe_prev_end(p);
   e->str = rt_arena_strndup(p->a, p->text + start, (size_t)(end - start));
+  if (!e->str) return fe_oom(p), NULL;
   e->strlen = (size_t)(end - start);
   if (!fe_expect_punct(p, ")", NULL)) return NULL;
-  set_args(p, e, 1, x, NULL, NULL);
+  if (!set_args(p, e, 1, x, NULL, NULL)) return NULL;
   return finish(p, e);
 }
 
@@ -277,6 +289,7 @@ static fe_expr *parse_cast(fe_parser *p) {
 static fe_expr *parse_call(fe_parser *p) {
   fe_token *t = fe_cur(p);
   fe_expr *e = mk(p, AX_CALL, t->pos);
+  if (!e) return NULL;
   e->str = t->text;
   e->strlen = t->textlen;
   p->i += 2; /* name ( */
@@ -289,7 +302,7 @@ static fe_expr *parse_call(fe_parser *p) {
     do {
       fe_expr *a = fe_parse_expr(p);
       if (!a) return NULL;
-      *(fe_expr **)fe_push(p->a, &e->args, &e->nargs, &cap, sizeof(fe_expr *)) = a;
+      if (!fe_push_ptr(p, &e->args, &e->nargs, &cap, a)) return NULL;
     } while (fe_accept_punct(p, ","));
   }
   if (!fe_expect_punct(p, ")", "',' or ')'")) return NULL;
@@ -312,6 +325,7 @@ static fe_expr *parse_call(fe_parser *p) {
 static fe_expr *parse_column(fe_parser *p) {
   fe_token *t = fe_cur(p);
   fe_expr *e = mk(p, AX_COLUMN, t->pos);
+  if (!e) return NULL;
   p->i++;
   if (fe_at_punct(p, ".")) {
     p->i++;
@@ -333,22 +347,26 @@ static fe_expr *parse_primary(fe_parser *p) {
   switch (t->kind) {
   case TK_INT:
     e = mk(p, AX_INT, t->pos);
+    if (!e) return NULL;
     e->ival = t->ival;
     p->i++;
     return finish(p, e);
   case TK_FLOAT:
     e = mk(p, AX_FLOAT, t->pos);
+    if (!e) return NULL;
     e->fval = t->fval;
     p->i++;
     return finish(p, e);
   case TK_STRING:
     e = mk(p, AX_STRING, t->pos);
+    if (!e) return NULL;
     e->str = t->text;
     e->strlen = t->textlen;
     p->i++;
     return finish(p, e);
   case TK_PARAM:
     e = mk(p, AX_PARAM, t->pos);
+    if (!e) return NULL;
     e->str = t->text;
     e->strlen = t->textlen;
     p->i++;
@@ -378,6 +396,7 @@ static fe_expr *parse_primary(fe_parser *p) {
     if (fe_tok_is_kw(t, "NULL") || fe_tok_is_kw(t, "TRUE") || fe_tok_is_kw(t, "FALSE")) {
       e = mk(p, fe_tok_is_kw(t, "NULL") ? AX_NULL : fe_tok_is_kw(t, "TRUE") ? AX_TRUE : AX_FALSE,
              t->pos);
+      if (!e) return NULL;
       p->i++;
       return finish(p, e);
     }
@@ -422,6 +441,7 @@ static fe_expr *parse_unary(fe_parser *p) {
   if (!sign && !not) return parse_primary(p);
   if (fe_tok_is_punct(t, "-") && is_int64_min_magnitude(fe_peek(p, 1))) {
     fe_expr *e = mk(p, AX_INT, t->pos);
+    if (!e) return NULL;
     e->ival = INT64_MIN;
     p->i += 2;
     return finish(p, e);
@@ -432,8 +452,9 @@ static fe_expr *parse_unary(fe_parser *p) {
   fe_leave(p);
   if (!x) return NULL;
   fe_expr *e = mk(p, AX_UNARY, t->pos);
+  if (!e) return NULL;
   e->op = not ? FO_NOT : fe_tok_is_punct(t, "-") ? FO_NEG : fe_tok_is_punct(t, "+") ? FO_PLUS : FO_BITNOT;
-  set_args(p, e, 1, x, NULL, NULL);
+  if (!set_args(p, e, 1, x, NULL, NULL)) return NULL;
   return finish(p, e);
 }
 

@@ -47,8 +47,8 @@ bool fe_parse_index_stmt(fe_parser *p, fe_stmt *st) {
     if (!fe_expect_punct(p, "(", "'(' and the indexed columns")) return false;
     int cap = 0;
     do {
-      fe_name *c = fe_push(p->a, &st->indexcols, &st->nindexcols, &cap, sizeof *c);
-      if (!fe_parse_name(p, c, "a column name")) return false;
+      fe_name *c = fe_push_p(p, &st->indexcols, &st->nindexcols, &cap, sizeof *c);
+      if (!c || !fe_parse_name(p, c, "a column name")) return false;
     } while (fe_accept_punct(p, ","));
     if (!fe_expect_punct(p, ")", "',' or ')'")) return false;
   }

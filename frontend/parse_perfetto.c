@@ -73,7 +73,7 @@ static bool parse_function(fe_parser *p, fe_stmt *st) {
       p->i++;
     }
     if (p->i == from) return fe_syntax_error(p, fe_cur(p), "a return type or TABLE(…)");
-    st->returns = fe_token_text(p, from, p->i, &st->returnspos);
+    if (!(st->returns = fe_token_text(p, from, p->i, &st->returnspos))) return false;
   }
   if (!fe_expect_kw(p, "AS", NULL)) return false;
   return fe_parse_body(p, st);
@@ -97,8 +97,9 @@ static bool parse_macro(fe_parser *p, fe_stmt *st) {
   int cap = 0;
   if (!fe_accept_punct(p, ")")) {
     do {
-      fe_coldef *c = fe_push(p->a, &st->args, &st->nargs, &cap, sizeof *c);
-      if (!fe_parse_name(p, &c->name, "an argument name") || !parse_mtype(p, &c->type, &c->typepos))
+      fe_coldef *c = fe_push_p(p, &st->args, &st->nargs, &cap, sizeof *c);
+      if (!c || !fe_parse_name(p, &c->name, "an argument name") ||
+          !parse_mtype(p, &c->type, &c->typepos))
         return false;
     } while (fe_accept_punct(p, ","));
     if (!fe_expect_punct(p, ")", "',' or ')'")) return false;
@@ -138,7 +139,7 @@ static bool parse_include(fe_parser *p, fe_stmt *st) {
     if (p->toks[i].pos != p->toks[i - 1].pos + p->toks[i - 1].len)
       return fe_syntax_error(p, &p->toks[i], "a module name without spaces (a.b.c)");
   int pos;
-  st->module = fe_token_text(p, from, p->i, &pos);
+  if (!(st->module = fe_token_text(p, from, p->i, &pos))) return false;
   if (fe_cur(p)->kind != TK_EOF || p->lexerr.set)
     return fe_syntax_error(p, fe_cur(p), "the end of the statement");
   return true;

@@ -39,8 +39,8 @@ bool fe_at_pipeline_start(fe_parser *p) {
 static bool parse_names(fe_parser *p, fe_name **out, int *n, const char *what) {
   int cap = 0;
   do {
-    fe_name *nm = fe_push(p->a, out, n, &cap, sizeof *nm);
-    if (!fe_parse_name(p, nm, what)) return false;
+    fe_name *nm = fe_push_p(p, out, n, &cap, sizeof *nm);
+    if (!nm || !fe_parse_name(p, nm, what)) return false;
   } while (fe_accept_punct(p, ","));
   return true;
 }
@@ -96,6 +96,7 @@ static fe_source *parse_paren_source(fe_parser *p, fe_source *s) {
     s->sqlpos = p->toks[from].pos;
     int end = fe_prev_end(p);
     s->sql = rt_arena_strndup(p->a, p->text + s->sqlpos, (size_t)(end - s->sqlpos));
+    if (!s->sql) return fe_oom(p), NULL;
     p->i++; /* ')' */
   }
   fe_leave(p);
@@ -118,7 +119,8 @@ bool fe_at_subquery(fe_parser *p) {
 
 /* [schema.]name or a parenthesized source, without alias. */
 static fe_source *parse_relation(fe_parser *p) {
-  fe_source *s = rt_arena_alloc(p->a, sizeof *s);
+  fe_source *s = fe_alloc(p, sizeof *s);
+  if (!s) return NULL;
   fe_token *t = fe_cur(p);
   s->pos = t->pos;
   if (fe_tok_is_punct(t, "(")) return parse_paren_source(p, s);
@@ -141,7 +143,7 @@ static fe_source *parse_relation(fe_parser *p) {
       do {
         fe_expr *x = fe_parse_expr(p);
         if (!x) return NULL;
-        *(fe_expr **)fe_push(p->a, &s->args, &s->nargs, &cap, sizeof x) = x;
+        if (!fe_push_ptr(p, &s->args, &s->nargs, &cap, x)) return NULL;
       } while (fe_accept_punct(p, ","));
       if (!fe_expect_punct(p, ")", "',' or ')'")) return NULL;
     }
@@ -175,7 +177,8 @@ static fe_source *parse_from(fe_parser *p) {
 
 static fe_source *parse_intersection(fe_parser *p) {
   p->stage = "INTERVAL INTERSECTION OF";
-  fe_source *s = rt_arena_alloc(p->a, sizeof *s);
+  fe_source *s = fe_alloc(p, sizeof *s);
+  if (!s) return NULL;
   s->kind = SRC_INTERSECT;
   s->pos = fe_cur(p)->pos;
   p->i += 2; /* INTERVAL INTERSECTION */
@@ -185,7 +188,7 @@ static fe_source *parse_intersection(fe_parser *p) {
     fe_source *op = parse_relation(p);
     p->stage = "INTERVAL INTERSECTION OF";
     if (!op || !require_alias(p, op, k_no_words)) return NULL;
-    *(fe_source **)fe_push(p->a, &s->ops, &s->nops, &cap, sizeof op) = op;
+    if (!fe_push_ptr(p, &s->ops, &s->nops, &cap, op)) return NULL;
   } while (fe_accept_punct(p, ","));
   if (!fe_expect_punct(p, ")", "',' or ')'")) return NULL;
   if (!parse_per(p, &s->per, &s->nper)) return NULL;
@@ -207,7 +210,8 @@ static bool parse_star_modifiers(fe_parser *p, fe_item *it) {
       if (!fe_expect_punct(p, "(", "'(' after REPLACE")) return false;
       int cap = 0;
       do {
-        fe_item *r = fe_push(p->a, &it->replace, &it->nreplace, &cap, sizeof *r);
+        fe_item *r = fe_push_p(p, &it->replace, &it->nreplace, &cap, sizeof *r);
+        if (!r) return false;
         r->kind = IT_EXPR;
         r->pos = fe_cur(p)->pos;
         if (!(r->expr = fe_parse_expr(p))) return false;
@@ -259,8 +263,8 @@ static bool parse_item(fe_parser *p, fe_item *it) {
 static bool parse_items(fe_parser *p, fe_item **out, int *n) {
   int cap = 0;
   do {
-    fe_item *it = fe_push(p->a, out, n, &cap, sizeof *it);
-    if (!parse_item(p, it)) return false;
+    fe_item *it = fe_push_p(p, out, n, &cap, sizeof *it);
+    if (!it || !parse_item(p, it)) return false;
   } while (fe_accept_punct(p, ","));
   return true;
 }
@@ -295,8 +299,8 @@ static bool parse_limit(fe_parser *p, fe_stage *st) {
 static bool parse_set(fe_parser *p, fe_stage *st) {
   int cap = 0;
   do {
-    fe_assign *a = fe_push(p->a, &st->assign, &st->nassign, &cap, sizeof *a);
-    if (!fe_parse_name(p, &a->col, "a column name")) return false;
+    fe_assign *a = fe_push_p(p, &st->assign, &st->nassign, &cap, sizeof *a);
+    if (!a || !fe_parse_name(p, &a->col, "a column name")) return false;
     if (!fe_expect_punct(p, "=", NULL)) return false;
     if (!(a->expr = fe_parse_expr(p))) return false;
   } while (fe_accept_punct(p, ","));
@@ -306,8 +310,8 @@ static bool parse_set(fe_parser *p, fe_stage *st) {
 static bool parse_rename(fe_parser *p, fe_stage *st) {
   int cap = 0;
   do {
-    fe_assign *a = fe_push(p->a, &st->assign, &st->nassign, &cap, sizeof *a);
-    if (!fe_parse_name(p, &a->col, "a column name")) return false;
+    fe_assign *a = fe_push_p(p, &st->assign, &st->nassign, &cap, sizeof *a);
+    if (!a || !fe_parse_name(p, &a->col, "a column name")) return false;
     fe_accept_kw(p, "AS");
     if (!fe_parse_name(p, &a->newname, "the new name")) return false;
   } while (fe_accept_punct(p, ","));
@@ -321,8 +325,8 @@ static bool parse_order(fe_parser *p, fe_stage *st) {
 bool fe_parse_order_list(fe_parser *p, fe_order **out, int *n) {
   int cap = 0;
   do {
-    fe_order *o = fe_push(p->a, out, n, &cap, sizeof *o);
-    if (!(o->expr = fe_parse_expr(p))) return false;
+    fe_order *o = fe_push_p(p, out, n, &cap, sizeof *o);
+    if (!o || !(o->expr = fe_parse_expr(p))) return false;
     if (fe_accept_kw(p, "DESC")) o->desc = true;
     else fe_accept_kw(p, "ASC");
     if (fe_accept_kw(p, "NULLS")) {
@@ -529,7 +533,8 @@ static const char *stage_list(fe_parser *p, const char *w1, const char *lead, co
     n++;
   }
   rt_buf_printf(&m, "%s", tail);
-  const char *out = m.data ? rt_arena_strndup(p->a, m.data, m.len) : lead;
+  const char *out = m.data ? rt_arena_strndup(p->a, m.data, m.len) : NULL;
+  if (!out) fe_oom(p), out = lead;
   rt_buf_free(&m);
   return out;
 }
@@ -573,15 +578,16 @@ static bool parse_stage(fe_parser *p, fe_stage *st) {
 }
 
 fe_pipeline *fe_parse_pipeline_at(fe_parser *p) {
-  fe_pipeline *pl = rt_arena_alloc(p->a, sizeof *pl);
+  fe_pipeline *pl = fe_alloc(p, sizeof *pl);
+  if (!pl) return NULL;
   pl->pos = fe_cur(p)->pos;
   pl->src = fe_at_kw(p, "FROM") ? parse_from(p) : parse_intersection(p);
   if (!pl->src) return NULL;
   int cap = 0;
   while (fe_cur(p)->kind == TK_PIPE) {
     p->i++;
-    fe_stage *st = fe_push(p->a, &pl->stages, &pl->nstages, &cap, sizeof *st);
-    if (!parse_stage(p, st)) return NULL;
+    fe_stage *st = fe_push_p(p, &pl->stages, &pl->nstages, &cap, sizeof *st);
+    if (!st || !parse_stage(p, st)) return NULL;
   }
   pl->endpos = fe_prev_end(p);
   return pl;

@@ -42,30 +42,34 @@ typedef struct params {
   int max;
   char **names;
   int cap;
+  bool oom;   /* an allocation failed: the caller fails */
 } params;
 
-static void params_grow(params *ps, int n) {
-  if (n <= ps->cap) return;
+static bool params_grow(params *ps, int n) {
+  if (n <= ps->cap) return true;
   int cap = n > ps->cap * 2 ? n : ps->cap * 2;
   char **v = rt_arena_alloc(ps->a, sizeof *v * (size_t)cap);
+  if (!v) return !(ps->oom = true);
   if (ps->max) memcpy(v, ps->names, sizeof *v * (size_t)ps->max);
   ps->names = v;
   ps->cap = cap;
+  return true;
 }
 
 /* The number SQLite gives the parameter spelled s[0..len); 0 when it is
- * out of range (SQLite's own error will say so). */
+ * out of range (SQLite's own error will say so) or out of memory
+ * (ps->oom). */
 static int param_number(params *ps, const char *s, int len) {
   if (s[0] == '?') {
     if (len == 1) {
-      params_grow(ps, ps->max + 1);
+      if (!params_grow(ps, ps->max + 1)) return 0;
       ps->names[ps->max] = NULL;
       return ++ps->max;
     }
     long v = strtol(s + 1, NULL, 10);
     if (v < 1 || v > 32766) return 0;
     if (v > ps->max) {
-      params_grow(ps, (int)v);
+      if (!params_grow(ps, (int)v)) return 0;
       for (int k = ps->max; k < v; k++) ps->names[k] = NULL;
       ps->max = (int)v;
     }
@@ -74,8 +78,8 @@ static int param_number(params *ps, const char *s, int len) {
   for (int k = 0; k < ps->max; k++)
     if (ps->names[k] && (int)strlen(ps->names[k]) == len && !memcmp(ps->names[k], s, (size_t)len))
       return k + 1;
-  params_grow(ps, ps->max + 1);
-  ps->names[ps->max] = rt_arena_strndup(ps->a, s, (size_t)len);
+  if (!params_grow(ps, ps->max + 1)) return 0;
+  if (!(ps->names[ps->max] = rt_arena_strndup(ps->a, s, (size_t)len))) return !(ps->oom = true);
   return ++ps->max;
 }
 
@@ -136,6 +140,7 @@ static int parse_one(rt_arena *a, const char *text, int lp, int end, params *ps,
   p.err = err;
   p.end = end;
   p.toks = fe_lex_range(a, text, lp + 1, end, &p.ntok, &p.lexerr);
+  if (!p.toks) return rt_errorf(err, lp, "out of memory"), -1;
   /* The pipeline runs to the ')' that closes it: number its parameters
    * (in text order) up to there, renaming them. */
   int depth = 0, close = -1;
@@ -147,14 +152,18 @@ static int parse_one(rt_arena *a, const char *text, int lp, int end, params *ps,
       int k = param_number(ps, tk->text, tk->len);
       if (k > 0) {
         tk->text = rt_arena_printf(a, "?%d", k);
+        if (!tk->text) ps->oom = true;
+        if (ps->oom) return rt_errorf(err, tk->pos, "out of memory"), -1;
         tk->textlen = strlen(tk->text);
         if (k > sp->nargs) sp->nargs = k;
+      } else if (ps->oom) {
+        return rt_errorf(err, tk->pos, "out of memory"), -1;
       }
     }
   }
   sp->start = lp;
   sp->pipe = fe_parse_pipeline_at(&p);
-  if (!sp->pipe) return -1;
+  if (!sp->pipe || p.oom) return -1;
   if (!fe_tok_is_punct(fe_cur(&p), ")")) {
     fe_syntax_error(&p, fe_cur(&p), "|> or ')'");
     return -1;
@@ -207,6 +216,8 @@ int fe_sql_pipelines(rt_arena *a, const char *text, int start, int end, const ch
       if (was_from && fe_is_sql_input(text + i, (size_t)(j - i)))
         return rt_errorf(err, i, "%s%s%s", stage ? stage : "", stage ? ": " : "", FE_SQL_INPUT_ONLY), -1;
       param_number(&ps, text + i, j - i);
+      if (ps.oom) return rt_errorf(err, i, "%s%sout of memory", stage ? stage : "",
+                                   stage ? ": " : ""), -1;
       i = j;
     } else if (is_word(c)) {
       int w = i, k;
@@ -218,6 +229,8 @@ int fe_sql_pipelines(rt_arena *a, const char *text, int start, int end, const ch
                        "with FROM", stage ? stage : "", stage ? ": " : ""), -1;
     } else if (c == '(' && pipeline_follows(text, end, i)) {
       fe_sqlpipe *sp = fe_push(a, &out->v, &out->n, &cap, sizeof *sp);
+      if (!sp) return rt_errorf(err, i, "%s%sout of memory", stage ? stage : "",
+                                stage ? ": " : ""), -1;
       sp->table = was_from;
       i = parse_one(a, text, i, end, &ps, sp, err);
       if (i < 0) return -1;
@@ -230,9 +243,13 @@ int fe_sql_pipelines(rt_arena *a, const char *text, int start, int end, const ch
   for (int n = 0; n < out->n; n++) {
     fe_sqlpipe *sp = &out->v[n];
     sp->args = rt_arena_alloc(a, sizeof *sp->args * (size_t)(sp->nargs + 1));
-    for (int k = 1; k <= sp->nargs; k++)
-      sp->args[k - 1] = k <= ps.max && ps.names[k - 1] ? ps.names[k - 1]
-                                                       : rt_arena_printf(a, "?%d", k);
+    for (int k = 1; sp->args && k <= sp->nargs; k++)
+      if (!(sp->args[k - 1] = k <= ps.max && ps.names[k - 1] ? ps.names[k - 1]
+                                                             : rt_arena_printf(a, "?%d", k)))
+        sp->args = NULL;
+    if (!sp->args)
+      return rt_errorf(err, sp->start, "%s%sout of memory", stage ? stage : "", stage ? ": " : ""),
+             -1;
   }
   return out->n;
 }

@@ -33,16 +33,40 @@ int ir_fail(ir_binder *b, int pos, const char *fmt, ...) {
   return rt_errorf(b->err, pos, "%s: %s", b->stage, msg);
 }
 
+void *ir_alloc(ir_binder *b, size_t n) {
+  b->p->oom_stage = b->stage;
+  return ir_palloc(b->p, n);
+}
+
+char *ir_strndup(ir_binder *b, const char *s, size_t n) {
+  char *d = ir_alloc(b, n + 1);
+  if (n) memcpy(d, s, n);
+  return d;   /* NUL-terminated: arena memory is zeroed */
+}
+
+char *ir_strdup(ir_binder *b, const char *s) { return ir_strndup(b, s, strlen(s)); }
+
+void *ir_memdup(ir_binder *b, const void *p, size_t n) {
+  void *d = ir_alloc(b, n);
+  if (n) memcpy(d, p, n);
+  return d;
+}
+
+void ir_oom(ir_binder *b) {
+  b->p->oom_stage = b->stage;
+  longjmp(*b->p->oom_jmp, 1);
+}
+
 ir_op *ir_op_add(ir_binder *b, ir_opkind kind, int pos) {
   ir_plan *p = b->p;
   if (p->nops == b->capops) {
     int cap = b->capops ? b->capops * 2 : 16;
-    ir_op **ops = rt_arena_alloc(&p->arena, sizeof(ir_op *) * (size_t)cap);
+    ir_op **ops = ir_alloc(b, sizeof(ir_op *) * (size_t)cap);
     if (p->nops) memcpy(ops, p->ops, sizeof(ir_op *) * (size_t)p->nops);
     p->ops = ops;
     b->capops = cap;
   }
-  ir_op *op = rt_arena_alloc(&p->arena, sizeof *op);
+  ir_op *op = ir_alloc(b, sizeof *op);
   op->kind = kind;
   op->stage = b->stage;
   op->pos = pos;
@@ -53,7 +77,7 @@ ir_op *ir_op_add(ir_binder *b, ir_opkind kind, int pos) {
 const char *ir_expr_text(ir_binder *b, const fe_expr *e) {
   int end = e->endpos;
   if (end <= e->pos) return e->name ? e->name : e->str ? e->str : "?";
-  return rt_arena_strndup(&b->p->arena, b->text + e->pos, (size_t)(end - e->pos));
+  return ir_strndup(b, b->text + e->pos, (size_t)(end - e->pos));
 }
 
 /* A source column name must be usable as a bare name: what SQLite calls an
@@ -97,15 +121,15 @@ static void scan_row(ir_binder *b, ir_op *op, const char *qual) {
 
 static int bind_table(ir_binder *b, const fe_source *src, rt_table *t) {
   ir_plan *p = b->p;
-  const char **names = rt_arena_alloc(&p->arena, sizeof(char *) * (size_t)(t->ncols + 1));
+  const char **names = ir_alloc(b, sizeof(char *) * (size_t)(t->ncols + 1));
   for (int i = 0; i < t->ncols; i++) names[i] = t->cols[i].name;
   if (!check_names(b, t->ncols, names, false, src->pos)) return 0;
   ir_op *op = ir_op_add(b, IR_SCAN_TABLE, src->pos);
   op->scan.table = rt_table_ref(t);
-  op->scan.table_name = rt_arena_strdup(&p->arena, t->name ? t->name : src->name);
+  op->scan.table_name = ir_strdup(b, t->name ? t->name : src->name);
   op->scan.nscan = t->ncols;
-  op->scan.table_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(t->ncols + 1));
-  op->scan.out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(t->ncols + 1));
+  op->scan.table_cols = ir_alloc(b, sizeof(int) * (size_t)(t->ncols + 1));
+  op->scan.out_cols = ir_alloc(b, sizeof(int) * (size_t)(t->ncols + 1));
   for (int i = 0; i < t->ncols; i++) {
     op->scan.table_cols[i] = i;
     op->scan.out_cols[i] = ir_col_new(p, t->cols[i].name, t->cols[i].type, t->cols[i].nullable);
@@ -141,11 +165,14 @@ int ir_bind_sql_source(ir_binder *b, const fe_source *src) {
   } else {
     rt_buf_printf(&q, "%s", src->sql);
   }
-  const char *base = rt_arena_strndup(&p->arena, q.data, q.len);
+  const char *base = q.data && !q.failed ? rt_arena_strndup(&p->arena, q.data, q.len) : NULL;
   rt_buf_free(&q);
+  if (!base) ir_oom(b);
   rt_sqlcols sc = {0};
   rt_err lerr = {0};
   rt_sqlsrc *primed = NULL;
+  /* A scan of no kind yet (the plan frees it as nothing) until primed. */
+  ir_op *op = ir_op_add(b, IR_SCAN_BUF, src->pos);
   if (!b->env->db ||
       !rt_sql_prime(b->env->db, base, b->env->strings, &p->arena, &sc, &primed, &lerr) ||
       lerr.set) {
@@ -158,23 +185,21 @@ int ir_bind_sql_source(ir_binder *b, const fe_source *src) {
     if (!strncmp(m, "FROM: ", 6)) m += 6;
     return ir_fail(b, pos, "%s", m);
   }
-  if (!check_names(b, sc.ncols, (const char *const *)sc.names, true, pos)) {
-    rt_sqlsrc_close(primed);
-    return 0;
-  }
-  ir_op *op = ir_op_add(b, IR_SCAN_SQL, src->pos);
-  /* The rows read to type the columns: the first run goes on from them
-   * (the plan closes them if none does). */
+  /* The op (made before: ir_op_add may jump) keeps the rows read to type
+   * the columns: the first run goes on from them (the plan closes them
+   * if none does). */
+  op->kind = IR_SCAN_SQL;
   op->scan.primed = primed;
+  if (!check_names(b, sc.ncols, (const char *const *)sc.names, true, pos)) return 0;
   p->reads_sql = true;
   if (sc.sampled) p->sql_sampled = true;
   op->scan.sql_base = base;
   op->scan.sql = (char *)base;
   op->scan.nsrc = sc.ncols;
-  op->scan.table_name = src->kind == SRC_NAME ? rt_arena_strdup(&p->arena, src->name) : NULL;
+  op->scan.table_name = src->kind == SRC_NAME ? ir_strdup(b, src->name) : NULL;
   op->scan.nscan = sc.ncols;
-  op->scan.table_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(sc.ncols + 1));
-  op->scan.out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(sc.ncols + 1));
+  op->scan.table_cols = ir_alloc(b, sizeof(int) * (size_t)(sc.ncols + 1));
+  op->scan.out_cols = ir_alloc(b, sizeof(int) * (size_t)(sc.ncols + 1));
   for (int i = 0; i < sc.ncols; i++) {
     op->scan.table_cols[i] = i;
     /* Any SQLite value may be NULL. */
@@ -200,7 +225,7 @@ static ir_row output_row(ir_binder *b) {
 
 int ir_source_output(ir_binder *b, const fe_source *src) {
   b->row = output_row(b);
-  const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * (size_t)(b->row.n + 1));
+  const char **names = ir_alloc(b, sizeof(char *) * (size_t)(b->row.n + 1));
   for (int i = 0; i < b->row.n; i++) names[i] = b->row.e[i].name;
   return check_names(b, b->row.n, names, false, src->pos);
 }
@@ -275,15 +300,9 @@ int ir_bind_pipeline(ir_binder *b, const fe_pipeline *pl) {
   return ok;
 }
 
-ir_plan *ir_bind(const struct fe_pipeline *pl, const char *text, ir_env *env, rt_err *err) {
-  ir_plan *p = calloc(1, sizeof *p);
-  if (!p) {
-    rt_errorf(err, -1, "FROM: out of memory");
-    return NULL;
-  }
-  rt_arena_init(&p->arena);
-  p->text = text;
-  p->strings = env->strings;
+/* The plan of pl (bound into p), or NULL with the error set (p freed). */
+static ir_plan *bind_plan(ir_plan *p, const struct fe_pipeline *pl, const char *text, ir_env *env,
+                          rt_err *err) {
   ir_binder b = {.p = p, .env = env, .err = err, .text = text, .stage = "FROM"};
   if (env->params_of && env->params_of->nparams) {
     /* a pipeline subquery: its parameters are the enclosing plan's */
@@ -300,11 +319,41 @@ ir_plan *ir_bind(const struct fe_pipeline *pl, const char *text, ir_env *env, rt
   ir_row out = output_row(&b);
   ir_op *op = ir_op_add(&b, IR_OUTPUT, pl->endpos);
   op->output.nout = out.n;
-  op->output.out = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)(out.n + 1));
-  op->output.out_names = rt_arena_alloc(&p->arena, sizeof(char *) * (size_t)(out.n + 1));
+  op->output.out = ir_alloc(&b, sizeof(int) * (size_t)(out.n + 1));
+  op->output.out_names = ir_alloc(&b, sizeof(char *) * (size_t)(out.n + 1));
   for (int i = 0; i < out.n; i++) {
     op->output.out[i] = out.e[i].col;
-    op->output.out_names[i] = rt_arena_strdup(&p->arena, out.e[i].name);
+    op->output.out_names[i] = ir_strdup(&b, out.e[i].name);
   }
+  p->oom_jmp = NULL;
   return p;
+}
+
+/* bind_plan, with the landing of the binder's out-of-memory jump. */
+static ir_plan *bind_guarded(ir_plan *plan, const struct fe_pipeline *pl, const char *text,
+                             ir_env *env, rt_err *err) {
+  ir_plan *volatile p = plan;
+  jmp_buf oom;
+  if (setjmp(oom)) {
+    /* An allocation failed (ir_palloc): whatever error came before it
+     * is a consequence. */
+    memset(err, 0, sizeof *err);
+    rt_errorf(err, -1, "%s: out of memory", p->oom_stage ? p->oom_stage : "FROM");
+    ir_plan_free(p);
+    return NULL;
+  }
+  p->oom_jmp = &oom;
+  return bind_plan(p, pl, text, env, err);
+}
+
+ir_plan *ir_bind(const struct fe_pipeline *pl, const char *text, ir_env *env, rt_err *err) {
+  ir_plan *p = calloc(1, sizeof *p);
+  if (!p) {
+    rt_errorf(err, -1, "FROM: out of memory");
+    return NULL;
+  }
+  rt_arena_init(&p->arena);
+  p->text = text;
+  p->strings = env->strings;
+  return bind_guarded(p, pl, text, env, err);
 }

@@ -101,6 +101,17 @@ ir_op *ir_op_add(ir_binder *b, ir_opkind kind, int pos);
 const char *ir_expr_text(ir_binder *b, const fe_expr *e);
 /* Errors prefixed with the current stage: "<STAGE>: <msg>". */
 int ir_fail(ir_binder *b, int pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The binder's allocations, from the plan's arena: they never return
+ * NULL. Out of memory, they jump out of the binder (ir_palloc), and
+ * ir_bind fails with "<STAGE>: out of memory" and frees the plan, so
+ * whatever the binder holds besides the arena (a primed SQL source, a
+ * callout's context) must be in the plan before it allocates again.
+ * ir_oom is the same jump for a NULL from elsewhere. */
+void *ir_alloc(ir_binder *b, size_t n);
+char *ir_strdup(ir_binder *b, const char *s);
+char *ir_strndup(ir_binder *b, const char *s, size_t n);
+void *ir_memdup(ir_binder *b, const void *p, size_t n);
+_Noreturn void ir_oom(ir_binder *b);
 /* Binds a source into b's row and aliases; errors say `stage`. */
 int ir_bind_source(ir_binder *b, const fe_source *src, const char *stage);
 /* Binds a pipeline's source and stages into b (used for nested pipelines). */

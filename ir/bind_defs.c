@@ -23,9 +23,9 @@
 
 /* A deep copy, so each use of an argument owns its nodes. */
 static ir_expr *clone(ir_binder *b, const ir_expr *e) {
-  ir_expr *c = rt_arena_memdup(&b->p->arena, e, sizeof *e);
+  ir_expr *c = ir_memdup(b, e, sizeof *e);
   if (e->nargs) {
-    c->args = rt_arena_alloc(&b->p->arena, sizeof(ir_expr *) * (size_t)e->nargs);
+    c->args = ir_alloc(b, sizeof(ir_expr *) * (size_t)e->nargs);
     for (int i = 0; i < e->nargs; i++) c->args[i] = clone(b, e->args[i]);
   }
   return c;
@@ -86,7 +86,7 @@ static ir_expr **bind_args(ir_binder *b, const fe_source *src, const ir_fndef *d
   b->row = (ir_row){0};
   b->naliases = 0;
   b->aliases = NULL;
-  ir_expr **vals = rt_arena_alloc(&b->p->arena, sizeof(ir_expr *) * (size_t)(d->nargs + 1));
+  ir_expr **vals = ir_alloc(b, sizeof(ir_expr *) * (size_t)(d->nargs + 1));
   bool ok = true;
   for (int i = 0; i < d->nargs && ok; i++) {
     ir_expr *a = ir_bind_expr(b, src->args[i]);
@@ -184,10 +184,11 @@ int ir_bind_def_source(ir_binder *b, const fe_source *src, const ir_fndef *d, co
   rt_buf_append(&q, ")", 1);
   fe_source sql = *src;
   sql.kind = SRC_SQL;
-  sql.sql = rt_arena_strndup(&b->p->arena, q.data, q.len);
+  sql.sql = q.data && !q.failed ? rt_arena_strndup(&b->p->arena, q.data, q.len) : NULL;
   sql.sqlpos = src->pos;
   if (!sql.alias.name) sql.alias = (fe_name){src->name, src->pos};
   rt_buf_free(&q);
+  if (!sql.sql) ir_oom(b);
   return ir_bind_sql_source(b, &sql);
 }
 
@@ -200,21 +201,23 @@ ir_expr *ir_bind_callout(ir_binder *b, const fe_expr *x) {
   int n = x->nargs;
   if (x->star) return ir_fail(b, x->pos, "expected arguments to %s(), not *", x->str), NULL;
   if (n > 64) return ir_fail(b, x->pos, "%s: a call takes at most 64 arguments", x->str), NULL;
-  ir_expr **args = rt_arena_alloc(&b->p->arena, sizeof(ir_expr *) * (size_t)(n + 1));
+  ir_expr **args = ir_alloc(b, sizeof(ir_expr *) * (size_t)(n + 1));
   for (int i = 0; i < n; i++)
     if (!(args[i] = ir_bind_expr(b, x->args[i]))) return NULL;
-  if (d->callout(d->ctx, x->str, n, args, &b->p->arena, &c, msg, sizeof msg) <= 0)
-    return ir_fail(b, x->pos, "%s", msg[0] ? msg : "the call is not possible"), NULL;
+  /* Room first: the callout takes references the plan must own before
+   * anything else is allocated (ir_alloc may jump out). */
   ir_plan *p = b->p;
-  c.stage = b->stage;
-  c.pos = x->pos;
   if (p->ncallouts == p->capcallouts) {
     int cap = p->capcallouts ? p->capcallouts * 2 : 4;
-    ir_callout *v = rt_arena_alloc(&p->arena, sizeof *v * (size_t)cap);
+    ir_callout *v = ir_alloc(b, sizeof *v * (size_t)cap);
     if (p->ncallouts) memcpy(v, p->callouts, sizeof *v * (size_t)p->ncallouts);
     p->callouts = v;
     p->capcallouts = cap;
   }
+  if (d->callout(d->ctx, x->str, n, args, &b->p->arena, &c, msg, sizeof msg) <= 0)
+    return ir_fail(b, x->pos, "%s", msg[0] ? msg : "the call is not possible"), NULL;
+  c.stage = b->stage;
+  c.pos = x->pos;
   p->callouts[p->ncallouts++] = c;   /* the plan owns c's table and ctx now */
   p->reads_defs = true;
   if (c.reads_sql) p->reads_sql = p->sql_sampled = true;

@@ -32,14 +32,14 @@ static cls classof(rt_type t) {
 }
 
 static ir_expr *mk(ir_binder *b, ir_exkind k, rt_type t, bool nullable, int pos, int nargs) {
-  ir_expr *e = rt_arena_alloc(&b->p->arena, sizeof *e);
+  ir_expr *e = ir_alloc(b, sizeof *e);
   e->kind = k;
   e->type = t;
   e->nullable = nullable;
   e->pos = pos;
   e->col = -1;
   e->nargs = nargs;
-  if (nargs > 0) e->args = rt_arena_alloc(&b->p->arena, sizeof(ir_expr *) * (size_t)nargs);
+  if (nargs > 0) e->args = ir_alloc(b, sizeof(ir_expr *) * (size_t)nargs);
   return e;
 }
 
@@ -406,7 +406,7 @@ static int bind_values(ir_binder *b, fe_expr *const *args, int n, ir_expr **v, r
 
 static ir_expr *bind_in(ir_binder *b, const fe_expr *x) {
   int n = x->nargs;
-  ir_expr **v = rt_arena_alloc(&b->p->arena, sizeof(ir_expr *) * (size_t)n);
+  ir_expr **v = ir_alloc(b, sizeof(ir_expr *) * (size_t)n);
   rt_type t;
   for (int i = 0; i < n; i++)
     if (!(v[i] = ir_bind_expr(b, x->args[i]))) return NULL;
@@ -464,8 +464,8 @@ static ir_expr *bind_case(ir_binder *b, const fe_expr *x) {
   int n = x->nwhens;
   ir_expr *opnd = NULL;
   if (x->operand && !(opnd = ir_bind_expr(b, x->operand))) return NULL;
-  ir_expr **conds = rt_arena_alloc(&b->p->arena, sizeof(ir_expr *) * (size_t)n);
-  ir_expr **vals = rt_arena_alloc(&b->p->arena, sizeof(ir_expr *) * (size_t)(n + 1));
+  ir_expr **conds = ir_alloc(b, sizeof(ir_expr *) * (size_t)n);
+  ir_expr **vals = ir_alloc(b, sizeof(ir_expr *) * (size_t)(n + 1));
   for (int i = 0; i < n; i++) {
     ir_expr *w = ir_bind_expr(b, x->whens[i]);
     if (!w) return NULL;
@@ -727,7 +727,7 @@ static ir_expr *bind_param(ir_binder *b, const fe_expr *x) {
   if (!idx) idx = p->nparams + 1;
   if (idx > b->capparams) {
     int cap = idx > b->capparams * 2 ? idx : b->capparams * 2;
-    ir_param *np = rt_arena_alloc(&p->arena, sizeof(ir_param) * (size_t)cap);
+    ir_param *np = ir_alloc(b, sizeof(ir_param) * (size_t)cap);
     if (p->nparams) memcpy(np, p->params, sizeof(ir_param) * (size_t)p->nparams);
     p->params = np;
     b->capparams = cap;
@@ -742,7 +742,7 @@ static ir_expr *bind_param(ir_binder *b, const fe_expr *x) {
   for (int i = p->nparams; i < idx; i++) p->params[i] = (ir_param){NULL, RT_I64, true, -1, NULL};
   if (idx > p->nparams) p->nparams = idx;
   if (s[0] != '?' && !p->params[idx - 1].name)
-    p->params[idx - 1].name = rt_arena_strdup(&p->arena, s);
+    p->params[idx - 1].name = ir_strdup(b, s);
   p->params[idx - 1].type = t;
   p->params[idx - 1].inferred = inferred;
   if (p->params[idx - 1].pos < 0) {

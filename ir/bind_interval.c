@@ -47,7 +47,7 @@ static int key_kind(rt_type t) { return t == RT_F64 ? 1 : t == RT_STR ? 2 : 0; }
 
 /* Unique columns of row, in order. */
 static int row_cols(ir_binder *b, ir_row row, int **out) {
-  int *cols = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)row.n + 1));
+  int *cols = ir_alloc(b, sizeof(int) * ((size_t)row.n + 1));
   int n = 0;
   for (int i = 0; i < row.n; i++) {
     bool dup = false;
@@ -67,15 +67,14 @@ ir_op *ir_add_ivbuf(ir_binder *b, int pos, int n, int *cols) {
 
 /* Allocates the per-relation arrays of an interval op. */
 static void rel_arrays(ir_binder *b, ir_op *op, int nrel, int nper) {
-  rt_arena *a = &b->p->arena;
   op->iv.nrel = nrel;
   op->iv.nper = nper;
-  op->iv.bufs = rt_arena_alloc(a, sizeof(ir_op *) * (size_t)nrel);
-  op->iv.ts = rt_arena_alloc(a, sizeof(int) * (size_t)nrel);
-  op->iv.dur = rt_arena_alloc(a, sizeof(int) * (size_t)nrel);
-  op->iv.per = rt_arena_alloc(a, sizeof(int *) * (size_t)nrel);
-  op->iv.names = rt_arena_alloc(a, sizeof(char *) * (size_t)nrel);
-  op->iv.id = rt_arena_alloc(a, sizeof(int) * (size_t)nrel);
+  op->iv.bufs = ir_alloc(b, sizeof(ir_op *) * (size_t)nrel);
+  op->iv.ts = ir_alloc(b, sizeof(int) * (size_t)nrel);
+  op->iv.dur = ir_alloc(b, sizeof(int) * (size_t)nrel);
+  op->iv.per = ir_alloc(b, sizeof(int *) * (size_t)nrel);
+  op->iv.names = ir_alloc(b, sizeof(char *) * (size_t)nrel);
+  op->iv.id = ir_alloc(b, sizeof(int) * (size_t)nrel);
   for (int j = 0; j < nrel; j++) op->iv.id[j] = -1;
   op->iv.ts_out = op->iv.dur_out = -1;
 }
@@ -106,7 +105,7 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
   b->stage = stage;
   int k = src->nops, np = src->nper;
   if (k < 2) return ir_fail(b, src->pos, "expected at least two relations to intersect");
-  const char **quals = rt_arena_alloc(&p->arena, sizeof(char *) * (size_t)k);
+  const char **quals = ir_alloc(b, sizeof(char *) * (size_t)k);
   for (int j = 0; j < k; j++) {
     const fe_source *o = src->ops[j];
     quals[j] = src_qual(o);
@@ -116,11 +115,11 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
       return ir_fail(b, o->alias.name ? o->alias.pos : o->pos,
                      "expected a different alias for each relation");
   }
-  int *ts = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)k);
-  int *dur = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)k);
-  int **per = rt_arena_alloc(&p->arena, sizeof(int *) * (size_t)k);
-  ir_op **bufs = rt_arena_alloc(&p->arena, sizeof(ir_op *) * (size_t)k);
-  ir_row *rows = rt_arena_alloc(&p->arena, sizeof(ir_row) * (size_t)k);
+  int *ts = ir_alloc(b, sizeof(int) * (size_t)k);
+  int *dur = ir_alloc(b, sizeof(int) * (size_t)k);
+  int **per = ir_alloc(b, sizeof(int *) * (size_t)k);
+  ir_op **bufs = ir_alloc(b, sizeof(ir_op *) * (size_t)k);
+  ir_row *rows = ir_alloc(b, sizeof(ir_row) * (size_t)k);
   for (int j = 0; j < k; j++) {
     const fe_source *o = src->ops[j];
     if (!ir_bind_source(b, o, stage)) return 0;
@@ -131,7 +130,7 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
         !check_bound(b, quals[j], "ts", ts[j], o->pos) ||
         !check_bound(b, quals[j], "dur", dur[j], o->pos))
       return 0;
-    per[j] = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)np + 1));
+    per[j] = ir_alloc(b, sizeof(int) * ((size_t)np + 1));
     for (int q = 0; q < np; q++) {
       if ((per[j][q] = rel_col(b, rows[j], quals[j], src->per[q].name, o->pos)) < 0) return 0;
       if (j && key_kind(p->cols[per[j][q]].type) != key_kind(p->cols[per[0][q]].type))
@@ -165,7 +164,7 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
   ir_rowb rb = {0};
   ir_rowb_add(b, &rb, "ts", op->iv.ts_out, false);
   ir_rowb_add(b, &rb, "dur", op->iv.dur_out, false);
-  ir_alias *al = rt_arena_alloc(&p->arena, sizeof(ir_alias) * (size_t)k);
+  ir_alias *al = ir_alloc(b, sizeof(ir_alias) * (size_t)k);
   for (int j = 0; j < k; j++) {
     for (int i = 0; i < rows[j].n; i++) {
       bool bare = false;
@@ -210,8 +209,8 @@ static int input_bounds(ir_binder *b, const fe_stage *st, int *ts, int *dur, int
       !ir_resolve(b, NULL, "dur", st->pos, st->pos, dur, &nm) ||
       !check_bound(b, NULL, "dur", *dur, st->pos))
     return 0;
-  *per = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)st->nper + 1));
-  *per_names = rt_arena_alloc(&b->p->arena, sizeof(char *) * ((size_t)st->nper + 1));
+  *per = ir_alloc(b, sizeof(int) * ((size_t)st->nper + 1));
+  *per_names = ir_alloc(b, sizeof(char *) * ((size_t)st->nper + 1));
   for (int q = 0; q < st->nper; q++)
     if (!ir_resolve(b, NULL, st->per[q].name, st->per[q].pos, st->per[q].pos, &(*per)[q],
                     &(*per_names)[q]))
@@ -225,17 +224,17 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   const char **pnames;
   if (!input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
   int na = st->nitems;
-  ir_agg *aggs = rt_arena_alloc(&p->arena, sizeof(ir_agg) * ((size_t)na + 1));
-  rt_type *types = rt_arena_alloc(&p->arena, sizeof(rt_type) * ((size_t)na + 1));
-  bool *nulls = rt_arena_alloc(&p->arena, (size_t)na + 1);
-  bool *untyped = rt_arena_alloc(&p->arena, (size_t)na + 1);
+  ir_agg *aggs = ir_alloc(b, sizeof(ir_agg) * ((size_t)na + 1));
+  rt_type *types = ir_alloc(b, sizeof(rt_type) * ((size_t)na + 1));
+  bool *nulls = ir_alloc(b, (size_t)na + 1);
+  bool *untyped = ir_alloc(b, (size_t)na + 1);
   for (int i = 0; i < na; i++)
     if (!bind_flat_agg(b, &st->items[i], &aggs[i], &types[i], &nulls[i], &untyped[i])) return 0;
   /* The output row is ts, dur, the PER columns and the aggregates: one
    * name each, as AGGREGATE's. */
   int nout = 2 + st->nper + na;
-  const char **onames = rt_arena_alloc(&p->arena, sizeof(char *) * (size_t)nout);
-  int *opos = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)nout);
+  const char **onames = ir_alloc(b, sizeof(char *) * (size_t)nout);
+  int *opos = ir_alloc(b, sizeof(int) * (size_t)nout);
   onames[0] = "ts", onames[1] = "dur", opos[0] = opos[1] = st->pos;
   for (int q = 0; q < st->nper; q++) onames[2 + q] = pnames[q], opos[2 + q] = st->per[q].pos;
   for (int i = 0; i < na; i++)
@@ -243,7 +242,7 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   if (!ir_check_output_names(b, nout, onames, opos)) return 0;
   /* The buffer holds what the sweep reads; nothing else survives. */
   int id = rel_id(b, b->row);
-  int *cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)(3 + st->nper + na) + 1));
+  int *cols = ir_alloc(b, sizeof(int) * ((size_t)(3 + st->nper + na) + 1));
   int n = 0;
   cols[n++] = ts;
   cols[n++] = dur;
@@ -305,7 +304,7 @@ static int bind_operand(ir_binder *b, const fe_stage *st, const char *what, iv_o
       (o->dur = rel_col(b, o->row, rel, "dur", pos)) < 0 ||
       !check_bound(b, rel, "ts", o->ts, pos) || !check_bound(b, rel, "dur", o->dur, pos))
     return 0;
-  o->per = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)st->nper + 1));
+  o->per = ir_alloc(b, sizeof(int) * ((size_t)st->nper + 1));
   o->nper_found = 0;
   for (int q = 0; q < st->nper; q++) {
     o->per[q] = find_bare(b, o->row, st->per[q].name, rel, pos);
@@ -391,7 +390,7 @@ int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
   b->row = ir_rowb_done(&rb);
   /* The input's aliases stay; the operand's alias joins them (replacing
    * one of the same name). */
-  ir_alias *al = rt_arena_alloc(&p->arena, sizeof(ir_alias) * ((size_t)in_naliases + 1));
+  ir_alias *al = ir_alloc(b, sizeof(ir_alias) * ((size_t)in_naliases + 1));
   int na = 0;
   for (int i = 0; i < in_naliases; i++)
     if (!o.qual || !ir_name_eq(in_aliases[i].name, o.qual)) al[na++] = in_aliases[i];
@@ -438,11 +437,11 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
   op->iv.id[1] = rel_id(b, o.row);   /* a negative background bound names its row */
 
   int max = in_row.n + o.row.n + 1;
-  op->iv.out_cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
-  op->iv.from_in = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
-  op->iv.from_bg = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
-  op->iv.fill_kind = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
-  op->iv.fill_key = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)max);
+  op->iv.out_cols = ir_alloc(b, sizeof(int) * (size_t)max);
+  op->iv.from_in = ir_alloc(b, sizeof(int) * (size_t)max);
+  op->iv.from_bg = ir_alloc(b, sizeof(int) * (size_t)max);
+  op->iv.fill_kind = ir_alloc(b, sizeof(int) * (size_t)max);
+  op->iv.fill_key = ir_alloc(b, sizeof(int) * (size_t)max);
   ir_rowb rb = {0};
   int n = 0;
   for (int i = 0; i < in_row.n; i++) {

@@ -14,7 +14,7 @@ bool ir_name_eq(const char *a, const char *b) { return rt_strieq(a, b) != 0; }
 void ir_rowb_add(ir_binder *b, ir_rowb *rb, const char *name, int col, bool qonly) {
   if (rb->n == rb->cap) {
     int cap = rb->cap ? rb->cap * 2 : 8;
-    ir_entry *e = rt_arena_alloc(&b->p->arena, sizeof(ir_entry) * (size_t)cap);
+    ir_entry *e = ir_alloc(b, sizeof(ir_entry) * (size_t)cap);
     if (rb->n) memcpy(e, rb->e, sizeof(ir_entry) * (size_t)rb->n);
     rb->e = e;
     rb->cap = cap;
@@ -36,7 +36,7 @@ void ir_alias_set_one(ir_binder *b, const char *name, ir_row row) {
     b->aliases = NULL;
     return;
   }
-  ir_alias *a = rt_arena_alloc(&b->p->arena, sizeof *a);
+  ir_alias *a = ir_alloc(b, sizeof *a);
   a->name = name;
   a->row = row;
   b->naliases = 1;
@@ -136,9 +136,9 @@ int ir_resolve(ir_binder *b, const char *qual, const char *name, int pos, int na
 int ir_row_all_cols(ir_binder *b, int **out) {
   int max = b->row.n;
   for (int i = 0; i < b->naliases; i++) max += b->aliases[i].row.n;
-  int *cols = rt_arena_alloc(&b->p->arena, sizeof(int) * (size_t)(max ? max : 1));
+  int *cols = ir_alloc(b, sizeof(int) * (size_t)(max ? max : 1));
   /* Mark columns already taken with a per-column flag to stay linear. */
-  bool *seen = rt_arena_alloc(&b->p->arena, (size_t)b->p->ncols + 1);
+  bool *seen = ir_alloc(b, (size_t)b->p->ncols + 1);
   int n = 0;
   for (int pass = -1; pass < b->naliases; pass++) {
     ir_row r = pass < 0 ? b->row : b->aliases[pass].row;

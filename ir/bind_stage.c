@@ -45,8 +45,8 @@ static const char *item_name(ir_binder *b, const fe_expr *x, const char *as) {
 /* Expands a star item (`*` over the whole row, `q.*` over q's snapshot)
  * with its EXCEPT / REPLACE modifiers into rb, all entries bare. */
 static int bind_star(ir_binder *b, const fe_item *it, ir_row src, ir_rowb *rb) {
-  bool *drop = rt_arena_alloc(&b->p->arena, (size_t)src.n + 1);
-  int *repl = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)src.n + 1));
+  bool *drop = ir_alloc(b, (size_t)src.n + 1);
+  int *repl = ir_alloc(b, sizeof(int) * ((size_t)src.n + 1));
   for (int i = 0; i < src.n; i++) repl[i] = -1;
   for (int k = 0; k < it->nexcept; k++) {
     const fe_name *nm = &it->except[k];
@@ -125,7 +125,7 @@ int ir_bind_extend(ir_binder *b, const fe_stage *st) {
 /* The aliases minus those named in `names` (SET and DROP remove an alias
  * named like the column). */
 static void drop_aliases(ir_binder *b, int n, const char *const *names) {
-  ir_alias *keep = rt_arena_alloc(&b->p->arena, sizeof(ir_alias) * ((size_t)b->naliases + 1));
+  ir_alias *keep = ir_alloc(b, sizeof(ir_alias) * ((size_t)b->naliases + 1));
   int nk = 0;
   for (int i = 0; i < b->naliases; i++) {
     bool hit = false;
@@ -139,8 +139,8 @@ static void drop_aliases(ir_binder *b, int n, const char *const *names) {
 int ir_bind_set(ir_binder *b, const fe_stage *st) {
   if (!ir_bind_windows(b, st)) return 0;
   int n = st->nassign;
-  int *cols = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)n + 1));
-  const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * ((size_t)n + 1));
+  int *cols = ir_alloc(b, sizeof(int) * ((size_t)n + 1));
+  const char **names = ir_alloc(b, sizeof(char *) * ((size_t)n + 1));
   for (int k = 0; k < n; k++) {
     const fe_assign *a = &st->assign[k];
     int old;
@@ -165,7 +165,7 @@ int ir_bind_set(ir_binder *b, const fe_stage *st) {
 
 int ir_bind_drop(ir_binder *b, const fe_stage *st) {
   int n = st->nnames;
-  const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * ((size_t)n + 1));
+  const char **names = ir_alloc(b, sizeof(char *) * ((size_t)n + 1));
   for (int k = 0; k < n; k++) {
     const fe_name *nm = &st->names[k];
     names[k] = nm->name;
@@ -238,7 +238,7 @@ static ir_expr *order_position(ir_binder *b, const fe_expr *x) {
 }
 
 int ir_bind_order(ir_binder *b, const fe_stage *st) {
-  ir_sortkey *keys = rt_arena_alloc(&b->p->arena, sizeof(ir_sortkey) * ((size_t)st->norder + 1));
+  ir_sortkey *keys = ir_alloc(b, sizeof(ir_sortkey) * ((size_t)st->norder + 1));
   for (int i = 0; i < st->norder; i++) {
     const fe_order *o = &st->order[i];
     /* `ORDER BY 2 COLLATE NOCASE` is a position too, as in SQLite. */
@@ -261,7 +261,7 @@ int ir_bind_order(ir_binder *b, const fe_stage *st) {
    * keys; live.c trims this to what is read after the sort. */
   int *all;
   int n = ir_row_all_cols(b, &all);
-  op->sort.carry = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)(n + st->norder) + 1));
+  op->sort.carry = ir_alloc(b, sizeof(int) * ((size_t)(n + st->norder) + 1));
   memcpy(op->sort.carry, all, sizeof(int) * (size_t)n);
   for (int i = 0; i < st->norder; i++) {
     bool have = false;
@@ -461,8 +461,8 @@ int ir_check_output_names(ir_binder *b, int n, const char *const *names, const i
  * (LANGUAGE.md §4). */
 static int aggregate_names(ir_binder *b, const fe_stage *st, const char **gnames) {
   int n = st->ngroup + st->nitems;
-  const char **names = rt_arena_alloc(&b->p->arena, sizeof(char *) * ((size_t)n + 1));
-  int *pos = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)n + 1));
+  const char **names = ir_alloc(b, sizeof(char *) * ((size_t)n + 1));
+  int *pos = ir_alloc(b, sizeof(int) * ((size_t)n + 1));
   for (int i = 0; i < st->ngroup; i++) {
     names[i] = gnames[i];
     pos[i] = item_name_pos(&st->group[i]);
@@ -477,8 +477,8 @@ static int aggregate_names(ir_binder *b, const fe_stage *st, const char **gnames
 int ir_bind_aggregate(ir_binder *b, const fe_stage *st) {
   ir_plan *p = b->p;
   int ng = st->ngroup, na = st->nitems;
-  int *gcols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)ng + 1));
-  const char **gnames = rt_arena_alloc(&p->arena, sizeof(char *) * ((size_t)ng + 1));
+  int *gcols = ir_alloc(b, sizeof(int) * ((size_t)ng + 1));
+  const char **gnames = ir_alloc(b, sizeof(char *) * ((size_t)ng + 1));
   b->agg_msg = "an aggregate does not belong in GROUP BY";
   for (int i = 0; i < ng; i++) {
     const fe_item *g = &st->group[i];
@@ -488,17 +488,17 @@ int ir_bind_aggregate(ir_binder *b, const fe_stage *st) {
     gcols[i] = ir_materialize(b, e, gnames[i], g->expr->pos);
   }
   b->agg_msg = NULL;
-  ir_agg *aggs = rt_arena_alloc(&p->arena, sizeof(ir_agg) * ((size_t)na + 1));
-  rt_type *types = rt_arena_alloc(&p->arena, sizeof(rt_type) * ((size_t)na + 1));
-  bool *nulls = rt_arena_alloc(&p->arena, (size_t)na + 1);
-  bool *untyped = rt_arena_alloc(&p->arena, (size_t)na + 1);
+  ir_agg *aggs = ir_alloc(b, sizeof(ir_agg) * ((size_t)na + 1));
+  rt_type *types = ir_alloc(b, sizeof(rt_type) * ((size_t)na + 1));
+  bool *nulls = ir_alloc(b, (size_t)na + 1);
+  bool *untyped = ir_alloc(b, (size_t)na + 1);
   for (int i = 0; i < na; i++)
     if (!bind_agg(b, &st->items[i], &aggs[i], ng, &types[i], &nulls[i], &untyped[i])) return 0;
   if (!aggregate_names(b, st, gnames)) return 0;
   ir_op *op = ir_op_add(b, IR_AGGREGATE, st->pos);
   op->agg.ngroup = ng;
   op->agg.group_cols = gcols;
-  op->agg.group_out = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)ng + 1));
+  op->agg.group_out = ir_alloc(b, sizeof(int) * ((size_t)ng + 1));
   op->agg.naggs = na;
   op->agg.aggs = aggs;
   ir_rowb rb = {0};

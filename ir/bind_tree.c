@@ -63,10 +63,10 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
                    it == RT_STR ? "a string" : "an integer", pt == RT_STR ? "a string" : "an integer");
 
   int na = st->nitems;
-  ir_agg *aggs = rt_arena_alloc(&p->arena, sizeof(ir_agg) * ((size_t)na + 1));
-  rt_type *types = rt_arena_alloc(&p->arena, sizeof(rt_type) * ((size_t)na + 1));
-  bool *nulls = rt_arena_alloc(&p->arena, (size_t)na + 1);
-  bool *untyped = rt_arena_alloc(&p->arena, (size_t)na + 1);
+  ir_agg *aggs = ir_alloc(b, sizeof(ir_agg) * ((size_t)na + 1));
+  rt_type *types = ir_alloc(b, sizeof(rt_type) * ((size_t)na + 1));
+  bool *nulls = ir_alloc(b, (size_t)na + 1);
+  bool *untyped = ir_alloc(b, (size_t)na + 1);
   for (int i = 0; i < na; i++)
     if (!bind_tree_agg(b, &st->items[i], &aggs[i], &types[i], &nulls[i], &untyped[i])) return 0;
 
@@ -95,7 +95,7 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
      * live.c trims this to what is read after the ordering. */
     int *all;
     int n = ir_row_all_cols(b, &all);
-    order->tree.carry = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)n + (size_t)na + 3));
+    order->tree.carry = ir_alloc(b, sizeof(int) * ((size_t)n + (size_t)na + 3));
     memcpy(order->tree.carry, all, sizeof(int) * (size_t)n);
     for (int i = 0; i < na; i++) {
       bool have = aggs[i].arg_col < 0;

@@ -64,7 +64,10 @@ static void wrap_sql(ir_plan *p, ir_op *op) {
     ir_sql_quote(&q, p->cols[op->scan.out_cols[i]].name);
   }
   rt_buf_printf(&q, " FROM __pipeline_source");
-  op->scan.sql = rt_arena_strndup(&p->arena, q.data, q.len);
+  /* Out of memory, the query stays the unwrapped base (reads every
+   * column: still correct). */
+  char *sql = q.failed || !q.data ? NULL : rt_arena_strndup(&p->arena, q.data, q.len);
+  if (sql) op->scan.sql = sql;
   rt_buf_free(&q);
 }
 

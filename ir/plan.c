@@ -288,17 +288,26 @@ int ir_buf_layout(const ir_op *op, int *cols) {
   return n;
 }
 
+void *ir_palloc(ir_plan *p, size_t n) {
+  void *v = rt_arena_alloc(&p->arena, n);
+  if (!v && p->oom_jmp) longjmp(*p->oom_jmp, 1);
+  return v;
+}
+
 int ir_col_new(ir_plan *p, const char *name, rt_type type, bool nullable) {
   if (p->ncols == p->capcols) {
     /* Columns live in the arena: grow by copying (plans have few columns). */
     int cap = p->capcols ? p->capcols * 2 : 16;
-    ir_col *cols = rt_arena_alloc(&p->arena, sizeof(ir_col) * (size_t)cap);
+    ir_col *cols = ir_palloc(p, sizeof(ir_col) * (size_t)cap);
     if (p->ncols) memcpy(cols, p->cols, sizeof(ir_col) * (size_t)p->ncols);
     p->cols = cols;
     p->capcols = cap;
   }
   ir_col *c = &p->cols[p->ncols];
-  c->name = rt_arena_strdup(&p->arena, name ? name : "");
+  name = name ? name : "";
+  char *copy = ir_palloc(p, strlen(name) + 1);
+  memcpy(copy, name, strlen(name));
+  c->name = copy;
   c->type = type;
   c->nullable = nullable;
   c->live = false;
@@ -314,12 +323,27 @@ void ir_sql_quote(rt_buf *out, const char *s) {
   rt_buf_append(out, "\"", 1);
 }
 
-ir_plan *ir_build(const struct fe_pipeline *ast, const char *text, ir_env *env, rt_err *err) {
-  ir_plan *p = ir_bind(ast, text, env, err);
-  if (!p) return NULL;
+/* The passes after binding, with the landing of ir_palloc's jump. */
+static ir_plan *passes(ir_plan *plan, rt_err *err) {
+  ir_plan *volatile p = plan;
+  jmp_buf oom;
+  if (setjmp(oom)) {
+    memset(err, 0, sizeof *err);
+    rt_errorf(err, -1, "out of memory");
+    ir_plan_free(p);
+    return NULL;
+  }
+  p->oom_jmp = &oom;
   ir_live(p);
   ir_segment_plan(p);
   ir_mark_names(p);
+  p->oom_jmp = NULL;
+  return p;
+}
+
+ir_plan *ir_build(const struct fe_pipeline *ast, const char *text, ir_env *env, rt_err *err) {
+  ir_plan *p = ir_bind(ast, text, env, err);
+  if (!p || !(p = passes(p, err))) return NULL;
   if (!ir_verify(p, err)) {
     ir_plan_free(p);
     return NULL;

@@ -23,6 +23,7 @@
 #ifndef PJ_PLAN_H
 #define PJ_PLAN_H
 
+#include <setjmp.h>
 #include "../runtime/rt.h"
 #include "../runtime/store.h"
 #include "runtime/tree/tree.h"
@@ -576,6 +577,11 @@ typedef struct ir_plan {
     const struct ir_sqlinput *by;
     void *handle;
   } *sqlins;
+  /* While the binder builds the plan: where an allocation from the arena
+   * that fails jumps to (ir_bind, which then fails with "<stage>: out
+   * of memory", oom_stage naming the stage). See ir_palloc. */
+  jmp_buf *oom_jmp;
+  const char *oom_stage;
 } ir_plan;
 
 /* ---- building ----------------------------------------------------------- */
@@ -688,6 +694,10 @@ void ir_op_need(const ir_op *op, bool *need);
 
 /* Adds a column; returns its id. */
 int ir_col_new(ir_plan *p, const char *name, rt_type type, bool nullable);
+/* n zeroed bytes from the plan's arena. Out of memory, it jumps to
+ * p->oom_jmp when the binder set one (so the binder's code never sees
+ * NULL), else returns NULL. */
+void *ir_palloc(ir_plan *p, size_t n);
 
 /* Appends `name` as a SQL identifier: "a""b" (added by ir/). */
 void ir_sql_quote(rt_buf *out, const char *name);

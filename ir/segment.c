@@ -69,7 +69,7 @@ static void tree_table_order(ir_plan *p, int si) {
   for (int i = 0; i < src->scan.nscan; i++)
     if (src->scan.out_cols[i] == num->tree.id_col) idtc = src->scan.table_cols[i];
   if (idtc < 0) return;
-  int *tc = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)sb->scan.nscan + 1));
+  int *tc = ir_palloc(p, sizeof(int) * ((size_t)sb->scan.nscan + 1));
   for (int i = 0; i < sb->scan.nscan; i++) {
     int c = sb->scan.out_cols[i], found = -2;
     if (c == num->tree.node_col) found = idtc;
@@ -86,12 +86,12 @@ static void tree_table_order(ir_plan *p, int si) {
 }
 
 static ir_op *scan_buf(ir_plan *p, ir_op *brk) {
-  ir_op *op = rt_arena_alloc(&p->arena, sizeof *op);
+  ir_op *op = ir_palloc(p, sizeof *op);
   op->kind = IR_SCAN_BUF;
   op->stage = brk->stage;
   op->pos = brk->pos;
   op->scan.buf_op = brk;
-  op->scan.out_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)ir_buf_layout_max(brk) + 1));
+  op->scan.out_cols = ir_palloc(p, sizeof(int) * ((size_t)ir_buf_layout_max(brk) + 1));
   op->scan.nscan = ir_buf_layout(brk, op->scan.out_cols);
   return op;
 }
@@ -116,7 +116,7 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
   }
   int max = 2 + op->iv.nper + op->iv.naggs;
   for (int j = 0; j < op->iv.nrel; j++) max += op->iv.bufs[j]->ivbuf.ncarry;
-  op->iv.out_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)max + 1));
+  op->iv.out_cols = ir_palloc(p, sizeof(int) * ((size_t)max + 1));
   op->iv.nscan = 0;
   if (bounds) {
     op->iv.out_cols[op->iv.nscan++] = op->iv.ts_out;
@@ -134,7 +134,7 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
 
 void ir_segment_plan(ir_plan *p) {
   /* Rebuild the op list with fresh SCAN_BUF ops, then segment it. */
-  ir_op **ops = rt_arena_alloc(&p->arena, sizeof(ir_op *) * ((size_t)p->nops * 2 + 1));
+  ir_op **ops = ir_palloc(p, sizeof(ir_op *) * ((size_t)p->nops * 2 + 1));
   int nops = 0;
   for (int i = 0; i < p->nops; i++) {
     ir_op *op = p->ops[i];
@@ -151,7 +151,7 @@ void ir_segment_plan(ir_plan *p) {
     if (!ops[i]->dead && ir_op_is_source(ops[i]->kind)) nsegs++;
     if (ir_op_is_interval(ops[i]->kind)) iv_outputs(p, ops[i]);
   }
-  p->segs = rt_arena_alloc(&p->arena, sizeof(ir_segment) * ((size_t)nsegs + 1));
+  p->segs = ir_palloc(p, sizeof(ir_segment) * ((size_t)nsegs + 1));
   p->nsegs = 0;
   /* Segments are numbered (and run) in the order their sinks close them.
    * A source met while a segment is open (a JOIN's relation, bound
@@ -169,7 +169,7 @@ void ir_segment_plan(ir_plan *p) {
       if (seg) open[nopen++] = seg;
       seg = &tmp[ntmp++];
       seg->source = op;
-      seg->steps = rt_arena_alloc(&p->arena, sizeof(ir_op *) * ((size_t)nops + 1));
+      seg->steps = ir_palloc(p, sizeof(ir_op *) * ((size_t)nops + 1));
       break;
     case IR_ROLE_STEP:
       if (!seg && nopen) seg = open[--nopen];

@@ -126,7 +126,10 @@ void rt_buf_reserve(rt_buf *b, size_t extra) {
   size_t cap = b->cap ? b->cap : 64;
   while (cap < b->len + extra + 1) cap *= 2;
   char *d = realloc(b->data, cap);
-  if (!d) return;
+  if (!d) {
+    b->failed = true;
+    return;
+  }
   b->data = d;
   b->cap = cap;
 }
@@ -146,7 +149,7 @@ void rt_buf_printf(rt_buf *b, const char *fmt, ...) {
   va_end(ap);
   if (n < 0) return;
   rt_buf_reserve(b, (size_t)n);
-  if (b->len + (size_t)n + 1 > b->cap) return;
+  if (b->len + (size_t)n + 1 > b->cap) return;   /* failed: out of memory */
   va_start(ap, fmt);
   vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
   va_end(ap);
@@ -157,4 +160,5 @@ void rt_buf_free(rt_buf *b) {
   free(b->data);
   b->data = NULL;
   b->len = b->cap = 0;
+  b->failed = false;
 }

@@ -62,6 +62,7 @@ void rt_arena_free(rt_arena *a);                     /* frees every block */
 typedef struct rt_buf {
   char *data;
   size_t len, cap;
+  bool failed;   /* a growth failed and text was dropped (out of memory) */
 } rt_buf;
 void rt_buf_reserve(rt_buf *b, size_t extra);
 void rt_buf_append(rt_buf *b, const void *p, size_t n);

@@ -323,11 +323,15 @@ static int prime_once(sqlite3 *db, const char *sql, rt_strpool *sp, rt_arena *a,
   char **names = rt_arena_alloc(a, sizeof(char *) * (size_t)n);
   rt_type *types = rt_arena_alloc(a, sizeof(rt_type) * (size_t)n);
   int unknown = 0;
-  for (int c = 0; c < n; c++) {
+  for (int c = 0; names && types && c < n; c++) {
     const char *nm = sqlite3_column_name(st, c);
-    names[c] = rt_arena_strdup(a, nm ? nm : "");
+    if (!(names[c] = rt_arena_strdup(a, nm ? nm : ""))) names = NULL;
     types[c] = sql_decl_type(sqlite3_column_decltype(st, c));
     unknown += types[c] == RT_NULLT;
+  }
+  if (!names || !types) {
+    sqlite3_finalize(st);
+    return rt_errorf(err, -1, "FROM: out of memory");
   }
   out->ncols = n;
   out->names = names;

@@ -29,21 +29,30 @@
  * PJ_QUERY_DIR points at the .test files (default tests/queries).
  *
  * Built with PJ_OOM_SWEEP (the test_oom target, linked with --wrap for
- * malloc, calloc, realloc, strdup and strndup, so that every allocation
- * the library's own code makes goes through the counter below), each case
- * is then run again failing its Nth allocation, as SQLite's and Lua's
- * tests do, for N = 1, 2, … up to the number of allocations the case
- * makes. Each such run must either fail with a message or print exactly
- * the rows of the normal run (an allocation the library can do without),
- * and the engine must still work: the case run again without a failure
- * prints what it printed before. Cases of more than PJ_OOM_STEPS
- * allocations (default 150; PJ_OOM_JIT_STEPS, default 10, for the JIT,
- * which compiles at every run) are swept with a stride, so that the whole
- * suite stays a few minutes under ASan; 0 tries every N. The sweep
- * covers running pipelines (the JIT's compile included), from the
- * before_run hook on: parsing and binding are not swept yet.
- * Allocations inside SQLite and LLVM are not counted (LLVM aborts on
- * out-of-memory by design; SQLite reports SQLITE_NOMEM, covered by its
+ * malloc, calloc, realloc, strdup, strndup and the arena's allocators, so
+ * that every allocation the library's own code makes, each piece of an
+ * arena included, goes through the counter below), each block (a case or
+ * a setup script) is then run again failing its Nth allocation, as
+ * SQLite's and Lua's tests do, from parsing to the last row. Each run
+ * happens in a child process forked from the engine as it was before the
+ * block (so a CREATE is swept as a first creation). It must either print
+ * exactly the rows of the normal run (an allocation the library can do
+ * without) or fail with a message after printing what the statements
+ * before the failed one printed; then the rest of the script, from the
+ * failed statement on, must print what it normally prints (the failed
+ * statement left the engine as it was; checked on the interpreter, since
+ * what a failure leaves is the statement's), and under ASan nothing may
+ * leak (one run a block checks, since a check scans the whole heap;
+ * PJ_OOM_LEAK_CHECKS=all checks every run).
+ * Blocks of many allocations are sampled with a deterministic stride on
+ * two budgets: allocations outside running pipelines (parse, bind,
+ * PerfettoSQL statements, SQLite's part: PJ_OOM_STMT_STEPS, default 60)
+ * and inside them (PJ_OOM_STEPS, default 60); the JIT, which compiles at
+ * every run, gets PJ_OOM_JIT_STMT_STEPS and PJ_OOM_JIT_STEPS (default 2
+ * and 8: parsing and binding are the interpreter's too). 0 tries every N. PJ_OOM_KEEP_GOING=1 goes on after a failure and
+ * PJ_OOM_TRACE=1 prints the stack of each failed allocation (to find the
+ * place). Allocations inside SQLite and LLVM are not counted (LLVM aborts
+ * on out-of-memory by design; SQLite reports SQLITE_NOMEM, covered by its
  * own tests), nor are the test's own.
  */
 #include <dirent.h>
@@ -65,8 +74,13 @@
 
 #ifdef PJ_OOM_SWEEP
 #include <pthread.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#include "api/engine.h"   /* pj__engine_set_cache_size */
+#include "api/engine.h"   /* pj__engine_set_cache_size, pj__hooks */
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
@@ -78,6 +92,15 @@ void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t n);
 char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
+void *__real_rt_arena_alloc(rt_arena *a, size_t n);
+void *__real_rt_arena_memdup(rt_arena *a, const void *p, size_t n);
+char *__real_rt_arena_strdup(rt_arena *a, const char *s);
+char *__real_rt_arena_strndup(rt_arena *a, const char *s, size_t n);
+void *__wrap_rt_arena_alloc(rt_arena *a, size_t n);
+void *__wrap_rt_arena_memdup(rt_arena *a, const void *p, size_t n);
+char *__wrap_rt_arena_strdup(rt_arena *a, const char *s);
+char *__wrap_rt_arena_strndup(rt_arena *a, const char *s, size_t n);
+char *__wrap_rt_arena_printf(rt_arena *a, const char *fmt, ...);
 
 /* Armed when fail_at > 0: allocations of the main thread are counted and
  * the fail_at-th returns NULL (once). paused > 0 while the test's own
@@ -86,10 +109,34 @@ static long g_oom_count, g_oom_fail_at;
 static int g_oom_hit, g_oom_paused;
 static pthread_t g_oom_thread;
 
+/* Where the counted allocations fall: 0 while a statement is parsed,
+ * bound, compiled or done by SQLite or the definitions' code, 1 while a
+ * compiled pipeline runs (from the before_run hook to the statement's
+ * end). The counting run records where the phase changes (g_oom_marks),
+ * so that the sweep can sample the two on budgets of their own. */
+typedef struct oom_mark { long at; int phase; } oom_mark;
+#define OOM_MAX_MARKS 4096
+static int g_oom_phase, g_oom_nmarks, g_oom_recording;
+static oom_mark g_oom_marks[OOM_MAX_MARKS];
+/* End (offset past it) of the last statement of the script that
+ * succeeded: where the rest of the script starts after a failure. */
+static size_t g_oom_last_end;
+
+/* PJ_OOM_TRACE=1: the stack of each allocation made to fail, on stderr,
+ * after the block's file and line (g_oom_where). */
+static int g_oom_trace;
+static char g_oom_where[300];
+
 static int oom_now(void) {
   if (g_oom_fail_at <= 0 || g_oom_paused || !pthread_equal(pthread_self(), g_oom_thread)) return 0;
   if (++g_oom_count != g_oom_fail_at) return 0;
   g_oom_hit = 1;
+  if (g_oom_trace) {
+    void *frames[24];
+    int n = backtrace(frames, 24);
+    fprintf(stderr, "oom: allocation %ld of %s fails here:\n", g_oom_count, g_oom_where);
+    backtrace_symbols_fd(frames, n, 2);
+  }
   return 1;
 }
 void *__wrap_malloc(size_t n) { return oom_now() ? NULL : __real_malloc(n); }
@@ -97,34 +144,65 @@ void *__wrap_calloc(size_t n, size_t size) { return oom_now() ? NULL : __real_ca
 void *__wrap_realloc(void *p, size_t n) { return oom_now() ? NULL : __real_realloc(p, n); }
 char *__wrap_strdup(const char *s) { return oom_now() ? NULL : __real_strdup(s); }
 char *__wrap_strndup(const char *s, size_t n) { return oom_now() ? NULL : __real_strndup(s, n); }
+/* Arena pieces count one by one (most come from a block that is already
+ * there, so failing only malloc would never reach their callers). */
+void *__wrap_rt_arena_alloc(rt_arena *a, size_t n) {
+  return oom_now() ? NULL : __real_rt_arena_alloc(a, n);
+}
+void *__wrap_rt_arena_memdup(rt_arena *a, const void *p, size_t n) {
+  return oom_now() ? NULL : __real_rt_arena_memdup(a, p, n);
+}
+char *__wrap_rt_arena_strdup(rt_arena *a, const char *s) {
+  return oom_now() ? NULL : __real_rt_arena_strdup(a, s);
+}
+char *__wrap_rt_arena_strndup(rt_arena *a, const char *s, size_t n) {
+  return oom_now() ? NULL : __real_rt_arena_strndup(a, s, n);
+}
+char *__wrap_rt_arena_printf(rt_arena *a, const char *fmt, ...) {
+  if (oom_now()) return NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return NULL;
+  char *d = __real_rt_arena_alloc(a, (size_t)n + 1);
+  if (!d) return NULL;
+  va_start(ap, fmt);
+  vsnprintf(d, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return d;
+}
 
-/* Counting goes on across the pipelines of a script: the sweep resets
- * g_oom_count and g_oom_hit before each run. */
 static void oom_arm(long fail_at) {
   g_oom_thread = pthread_self();
+  g_oom_count = 0;
+  g_oom_hit = 0;
+  g_oom_phase = 0;
+  g_oom_nmarks = 0;
+  g_oom_last_end = 0;
   g_oom_fail_at = fail_at;
 }
 static void oom_disarm(void) { g_oom_fail_at = 0; }
 
-/* The sweep covers running a compiled pipeline (and what the script does
- * after it): the engine's before_run hook arms the counter once the
- * pipeline is parsed and bound. Parsing and binding allocate from arenas
- * whose callers do not all check yet, so they are left out (see
- * docs/DECISIONS.md, "Out of memory"). */
-static long g_oom_pending;
-/* What the sweep did, printed at the end: cases swept, failures
+static void oom_set_phase(int phase) {
+  if (phase == g_oom_phase) return;
+  g_oom_phase = phase;
+  if (g_oom_recording && g_oom_nmarks < OOM_MAX_MARKS)
+    g_oom_marks[g_oom_nmarks++] = (oom_mark){g_oom_count, phase};
+}
+static int oom_before_run(void *ctx, pj_query *q, const char *text, size_t len, size_t off) {
+  oom_set_phase(1);
+  return 0;
+}
+static void oom_after_stmt(void *ctx, const char *text, size_t len, size_t off, const pj_timing *t,
+                           int pipeline) {
+  oom_set_phase(0);
+  g_oom_last_end = off + len;
+}
+/* What the sweep did, printed at the end: blocks swept, failures
  * injected, runs that then failed with a message, runs that printed the
  * normal rows anyway. */
 static long g_oom_cases, g_oom_injected, g_oom_errors, g_oom_same;
-static int oom_before_run(void *ctx, pj_query *q, const char *text, size_t len, size_t off) {
-  if (g_oom_pending) oom_arm(g_oom_pending);
-  return 0;
-}
-/* … until the statement ends: the next statement is parsed unarmed. */
-static void oom_after_stmt(void *ctx, const char *text, size_t len, size_t off, const pj_timing *t,
-                           int pipeline) {
-  oom_disarm();
-}
 #define OOM_PAUSE() (g_oom_paused++)
 #define OOM_RESUME() (g_oom_paused--)
 #else
@@ -466,80 +544,307 @@ static void run_case(pj_engine *e, const char *path, const char *mode, const blo
 }
 
 #ifdef PJ_OOM_SWEEP
-/* What a run of a case printed: its rows, or its error. */
-static void run_outcome(pj_engine *e, const block *b, str *out) {
-  out->n = 0;
+/* ---- the sweep ---------------------------------------------------------- */
+
+/* Every run of the sweep happens in a child process forked from the
+ * scratch engine as it stands before the block (a case or a setup), so
+ * each run starts from exactly that state: a statement that creates a
+ * view is swept as a first creation, not as a failing "already exists".
+ * Where the Nth allocation failed and the script stopped with an error
+ * at statement k, the child then runs the rest of the script from
+ * statement k on, without failures, and it must print what the normal
+ * run printed from there: the failed statement left the engine (its
+ * tables, views, functions, macros, modules) as it was. Under ASan the
+ * child also checks that nothing leaked. The child reports through a
+ * shared page; a child that dies (a NULL dereference) is a failure. */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define OOM_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OOM_LSAN 1
+#endif
+#endif
+#ifdef OOM_LSAN
+int __lsan_do_recoverable_leak_check(void);
+#endif
+
+/* A run's outcome: each result set as "\1OFFSET\2ROWS", then
+ * "\3error: MESSAGE" or "\3ok". */
+static int collect_at(void *ctx, const pj_result *r, const char *text, size_t len, size_t off) {
+  OOM_PAUSE();
+  str *out = ctx;
+  str_addf(out, "\1%zu\2", off);
   str rows = {0};
-  pj_status s = pj_engine_exec(e, b->text.s ? b->text.s : "", collect, &rows);
-  oom_disarm();
-  rtrim(&rows);
-  if (s == PJ_OK) str_addf(out, "rows:\n%s", str_get(&rows));
-  else str_addf(out, "error: %s", pj_engine_errmsg(e));
+  collect(&rows, r, text, len, off);
+  str_add(out, str_get(&rows), rows.n);
   free(rows.s);
+  OOM_RESUME();
+  return 0;
 }
 
-/* The case again with its Nth allocation failing, for every N (or a
- * stride of them, see the banner): each failure a clean error or the
- * same rows, and the engine unharmed after it. */
-static void oom_sweep(pj_engine *e, const char *path, const char *mode, const block *b,
-                      str *failures) {
-  str normal = {0}, got = {0}, again = {0};
-  pj__hooks hooks = {.before_run = oom_before_run, .after_stmt = oom_after_stmt};
-  pj__engine_set_hooks(e, &hooks);
-  /* Count only: the allocations of every pipeline run of the script. */
-  g_oom_pending = LONG_MAX;
-  long total = 0;
-  g_oom_count = 0;
-  run_outcome(e, b, &normal);
-  total = g_oom_count;
-  g_oom_cases++;
-  /* The JIT compiles at every run (no cache here): fewer steps for it. */
-  int jit = !strcmp(mode, "jit");
-  const char *env = getenv(jit ? "PJ_OOM_JIT_STEPS" : "PJ_OOM_STEPS");
-  long steps = env ? atol(env) : jit ? 10 : 150;
-  long stride = steps > 0 && total > steps ? (total + steps - 1) / steps : 1;
-  for (long n = 1; n <= total + 1; n += stride) {
-    g_oom_pending = n;
-    g_oom_hit = 0;
-    g_oom_count = 0;
-    run_outcome(e, b, &got);
-    int hit = g_oom_hit;
-    g_oom_pending = 0;
-    if (!hit) {
-      /* fewer allocations this time (caches warm): the normal outcome */
-      if (strcmp(str_get(&got), str_get(&normal)))
-        str_addf(failures, "%s:%d [%s] oom: with no allocation failing the case printed\n%s\n"
-                           "-- instead of --\n%s\n", path, b->line, mode, str_get(&got),
-                 str_get(&normal));
-      break;
+/* With fail_at > 0 the library's allocations are counted (and the
+ * fail_at-th fails) while the script runs, the test's own not. */
+static void run_outcome(pj_engine *e, const char *text, long fail_at, str *out) {
+  out->n = 0;
+  str_add(out, "", 0);
+  if (fail_at > 0) oom_arm(fail_at);
+  pj_status s = pj_engine_exec(e, text, collect_at, out);
+  oom_disarm();
+  OOM_PAUSE();
+  if (s == PJ_OK) str_addf(out, "\3ok");
+  else str_addf(out, "\3error: %s", pj_engine_errmsg(e));
+  OOM_RESUME();
+}
+
+/* The outcome's result sets of statements at offsets [lo, hi), without
+ * their offsets, then its end when `end`. */
+static void canon(const char *o, size_t lo, size_t hi, int end, str *out) {
+  out->n = 0;
+  str_add(out, "", 0);
+  const char *p = o;
+  while (*p == '\1') {
+    size_t off = strtoull(p + 1, (char **)&p, 10);
+    p++;   /* \2 */
+    const char *q = p;
+    while (*q && *q != '\1' && *q != '\3') q++;
+    if (off >= lo && off < hi) {
+      str_add(out, "[", 1);
+      str_add(out, p, (size_t)(q - p));
+      str_add(out, "]", 1);
     }
-    g_oom_injected++;
-    if (!strncmp(str_get(&got), "error: ", 7)) g_oom_errors++;
-    else g_oom_same++;
-    if (!strncmp(str_get(&got), "error: ", 7)) {
-      if (strlen(str_get(&got)) <= 7)
-        str_addf(failures, "%s:%d [%s] oom: allocation %ld failed with an empty message\n",
-                 path, b->line, mode, n);
-    } else if (strcmp(str_get(&got), str_get(&normal))) {
-      str_addf(failures, "%s:%d [%s] oom: allocation %ld failed and the case printed\n%s\n"
-                         "-- instead of --\n%s\n", path, b->line, mode, n, str_get(&got),
-               str_get(&normal));
-      break;
+    p = q;
+  }
+  if (end && *p == '\3') str_add(out, p + 1, strlen(p + 1));
+}
+
+/* Shared with the children: what one run found. */
+typedef struct oom_report {
+  long total, injected, errors, same;
+  int nmarks;
+  oom_mark marks[OOM_MAX_MARKS];
+  size_t len;   /* of text */
+  char text[];  /* the normal outcome (counting run), or failures */
+} oom_report;
+#define OOM_REPORT_SIZE ((size_t)8 << 20)
+static oom_report *g_report;
+
+static void report_text(const char *s) {
+  size_t room = OOM_REPORT_SIZE - sizeof *g_report - 1;
+  size_t n = strlen(s);
+  if (g_report->len + n > room) n = room - g_report->len;
+  memcpy(g_report->text + g_report->len, s, n);
+  g_report->len += n;
+  g_report->text[g_report->len] = 0;
+}
+
+/* The child's death: where, on stderr (the parent names the allocation). */
+static void oom_died(int sig) {
+  void *frames[32];
+  int n = backtrace(frames, 32);
+  backtrace_symbols_fd(frames, n, 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+/* Child: the block with allocation n failing (n = 0: counting only). */
+static void oom_child(pj_engine *e, const char *path, const char *mode, int line,
+                      const char *text, const char *normal, long n, int leaks) {
+  /* cmocka catches these to go on with the next test: the child must die
+   * of them instead, for the parent to see */
+  static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], oom_died);
+  alarm(120);   /* a hang is a failure too (the parent sees SIGALRM) */
+  snprintf(g_oom_where, sizeof g_oom_where, "%s:%d [%s]", path, line, mode);
+  str got = {0}, a = {0}, b = {0}, fails = {0};
+  g_oom_recording = n == 0;
+  run_outcome(e, text, n == 0 ? LONG_MAX : n, &got);
+  g_oom_recording = 0;
+  if (n == 0) {
+    g_report->total = g_oom_count;
+    g_report->nmarks = g_oom_nmarks;
+    memcpy(g_report->marks, g_oom_marks, sizeof(oom_mark) * (size_t)g_oom_nmarks);
+    report_text(str_get(&got));
+    _exit(0);
+  }
+  int hit = g_oom_hit;
+  const char *end = strrchr(str_get(&got), '\3');
+  int err = hit && end && !strncmp(end + 1, "error: ", 7);
+  g_report->injected = hit;
+  g_report->errors = err;
+  g_report->same = hit && !err;
+  const char *where = "%s:%d [%s] oom: allocation %ld failed";
+  if (err) {
+    size_t last = g_oom_last_end;
+    if (strlen(end + 1) <= 7) {
+      str_addf(&fails, where, path, line, mode, n);
+      str_addf(&fails, " with an empty message (%s)\n", str_get(&got));
     }
-    run_outcome(e, b, &again);
-    if (strcmp(str_get(&again), str_get(&normal))) {
-      str_addf(failures, "%s:%d [%s] oom: after allocation %ld failed (%s), the case printed\n%s\n"
-                         "-- instead of --\n%s\n", path, b->line, mode, n, str_get(&got),
-               str_get(&again), str_get(&normal));
-      break;
+    /* what it printed before the failing statement is what the normal
+     * run printed there */
+    canon(str_get(&got), 0, SIZE_MAX, 0, &a);
+    canon(normal, 0, last, 0, &b);
+    if (strcmp(str_get(&a), str_get(&b))) {
+      str_addf(&fails, where, path, line, mode, n);
+      str_addf(&fails, " (%s), and the statements before printed\n%s\n-- instead of --\n%s\n",
+               end + 1, str_get(&a), str_get(&b));
+    }
+    /* the rest of the script, from the failed statement on, as normal
+     * (the interpreter's sweep says it for both: what a failure leaves
+     * is the statement's, not the backend's) */
+    if (!strcmp(mode, "jit")) goto checked;
+    run_outcome(e, text + last, 0, &got);
+    canon(str_get(&got), 0, SIZE_MAX, 1, &a);
+    canon(normal, last, SIZE_MAX, 1, &b);
+    if (strcmp(str_get(&a), str_get(&b))) {
+      str_addf(&fails, where, path, line, mode, n);
+      str_addf(&fails, " (%s); from that statement on, the script then printed\n%s\n"
+                       "-- instead of --\n%s\n", end + 1, str_get(&a), str_get(&b));
+    }
+  } else {
+    canon(str_get(&got), 0, SIZE_MAX, 1, &a);
+    canon(normal, 0, SIZE_MAX, 1, &b);
+    if (strcmp(str_get(&a), str_get(&b))) {
+      str_addf(&fails, "%s:%d [%s] oom: ", path, line, mode);
+      if (hit) str_addf(&fails, "allocation %ld failed and the script printed", n);
+      else str_addf(&fails, "with no allocation failing (n = %ld) the script printed", n);
+      str_addf(&fails, "\n%s\n-- instead of --\n%s\n", str_get(&a), str_get(&b));
     }
   }
-  g_oom_pending = 0;
+checked:
+#ifdef OOM_LSAN
+  if (leaks && __lsan_do_recoverable_leak_check()) {
+    str_addf(&fails, where, path, line, mode, n);
+    str_addf(&fails, " and memory leaked (see the report above)\n");
+  }
+#endif
+  report_text(str_get(&fails));
+  _exit(0);
+}
+
+/* Runs oom_child(n) in a child; the report is in g_report. 0 when the
+ * child died, with the reason in `why`. */
+static int oom_fork(pj_engine *e, const char *path, const char *mode, int line, const char *text,
+                    const char *normal, long n, int leaks, char *why, size_t whylen) {
+  memset(g_report, 0, sizeof *g_report);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    snprintf(why, whylen, "fork failed");
+    return 0;
+  }
+  if (pid == 0) oom_child(e, path, mode, line, text, normal, n, leaks);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0) {}
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 1;
+  if (WIFSIGNALED(st)) snprintf(why, whylen, "the child died of signal %d (%s)", WTERMSIG(st),
+                                strsignal(WTERMSIG(st)));
+  else snprintf(why, whylen, "the child exited with status %d", WEXITSTATUS(st));
+  return 0;
+}
+
+/* The allocations to fail: of those made while statements are parsed,
+ * bound, compiled or done outside pipelines, and of those made while
+ * pipelines run, each phase up to its budget of steps (0: all), sampled
+ * with a stride whose start depends on the block (deterministic, so a
+ * rerun tries the same ones, while blocks differ in which they try). */
+static long *oom_pick(const oom_report *r, long budget[2], unsigned seed, long *count) {
+  long tot[2] = {0, 0};
+  int ph = 0, m = 0;
+  for (long i = 1; i <= r->total; i++) {
+    while (m < r->nmarks && r->marks[m].at < i) ph = r->marks[m++].phase;
+    tot[ph]++;
+  }
+  long stride[2], start[2];
+  for (int k = 0; k < 2; k++) {
+    stride[k] = budget[k] > 0 && tot[k] > budget[k] ? (tot[k] + budget[k] - 1) / budget[k] : 1;
+    start[k] = (long)(seed % (unsigned)stride[k]);
+  }
+  long *v = malloc(sizeof *v * (size_t)(r->total + 2));
+  assert_non_null(v);
+  long nv = 0, ord[2] = {0, 0};
+  ph = 0, m = 0;
+  for (long i = 1; i <= r->total; i++) {
+    while (m < r->nmarks && r->marks[m].at < i) ph = r->marks[m++].phase;
+    if (ord[ph]++ % stride[ph] == start[ph]) v[nv++] = i;
+  }
+  v[nv++] = r->total + 1;   /* one past the end: no failure */
+  *count = nv;
+  return v;
+}
+
+/* PJ_OOM_KEEP_GOING=1: every sampled allocation of a block, not up to the
+ * first failure (to list every place at once while fixing). */
+static int g_keep_going;
+
+static unsigned oom_seed(const char *path, int line, const char *mode) {
+  unsigned h = 2166136261u;
+  for (const char *p = path; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+  for (const char *p = mode; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+  return (h ^ (unsigned)line) * 16777619u;
+}
+
+static long env_long(const char *name, long dflt) {
+  const char *v = getenv(name);
+  return v && *v ? atol(v) : dflt;
+}
+
+/* The block (a case or a setup script) from the state engine e is in,
+ * with its Nth allocation failing for the sampled N; e is left as it
+ * was (the runs happen in children). */
+static void oom_sweep(pj_engine *e, const char *path, const char *mode, int line, const char *text,
+                      str *failures) {
+  if (!g_report) {
+    g_report = mmap(NULL, OOM_REPORT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+                    0);
+    assert_true(g_report != MAP_FAILED);
+  }
+  g_keep_going = env_long("PJ_OOM_KEEP_GOING", 0) != 0;
+  g_oom_trace = env_long("PJ_OOM_TRACE", 0) != 0;
+  pj__hooks hooks = {.before_run = oom_before_run, .after_stmt = oom_after_stmt};
+  pj__engine_set_hooks(e, &hooks);
+  char why[200];
+  str normal = {0};
+  if (!oom_fork(e, path, mode, line, text, "", 0, 0, why, sizeof why)) {
+    str_addf(failures, "%s:%d [%s] oom: the counting run failed: %s\n", path, line, mode, why);
+    goto done;
+  }
+  str_add(&normal, g_report->text, g_report->len);
+  g_oom_cases++;
+  /* Budgets: allocations outside running pipelines (parse, bind, the
+   * statements' own code) and inside; the JIT compiles at every run (no
+   * cache here), so it gets fewer. */
+  int jit = !strcmp(mode, "jit");
+  long budget[2] = {env_long(jit ? "PJ_OOM_JIT_STMT_STEPS" : "PJ_OOM_STMT_STEPS", jit ? 2 : 60),
+                    env_long(jit ? "PJ_OOM_JIT_STEPS" : "PJ_OOM_STEPS", jit ? 8 : 60)};
+  long nv = 0;
+  unsigned seed = oom_seed(path, line, mode);
+  long *v = oom_pick(g_report, budget, seed, &nv);
+  /* A leak check scans the whole heap: one run a block checks (which one
+   * depends on the block), PJ_OOM_LEAK_CHECKS=all every run. */
+  int all_leaks = getenv("PJ_OOM_LEAK_CHECKS") && !strcmp(getenv("PJ_OOM_LEAK_CHECKS"), "all");
+  long leak_at = (long)(seed % (unsigned)(nv > 1 ? nv - 1 : 1));
+  for (long k = 0; k < nv; k++) {
+    int leaks = all_leaks || k == leak_at;
+    if (!oom_fork(e, path, mode, line, text, str_get(&normal), v[k], leaks, why, sizeof why)) {
+      str_addf(failures, "%s:%d [%s] oom: allocation %ld failed and %s\n", path, line, mode, v[k],
+               why);
+      if (!g_keep_going) break;
+      continue;
+    }
+    g_oom_injected += g_report->injected;
+    g_oom_errors += g_report->errors;
+    g_oom_same += g_report->same;
+    if (g_report->len) {
+      str_add(failures, g_report->text, g_report->len);
+      if (!g_keep_going) break;
+    }
+  }
+  free(v);
+done:
+  free(normal.s);
   pj__hooks none = {0};
   pj__engine_set_hooks(e, &none);
-  free(normal.s);
-  free(got.s);
-  free(again.s);
 }
 #endif
 
@@ -586,7 +891,11 @@ static void run_file(void **state) {
 #ifdef PJ_OOM_SWEEP
         if (b->sample >= 0) pj_engine_load_sample_trace(scratch, b->sample);
         else if (b->modpath) pj_engine_add_module_path(scratch, b->modpath);
-        else pj_engine_exec(scratch, str_get(&b->text), NULL, NULL);
+        else {
+          if (!failures.n || g_keep_going)
+            oom_sweep(scratch, path, g_modes[m].name, b->line, str_get(&b->text), &failures);
+          pj_engine_exec(scratch, str_get(&b->text), NULL, NULL);
+        }
 #endif
         if (st != PJ_OK) {
           str_addf(&failures, "%s:%d [%s]: setup failed: %s (at %d:%d)\n", path, b->line,
@@ -599,8 +908,9 @@ static void run_file(void **state) {
       str rows = {0};
       run_case(e, path, g_modes[m].name, b, &rows, &failures);
 #ifdef PJ_OOM_SWEEP
+      if (!failures.n || g_keep_going)
+        oom_sweep(scratch, path, g_modes[m].name, b->line, str_get(&b->text), &failures);
       pj_engine_exec(scratch, str_get(&b->text), NULL, NULL);
-      if (!failures.n) oom_sweep(scratch, path, g_modes[m].name, b, &failures);
 #endif
       if (m == 0) first[i] = rows;
       else {
