@@ -202,11 +202,18 @@ pj_status pj__def_sql_body(pj_engine *e, pj_def *d, const char *script, const fe
   fe_sqlpipes ps = st->sqlpipes;
   ps.kept = true;   /* the body outlives the statement */
   pj_status s = pj__sql_rewrite(e, script, st->sqlpos, st->sqlpos + (int)strlen(st->sql), &ps, rw);
-  if (s == PJ_OK && !(d->body = rt_arena_strdup(&d->arena, rw->text))) {
+  if (s != PJ_OK) return s;
+  /* The tables the body reads are the definition's (def_leave). */
+  d->body = rt_arena_strdup(&d->arena, rw->text);
+  d->sqltabs = rt_arena_alloc(&d->arena, sizeof *d->sqltabs * (size_t)(rw->nmodules + 1));
+  for (int i = 0; d->body && d->sqltabs && i < rw->nmodules; i++)
+    if (!(d->sqltabs[i] = rt_arena_strdup(&d->arena, rw->modules[i]))) d->sqltabs = NULL;
+  if (!d->body || !d->sqltabs) {
     pj__sql_rewrite_done(e, rw, 0);
     return pj__failf(e, "%s: out of memory", def_stage(d));
   }
-  return s;
+  d->nsqltabs = rw->nmodules;
+  return PJ_OK;
 }
 
 int pj__def_sql_offset(const fe_stmt *st, const pj__sqlrewrite *rw, int off) {

@@ -8,6 +8,7 @@
 
 #include "runtime/argindex.h"
 #include "defs.h"
+#include "sqltab.h"
 
 pj_defs *pj__defs_new(void) { return calloc(1, sizeof(pj_defs)); }
 
@@ -88,11 +89,22 @@ bool pj__defs_reserve(pj_engine *e) {
   return true;
 }
 
+/* d leaves the registry: the tables its SQL body reads go (its kept
+ * statements first, which read them). A handle still holding d can take
+ * no statement of it again: its plan is stale (gen) and binds anew. */
+static void def_leave(pj_engine *e, pj_def *d) {
+  if (!d->nsqltabs) return;
+  def_drain(d);
+  for (int i = 0; i < d->nsqltabs; i++) pj__sqltab_unregister(e, d->sqltabs[i]);
+  d->nsqltabs = 0;
+}
+
 void pj__def_put(pj_engine *e, pj_def *d) {
   pj_defs *r = e->defs;
   r->gen++;
   int i = def_index(r, d->kind, d->name);
   if (i >= 0) {
+    def_leave(e, r->v[i]);
     pj__def_unref(r->v[i]);
     r->v[i] = d;
     return;
@@ -111,6 +123,7 @@ void pj__def_remove(pj_engine *e, pj_def *d) {
     memmove(r->v + i, r->v + i + 1, sizeof *r->v * (size_t)(r->n - i - 1));
     r->n--;
     r->gen++;
+    def_leave(e, d);
     pj__def_unref(d);
     return;
   }

@@ -70,6 +70,10 @@ struct pj_def {
   int *argparam;        /* a pipeline body's parameter number per argument
                            (def_call.c; NULL until the first call) */
   struct fe_pipeline *ast;  /* a pipeline body parsed (in arena), for inlining */
+  /* A SQL body's pipelines: the tables ("__pj_view_N", sqltab.h) its text
+   * reads, registered while the definition is the registry's. */
+  int nsqltabs;
+  char **sqltabs;
   /* Compiled bodies ready to run (a call takes one; a call made while
    * all are running, a recursion, compiles another). */
   int nq;
@@ -109,7 +113,9 @@ bool pj__defs_reserve(pj_engine *e);
  * one of the same name and namespace, and bumps gen. Call
  * pj__defs_reserve first: without room, d is dropped. */
 void pj__def_put(pj_engine *e, pj_def *d);
-/* Takes d out of the registry (dropping its reference) and bumps gen. */
+/* Takes d out of the registry (dropping its reference) and bumps gen.
+ * A definition that leaves the registry (taken out, or replaced by
+ * pj__def_put) takes its SQL body's pipeline tables out of SQLite. */
 void pj__def_remove(pj_engine *e, pj_def *d);
 
 /* Takes a compiled body for one call (compiling another when every kept
