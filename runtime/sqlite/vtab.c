@@ -148,10 +148,22 @@ typedef struct vt_tab {
   int owns_src;           /* a temp."name" table's own catalog source */
 } vt_tab;
 
+/* An argument value a table was opened with, kept without a SQLite value
+ * of its own (a copy per call was a malloc and a free per row of a join):
+ * numbers in place, text and blobs in a buffer the cursor reuses. */
+typedef struct vt_arg {
+  int type;               /* SQLITE_INTEGER, _FLOAT, _TEXT, _BLOB or _NULL */
+  sqlite3_int64 i;
+  double f;
+  char *bytes;            /* TEXT, BLOB (sqlite3_malloc'd, cap bytes) */
+  int n, cap;
+} vt_arg;
+
 typedef struct vt_cursor {
   sqlite3_vtab_cursor base;
   rt_table *t;            /* referenced while the cursor keeps it */
-  sqlite3_value **args;   /* the arguments t was opened with (copies) */
+  vt_arg *args;           /* the arguments t was opened with (nargs; kept
+                             across scans) */
   vt_rows rows;
   int64_t pos;
 } vt_cursor;
@@ -275,39 +287,80 @@ static int vt_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
   return SQLITE_OK;
 }
 
-static void drop_table(vt_cursor *cur, int nargs) {
+static void drop_table(vt_cursor *cur) {
   rt_table_unref(cur->t);
   cur->t = NULL;
-  for (int k = 0; cur->args && k < nargs; k++) sqlite3_value_free(cur->args[k]);
-  sqlite3_free(cur->args);
-  cur->args = NULL;
 }
 
 static int vt_close(sqlite3_vtab_cursor *base) {
   vt_cursor *cur = (vt_cursor *)base;
-  drop_table(cur, ((vt_tab *)base->pVtab)->src->nargs);
+  drop_table(cur);
+  for (int k = 0; cur->args && k < ((vt_tab *)base->pVtab)->src->nargs; k++)
+    sqlite3_free(cur->args[k].bytes);
+  sqlite3_free(cur->args);
   free(cur->rows.owned);
   sqlite3_free(cur);
   return SQLITE_OK;
 }
 
-/* Two argument values are the same call (same type and bytes). */
-static int same_value(sqlite3_value *a, sqlite3_value *b) {
-  int t = sqlite3_value_type(a);
-  if (t != sqlite3_value_type(b)) return 0;
+/* The bytes of a TEXT or BLOB value (never NULL when n > 0). */
+static const void *value_bytes(sqlite3_value *v, int type, int *n) {
+  const void *p = type == SQLITE_TEXT ? (const void *)sqlite3_value_text(v) : sqlite3_value_blob(v);
+  *n = sqlite3_value_bytes(v);
+  return p;
+}
+
+/* The kept argument is the value b: the same call (same type and bytes). */
+static int same_value(const vt_arg *a, sqlite3_value *b) {
+  int t = sqlite3_value_type(b);
+  if (t != a->type) return 0;
   switch (t) {
   case SQLITE_NULL: return 1;
-  case SQLITE_INTEGER: return sqlite3_value_int64(a) == sqlite3_value_int64(b);
+  case SQLITE_INTEGER: return sqlite3_value_int64(b) == a->i;
   case SQLITE_FLOAT: {
-    double x = sqlite3_value_double(a), y = sqlite3_value_double(b);
-    return memcmp(&x, &y, sizeof x) == 0;
+    double y = sqlite3_value_double(b);
+    return memcmp(&a->f, &y, sizeof y) == 0;
   }
   default: {
-    const void *p = t == SQLITE_TEXT ? (const void *)sqlite3_value_text(a) : sqlite3_value_blob(a);
-    int n = sqlite3_value_bytes(a);
-    const void *q = t == SQLITE_TEXT ? (const void *)sqlite3_value_text(b) : sqlite3_value_blob(b);
-    return n == sqlite3_value_bytes(b) && (n == 0 || memcmp(p, q, (size_t)n) == 0);
+    int n;
+    const void *q = value_bytes(b, t, &n);
+    return n == a->n && (n == 0 || memcmp(a->bytes, q, (size_t)n) == 0);
   }
+  }
+}
+
+/* Keeps value v as argument a; 0 when out of memory. */
+static int keep_value(vt_arg *a, sqlite3_value *v) {
+  a->type = sqlite3_value_type(v);
+  a->n = 0;
+  switch (a->type) {
+  case SQLITE_INTEGER: a->i = sqlite3_value_int64(v); return 1;
+  case SQLITE_FLOAT: a->f = sqlite3_value_double(v); return 1;
+  case SQLITE_TEXT:
+  case SQLITE_BLOB: {
+    int n;
+    const void *p = value_bytes(v, a->type, &n);
+    if (n > a->cap) {
+      char *b = sqlite3_realloc64(a->bytes, (sqlite3_uint64)n);
+      if (!b) return 0;
+      a->bytes = b;
+      a->cap = n;
+    }
+    if (n) memcpy(a->bytes, p, (size_t)n);
+    a->n = n;
+    return 1;
+  }
+  default: return 1;
+  }
+}
+
+static void arg_result(sqlite3_context *ctx, const vt_arg *a) {
+  switch (a->type) {
+  case SQLITE_INTEGER: sqlite3_result_int64(ctx, a->i); break;
+  case SQLITE_FLOAT: sqlite3_result_double(ctx, a->f); break;
+  case SQLITE_TEXT: sqlite3_result_text(ctx, a->n ? a->bytes : "", a->n, SQLITE_TRANSIENT); break;
+  case SQLITE_BLOB: sqlite3_result_blob(ctx, a->n ? a->bytes : "", a->n, SQLITE_TRANSIENT); break;
+  default: sqlite3_result_null(ctx); break;
   }
 }
 
@@ -332,9 +385,14 @@ static int vt_filter(sqlite3_vtab_cursor *base, int idx, const char *idx_str, in
                                      nargs, nargs == 1 ? "" : "s"));
   /* The same arguments as the table the cursor holds: read it again. */
   int reuse = cur->t != NULL;
-  for (int k = 0; reuse && k < nargs; k++) reuse = same_value(cur->args[k], argv[k]);
+  for (int k = 0; reuse && k < nargs; k++) reuse = same_value(&cur->args[k], argv[k]);
   if (!reuse) {
-    drop_table(cur, nargs);
+    drop_table(cur);
+    if (nargs && !cur->args) {
+      cur->args = sqlite3_malloc64(sizeof *cur->args * (size_t)nargs);
+      if (!cur->args) return SQLITE_NOMEM;
+      memset(cur->args, 0, sizeof *cur->args * (size_t)nargs);
+    }
     char *msg = NULL;
     rt_table *t = src->open(src, argv, &msg);
     if (!t) return msg ? tab_error(v, SQLITE_ERROR, msg) : SQLITE_NOMEM;
@@ -346,22 +404,12 @@ static int vt_filter(sqlite3_vtab_cursor *base, int idx, const char *idx_str, in
                                        "for %d", src->what ? src->what : "the table",
                                        t->ncols, src->ncols));
     }
-    cur->t = t;
-    if (nargs) {
-      cur->args = sqlite3_malloc64(sizeof *cur->args * (size_t)nargs);
-      if (!cur->args) return SQLITE_NOMEM;
-      for (int k = 0; k < nargs; k++) {
-        cur->args[k] = sqlite3_value_dup(argv[k]);
-        if (!cur->args[k]) {
-          for (int j = 0; j < k; j++) sqlite3_value_free(cur->args[j]);
-          sqlite3_free(cur->args);
-          cur->args = NULL;
-          rt_table_unref(cur->t);
-          cur->t = NULL;
-          return SQLITE_NOMEM;
-        }
+    for (int k = 0; k < nargs; k++)
+      if (!keep_value(&cur->args[k], argv[k])) {
+        rt_table_unref(t);   /* the cursor holds no table: the next scan opens one */
+        return SQLITE_NOMEM;
       }
-    }
+    cur->t = t;
   }
   int rc = vt_select(cur->t, src->sp, idx, idx_str, argc - nargs, argv + nargs, src->stats,
                      &cur->rows);
@@ -410,7 +458,7 @@ static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int c) {
   rt_vsource *src = ((vt_tab *)base->pVtab)->src;
   if (c >= src->ncols) {   /* a hidden argument: what was passed */
     int k = c - src->ncols;
-    if (cur->args && k < src->nargs) sqlite3_result_value(ctx, cur->args[k]);
+    if (cur->t && cur->args && k < src->nargs) arg_result(ctx, &cur->args[k]);
     return SQLITE_OK;
   }
   rt_vtab_result(ctx, cur->t, c, cur_row(cur), src->sp);
