@@ -48,8 +48,9 @@
  * two budgets: allocations outside running pipelines (parse, bind,
  * PerfettoSQL statements, SQLite's part: PJ_OOM_STMT_STEPS, default 60)
  * and inside them (PJ_OOM_STEPS, default 60); the JIT, which compiles at
- * every run, gets PJ_OOM_JIT_STMT_STEPS and PJ_OOM_JIT_STEPS (default 2
- * and 8: parsing and binding are the interpreter's too). 0 tries every N. PJ_OOM_KEEP_GOING=1 goes on after a failure and
+ * every run, gets PJ_OOM_JIT_STMT_STEPS and PJ_OOM_JIT_STEPS (default -1,
+ * none, and 10: parsing and binding are the interpreter's, and a block
+ * that runs no pipeline is not swept for the JIT). 0 tries every N. PJ_OOM_KEEP_GOING=1 goes on after a failure and
  * PJ_OOM_TRACE=1 prints the stack of each failed allocation (to find the
  * place). Allocations inside SQLite and LLVM are not counted (LLVM aborts
  * on out-of-memory by design; SQLite reports SQLITE_NOMEM, covered by its
@@ -745,7 +746,8 @@ static int oom_fork(pj_engine *e, const char *path, const char *mode, int line, 
 
 /* The allocations to fail: of those made while statements are parsed,
  * bound, compiled or done outside pipelines, and of those made while
- * pipelines run, each phase up to its budget of steps (0: all), sampled
+ * pipelines run, each phase up to its budget of steps (0: all, < 0:
+ * none), sampled
  * with a stride whose start depends on the block (deterministic, so a
  * rerun tries the same ones, while blocks differ in which they try). */
 static long *oom_pick(const oom_report *r, long budget[2], unsigned seed, long *count) {
@@ -758,7 +760,7 @@ static long *oom_pick(const oom_report *r, long budget[2], unsigned seed, long *
   long stride[2], start[2];
   for (int k = 0; k < 2; k++) {
     stride[k] = budget[k] > 0 && tot[k] > budget[k] ? (tot[k] + budget[k] - 1) / budget[k] : 1;
-    start[k] = (long)(seed % (unsigned)stride[k]);
+    start[k] = budget[k] < 0 ? -1 : (long)(seed % (unsigned)stride[k]);   /* < 0: none */
   }
   long *v = malloc(sizeof *v * (size_t)(r->total + 2));
   assert_non_null(v);
@@ -813,10 +815,15 @@ static void oom_sweep(pj_engine *e, const char *path, const char *mode, int line
   g_oom_cases++;
   /* Budgets: allocations outside running pipelines (parse, bind, the
    * statements' own code) and inside; the JIT compiles at every run (no
-   * cache here), so it gets fewer. */
+   * cache here), and only its runs of pipelines are its own. */
   int jit = !strcmp(mode, "jit");
-  long budget[2] = {env_long(jit ? "PJ_OOM_JIT_STMT_STEPS" : "PJ_OOM_STMT_STEPS", jit ? 2 : 60),
-                    env_long(jit ? "PJ_OOM_JIT_STEPS" : "PJ_OOM_STEPS", jit ? 8 : 60)};
+  long budget[2] = {env_long(jit ? "PJ_OOM_JIT_STMT_STEPS" : "PJ_OOM_STMT_STEPS", jit ? -1 : 60),
+                    env_long(jit ? "PJ_OOM_JIT_STEPS" : "PJ_OOM_STEPS", jit ? 10 : 60)};
+  /* The JIT's own code runs with the pipelines: a block that runs none
+   * is the interpreter's sweep's alone. */
+  int runs = 0;
+  for (int k = 0; k < g_report->nmarks; k++) runs |= g_report->marks[k].phase == 1;
+  if (jit && budget[0] < 0 && !runs) goto done;
   long nv = 0;
   unsigned seed = oom_seed(path, line, mode);
   long *v = oom_pick(g_report, budget, seed, &nv);
