@@ -75,13 +75,6 @@ static void release_schema(struct ArrowSchema *s) {
   s->release = NULL;
 }
 
-static char *dup_text(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
-
 /* Fills *out with the struct schema of t's columns in the given formats.
  * 0 on out of memory (nothing to release). */
 static int export_schema(const rt_table *t, const char *const *formats, struct ArrowSchema *out) {
@@ -93,7 +86,7 @@ static int export_schema(const rt_table *t, const char *const *formats, struct A
   if (!p || !p->kids || !p->kidp) goto fail;
   for (int c = 0; c < t->ncols; c++) {
     struct ArrowSchema *k = &p->kids[c];
-    k->name = dup_text(t->cols[c].name);
+    k->name = rt_strdup(t->cols[c].name);
     if (!k->name) goto fail;
     k->format = formats[c];
     k->flags = ARROW_FLAG_NULLABLE;

@@ -281,15 +281,14 @@ int pj_query_param_index(const pj_query *q, const char *name) {
   return 0;
 }
 
-static pj_status bind_slot(pj_query *q, int idx, ex_value **v) {
+/* Parameter idx takes value v (every pj_query_bind_* comes here). */
+static pj_status bind_value(pj_query *q, int idx, ex_value v) {
   pj__clear_error(q->e);
-  *v = NULL;
   if (idx < 1 || idx > q->nparams) {
     return pj__failf(q->e, "bind: parameter %d does not exist (the query has %d)", idx,
                      q->nparams);
   }
-  *v = &q->params[idx];
-  memset(*v, 0, sizeof **v);
+  q->params[idx] = v;
   q->bound[idx] = 1;
   return PJ_OK;
 }
@@ -344,23 +343,14 @@ static pj_status check_bound(pj_query *q) {
 }
 
 pj_status pj_query_bind_int64(pj_query *q, int idx, int64_t x) {
-  ex_value *v = NULL;
-  if (bind_slot(q, idx, &v) != PJ_OK) return PJ_ERROR;
-  v->type = RT_I64;
-  v->i = x;
-  return PJ_OK;
+  return bind_value(q, idx, (ex_value){.type = RT_I64, .i = x});
 }
 
 pj_status pj_query_bind_double(pj_query *q, int idx, double x) {
-  ex_value *v = NULL;
-  if (bind_slot(q, idx, &v) != PJ_OK) return PJ_ERROR;
-  v->type = RT_F64;
-  v->f = x;
-  return PJ_OK;
+  return bind_value(q, idx, (ex_value){.type = RT_F64, .f = x});
 }
 
 pj_status pj_query_bind_text(pj_query *q, int idx, const char *s, size_t len) {
-  ex_value *v = NULL;
   /* a refused string (too long, out of memory) is an error, never '':
    * the parameter keeps what it had */
   uint32_t id = rt_str_intern(q->e->strings, s, len);
@@ -368,17 +358,11 @@ pj_status pj_query_bind_text(pj_query *q, int idx, const char *s, size_t len) {
     pj__clear_error(q->e);
     return pj__failf(q->e, "parameter %d: %s", idx, rt_strpool_error(q->e->strings));
   }
-  if (bind_slot(q, idx, &v) != PJ_OK) return PJ_ERROR;
-  v->type = RT_STR;
-  v->s = id;
-  return PJ_OK;
+  return bind_value(q, idx, (ex_value){.type = RT_STR, .s = id});
 }
 
 pj_status pj_query_bind_null(pj_query *q, int idx) {
-  ex_value *v = NULL;
-  if (bind_slot(q, idx, &v) != PJ_OK) return PJ_ERROR;
-  v->type = RT_NULLT;
-  return PJ_OK;
+  return bind_value(q, idx, (ex_value){.type = RT_NULLT});
 }
 
 /* ---- backends --------------------------------------------------------- */

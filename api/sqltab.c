@@ -115,13 +115,6 @@ static rt_table *sqltab_open(rt_vsource *self, sqlite3_value **args, char **msg)
   return t;
 }
 
-static char *dup_str(const char *x) {
-  size_t n = strlen(x) + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, x, n);
-  return d;
-}
-
 static pj_status refuse(pj_engine *e, const pj__sqltab_def *def, sqltab *s, const char *fmt,
                         const char *name) {
   char msg[400];
@@ -166,18 +159,18 @@ pj_status pj__sqltab_register(pj_engine *e, const pj__sqltab_def *def) {
   s->own_text = def->own_text;
   s->base.ncols = n;
   s->base.nargs = def->nargs;
-  s->what = dup_str(def->what ? def->what : def->module);
+  s->what = rt_strdup(def->what ? def->what : def->module);
   s->names = calloc((size_t)n, sizeof *s->names);
   s->types = calloc((size_t)n, sizeof *s->types);
   int ok = s->what && s->names && s->types;
   for (int c = 0; ok && c < n; c++) {
-    ok = (s->names[c] = dup_str(out->output.out_names[c])) != NULL;
+    ok = (s->names[c] = rt_strdup(out->output.out_names[c])) != NULL;
     s->types[c] = q->plan->cols[out->output.out[c]].type;
   }
   if (ok && def->arg_names) {
     s->arg_names = calloc((size_t)def->nargs + 1, sizeof *s->arg_names);
     ok = s->arg_names != NULL;
-    for (int k = 0; ok && k < def->nargs; k++) ok = (s->arg_names[k] = dup_str(def->arg_names[k])) != NULL;
+    for (int k = 0; ok && k < def->nargs; k++) ok = (s->arg_names[k] = rt_strdup(def->arg_names[k])) != NULL;
   }
   if (!ok) {
     sqltab_destroy(&s->base);

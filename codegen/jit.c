@@ -114,13 +114,6 @@ static int cg_llvm_fail(rt_err *err, const char *what, LLVMErrorRef e) {
   return 0;
 }
 
-static char *cg_strdup(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
-
 /* ---- the engine's JIT ------------------------------------------------------ */
 
 /* LLVM's target registry is process-wide and filled without locking:
@@ -152,11 +145,11 @@ cg_jit *cg_jit_new(rt_err *err) {
     return NULL;
   }
   j->jd = LLVMOrcLLJITGetMainJITDylib(j->lljit);
-  j->triple = cg_strdup(LLVMOrcLLJITGetTripleString(j->lljit));
-  j->datalayout = cg_strdup(LLVMOrcLLJITGetDataLayoutStr(j->lljit));
+  j->triple = rt_strdup(LLVMOrcLLJITGetTripleString(j->lljit));
+  j->datalayout = rt_strdup(LLVMOrcLLJITGetDataLayoutStr(j->lljit));
   char *cpu = LLVMGetHostCPUName(), *feat = LLVMGetHostCPUFeatures();
-  j->cpu = cg_strdup(cpu);
-  j->features = cg_strdup(feat);
+  j->cpu = rt_strdup(cpu);
+  j->features = rt_strdup(feat);
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(feat);
   if (!j->triple || !j->datalayout || !j->cpu || !j->features) {
@@ -217,7 +210,7 @@ void cg_jit_free(cg_jit *j) {
 
 void cg_jit_set_passes(cg_jit *j, int level, const char *passes) {
   if (level < 0 || level > 3) return;
-  char *copy = passes ? cg_strdup(passes) : NULL;
+  char *copy = passes ? rt_strdup(passes) : NULL;
   pthread_mutex_lock(&j->mu);
   free(j->passes[level]);
   j->passes[level] = copy;
@@ -325,7 +318,7 @@ cg_module *cg_compile_begin(cg_jit *j, const ir_plan *p, int opt_level, rt_err *
   m->wanted = calloc((size_t)p->nsegs + 1, sizeof *m->wanted);
   pthread_mutex_lock(&j->mu);
   unsigned long long serial = ++j->serial;
-  m->passes = cg_strdup(cg_jit_passes(j, opt_level));
+  m->passes = rt_strdup(cg_jit_passes(j, opt_level));
   pthread_mutex_unlock(&j->mu);
   snprintf(m->prefix, sizeof m->prefix, "pj%llu.", serial);
   if (!m->fns || !m->wanted || !m->passes) goto fail;
@@ -488,7 +481,7 @@ void cg_module_free(cg_module *m) {
 /* ---- dumps ----------------------------------------------------------------- */
 
 static char *cg_take_message(char *s) {
-  char *d = cg_strdup(s ? s : "");
+  char *d = rt_strdup(s ? s : "");
   LLVMDisposeMessage(s);
   return d;
 }

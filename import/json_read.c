@@ -80,6 +80,18 @@ static int id_value(jtrace *j, jscan *s, int64_t *out, int *is_str) {
   return js_skip(s);
 }
 
+/* The event's pid or tid (id_value) into *field, with its flags: `has`,
+ * and `str` when it was a string. */
+static int id_field(jtrace *j, jscan *s, int64_t *field, uint32_t *flags, uint32_t has,
+                    uint32_t str) {
+  int64_t v = 0;
+  int is_str = 0;
+  int ok = id_value(j, s, &v, &is_str);
+  *field = v;
+  *flags = (uint32_t)((*flags | has) & ~str) | (is_str ? str : 0);
+  return ok;
+}
+
 /* id, bind_id, id2 members: string or int. */
 static int any_id(jtrace *j, jscan *s, int64_t *v, uint8_t *kind) {
   char k = js_kind(s);
@@ -267,7 +279,6 @@ static int read_event(jtrace *j, jscan *s) {
     members++;
     int ok = 1, good;
     int64_t v;
-    int is_str;
     switch (klen ? key[0] : 0) {
     case 'p':
       if (KEY("ph")) {
@@ -282,9 +293,7 @@ static int read_event(jtrace *j, jscan *s) {
           ok = js_skip(s);
         }
       } else if (KEY("pid")) {
-        ok = id_value(j, s, &v, &is_str);
-        e.pid = v;
-        e.flags = (uint32_t)((e.flags | JF_PID) & ~JF_PID_STR) | (is_str ? JF_PID_STR : 0);
+        ok = id_field(j, s, &e.pid, &e.flags, JF_PID, JF_PID_STR);
       } else {
         ok = js_skip(s);
       }
@@ -295,9 +304,7 @@ static int read_event(jtrace *j, jscan *s) {
         e.ts = v;
         ts_state = good ? 1 : 2;
       } else if (KEY("tid")) {
-        ok = id_value(j, s, &v, &is_str);
-        e.tid = v;
-        e.flags = (uint32_t)((e.flags | JF_TID) & ~JF_TID_STR) | (is_str ? JF_TID_STR : 0);
+        ok = id_field(j, s, &e.tid, &e.flags, JF_TID, JF_TID_STR);
       } else if (KEY("tts") || KEY("tdur")) {
         int tdur = klen == 4;
         ok = time_value(s, &v, &good);

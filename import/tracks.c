@@ -207,7 +207,11 @@ int im__tracks_flush(im_trace *t) {
 
 /* ---- the allocator (§1.18) -------------------------------------------------- */
 
+/* The set of tracks of spec `set` (made on first use; its index in
+ * *num), or NULL when the import has failed (before, or now: out of
+ * memory). */
 static im_async_set *async_set(im_trace *t, const im_track_spec *set, int64_t *num) {
+  if (t->failed) return NULL;
   uint64_t h = im__spec_hash(set, 1);
   for (int64_t k = im_map_get(&t->async_by_hash, h); k != IM_NONE; k = t->async_sets.v[k].next)
     if (t->async_sets.v[k].hash == h && im__spec_equal(&t->async_sets.v[k].spec, set)) {
@@ -217,7 +221,10 @@ static im_async_set *async_set(im_trace *t, const im_track_spec *set, int64_t *n
   im_async_set s = {.hash = h, .next = im_map_get(&t->async_by_hash, h)};
   spec_keep(t, &s.spec, set);
   int64_t k = t->async_sets.n;
-  if (!IM_PUSH(t, t->async_sets, s) || !im_map_put(&t->async_by_hash, h, k)) return NULL;
+  if (!IM_PUSH(t, t->async_sets, s) || !im_map_put(&t->async_by_hash, h, k)) {
+    im_oom(t);
+    return NULL;
+  }
   /* The source args are committed now, once for the whole set. */
   t->async_sets.v[k].spec.source = NULL;
   t->async_sets.v[k].source_set = set->source ? im_args_commit(t, set->source) : IM_NONE;
@@ -240,10 +247,9 @@ static int64_t new_slot(im_trace *t, im_async_set *s, int64_t num, uint32_t name
 
 int64_t im_async_track(im_trace *t, const im_track_spec *set, im_cookie c, int delta,
                        uint32_t name) {
-  if (t->failed) return IM_NONE;
   int64_t num;
   im_async_set *s = async_set(t, set, &num);
-  if (!s) return im_oom(t), IM_NONE;
+  if (!s) return IM_NONE;
   int64_t at = IM_NONE;
   for (int64_t i = 0; i < s->slots.n && at < 0; i++)
     if (s->slots.v[i].bound && s->slots.v[i].cookie.a == c.a && s->slots.v[i].cookie.b == c.b)
@@ -261,10 +267,9 @@ int64_t im_async_track(im_trace *t, const im_track_spec *set, im_cookie c, int d
 
 int64_t im_overlap_track(im_trace *t, const im_track_spec *set, int64_t ts, int64_t end,
                          uint32_t name) {
-  if (t->failed) return IM_NONE;
   int64_t num;
   im_async_set *s = async_set(t, set, &num);
-  if (!s) return im_oom(t), IM_NONE;
+  if (!s) return IM_NONE;
   int64_t at = IM_NONE;
   for (int64_t i = 0; i < s->slots.n && at < 0; i++) {
     im_async_slot *sl = &s->slots.v[i];

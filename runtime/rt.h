@@ -264,6 +264,8 @@ int rt_catalog_count(const rt_catalog *c);
 rt_table *rt_catalog_at(rt_catalog *c, int i);
 
 /* ---- ASCII helpers ---------------------------------------------------- */
+/* A malloc'd copy of s (NULL when out of memory): strdup, which C17 lacks. */
+char *rt_strdup(const char *s);
 int rt_strieq(const char *a, const char *b);
 int rt_strnieq(const char *a, const char *b, size_t n);
 

@@ -121,17 +121,10 @@ int rt_column_finish(rt_column *c, int64_t n, rt_type declared) {
 
 /* ---- tables --------------------------------------------------------------- */
 
-static char *dupstr(const char *s) {
-  size_t n = strlen(s);
-  char *d = malloc(n + 1);
-  if (d) memcpy(d, s, n + 1);
-  return d;
-}
-
 rt_table *rt_table_alloc(const char *name, int ncols) {
   rt_table *t = calloc(1, sizeof *t);
   if (!t) return NULL;
-  t->name = dupstr(name ? name : "");
+  t->name = rt_strdup(name ? name : "");
   t->cols = calloc(ncols > 0 ? (size_t)ncols : 1, sizeof *t->cols);
   if (!t->name || !t->cols) {
     free(t->name);
@@ -169,7 +162,7 @@ rt_table *rt_table_share(rt_table *src, const char *name, int n, const int *cols
     rt_column *c = &t->cols[i];
     *c = src->cols[cols[i]];
     c->borrowed = true;
-    c->name = dupstr(names && names[i] ? names[i] : src->cols[cols[i]].name);
+    c->name = rt_strdup(names && names[i] ? names[i] : src->cols[cols[i]].name);
     if (!c->name) {
       rt_table_unref(t);
       return NULL;
@@ -227,7 +220,7 @@ rt_table_builder *rt_tb_new(const char *name, int ncols, const char *const *name
   rt_table_builder *b = calloc(1, sizeof *b);
   if (!b) return NULL;
   b->ncols = ncols;
-  b->name = dupstr(name ? name : "");
+  b->name = rt_strdup(name ? name : "");
   b->names = calloc(ncols > 0 ? (size_t)ncols : 1, sizeof *b->names);
   b->cols = calloc(ncols > 0 ? (size_t)ncols : 1, sizeof *b->cols);
   if (!b->name || !b->names || !b->cols) {
@@ -235,7 +228,7 @@ rt_table_builder *rt_tb_new(const char *name, int ncols, const char *const *name
     return NULL;
   }
   for (int c = 0; c < ncols; c++) {
-    b->names[c] = dupstr(names[c]);
+    b->names[c] = rt_strdup(names[c]);
     if (!b->names[c]) {
       rt_tb_abort(b);
       return NULL;

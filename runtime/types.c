@@ -1,7 +1,8 @@
 /*
- * types.c — names and sizes of column types, ASCII case folding, and the
- * monotonic clock.
+ * types.c — names and sizes of column types, ASCII case folding, a string
+ * copy (rt_strdup), and the monotonic clock.
  */
+#include <stdlib.h>
 #include <time.h>
 
 #include "rt.h"
@@ -32,6 +33,13 @@ size_t rt_type_size(rt_type t) {
 
 static inline unsigned char fold(unsigned char c) {
   return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+}
+
+char *rt_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
 }
 
 int rt_strieq(const char *a, const char *b) {

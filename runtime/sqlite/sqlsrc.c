@@ -119,13 +119,6 @@ struct rt_sqlsrc {
   rt_buf text;
 };
 
-static char *dup_str(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
-
 /* Types the source: reads statement columns which[0..ncols) (NULL: the
  * first ncols) as types[] named names[]. */
 static int source_type(rt_sqlsrc *s, int ncols, const int *which, const rt_type *types,
@@ -139,7 +132,7 @@ static int source_type(rt_sqlsrc *s, int ncols, const int *which, const rt_type 
   for (int c = 0; c < ncols; c++) name_bytes += strlen(names && names[c] ? names[c] : "") + 1;
   sqlcol *cols = calloc((size_t)(ncols ? ncols : 1), sizeof *cols);
   char *mem = malloc(per_col * (size_t)ncols + name_bytes + 1);
-  char *stage_copy = dup_str(stage);
+  char *stage_copy = rt_strdup(stage);
   if (!cols || !mem || !stage_copy) {
     free(cols); free(mem); free(stage_copy);
     return rt_errorf(err, -1, "%s: out of memory", stage);

@@ -470,20 +470,18 @@ static int vt_rowid(sqlite3_vtab_cursor *base, sqlite3_int64 *out) {
   return SQLITE_OK;
 }
 
+/* The two modules differ only in how a table comes to be: one method
+ * table for planning and scanning serves both. */
+#define VT_SCAN_METHODS                                                                   \
+  .xBestIndex = vt_best_index_cb, .xDisconnect = vt_disconnect, .xDestroy = vt_disconnect, \
+  .xOpen = vt_open, .xClose = vt_close, .xFilter = vt_filter, .xNext = vt_next,            \
+  .xEof = vt_eof, .xColumn = vt_column, .xRowid = vt_rowid
+
 static const sqlite3_module vt_named_module = {
     .iVersion = 1,
     .xCreate = named_connect,
     .xConnect = named_connect,
-    .xBestIndex = vt_best_index_cb,
-    .xDisconnect = vt_disconnect,
-    .xDestroy = vt_disconnect,
-    .xOpen = vt_open,
-    .xClose = vt_close,
-    .xFilter = vt_filter,
-    .xNext = vt_next,
-    .xEof = vt_eof,
-    .xColumn = vt_column,
-    .xRowid = vt_rowid,
+    VT_SCAN_METHODS,
 };
 
 /* xCreate NULL: eponymous only (no CREATE VIRTUAL TABLE … USING name). */
@@ -491,16 +489,7 @@ static const sqlite3_module vt_source_module = {
     .iVersion = 1,
     .xCreate = NULL,
     .xConnect = source_connect,
-    .xBestIndex = vt_best_index_cb,
-    .xDisconnect = vt_disconnect,
-    .xDestroy = vt_disconnect,
-    .xOpen = vt_open,
-    .xClose = vt_close,
-    .xFilter = vt_filter,
-    .xNext = vt_next,
-    .xEof = vt_eof,
-    .xColumn = vt_column,
-    .xRowid = vt_rowid,
+    VT_SCAN_METHODS,
 };
 
 /* ---- registration and exposure ------------------------------------------------------ */
