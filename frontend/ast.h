@@ -357,7 +357,8 @@ typedef struct fe_stmt {
 
 /* Splits a script into statements at top-level ';' (outside quotes,
  * comments and parentheses), skipping empty ones. Offsets are relative to
- * `text`. Returns the count; spans go to an arena array in *out. */
+ * `text`. Returns the count (-1: out of memory); spans go to an arena
+ * array in *out. */
 typedef struct fe_span { int pos, len; } fe_span;
 int fe_split(rt_arena *a, const char *text, size_t len, fe_span **out);
 /* The same one statement at a time, for scripts of any length in constant

@@ -58,7 +58,8 @@ static bool parse_frame(fe_parser *p, fe_window *w) {
 }
 
 fe_window *fe_parse_window(fe_parser *p, int overpos) {
-  fe_window *w = rt_arena_alloc(p->a, sizeof *w);
+  fe_window *w = fe_alloc(p, sizeof *w);
+  if (!w) return NULL;
   w->pos = overpos;
   w->excludepos = -1;
   if (!fe_expect_punct(p, "(", NULL)) return NULL;
@@ -68,7 +69,7 @@ fe_window *fe_parse_window(fe_parser *p, int overpos) {
     do {
       fe_expr *e = fe_parse_expr(p);
       if (!e) return NULL;
-      *(fe_expr **)fe_push(p->a, &w->part, &w->npart, &cap, sizeof(fe_expr *)) = e;
+      if (!fe_push_ptr(p, &w->part, &w->npart, &cap, e)) return NULL;
     } while (fe_accept_punct(p, ","));
   }
   if (fe_accept_kw(p, "ORDER")) {

@@ -128,6 +128,10 @@ int fe_split(rt_arena *a, const char *text, size_t len, fe_span **out) {
   *out = NULL;
   size_t at = 0;
   fe_span sp;
-  while (fe_split_next(text, len, &at, &sp)) *(fe_span *)fe_push(a, out, &n, &cap, sizeof sp) = sp;
+  while (fe_split_next(text, len, &at, &sp)) {
+    fe_span *v = fe_push(a, out, &n, &cap, sizeof sp);
+    if (!v) return -1;   /* out of memory */
+    *v = sp;
+  }
   return n;
 }

@@ -25,7 +25,7 @@ static void find_calls(ir_binder *b, const fe_expr *x, const fe_expr ***v, int *
   if (x->kind == AX_CALL && x->over) {
     if (*n == *cap) {
       int nc = *cap ? *cap * 2 : 8;
-      const fe_expr **nv = rt_arena_alloc(&b->p->arena, sizeof *nv * (size_t)nc);
+      const fe_expr **nv = ir_alloc(b, sizeof *nv * (size_t)nc);
       if (*n) memcpy(nv, *v, sizeof *nv * (size_t)*n);
       *v = nv;
       *cap = nc;
@@ -82,8 +82,8 @@ static int key_col(ir_binder *b, keyset *ks, ir_expr *e, const fe_expr *x) {
   if (col < 0) return -1;
   if (ks->n == ks->cap) {
     int nc = ks->cap ? ks->cap * 2 : 8;
-    ir_expr **ne = rt_arena_alloc(&b->p->arena, sizeof *ne * (size_t)nc);
-    int *ncol = rt_arena_alloc(&b->p->arena, sizeof *ncol * (size_t)nc);
+    ir_expr **ne = ir_alloc(b, sizeof *ne * (size_t)nc);
+    int *ncol = ir_alloc(b, sizeof *ncol * (size_t)nc);
     if (ks->n) {
       memcpy(ne, ks->e, sizeof *ne * (size_t)ks->n);
       memcpy(ncol, ks->col, sizeof *ncol * (size_t)ks->n);
@@ -125,8 +125,9 @@ static const char *fn_list(ir_binder *b) {
     if (k == RT_WIN_COUNT_STAR) continue;   /* COUNT once */
     rt_buf_printf(&m, "%s%s", k ? (k == IR_NWINS - 1 ? " and " : ", ") : "", ir_wins[k].sql);
   }
-  const char *s = rt_arena_strndup(&b->p->arena, m.data ? m.data : "", m.len);
+  const char *s = m.failed ? NULL : rt_arena_strndup(&b->p->arena, m.data ? m.data : "", m.len);
   rt_buf_free(&m);
+  if (!s) ir_oom(b);
   return s;
 }
 
@@ -230,7 +231,7 @@ static const char *call_name(ir_binder *b, const fe_expr *x) {
                           b->text[end - 1] == '\n' || b->text[end - 1] == '\r'))
     end--;
   if (end <= x->pos) return ir_expr_text(b, x);
-  return rt_arena_strndup(&b->p->arena, b->text + x->pos, (size_t)(end - x->pos));
+  return ir_strndup(b, b->text + x->pos, (size_t)(end - x->pos));
 }
 
 static int bind_call(ir_binder *b, keyset *ks, const fe_expr *x, ir_wincall *c, ir_winspec *sp) {
@@ -248,7 +249,7 @@ static int bind_call(ir_binder *b, keyset *ks, const fe_expr *x, ir_wincall *c, 
 
   /* the window: partition keys, then order keys (collated as ORDER BY) */
   sp->npart = w->npart;
-  sp->part = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)w->npart + 1));
+  sp->part = ir_alloc(b, sizeof(int) * ((size_t)w->npart + 1));
   for (int i = 0; i < w->npart; i++) {
     ir_expr *e = ir_bind_expr(b, w->part[i]);
     if (!e) return 0;
@@ -256,7 +257,7 @@ static int bind_call(ir_binder *b, keyset *ks, const fe_expr *x, ir_wincall *c, 
     if ((sp->part[i] = key_col(b, ks, e, w->part[i])) < 0) return 0;
   }
   sp->norder = w->norder;
-  sp->order = rt_arena_alloc(&b->p->arena, sizeof(ir_sortkey) * ((size_t)w->norder + 1));
+  sp->order = ir_alloc(b, sizeof(ir_sortkey) * ((size_t)w->norder + 1));
   for (int i = 0; i < w->norder; i++) {
     const fe_order *o = &w->order[i];
     ir_expr *e = ir_bind_expr(b, o->expr);
@@ -326,8 +327,8 @@ int ir_bind_windows(ir_binder *b, const fe_stage *st) {
   if (n == 0) return 1;
 
   ir_plan *p = b->p;
-  ir_wincall *calls = rt_arena_alloc(&p->arena, sizeof *calls * (size_t)n);
-  ir_winspec *specs = rt_arena_alloc(&p->arena, sizeof *specs * (size_t)n);
+  ir_wincall *calls = ir_alloc(b, sizeof *calls * (size_t)n);
+  ir_winspec *specs = ir_alloc(b, sizeof *specs * (size_t)n);
   int nspecs = 0;
   keyset ks = {0};
   b->in_window = true;   /* a window call in there is nested */
@@ -354,8 +355,8 @@ int ir_bind_windows(ir_binder *b, const fe_stage *st) {
    * trims it to what is read after the op and what its live calls read. */
   int *all;
   int na = ir_row_all_cols(b, &all);
-  bool *seen = rt_arena_alloc(&p->arena, (size_t)p->ncols + 1);
-  int *carry = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)(na + ks.n + 3 * n) + 1));
+  bool *seen = ir_alloc(b, (size_t)p->ncols + 1);
+  int *carry = ir_alloc(b, sizeof(int) * ((size_t)(na + ks.n + 3 * n) + 1));
   int nc = 0;
 #define CARRY(c) do { int c_ = (c); if (c_ >= 0 && !seen[c_]) { seen[c_] = true; carry[nc++] = c_; } } while (0)
   for (int i = 0; i < na; i++) CARRY(all[i]);
@@ -376,15 +377,15 @@ int ir_bind_windows(ir_binder *b, const fe_stage *st) {
   for (int i = 0; i < st->nitems; i++) {
     const fe_item *it = &st->items[i];
     for (int k = 0; it->kind == IT_EXPR && it->name && k < n; k++)
-      if (xs[k] == it->expr) p->cols[calls[k].out_col].name = rt_arena_strdup(&p->arena, it->name);
+      if (xs[k] == it->expr) p->cols[calls[k].out_col].name = ir_strdup(b, it->name);
   }
   for (int i = 0; i < st->nassign; i++)
     for (int k = 0; k < n; k++)
       if (xs[k] == st->assign[i].expr)
-        p->cols[calls[k].out_col].name = rt_arena_strdup(&p->arena, st->assign[i].col.name);
+        p->cols[calls[k].out_col].name = ir_strdup(b, st->assign[i].col.name);
   b->win.n = n;
   b->win.calls = xs;
-  b->win.cols = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)n);
+  b->win.cols = ir_alloc(b, sizeof(int) * (size_t)n);
   for (int i = 0; i < n; i++) b->win.cols[i] = calls[i].out_col;
   return 1;
 }
