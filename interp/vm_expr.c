@@ -722,14 +722,36 @@ static vm_vec *vm_in(vm *m, const ir_expr *e, const vm_set *set) {
 
 /* ---- conditionals ----------------------------------------------------------- */
 
+/* What CASE and COALESCE work in: the result (its rows of the set not
+ * NULL to start with) and three row lists to split the set into. */
+typedef struct vm_branches {
+  vm_vec *r;
+  uint32_t *rows[3];
+} vm_branches;
+
+static bool branches_get(vm *m, int vt, const vm_set *set, vm_branches *br) {
+  br->r = vm_vec_get(m, vt);
+  for (int k = 0; k < 3; k++) br->rows[k] = br->r ? vm_idx_get(m) : NULL;
+  if (!br->r || !br->rows[0] || !br->rows[1] || !br->rows[2]) return false;
+  uint8_t *z = br->r->nul;
+  VM_EACH(set, i, z[i] = 0;);
+  return true;
+}
+
+/* Gives the row lists back, and the result unless ok: it, or NULL. */
+static vm_vec *branches_put(vm *m, vm_branches *br, bool ok) {
+  for (int k = 0; k < 3; k++)
+    if (br->rows[k]) vm_idx_put(m, br->rows[k]);
+  if (!ok && br->r) vm_vec_put(m, br->r);
+  return ok ? br->r : NULL;
+}
+
 static vm_vec *vm_case(vm *m, const ir_expr *e, const vm_set *set) {
   int vt = vm_vt_of(e->type);
-  vm_vec *r = vm_vec_get(m, vt);
-  if (!r) return NULL;
-  uint8_t *z = r->nul;
-  VM_EACH(set, i, z[i] = 0;);
-  uint32_t *rem = vm_idx_get(m), *yes = vm_idx_get(m), *no = vm_idx_get(m);
-  if (!rem || !yes || !no) return NULL;
+  vm_branches br;
+  if (!branches_get(m, vt, set, &br)) return branches_put(m, &br, false);
+  vm_vec *r = br.r;
+  uint32_t *rem = br.rows[0], *yes = br.rows[1], *no = br.rows[2];
   vm_set cur = *set;
   int npairs = (e->nargs - 1) / 2;
   vm_vec *fail = r;   /* non-NULL until something fails */
@@ -758,6 +780,7 @@ static vm_vec *vm_case(vm *m, const ir_expr *e, const vm_set *set) {
     no = tmp;
     cur = (vm_set){rem, nn};
   }
+  br.rows[0] = rem, br.rows[2] = no;   /* swapped: give back what is held */
   if (fail && cur.n > 0) {
     vm_vec *t = vm_eval(m, e->args[e->nargs - 1], &cur);
     if (t) t = vm_coerce(m, t, vt, &cur);
@@ -768,24 +791,16 @@ static vm_vec *vm_case(vm *m, const ir_expr *e, const vm_set *set) {
       vm_vec_put(m, t);
     }
   }
-  vm_idx_put(m, rem);
-  vm_idx_put(m, yes);
-  vm_idx_put(m, no);
-  if (!fail) {
-    vm_vec_put(m, r);
-    return NULL;
-  }
-  return r;
+  return branches_put(m, &br, fail != NULL);
 }
 
 static vm_vec *vm_coalesce(vm *m, const ir_expr *e, const vm_set *set) {
   int vt = vm_vt_of(e->type);
-  vm_vec *r = vm_vec_get(m, vt);
-  if (!r) return NULL;
+  vm_branches br;
+  if (!branches_get(m, vt, set, &br)) return branches_put(m, &br, false);
+  vm_vec *r = br.r;
   uint8_t *z = r->nul;
-  VM_EACH(set, i, z[i] = 0;);
-  uint32_t *a = vm_idx_get(m), *b = vm_idx_get(m), *c = vm_idx_get(m);
-  if (!a || !b || !c) return NULL;
+  uint32_t *a = br.rows[0], *b = br.rows[1], *c = br.rows[2];
   vm_set cur = *set;
   bool ok = true;
   for (int k = 0; k < e->nargs && cur.n > 0; k++) {
@@ -813,13 +828,8 @@ static vm_vec *vm_coalesce(vm *m, const ir_expr *e, const vm_set *set) {
     c = t;
     cur = (vm_set){a, nr};
   }
-  vm_idx_put(m, a);
-  vm_idx_put(m, b);
-  vm_idx_put(m, c);
-  if (!ok) {
-    vm_vec_put(m, r);
-    return NULL;
-  }
+  br.rows[0] = a, br.rows[2] = c;   /* swapped: give back what is held */
+  if (!branches_put(m, &br, ok)) return NULL;
   if (cur.n > 0) {
     /* No arguments left (cannot happen with nargs >= 1): NULL. */
     VM_EACH(&cur, i, z[i] = 1;);

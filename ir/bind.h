@@ -232,6 +232,10 @@ ir_expr *ir_bind_like(ir_binder *b, bool glob, bool neg, ir_expr *x, ir_expr *pa
 /* ---- bind_stage.c ---- */
 /* Binds one stage: the bind function stages.def names for its kind. */
 int ir_bind_stage(ir_binder *b, const fe_stage *st);
+/* The output columns of a stage's aggregates (AGGREGATE, TREE, FLATTEN):
+ * one per item, named by it and typed as it bound, added to rb. */
+void ir_agg_outputs(ir_binder *b, const fe_stage *st, ir_agg *aggs, const rt_type *types,
+                    const bool *nulls, const bool *untyped, ir_rowb *rb);
 /* The stages' bind functions (stages.def), in bind_stage.c unless said
  * below: each edits the row model and adds the stage's ops. */
 #define STAGE(name, str, w1, w2, parse, bind, words) int bind(ir_binder *b, const fe_stage *st);

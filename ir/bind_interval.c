@@ -270,11 +270,7 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   ir_rowb_add(b, &rb, "ts", op->iv.ts_out, false);
   ir_rowb_add(b, &rb, "dur", op->iv.dur_out, false);
   for (int q = 0; q < st->nper; q++) ir_rowb_add(b, &rb, pnames[q], per[q], false);
-  for (int i = 0; i < na; i++) {
-    aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
-    p->cols[aggs[i].out_col].untyped = untyped[i];
-    ir_rowb_add(b, &rb, st->items[i].name, aggs[i].out_col, false);
-  }
+  ir_agg_outputs(b, st, aggs, types, nulls, untyped, &rb);
   b->row = ir_rowb_done(&rb);
   ir_alias_set_one(b, NULL, b->row);
   return 1;

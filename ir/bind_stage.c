@@ -474,6 +474,16 @@ static int aggregate_names(ir_binder *b, const fe_stage *st, const char **gnames
   return ir_check_output_names(b, n, names, pos);
 }
 
+void ir_agg_outputs(ir_binder *b, const fe_stage *st, ir_agg *aggs, const rt_type *types,
+                    const bool *nulls, const bool *untyped, ir_rowb *rb) {
+  ir_plan *p = b->p;
+  for (int i = 0; i < st->nitems; i++) {
+    aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
+    p->cols[aggs[i].out_col].untyped = untyped[i];
+    ir_rowb_add(b, rb, st->items[i].name, aggs[i].out_col, false);
+  }
+}
+
 int ir_bind_aggregate(ir_binder *b, const fe_stage *st) {
   ir_plan *p = b->p;
   int ng = st->ngroup, na = st->nitems;
@@ -508,11 +518,7 @@ int ir_bind_aggregate(ir_binder *b, const fe_stage *st) {
     p->cols[op->agg.group_out[i]].untyped = p->cols[gcols[i]].untyped;
     ir_rowb_add(b, &rb, gnames[i], op->agg.group_out[i], false);
   }
-  for (int i = 0; i < na; i++) {
-    aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
-    p->cols[aggs[i].out_col].untyped = untyped[i];
-    ir_rowb_add(b, &rb, st->items[i].name, aggs[i].out_col, false);
-  }
+  ir_agg_outputs(b, st, aggs, types, nulls, untyped, &rb);
   b->row = ir_rowb_done(&rb);
   ir_alias_set_one(b, NULL, b->row);
   return 1;

@@ -120,11 +120,7 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
   ir_rowb rb = {0};
   for (int i = 0; i < b->row.n; i++)
     ir_rowb_add(b, &rb, b->row.e[i].name, b->row.e[i].col, b->row.e[i].qonly);
-  for (int i = 0; i < na; i++) {
-    aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
-    p->cols[aggs[i].out_col].untyped = untyped[i];
-    ir_rowb_add(b, &rb, st->items[i].name, aggs[i].out_col, false);
-  }
+  ir_agg_outputs(b, st, aggs, types, nulls, untyped, &rb);
   b->row = ir_rowb_done(&rb);   /* aliases are kept and do not gain the outputs */
   return 1;
 }
