@@ -80,6 +80,18 @@ static int id_value(jtrace *j, jscan *s, int64_t *out, int *is_str) {
   return js_skip(s);
 }
 
+/* An optional time of the event (dur, tts, tdur) into *field, with its
+ * flag; a value that is not a time marks *bad. */
+static int opt_time(jscan *s, int64_t *field, uint32_t *flags, uint32_t flag, int *bad) {
+  int64_t v = 0;
+  int good = 0;
+  int ok = time_value(s, &v, &good);
+  if (!good) *bad = 1;
+  *field = v;
+  *flags |= flag;
+  return ok;
+}
+
 /* The event's pid or tid (id_value) into *field, with its flags: `has`,
  * and `str` when it was a string. */
 static int id_field(jtrace *j, jscan *s, int64_t *field, uint32_t *flags, uint32_t has,
@@ -306,21 +318,15 @@ static int read_event(jtrace *j, jscan *s) {
       } else if (KEY("tid")) {
         ok = id_field(j, s, &e.tid, &e.flags, JF_TID, JF_TID_STR);
       } else if (KEY("tts") || KEY("tdur")) {
-        int tdur = klen == 4;
-        ok = time_value(s, &v, &good);
-        if (!good) bad_time = 1;
-        if (tdur) e.tdur = v, e.flags |= JF_TDUR;
-        else e.tts = v, e.flags |= JF_TTS;
+        ok = klen == 4 ? opt_time(s, &e.tdur, &e.flags, JF_TDUR, &bad_time)
+                       : opt_time(s, &e.tts, &e.flags, JF_TTS, &bad_time);
       } else {
         ok = js_skip(s);
       }
       break;
     case 'd':
       if (KEY("dur")) {
-        ok = time_value(s, &v, &good);
-        if (!good) bad_time = 1;
-        e.dur = v;
-        e.flags |= JF_DUR;
+        ok = opt_time(s, &e.dur, &e.flags, JF_DUR, &bad_time);
       } else {
         ok = js_skip(s);
       }

@@ -746,6 +746,17 @@ static vm_vec *branches_put(vm *m, vm_branches *br, bool ok) {
   return ok ? br->r : NULL;
 }
 
+/* x over the rows of set, in type vt, into those rows of r (CASE's
+ * branches); false when out of memory or an error was raised. */
+static bool eval_into(vm *m, const ir_expr *x, int vt, const vm_set *set, vm_vec *r) {
+  vm_vec *t = vm_eval(m, x, set);
+  if (t) t = vm_coerce(m, t, vt, set);
+  if (!t) return false;
+  vm_scatter(r, t, set);
+  vm_vec_put(m, t);
+  return true;
+}
+
 static vm_vec *vm_case(vm *m, const ir_expr *e, const vm_set *set) {
   int vt = vm_vt_of(e->type);
   vm_branches br;
@@ -764,16 +775,10 @@ static vm_vec *vm_case(vm *m, const ir_expr *e, const vm_set *set) {
     uint32_t ny = 0, nn = 0;
     vm_split_truth(w, &cur, yes, &ny, no, &nn);
     vm_vec_put(m, w);
-    if (ny) {
-      vm_set ys = {yes, ny};
-      vm_vec *t = vm_eval(m, e->args[2 * k + 1], &ys);
-      if (t) t = vm_coerce(m, t, vt, &ys);
-      if (!t) {
-        fail = NULL;
-        break;
-      }
-      vm_scatter(r, t, &ys);
-      vm_vec_put(m, t);
+    vm_set ys = {yes, ny};
+    if (ny && !eval_into(m, e->args[2 * k + 1], vt, &ys, r)) {
+      fail = NULL;
+      break;
     }
     uint32_t *tmp = rem;
     rem = no;
@@ -781,16 +786,7 @@ static vm_vec *vm_case(vm *m, const ir_expr *e, const vm_set *set) {
     cur = (vm_set){rem, nn};
   }
   br.rows[0] = rem, br.rows[2] = no;   /* swapped: give back what is held */
-  if (fail && cur.n > 0) {
-    vm_vec *t = vm_eval(m, e->args[e->nargs - 1], &cur);
-    if (t) t = vm_coerce(m, t, vt, &cur);
-    if (!t) {
-      fail = NULL;
-    } else {
-      vm_scatter(r, t, &cur);
-      vm_vec_put(m, t);
-    }
-  }
+  if (fail && cur.n > 0 && !eval_into(m, e->args[e->nargs - 1], vt, &cur, r)) fail = NULL;
   return branches_put(m, &br, fail != NULL);
 }
 
