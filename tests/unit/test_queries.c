@@ -33,9 +33,11 @@
  * that every allocation the library's own code makes, each piece of an
  * arena included, goes through the counter below), each block (a case or
  * a setup script) is then run again failing its Nth allocation, as
- * SQLite's and Lua's tests do, from parsing to the last row. Each run
- * happens in a child process forked from the engine as it was before the
- * block (so a CREATE is swept as a first creation). It must either print
+ * SQLite's and Lua's tests do, from parsing to the last row. A block
+ * that changes the engine (CREATE, INSERT, INCLUDE, …) runs each time in a
+ * child process forked from the engine as it was before the block (so a
+ * CREATE is swept as a first creation); others run in the engine itself,
+ * which they leave as it was (a fork is costly under ASan). It must print
  * exactly the rows of the normal run (an allocation the library can do
  * without) or fail with a message after printing what the statements
  * before the failed one printed; then the rest of the script, from the
@@ -64,6 +66,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -547,10 +550,12 @@ static void run_case(pj_engine *e, const char *path, const char *mode, const blo
 #ifdef PJ_OOM_SWEEP
 /* ---- the sweep ---------------------------------------------------------- */
 
-/* Every run of the sweep happens in a child process forked from the
- * scratch engine as it stands before the block (a case or a setup), so
- * each run starts from exactly that state: a statement that creates a
- * view is swept as a first creation, not as a failing "already exists".
+/* A run of the sweep of a block that changes the engine (changes_state)
+ * happens in a child process forked from the scratch engine as it stands
+ * before the block (a case or a setup), so each run starts from exactly
+ * that state: a statement that creates a view is swept as a first
+ * creation, not as a failing "already exists". Other blocks run in the
+ * scratch engine itself.
  * Where the Nth allocation failed and the script stopped with an error
  * at statement k, the child then runs the rest of the script from
  * statement k on, without failures, and it must print what the normal
@@ -648,14 +653,10 @@ static void oom_died(int sig) {
   raise(sig);
 }
 
-/* Child: the block with allocation n failing (n = 0: counting only). */
-static void oom_child(pj_engine *e, const char *path, const char *mode, int line,
-                      const char *text, const char *normal, long n, int leaks) {
-  /* cmocka catches these to go on with the next test: the child must die
-   * of them instead, for the parent to see */
-  static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], oom_died);
-  alarm(120);   /* a hang is a failure too (the parent sees SIGALRM) */
+/* The block with allocation n failing (n = 0: counting only), into
+ * g_report. */
+static void oom_try(pj_engine *e, const char *path, const char *mode, int line,
+                    const char *text, const char *normal, long n, int leaks) {
   snprintf(g_oom_where, sizeof g_oom_where, "%s:%d [%s]", path, line, mode);
   str got = {0}, a = {0}, b = {0}, fails = {0};
   g_oom_recording = n == 0;
@@ -666,7 +667,8 @@ static void oom_child(pj_engine *e, const char *path, const char *mode, int line
     g_report->nmarks = g_oom_nmarks;
     memcpy(g_report->marks, g_oom_marks, sizeof(oom_mark) * (size_t)g_oom_nmarks);
     report_text(str_get(&got));
-    _exit(0);
+    free(got.s);
+    return;
   }
   int hit = g_oom_hit;
   const char *end = strrchr(str_get(&got), '\3');
@@ -720,21 +722,60 @@ checked:
   }
 #endif
   report_text(str_get(&fails));
-  _exit(0);
+  free(got.s);
+  free(a.s);
+  free(b.s);
+  free(fails.s);
 }
 
-/* Runs oom_child(n) in a child; the report is in g_report. 0 when the
- * child died, with the reason in `why`. */
-static int oom_fork(pj_engine *e, const char *path, const char *mode, int line, const char *text,
-                    const char *normal, long n, int leaks, char *why, size_t whylen) {
+/* Statements that change what the engine holds (or may): a block with
+ * one of these words is swept in children forked from the state before
+ * it; any other block (pipelines, SELECTs) in the engine itself, which it
+ * leaves as it was (fork is costly, above all under ASan). */
+static int changes_state(const char *text) {
+  static const char *const words[] = {
+      "CREATE", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER", "INCLUDE", "REPLACE", "ATTACH",
+      "DETACH", "PRAGMA", "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "VACUUM",
+      "ANALYZE", "REINDEX", "END"};
+  for (const char *p = text; *p;) {
+    if (!((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z')) {
+      p++;
+      continue;
+    }
+    const char *q = p;
+    while (((*q | 0x20) >= 'a' && (*q | 0x20) <= 'z') || (*q >= '0' && *q <= '9') || *q == '_') q++;
+    for (size_t w = 0; w < sizeof words / sizeof *words; w++)
+      if ((size_t)(q - p) == strlen(words[w]) && !strncasecmp(p, words[w], (size_t)(q - p)))
+        return 1;
+    p = q;
+  }
+  return 0;
+}
+
+/* Runs oom_try(n) in a child (forked) or here; the report is in g_report.
+ * 0 when the child died, with the reason in `why`. */
+static int oom_run(pj_engine *e, const char *path, const char *mode, int line, const char *text,
+                   const char *normal, long n, int forked, int leaks, char *why, size_t whylen) {
   memset(g_report, 0, sizeof *g_report);
+  if (!forked) {
+    oom_try(e, path, mode, line, text, normal, n, 0);   /* LSan checks at exit */
+    return 1;
+  }
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) {
     snprintf(why, whylen, "fork failed");
     return 0;
   }
-  if (pid == 0) oom_child(e, path, mode, line, text, normal, n, leaks);
+  if (pid == 0) {
+    /* cmocka catches these to go on with the next test: the child must
+     * die of them instead, for the parent to see */
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], oom_died);
+    alarm(120);   /* a hang is a failure too (the parent sees SIGALRM) */
+    oom_try(e, path, mode, line, text, normal, n, leaks);
+    _exit(0);
+  }
   int st = 0;
   while (waitpid(pid, &st, 0) < 0) {}
   if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 1;
@@ -807,7 +848,8 @@ static void oom_sweep(pj_engine *e, const char *path, const char *mode, int line
   pj__engine_set_hooks(e, &hooks);
   char why[200];
   str normal = {0};
-  if (!oom_fork(e, path, mode, line, text, "", 0, 0, why, sizeof why)) {
+  int forked = changes_state(text);
+  if (!oom_run(e, path, mode, line, text, "", 0, forked, 0, why, sizeof why)) {
     str_addf(failures, "%s:%d [%s] oom: the counting run failed: %s\n", path, line, mode, why);
     goto done;
   }
@@ -833,7 +875,8 @@ static void oom_sweep(pj_engine *e, const char *path, const char *mode, int line
   long leak_at = (long)(seed % (unsigned)(nv > 1 ? nv - 1 : 1));
   for (long k = 0; k < nv; k++) {
     int leaks = all_leaks || k == leak_at;
-    if (!oom_fork(e, path, mode, line, text, str_get(&normal), v[k], leaks, why, sizeof why)) {
+    if (!oom_run(e, path, mode, line, text, str_get(&normal), v[k], forked, leaks, why,
+                 sizeof why)) {
       str_addf(failures, "%s:%d [%s] oom: allocation %ld failed and %s\n", path, line, mode, v[k],
                why);
       if (!g_keep_going) break;
