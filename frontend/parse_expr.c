@@ -376,6 +376,7 @@ static fe_expr *parse_primary(fe_parser *p) {
   case TK_PUNCT:
     if (fe_at_subquery(p)) {   /* a scalar (SELECT …) */
       e = mk(p, AX_SUBQUERY, t->pos);
+      if (!e) return NULL;
       const char *outer = p->stage;
       e->sub = fe_parse_subquery(p);
       p->stage = outer;
@@ -405,6 +406,7 @@ static fe_expr *parse_primary(fe_parser *p) {
       p->i++;
       if (!fe_at_subquery(p)) return fe_syntax_error(p, fe_cur(p), "'(SELECT' after EXISTS"), NULL;
       e = mk(p, AX_EXISTS, t->pos);
+      if (!e) return NULL;
       const char *outer = p->stage;
       e->sub = fe_parse_subquery(p);
       p->stage = outer;

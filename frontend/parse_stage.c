@@ -84,14 +84,15 @@ static fe_source *parse_paren_source(fe_parser *p, fe_source *s) {
     for (int i = from; i < p->i; i++) {
       fe_token *t = &p->toks[i];
       if (t->kind != TK_PARAM) continue;
-      fe_expr *x = rt_arena_alloc(p->a, sizeof *x);
+      fe_expr *x = fe_alloc(p, sizeof *x);
+      if (!x) return NULL;
       x->kind = AX_PARAM;
       x->pos = x->oppos = t->pos;
       x->endpos = t->pos + t->len;
       x->str = t->text;
       x->strlen = t->textlen;
       x->height = 1;
-      *(fe_expr **)fe_push(p->a, &s->params, &s->nparams, &cap, sizeof x) = x;
+      if (!fe_push_ptr(p, &s->params, &s->nparams, &cap, x)) return NULL;
     }
     s->sqlpos = p->toks[from].pos;
     int end = fe_prev_end(p);
@@ -104,7 +105,8 @@ static fe_source *parse_paren_source(fe_parser *p, fe_source *s) {
 }
 
 fe_source *fe_parse_subquery(fe_parser *p) {
-  fe_source *s = rt_arena_alloc(p->a, sizeof *s);
+  fe_source *s = fe_alloc(p, sizeof *s);
+  if (!s) return NULL;
   s->pos = fe_cur(p)->pos;
   return parse_paren_source(p, s);
 }

@@ -307,7 +307,7 @@ static ir_plan *bind_plan(ir_plan *p, const struct fe_pipeline *pl, const char *
   if (env->params_of && env->params_of->nparams) {
     /* a pipeline subquery: its parameters are the enclosing plan's */
     const ir_plan *o = env->params_of;
-    p->params = rt_arena_memdup(&p->arena, o->params, sizeof(ir_param) * (size_t)o->nparams);
+    p->params = ir_memdup(&b, o->params, sizeof(ir_param) * (size_t)o->nparams);
     p->nparams = b.capparams = o->nparams;
   }
   if (!ir_bind_pipeline(&b, pl)) {

@@ -68,15 +68,19 @@ static int origin(const sqltext *t, int off) {
 
 /* The subquery's SQL with its parameters bound and renamed ?N. */
 static int build_sql(ir_binder *b, const fe_source *src, sqltext *out) {
-  out->marks = rt_arena_alloc(&b->p->arena, sizeof(mark) * (size_t)(2 * src->nparams + 1));
+  out->marks = ir_alloc(b, sizeof(mark) * (size_t)(2 * src->nparams + 1));
+  /* The parameters bound first: the binder's allocations may jump out
+   * (ir_alloc), which must not happen while the text's buffer is held. */
+  ir_expr **vals = ir_alloc(b, sizeof *vals * (size_t)(src->nparams + 1));
+  for (int i = 0; i < src->nparams; i++)
+    if (!(vals[i] = ir_bind_expr(b, src->params[i]))) return 0;
   int at = src->sqlpos, end = src->sqlpos + (int)strlen(src->sql);
   out->marks[out->nmarks++] = (mark){0, at};
   for (int i = 0; i < src->nparams; i++) {
     const fe_expr *px = src->params[i];
     rt_buf_append(&out->sql, b->text + at, (size_t)(px->pos - at));
     out->marks[out->nmarks++] = (mark){(int)out->sql.len, px->pos};
-    ir_expr *e = ir_bind_expr(b, px);
-    if (!e) return 0;
+    ir_expr *e = vals[i];
     if (e->kind == IX_PARAM) rt_buf_printf(&out->sql, "?%d", e->param);
     else if (!ir_sql_literal(b, &out->sql, e))
       return ir_fail(b, px->pos,
@@ -88,6 +92,7 @@ static int build_sql(ir_binder *b, const fe_source *src, sqltext *out) {
   }
   rt_buf_append(&out->sql, b->text + at, (size_t)(end - at));
   rt_buf_append(&out->sql, "", 1);
+  if (out->sql.failed || !out->sql.data) return ir_fail(b, src->pos, "out of memory");
   return 1;
 }
 
@@ -98,7 +103,7 @@ static bool pipeline_column(ir_binder *b, const char *name) {
   ir_row row = b->row;
   bool bare = true;
   if (dot) {
-    char *q = rt_arena_strndup(&b->p->arena, name, (size_t)(dot - name));
+    char *q = ir_strndup(b, name, (size_t)(dot - name));
     const ir_alias *a = ir_alias_find(b, q);
     if (!a) return false;
     row = a->row;
@@ -139,6 +144,10 @@ static int add_subq(ir_binder *b, const ir_subq *q) {
   if (p->nsubqs == p->capsubqs) {
     int cap = p->capsubqs ? p->capsubqs * 2 : 4;
     ir_subq *v = rt_arena_alloc(&p->arena, sizeof *v * (size_t)cap);
+    if (!v) {   /* q's plan is not the plan's yet: freed before the jump */
+      ir_plan_free(q->plan);
+      ir_oom(b);
+    }
     if (p->nsubqs) memcpy(v, p->subqs, sizeof *v * (size_t)p->nsubqs);
     p->subqs = v;
     p->capsubqs = cap;
@@ -151,7 +160,7 @@ static int add_callout(ir_binder *b, const ir_callout *c) {
   ir_plan *p = b->p;
   if (p->ncallouts == p->capcallouts) {
     int cap = p->capcallouts ? p->capcallouts * 2 : 4;
-    ir_callout *v = rt_arena_alloc(&p->arena, sizeof *v * (size_t)cap);
+    ir_callout *v = ir_alloc(b, sizeof *v * (size_t)cap);
     if (p->ncallouts) memcpy(v, p->callouts, sizeof *v * (size_t)p->ncallouts);
     p->callouts = v;
     p->capcallouts = cap;
@@ -171,7 +180,7 @@ static const char *missing_column(ir_binder *b, const char *msg) {
   if (!m) return NULL;
   m += strlen("no such column: ");
   size_t n = strlen(m);
-  if (n >= 2 && m[0] == '\'' && m[n - 1] == '\'') return rt_arena_strndup(&b->p->arena, m + 1, n - 2);
+  if (n >= 2 && m[0] == '\'' && m[n - 1] == '\'') return ir_strndup(b, m + 1, n - 2);
   return m;
 }
 
@@ -181,7 +190,7 @@ static const char *missing_alias(ir_binder *b, const char *msg) {
   if (!m) return NULL;
   m += strlen("no such table alias: '");
   const char *end = strchr(m, '\'');
-  return end ? rt_arena_strndup(&b->p->arena, m, (size_t)(end - m)) : NULL;
+  return end ? ir_strndup(b, m, (size_t)(end - m)) : NULL;
 }
 
 /* A pipeline as the subquery: bound into a plan of its own (its
@@ -219,14 +228,23 @@ static ir_expr *bind_pipeline(ir_binder *b, const fe_expr *x, ir_subqkind kind, 
     ir_plan_free(sub);
     return NULL;
   }
+  /* sub is not the plan's until finish registers it: out of memory it
+   * goes before the jump */
   ir_subq q = {.kind = kind,
                .plan = sub,
                .text = rt_arena_strndup(&p->arena, b->text + src->pipe->pos,
                                         (size_t)(src->pipe->endpos - src->pipe->pos)),
                .stage = b->stage,
                .pos = x->pos};
+  size_t pbytes = sizeof(ir_param) * (size_t)sub->nparams;
+  ir_param *params =
+      sub->nparams > p->nparams ? rt_arena_memdup(&p->arena, sub->params, pbytes) : p->params;
+  if (!q.text || (sub->nparams > p->nparams && !params)) {
+    ir_plan_free(sub);
+    ir_oom(b);
+  }
   if (sub->nparams > p->nparams) {
-    p->params = rt_arena_memdup(&p->arena, sub->params, sizeof(ir_param) * (size_t)sub->nparams);
+    p->params = params;
     p->nparams = b->capparams = sub->nparams;
   }
   p->reads_sql |= sub->reads_sql;
@@ -275,6 +293,7 @@ ir_expr *ir_bind_subquery(ir_binder *b, const fe_expr *x) {
                .stage = b->stage,
                .pos = x->pos};
   rt_buf_free(&t.sql);
+  if (!q.sql) ir_oom(b);
   if (kind != IR_SUBQ_EXISTS && info.ncols != 1) {
     ir_fail(b, src->pos, "expected the subquery to return 1 column, but it returns %d",
             info.ncols);
@@ -307,7 +326,7 @@ static ir_expr *finish(ir_binder *b, const fe_expr *x, ir_subq *q, ir_expr *lhs,
       return NULL;
     }
     c.nargs = 1;
-    c.argtypes = rt_arena_alloc(&p->arena, sizeof(rt_type));
+    c.argtypes = ir_alloc(b, sizeof(rt_type));
     c.argtypes[0] = xt;
     c.ret = RT_BOOL;
     /* x's collation compares the rows too (SQLite): x lowered or trimmed
