@@ -57,7 +57,11 @@ void *pj__sql_input_open(void *ctx, const fe_pipeline *pl, const char *text, rt_
     return NULL;
   }
   snprintf(in->module, sizeof in->module, "__pj_input_%d", ++e->sqltab_seq);
-  *plan = rt_arena_strdup(a, pj_query_plan(q));
+  if (!(*plan = rt_arena_strdup(a, pj_query_plan(q)))) {
+    pj_query_free(q);
+    free(in);
+    return fail(err, pl->pos, "out of memory"), NULL;
+  }
   pj__sqltab_def def = {.module = in->module, .q = q, .what = "the stream before the SQL stage"};
   s = pj__sqltab_register(e, &def);   /* owns q from here */
   if (s != PJ_OK) {
@@ -66,7 +70,11 @@ void *pj__sql_input_open(void *ctx, const fe_pipeline *pl, const char *text, rt_
     free(in);
     return NULL;
   }
-  *name = rt_arena_strdup(a, in->module);
+  if (!(*name = rt_arena_strdup(a, in->module))) {
+    pj__sqltab_unregister(e, in->module);
+    free(in);
+    return fail(err, pl->pos, "out of memory"), NULL;
+  }
   return in;
 }
 

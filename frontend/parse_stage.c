@@ -453,7 +453,7 @@ static bool parse_setop(fe_parser *p, fe_stage *st) {
     fe_source *s = parse_relation(p);
     if (!s) return false;
     p->stage = fe_stage_names[st->kind];
-    *(fe_source **)fe_push(p->a, &st->srcs, &st->nsrcs, &cap, sizeof s) = s;
+    if (!fe_push_ptr(p, &st->srcs, &st->nsrcs, &cap, s)) return false;
   } while (fe_accept_punct(p, ","));
   return true;
 }
@@ -470,7 +470,8 @@ static bool parse_fork(fe_parser *p, fe_stage *st) {
 static bool parse_sql_stage(fe_parser *p, fe_stage *st) {
   fe_token *t = fe_cur(p);
   if (!fe_tok_is_punct(t, "(")) return fe_syntax_error(p, t, "'(' and a SELECT");
-  fe_source *s = rt_arena_alloc(p->a, sizeof *s);
+  fe_source *s = fe_alloc(p, sizeof *s);
+  if (!s) return false;
   s->pos = t->pos;
   p->i++;
   bool pipe = fe_at_pipeline_start(p);

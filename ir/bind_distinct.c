@@ -20,10 +20,10 @@ static rt_type widen(rt_type t) {
 int ir_bind_distinct(ir_binder *b, const fe_stage *st) {
   ir_plan *p = b->p;
   int nmax = p->ncols + 1;
-  int *map = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)nmax);
+  int *map = ir_alloc(b, sizeof(int) * (size_t)nmax);
   for (int c = 0; c < nmax; c++) map[c] = -1;
   /* the row's columns, once each, in row order */
-  int *gcols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)b->row.n + 1));
+  int *gcols = ir_alloc(b, sizeof(int) * ((size_t)b->row.n + 1));
   int ng = 0;
   for (int i = 0; i < b->row.n; i++) {
     int c = b->row.e[i].col;
@@ -33,7 +33,7 @@ int ir_bind_distinct(ir_binder *b, const fe_stage *st) {
   }
   /* columns only aliases see */
   int nextra = 0;
-  int *extra = rt_arena_alloc(&p->arena, sizeof(int) * (size_t)nmax);
+  int *extra = ir_alloc(b, sizeof(int) * (size_t)nmax);
   for (int a = 0; a < b->naliases; a++)
     for (int i = 0; i < b->aliases[a].row.n; i++) {
       int c = b->aliases[a].row.e[i].col;
@@ -41,11 +41,11 @@ int ir_bind_distinct(ir_binder *b, const fe_stage *st) {
       map[c] = -3;
       extra[nextra++] = c;
     }
-  ir_agg *aggs = rt_arena_alloc(&p->arena, sizeof(ir_agg) * ((size_t)nextra + 1));
+  ir_agg *aggs = ir_alloc(b, sizeof(ir_agg) * ((size_t)nextra + 1));
   ir_op *op = ir_op_add(b, IR_AGGREGATE, st->pos);
   op->agg.ngroup = ng;
   op->agg.group_cols = gcols;
-  op->agg.group_out = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)ng + 1));
+  op->agg.group_out = ir_alloc(b, sizeof(int) * ((size_t)ng + 1));
   op->agg.naggs = nextra;
   op->agg.aggs = aggs;
   for (int i = 0; i < ng; i++) {
@@ -68,7 +68,7 @@ int ir_bind_distinct(ir_binder *b, const fe_stage *st) {
   for (int i = 0; i < b->row.n; i++)
     ir_rowb_add(b, &rb, b->row.e[i].name, map[b->row.e[i].col], b->row.e[i].qonly);
   ir_row row = ir_rowb_done(&rb);
-  ir_alias *al = rt_arena_alloc(&p->arena, sizeof(ir_alias) * ((size_t)b->naliases + 1));
+  ir_alias *al = ir_alloc(b, sizeof(ir_alias) * ((size_t)b->naliases + 1));
   for (int a = 0; a < b->naliases; a++) {
     ir_rowb ab = {0};
     const ir_row *r = &b->aliases[a].row;

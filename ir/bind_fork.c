@@ -29,20 +29,19 @@ const ir_forkname *ir_fork_find(const ir_binder *b, const char *name) {
 }
 
 int ir_bind_fork(ir_binder *b, const fe_stage *st) {
-  ir_plan *p = b->p;
   const fe_name *nm = &st->alias;
   const ir_forkname *old = ir_fork_find(b, nm->name);
   if (old && old->op)   /* one before a SQL stage is another stream's */
     return ir_fail(b, nm->pos, "the name '%s' is already taken by an earlier FORK", nm->name);
   ir_op *op = ir_op_add(b, IR_FORK, st->pos);
-  op->fork.name = rt_arena_strdup(&p->arena, nm->name);
+  op->fork.name = ir_strdup(b, nm->name);
   /* Everything still reachable: the stream goes on from this buffer.
    * live.c trims it to what is read later, through the name or not. */
   op->fork.ncarry = ir_row_all_cols(b, &op->fork.carry);
   ir_rowb rb = {0};
   for (int i = 0; i < b->row.n; i++)
     if (!b->row.e[i].qonly) ir_rowb_add(b, &rb, b->row.e[i].name, b->row.e[i].col, false);
-  ir_forkname *v = rt_arena_alloc(&p->arena, sizeof *v * ((size_t)b->nforks + 1));
+  ir_forkname *v = ir_alloc(b, sizeof *v * ((size_t)b->nforks + 1));
   if (b->nforks) memcpy(v, b->forks, sizeof *v * (size_t)b->nforks);
   v[b->nforks] = (ir_forkname){op->fork.name, nm->pos, op, ir_rowb_done(&rb)};
   b->forks = v;
@@ -62,8 +61,8 @@ int ir_bind_fork_source(ir_binder *b, const fe_source *src, const ir_forkname *f
   op->scan.buf_op = f->op;
   op->scan.table_name = f->name;
   op->scan.nscan = n;
-  op->scan.out_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)n + 1));
-  op->scan.table_cols = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)n + 1));
+  op->scan.out_cols = ir_alloc(b, sizeof(int) * ((size_t)n + 1));
+  op->scan.table_cols = ir_alloc(b, sizeof(int) * ((size_t)n + 1));
   ir_rowb rb = {0};
   for (int i = 0; i < n; i++) {
     const ir_entry *e = &f->row.e[i];

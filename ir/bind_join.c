@@ -170,7 +170,7 @@ int ir_bind_join(ir_binder *b, const fe_stage *st) {
                      "the alias '%s' is already taken: give the joined relation another with AS",
                      qual);
   int nflags = p->ncols;
-  bool *is_src = rt_arena_alloc(&p->arena, (size_t)nflags + 1);
+  bool *is_src = ir_alloc(b, (size_t)nflags + 1);
   for (int i = 0; i < src_row.n; i++) is_src[src_row.e[i].col] = true;
 
   /* The joined row (what ON sees), and its aliases. */
@@ -178,7 +178,7 @@ int ir_bind_join(ir_binder *b, const fe_stage *st) {
   for (int i = 0; i < in_row.n; i++) ir_rowb_add(b, &rb, in_row.e[i].name, in_row.e[i].col, in_row.e[i].qonly);
   for (int i = 0; i < src_row.n; i++) ir_rowb_add(b, &rb, src_row.e[i].name, src_row.e[i].col, false);
   ir_row joined = ir_rowb_done(&rb);
-  ir_alias *al = rt_arena_alloc(&p->arena, sizeof(ir_alias) * ((size_t)in_nal + 1));
+  ir_alias *al = ir_alloc(b, sizeof(ir_alias) * ((size_t)in_nal + 1));
   for (int i = 0; i < in_nal; i++) al[i] = in_al[i];
   int nal = in_nal;
   if (qual) al[nal++] = (ir_alias){qual, src_row};
@@ -195,19 +195,19 @@ int ir_bind_join(ir_binder *b, const fe_stage *st) {
     room += conjuncts(on);
   }
   jkeys k = {0};
-  k.in = rt_arena_alloc(&p->arena, sizeof(ir_expr *) * (size_t)room);
-  k.src = rt_arena_alloc(&p->arena, sizeof(ir_expr *) * (size_t)room);
-  int *us_in = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)nus + 1));
-  int *us_src = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)nus + 1));
+  k.in = ir_alloc(b, sizeof(ir_expr *) * (size_t)room);
+  k.src = ir_alloc(b, sizeof(ir_expr *) * (size_t)room);
+  int *us_in = ir_alloc(b, sizeof(int) * ((size_t)nus + 1));
+  int *us_src = ir_alloc(b, sizeof(int) * ((size_t)nus + 1));
   if (nus && !bind_using(b, st, in_row, src_row, rel, &k, us_in, us_src)) return 0;
   if (on) split_on(b, on, is_src, nflags, &k);
 
   /* The relation's side: keys as columns, then the build. */
-  int *src_keys = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)k.n + 1));
-  int *in_keys = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)k.n + 1));
+  int *src_keys = ir_alloc(b, sizeof(int) * ((size_t)k.n + 1));
+  int *in_keys = ir_alloc(b, sizeof(int) * ((size_t)k.n + 1));
   for (int i = 0; i < k.n; i++)
     if ((src_keys[i] = ir_materialize(b, k.src[i], "join key", st->pos)) < 0) return 0;
-  int *carry = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)(src_row.n + k.n) + 1));
+  int *carry = ir_alloc(b, sizeof(int) * ((size_t)(src_row.n + k.n) + 1));
   int ncarry = 0;
   for (int i = 0; i < src_row.n; i++)
     if (!in_list(carry, ncarry, src_row.e[i].col)) carry[ncarry++] = src_row.e[i].col;
@@ -221,7 +221,7 @@ int ir_bind_join(ir_binder *b, const fe_stage *st) {
   ir_op *probe = ir_op_add(b, IR_JOIN_PROBE, st->pos);
   struct ir_join j = {.kind = (int)kind, .nkeys = k.n, .in_keys = in_keys, .src_keys = src_keys,
                       .residual = k.residual, .build = build, .probe = probe,
-                      .name = qual ? rt_arena_strdup(&p->arena, qual) : NULL};
+                      .name = qual ? ir_strdup(b, qual) : NULL};
   probe->join = j;
   j.ncarry = ncarry;
   j.carry = carry;

@@ -30,8 +30,8 @@ static const char *ordinal(int i, char *buf, size_t n) {
 
 /* The bare entries of the row: the relation's columns in position order. */
 static int rel_cols(ir_binder *b, int **cols, const char ***names) {
-  *cols = rt_arena_alloc(&b->p->arena, sizeof(int) * ((size_t)b->row.n + 1));
-  *names = rt_arena_alloc(&b->p->arena, sizeof(char *) * ((size_t)b->row.n + 1));
+  *cols = ir_alloc(b, sizeof(int) * ((size_t)b->row.n + 1));
+  *names = ir_alloc(b, sizeof(char *) * ((size_t)b->row.n + 1));
   int n = 0;
   for (int i = 0; i < b->row.n; i++) {
     if (b->row.e[i].qonly) continue;
@@ -45,8 +45,8 @@ int ir_bind_setop(ir_binder *b, const fe_stage *st) {
   ir_plan *p = b->p;
   const char *stage = b->stage;
   int nrel = st->nsrcs + 1;
-  int **cols = rt_arena_alloc(&p->arena, sizeof(int *) * (size_t)nrel);
-  ir_op **bufs = rt_arena_alloc(&p->arena, sizeof(ir_op *) * (size_t)nrel);
+  int **cols = ir_alloc(b, sizeof(int *) * (size_t)nrel);
+  ir_op **bufs = ir_alloc(b, sizeof(ir_op *) * (size_t)nrel);
   const char **names;
   int n = rel_cols(b, &cols[0], &names);
   bufs[0] = ir_add_ivbuf(b, st->pos, n, cols[0]);
@@ -67,7 +67,7 @@ int ir_bind_setop(ir_binder *b, const fe_stage *st) {
   }
   /* one type per position */
   ir_op *op = ir_op_add(b, IR_SETOP, st->pos);
-  int *out = rt_arena_alloc(&p->arena, sizeof(int) * ((size_t)n + 1));
+  int *out = ir_alloc(b, sizeof(int) * ((size_t)n + 1));
   for (int k = 0; k < n; k++) {
     int kind = 0, first = -1;
     bool nullable = false, allbool = true;

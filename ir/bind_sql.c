@@ -75,8 +75,9 @@ static const char *replace_input(ir_binder *b, const char *sql, int sqlpos, cons
     rt_buf_append(&o, sql + i, j - i);
     i = j;
   }
-  const char *out = rt_arena_strndup(&b->p->arena, o.data ? o.data : "", o.len);
+  const char *out = o.failed ? NULL : rt_arena_strndup(&b->p->arena, o.data ? o.data : "", o.len);
   rt_buf_free(&o);
+  if (!out) ir_oom(b);   /* the buffer is freed: the jump loses nothing */
   return out;
 }
 
@@ -86,7 +87,7 @@ static void hide_forks(ir_binder *b, const fe_pipeline *pre) {
   for (int i = 0; i < pre->nstages; i++) {
     const fe_stage *st = &pre->stages[i];
     if (st->kind != ST_FORK) continue;
-    ir_forkname *v = rt_arena_alloc(&b->p->arena, sizeof *v * ((size_t)b->nforks + 1));
+    ir_forkname *v = ir_alloc(b, sizeof *v * ((size_t)b->nforks + 1));
     if (b->nforks) memcpy(v, b->forks, sizeof *v * (size_t)b->nforks);
     v[b->nforks] = (ir_forkname){st->alias.name, st->alias.pos, NULL, {0, NULL}};
     b->forks = v;
@@ -102,7 +103,7 @@ int ir_bind_sql_stage(ir_binder *b, const fe_stage *st) {
   const ir_sqlinput *in = b->env->sqlin;
   if (!in || !b->env->db) return ir_fail(b, st->pos, "SQL stages need the engine's SQLite connection");
   /* The input: the source and the stages before this one. */
-  fe_pipeline *pre = rt_arena_alloc(&p->arena, sizeof *pre);
+  fe_pipeline *pre = ir_alloc(b, sizeof *pre);
   *pre = (fe_pipeline){.pos = pl->pos, .endpos = st->pos, .src = pl->src,
                        .nstages = (int)(st - pl->stages), .stages = pl->stages};
   const char *name = NULL, *plan = NULL;
@@ -113,7 +114,7 @@ int ir_bind_sql_stage(ir_binder *b, const fe_stage *st) {
     return 0;
   }
   hide_forks(b, pre);
-  struct ir_sqlin_held *v = rt_arena_alloc(&p->arena, sizeof *v * ((size_t)p->nsqlins + 1));
+  struct ir_sqlin_held *v = ir_alloc(b, sizeof *v * ((size_t)p->nsqlins + 1));
   if (p->nsqlins) memcpy(v, p->sqlins, sizeof *v * (size_t)p->nsqlins);
   v[p->nsqlins++] = (struct ir_sqlin_held){in, h};
   p->sqlins = v;

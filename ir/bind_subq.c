@@ -143,7 +143,7 @@ static int add_subq(ir_binder *b, const ir_subq *q) {
   ir_plan *p = b->p;
   if (p->nsubqs == p->capsubqs) {
     int cap = p->capsubqs ? p->capsubqs * 2 : 4;
-    ir_subq *v = rt_arena_alloc(&p->arena, sizeof *v * (size_t)cap);
+    ir_subq *v = ir_alloc(b, sizeof *v * (size_t)cap);
     if (!v) {   /* q's plan is not the plan's yet: freed before the jump */
       ir_plan_free(q->plan);
       ir_oom(b);
@@ -288,7 +288,7 @@ ir_expr *ir_bind_subquery(ir_binder *b, const fe_expr *x) {
   }
   ir_plan *p = b->p;
   ir_subq q = {.kind = kind,
-               .sql = rt_arena_strdup(&p->arena, t.sql.data),
+               .sql = ir_strdup(b, t.sql.data),
                .text = src->sql,
                .stage = b->stage,
                .pos = x->pos};

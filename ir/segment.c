@@ -157,8 +157,8 @@ void ir_segment_plan(ir_plan *p) {
    * A source met while a segment is open (a JOIN's relation, bound
    * inline after the input's ops) suspends it; the step after the inner
    * segment's sink (the JOIN_PROBE) resumes it, so the build runs first. */
-  ir_segment *tmp = rt_arena_alloc(&p->arena, sizeof(ir_segment) * ((size_t)nsegs + 1));
-  ir_segment **open = rt_arena_alloc(&p->arena, sizeof(ir_segment *) * ((size_t)nsegs + 1));
+  ir_segment *tmp = ir_palloc(p, sizeof(ir_segment) * ((size_t)nsegs + 1));
+  ir_segment **open = ir_palloc(p, sizeof(ir_segment *) * ((size_t)nsegs + 1));
   int ntmp = 0, nopen = 0;
   ir_segment *seg = NULL;
   for (int i = 0; i < nops; i++) {
