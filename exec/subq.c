@@ -124,6 +124,21 @@ static int in_add(ex_run *run, const ir_subq *q, struct ex_subqval *out, const r
   return ok;
 }
 
+/* The end of either evaluation: on failure nothing half made stays (a
+ * later ask starts again) and the error names the stage; else the answer
+ * is complete (a scalar over no rows is NULL). */
+static int finish(ex_run *run, const ir_subq *q, struct ex_subqval *out, int rc, const char *msg) {
+  if (rc < 0) {
+    rt_valset_free(out->set);
+    memset(out, 0, sizeof *out);
+    rt_errorf(&run->err, q->pos, "%s: subquery: %s", q->stage, msg);
+    return -1;
+  }
+  if (q->kind == IR_SUBQ_SCALAR && !out->any) out->isnull = true;
+  out->done = true;
+  return 0;
+}
+
 /* A pipeline subquery: its plan runs on the interpreter, with this run's
  * parameters, interrupt and memory limit; its rows are then read as a
  * SQL subquery's would be. */
@@ -179,15 +194,7 @@ static int evaluate_plan(ex_run *run, const ir_subq *q, struct ex_subqval *out) 
   }
   rt_rowbuf_free(&sub.result);   /* a finished run leaves its rows to its caller */
   ex_run_free(&sub);
-  if (rc < 0) {
-    rt_valset_free(out->set);
-    memset(out, 0, sizeof *out);
-    rt_errorf(&run->err, q->pos, "%s: subquery: %s", q->stage, msg);
-    return -1;
-  }
-  if (q->kind == IR_SUBQ_SCALAR && !out->any) out->isnull = true;
-  out->done = true;
-  return 0;
+  return finish(run, q, out, rc, msg);
 }
 
 /* Runs subquery k for this run. 0, or -1 with run->err set. */
@@ -241,16 +248,7 @@ static int evaluate(ex_run *run, int k) {
   }
   free(tmp);
   rt_sql_subq_close(r);
-  if (rc < 0) {
-    /* nothing half made stays (a later ask starts again) */
-    rt_valset_free(out->set);
-    memset(out, 0, sizeof *out);
-    rt_errorf(&run->err, q->pos, "%s: subquery: %s", q->stage, msg);
-    return -1;
-  }
-  if (q->kind == IR_SUBQ_SCALAR && !out->any) out->isnull = true;
-  out->done = true;
-  return 0;
+  return finish(run, q, out, rc, msg);
 }
 
 int64_t ex_subq_call(ex_run *run, const ir_callout *c, const int64_t *argv, uint64_t nulls,
