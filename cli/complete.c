@@ -17,12 +17,12 @@
 
 #include "shell.h"
 
-/* Keywords that no list below names: SQL's, PerfettoSQL's, FROM and
- * INTERVAL INTERSECTION OF; and those of expressions (CASE, BETWEEN, AS
+/* Keywords that no list below names: SQL's, PerfettoSQL's, FROM (the
+ * operator sources come from ir/sources.def); and those of expressions (CASE, BETWEEN, AS
  * names …, and what starts a subquery: EXISTS, SELECT, FROM …), which a
  * stage's body takes too. */
 static const char *const keywords[] = {
-    "CREATE", "DELETE", "FROM", "INSERT", "INTERSECTION", "INTERVAL", "INTO", "OF", "ON",
+    "CREATE", "DELETE", "FROM", "INSERT", "INTO", "ON",
     "PERFETTO", "PRAGMA", "REPLACE", "SELECT", "TABLE", "UPDATE", "VALUES", "VIEW", "WHERE",
     "WITH",
 };
@@ -57,6 +57,14 @@ static const stage_words stages[] = {
 #define STAGE(name, str, w1, w2, parse, bind, words) {str, words},
 #include "../ir/stages.def"
 #undef STAGE
+};
+
+/* Each operator source's name ("INTERVAL INTERSECTION OF") and its other
+ * syntax words (ir/sources.def). */
+static const stage_words sources[] = {
+#define SOURCE(name, str, w1, w2, parse, bind, words) {str, words},
+#include "../ir/sources.def"
+#undef SOURCE
 };
 
 /* Scalar function names (ir/funcs.def), offered in the case of the
@@ -384,7 +392,12 @@ char **cli_complete(pj_engine *e, const char *text, size_t start, const char *pr
       /* stage words only */
     } else if (last && (tok_is(last, "FROM") || tok_is(last, "JOIN"))) {
       add_tables(&l, db, prefix);
-      if (tok_is(last, "FROM")) add_kw(&l, "INTERVAL", 8, prefix);
+      /* a source's first word (INTERVAL, INTERVALS, …), for `FROM (` */
+      for (size_t i = 0; i < sizeof sources / sizeof *sources && tok_is(last, "FROM"); i++) {
+        size_t len;
+        const char *w = nth_word(sources[i].name, 0, &len);
+        if (w) add_kw(&l, w, len, prefix);
+      }
     } else if (stage >= 0) {
       /* a stage's body: expressions, the stage's own words, the scope */
       add_expression_words(&l, prefix);
@@ -398,6 +411,10 @@ char **cli_complete(pj_engine *e, const char *text, size_t start, const char *pr
       for (size_t i = 0; i < sizeof stages / sizeof *stages; i++) {
         add_words(&l, stages[i].name, prefix);
         add_words(&l, stages[i].words, prefix);
+      }
+      for (size_t i = 0; i < sizeof sources / sizeof *sources; i++) {
+        add_words(&l, sources[i].name, prefix);
+        add_words(&l, sources[i].words, prefix);
       }
       add_scope(&l, db, &t, prefix);
     }

@@ -232,8 +232,12 @@ typedef enum fe_srckind {
   SRC_NAME,            /* [schema.]name */
   SRC_SQL,             /* ( SELECT … ): sql is the text inside the parens */
   SRC_PIPELINE,        /* ( FROM … ): pipe */
-  SRC_INTERSECT,       /* INTERVAL INTERSECTION OF (ops…) [PER …] */
   SRC_CALL,            /* name(args…): a PerfettoSQL table function */
+  /* The operator sources of ir/sources.def: SRC_INTERSECT (INTERVAL
+   * INTERSECTION OF (ops…) [PER …]), … */
+#define SOURCE(name, str, w1, w2, parse, bind, words) SRC_##name,
+#include "../ir/sources.def"
+#undef SOURCE
 } fe_srckind;
 
 typedef struct fe_pipeline fe_pipeline;

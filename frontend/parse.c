@@ -355,7 +355,13 @@ fe_pipeline *fe_parse_pipeline(rt_arena *a, const char *text, size_t len, rt_err
   parser_init(&p, a, text, 0, (int)len, err);
   if (!fe_at_pipeline_start(&p)) {
     p.stage = "FROM";
-    fe_syntax_error(&p, fe_cur(&p), "a pipeline starting with FROM or INTERVAL INTERSECTION OF");
+    /* "FROM, INTERVAL INTERSECTION OF, …": FROM and ir/sources.def */
+    static const char what[] = "a pipeline starting with FROM"
+#define SOURCE(name, str, w1, w2, parse, bind, words) " or " str
+#include "../ir/sources.def"
+#undef SOURCE
+        ;
+    fe_syntax_error(&p, fe_cur(&p), what);
     return NULL;
   }
   fe_pipeline *pl = fe_parse_whole_pipeline(&p);

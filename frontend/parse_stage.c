@@ -30,9 +30,32 @@ static int parse_alias(fe_parser *p, fe_name *out, const char *const *stop) {
   return fe_parse_name(p, out, "an alias") ? 1 : -1;
 }
 
+/* The operator sources of ir/sources.def: their words, and their parse
+ * functions (defined below). */
+#define SOURCE(name, str, w1, w2, parse, bind, words) static fe_source *parse(fe_parser *p);
+#include "../ir/sources.def"
+#undef SOURCE
+static const struct source_entry {
+  const char *w1, *w2;
+  fe_source *(*parse)(fe_parser *p);
+} k_sources[] = {
+#define SOURCE(name, str, w1, w2, parse, bind, words) {w1, w2, parse},
+#include "../ir/sources.def"
+#undef SOURCE
+};
+
+/* The operator source whose words start at token offset `at` from the
+ * cursor, or NULL. */
+static const struct source_entry *source_at(fe_parser *p, int at) {
+  for (size_t k = 0; k < sizeof k_sources / sizeof k_sources[0]; k++)
+    if (fe_tok_is_kw(fe_peek(p, at), k_sources[k].w1) &&
+        (!k_sources[k].w2 || fe_tok_is_kw(fe_peek(p, at + 1), k_sources[k].w2)))
+      return &k_sources[k];
+  return NULL;
+}
+
 bool fe_at_pipeline_start(fe_parser *p) {
-  return fe_at_kw(p, "FROM") ||
-         (fe_at_kw(p, "INTERVAL") && fe_tok_is_kw(fe_peek(p, 1), "INTERSECTION"));
+  return fe_at_kw(p, "FROM") || source_at(p, 0);
 }
 
 /* name, comma-separated, at least one. */
@@ -115,8 +138,7 @@ bool fe_at_subquery(fe_parser *p) {
   if (!fe_at_punct(p, "(")) return false;
   fe_token *t = fe_peek(p, 1);
   return fe_tok_is_kw(t, "SELECT") || fe_tok_is_kw(t, "WITH") || fe_tok_is_kw(t, "VALUES") ||
-         fe_tok_is_kw(t, "FROM") ||
-         (fe_tok_is_kw(t, "INTERVAL") && fe_tok_is_kw(fe_peek(p, 2), "INTERSECTION"));
+         fe_tok_is_kw(t, "FROM") || source_at(p, 1);
 }
 
 /* [schema.]name or a parenthesized source, without alias. */
@@ -584,7 +606,8 @@ fe_pipeline *fe_parse_pipeline_at(fe_parser *p) {
   fe_pipeline *pl = fe_alloc(p, sizeof *pl);
   if (!pl) return NULL;
   pl->pos = fe_cur(p)->pos;
-  pl->src = fe_at_kw(p, "FROM") ? parse_from(p) : parse_intersection(p);
+  const struct source_entry *se = fe_at_kw(p, "FROM") ? NULL : source_at(p, 0);
+  pl->src = se ? se->parse(p) : parse_from(p);
   if (!pl->src) return NULL;
   int cap = 0;
   while (fe_cur(p)->kind == TK_PIPE) {

@@ -125,8 +125,17 @@ static bool word_at(const char *t, int end, int i, const char *kw, int *next) {
 static bool pipeline_follows(const char *t, int end, int i) {
   int j = skip_blank(t, end, i + 1), k;
   if (word_at(t, end, j, "FROM", &k)) return true;
-  return word_at(t, end, j, "INTERVAL", &k) &&
-         word_at(t, end, skip_blank(t, end, k), "INTERSECTION", &k);
+  /* or an operator source of ir/sources.def */
+  static const char *const words[][2] = {
+#define SOURCE(name, str, w1, w2, parse, bind, words) {w1, w2},
+#include "../ir/sources.def"
+#undef SOURCE
+  };
+  for (size_t s = 0; s < sizeof words / sizeof words[0]; s++)
+    if (word_at(t, end, j, words[s][0], &k) &&
+        (!words[s][1] || word_at(t, end, skip_blank(t, end, k), words[s][1], &k)))
+      return true;
+  return false;
 }
 
 /* Parses the pipeline whose '(' is at lp; fills sp. Returns the offset

@@ -267,7 +267,10 @@ int ir_bind_source(ir_binder *b, const fe_source *src, const char *stage) {
     ir_alias_set_one(b, src->alias.name, b->row);
     return 1;
   }
-  case SRC_INTERSECT: return ir_bind_isect(b, src);
+#define SOURCE(name, str, w1, w2, parse, bind, words) \
+  case SRC_##name: b->stage = str; return bind(b, src);
+#include "sources.def"
+#undef SOURCE
   }
   return ir_fail(b, src->pos, "unknown source");
 }

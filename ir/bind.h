@@ -276,6 +276,10 @@ int ir_bind_fork_source(ir_binder *b, const fe_source *src, const ir_forkname *f
 /* INTERVAL INTERSECTION OF (a source), and ir_bind_flatten, ir_bind_ijoin,
  * ir_bind_fillgaps (stages): IV_BUFFER sinks and their source op. */
 int ir_bind_isect(ir_binder *b, const fe_source *src);
+/* Every operator source's bind function (sources.def). */
+#define SOURCE(name, str, w1, w2, parse, bind, words) int bind(ir_binder *b, const fe_source *src);
+#include "sources.def"
+#undef SOURCE
 /* An IV_BUFFER sink carrying cols[0..n) (an interval operator's or a set
  * operation's relation; its user is set by the caller). */
 ir_op *ir_add_ivbuf(ir_binder *b, int pos, int n, int *cols);

@@ -19,7 +19,7 @@ from ._result import Result
 # A pipeline starts with FROM or INTERVAL (after blanks and comments);
 # anything else is SQL for the script runner.
 _LEADING = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*", re.S)
-_PIPELINE = re.compile(r"(?:FROM|INTERVAL)\b", re.I)
+_PIPELINE = re.compile(r"(?:FROM|INTERVALS?)\b", re.I)
 
 
 def _is_pipeline(text):
