@@ -37,7 +37,7 @@ static const char *const expr_keywords[] = {
  * spelled in words (AND, IS NOT, IS NULL …); the stages' below (a
  * window's OVER words among their syntax words). */
 static const char *const list_words[] = {
-#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat, lo, hi) sql,
+#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat, in_list, lo, hi) sql,
 #include "../ir/aggs.def"
 #undef AGG
 #define WIN(name, sql, printed, out, arg, lo, hi) sql,

@@ -414,7 +414,7 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
   bool *reads = iv_reads(run, s);
   int na = 0, rc = iv_rel_open(run, op, 0, reads, &rel);
   rt_flat_agg *aggs = calloc((size_t)op->iv.naggs + 1, sizeof *aggs);
-  int64_t **own = calloc((size_t)op->iv.naggs + 1, sizeof *own);
+  int64_t **own = calloc(2 * (size_t)op->iv.naggs + 1, sizeof *own);
   int *outc = calloc((size_t)op->iv.naggs + 1, sizeof *outc);
   if (rc == 0 && (!aggs || !own || !outc)) rc = iv_fail(run, op, "out of memory");
   for (int a = 0; rc == 0 && a < op->iv.naggs; a++) {
@@ -431,14 +431,30 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
       }
       aggs[na].valid = iv_rel_valid(&rel, c);
       /* double values are read as their bits; COUNT of strings counts
-       * non-NULL ids as integers */
+       * non-NULL ids as integers; GROUP_CONCAT reads the ids */
       if (iv_rel_type(&rel, c) == RT_F64) aggs[na].in = RT_F64;
-      aggs[na].v = iv_rel_i64(&rel, c, &own[na]);
+      if (ag->kind == RT_AGG_GROUP_CONCAT) aggs[na].in = RT_STR;
+      aggs[na].v = iv_rel_i64(&rel, c, &own[2 * na]);
       if (!aggs[na].v && rel.r.n) rc = iv_fail(run, op, "out of memory");
+    }
+    if (rc == 0 && ag->arg2_col >= 0) {
+      /* ARG_MAX's value, GROUP_CONCAT's separator */
+      int c = iv_buf_col(op->iv.bufs[0], ag->arg2_col);
+      if (c < 0) {
+        rc = iv_fail(run, op, "an aggregate input was not buffered");
+        break;
+      }
+      rt_type t = iv_rel_type(&rel, c);
+      aggs[na].in2 = t == RT_F64 || t == RT_STR ? t : RT_I64;
+      aggs[na].valid2 = iv_rel_valid(&rel, c);
+      aggs[na].v2 = iv_rel_i64(&rel, c, &own[2 * na + 1]);
+      if (!aggs[na].v2 && rel.r.n) rc = iv_fail(run, op, "out of memory");
+    } else if ((ag->kind == RT_AGG_ARG_MAX || ag->kind == RT_AGG_ARG_MIN) && rc == 0) {
+      rc = iv_fail(run, op, "an aggregate value was not buffered");
     }
     na++;
   }
-  if (rc == 0 && !rt_flatten_run(&rel.r, na, aggs, op->stage, &out, NULL, &run->err))
+  if (rc == 0 && !rt_flatten_run(&rel.r, na, aggs, run->strings, op->stage, &out, NULL, &run->err))
     rc = iv_rt_failed(run, op);
   for (int a = 0; rc == 0 && a < na; a++)
     if (rt_store_type(p->cols[outc[a]].type) != out.type[a])
@@ -457,7 +473,7 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
     rc = run->feed(run, s, b, n, pick, ctx, dn);
   }
   iv_rel_free(&rel);
-  for (int a = 0; own && a < na; a++) rt_mem_free(own[a]);
+  for (int a = 0; own && a < 2 * na; a++) rt_mem_free(own[a]);
   free(own);
   free(aggs);
   free(outc);

@@ -356,7 +356,8 @@ static void fresh(row *r, char *out, size_t n) { snprintf(out, n, "c%d", r->fres
 static const char *const k_rel[] = {"OVERLAPPING BOUNDS", "COVERING BEGIN", "COVERING END",
                                     "COVERING BOUNDS", "WITHIN BOUNDS"};
 
-/* Aggregates over row r for AGGREGATE (any=1) or FLATTEN / TREE (numbers only). */
+/* Aggregates over row r for AGGREGATE (any=1) or FLATTEN / TREE (numbers
+ * only, but FLATTEN's ARG_MAX value and GROUP_CONCAT take strings). */
 static void gen_aggs(in *s, row *r, row *out, buf *o, int any, int tree) {
   int n = 1 + (int)pick(s, 3);
   for (int k = 0; k < n; k++) {
@@ -384,6 +385,20 @@ static void gen_aggs(in *s, row *r, row *out, buf *o, int any, int tree) {
       default: bprintf(o, "%sMEDIAN(%s) AS %s", k ? ", " : "", t == T_STR ? "2.5" : cn, name); t = T_DBL; break;
       }
       add(out, name, t);
+      continue;
+    }
+    if (!any && !tree && pick(s, 4) == 0) {   /* §9's aggregate list in FLATTEN */
+      const char *cn = r->c[c].name;
+      int v = col_of(s, r, pick(s, 2) ? T_STR : T_INT);
+      if (pick(s, 2) || v < 0) {
+        bprintf(o, "%sGROUP_CONCAT(%s%s) AS %s", k ? ", " : "", v >= 0 ? r->c[v].name : cn,
+                pick(s, 2) ? ", '/'" : "", name);
+        add(out, name, T_STR);
+      } else {
+        bprintf(o, "%s%s(%s, %s) AS %s", k ? ", " : "", pick(s, 2) ? "ARG_MAX" : "ARG_MIN", cn,
+                r->c[v].name, name);
+        add(out, name, r->c[v].t);
+      }
       continue;
     }
     static const char *const fn[] = {"COUNT", "SUM", "MIN", "MAX", "MAX", "AVG"};

@@ -254,6 +254,10 @@ int ir_materialize(ir_binder *b, ir_expr *e, const char *name, int pos);
 int ir_bind_agg_call(ir_binder *b, const fe_item *it, ir_aggplace where, const char *expected,
                      ir_agg *ag, ir_expr **arg);
 
+/* "expected COUNT, SUM, … or GROUP_CONCAT": every aggregate name aggs.def
+ * allows at `where`, for ir_bind_agg_call's `expected`. */
+const char *ir_agg_expected(ir_binder *b, ir_aggplace where);
+
 /* An aggregate whose argument is a bare NULL (arg as ir_bind_agg_call
  * returns it) gives an untyped NULL, except COUNT (0). */
 bool ir_agg_untyped(const ir_agg *ag, const ir_expr *arg);

@@ -182,11 +182,13 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
 
 /* ---- INTERVAL FLATTEN --------------------------------------------------- */
 
-/* COUNT(*), COUNT(x), SUM, MIN, MAX, AVG of numbers (COUNT of anything). */
+/* FLATTEN's aggregates (aggs.def's FLATTEN column): COUNT(*), COUNT of
+ * anything, SUM, MIN, MAX, AVG of numbers, ARG_MAX / ARG_MIN ordered by a
+ * number (any value), GROUP_CONCAT. */
 static int bind_flat_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
                          bool *out_null, bool *untyped) {
   ir_expr *e;
-  if (!ir_bind_agg_call(b, it, IR_AGG_IN_FLATTEN, "expected COUNT, SUM, MIN, MAX or AVG", ag, &e))
+  if (!ir_bind_agg_call(b, it, IR_AGG_IN_FLATTEN, ir_agg_expected(b, IR_AGG_IN_FLATTEN), ag, &e))
     return 0;
   *untyped = ir_agg_untyped(ag, e);
   *out_type = RT_I64;
@@ -194,9 +196,14 @@ static int bind_flat_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *o
   if (!e) return 1;
   *out_type = ir_agg_out_type(ag->kind, e->type, true);
   /* Every segment has a covering row; only NULL inputs make it NULL, or a
-   * double SUM/AVG of +inf and -inf (NaN is NULL). */
+   * double SUM/AVG of +inf and -inf (NaN is NULL). ARG_MAX's value and
+   * GROUP_CONCAT's text keep their own type (strings too). */
   *out_null = (ag->kind != RT_AGG_COUNT && e->nullable) ||
               ((ag->kind == RT_AGG_SUM || ag->kind == RT_AGG_AVG) && e->type == RT_F64);
+  if (ag->kind == RT_AGG_ARG_MAX || ag->kind == RT_AGG_ARG_MIN || ag->kind == RT_AGG_GROUP_CONCAT) {
+    *out_type = ag->kind == RT_AGG_GROUP_CONCAT ? RT_STR : e->type == RT_STR || e->type == RT_F64 ? e->type : RT_I64;
+    *out_null = true;
+  }
   return 1;
 }
 
@@ -242,13 +249,15 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   if (!ir_check_output_names(b, nout, onames, opos)) return 0;
   /* The buffer holds what the sweep reads; nothing else survives. */
   int id = rel_id(b, b->row);
-  int *cols = ir_alloc(b, sizeof(int) * ((size_t)(3 + st->nper + na) + 1));
+  int *cols = ir_alloc(b, sizeof(int) * ((size_t)(3 + st->nper + 2 * na) + 1));
   int n = 0;
   cols[n++] = ts;
   cols[n++] = dur;
   if (id >= 0 && id != ts && id != dur) cols[n++] = id;   /* for error messages only */
-  for (int q = 0; q < st->nper + na; q++) {
-    int c = q < st->nper ? per[q] : aggs[q - st->nper].arg_col;
+  for (int q = 0; q < st->nper + 2 * na; q++) {
+    int c = q < st->nper ? per[q]
+            : q < st->nper + na ? aggs[q - st->nper].arg_col
+                                : aggs[q - st->nper - na].arg2_col;
     bool dup = c < 0;
     for (int i = 0; i < n && !dup; i++) dup = cols[i] == c;
     if (!dup) cols[n++] = c;

@@ -314,6 +314,26 @@ static int agg_find(const char *name, ir_aggplace where, bool star) {
   return -1;
 }
 
+/* "expected COUNT, SUM, MIN, MAX, AVG, ARG_MAX, ARG_MIN or GROUP_CONCAT":
+ * the names aggs.def allows at `where`, each once, in its order. */
+const char *ir_agg_expected(ir_binder *b, ir_aggplace where) {
+  const char *names[IR_NAGGS + 1];
+  int n = 0;
+  for (int k = 0; k < IR_NAGGS; k++) {
+    if (ir_aggs[k].arg[where] == IR_AGGARG_NO) continue;
+    bool dup = false;
+    for (int i = 0; i < n && !dup; i++) dup = !strcmp(names[i], ir_aggs[k].sql);
+    if (!dup) names[n++] = ir_aggs[k].sql;
+  }
+  rt_buf m = {0};
+  rt_buf_printf(&m, "expected ");
+  for (int i = 0; i < n; i++)
+    rt_buf_printf(&m, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+  char *out = ir_strdup(b, m.data ? m.data : "expected an aggregate");
+  rt_buf_free(&m);
+  return out;
+}
+
 /* The second argument of an aggregate call x: ARG_MAX's value and
  * GROUP_CONCAT's separator are materialized into ag->arg2_col (*arg is
  * then the value, whose type ARG_MAX returns); PERCENTILE's p must be a

@@ -63,8 +63,8 @@ const signed char ir_ex_arities[IX__COUNT] = {
 /* Indexed by rt_aggkind (store.h): an entry without its RT_AGG_ kind does
  * not compile. */
 const ir_agginfo ir_aggs[] = {
-#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat, lo, hi) \
-  [RT_AGG_##name] = {sql, printed, IR_AGGOUT_##out, {IR_AGGARG_##in_agg, IR_AGGARG_##in_tree, IR_AGGARG_##in_flat}, lo, hi},
+#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat, in_list, lo, hi) \
+  [RT_AGG_##name] = {sql, printed, IR_AGGOUT_##out, {IR_AGGARG_##in_agg, IR_AGGARG_##in_tree, IR_AGGARG_##in_flat, IR_AGGARG_##in_list}, lo, hi},
 #include "aggs.def"
 #undef AGG
 };

@@ -123,7 +123,7 @@ struct ir_expr {
  * there). */
 typedef enum ir_aggout { IR_AGGOUT_I64, IR_AGGOUT_F64, IR_AGGOUT_SUM, IR_AGGOUT_ARG, IR_AGGOUT_VAL, IR_AGGOUT_STR } ir_aggout;
 typedef enum ir_aggarg { IR_AGGARG_NO, IR_AGGARG_STAR, IR_AGGARG_ANY, IR_AGGARG_NUM } ir_aggarg;
-typedef enum ir_aggplace { IR_AGG_IN_AGGREGATE, IR_AGG_IN_TREE, IR_AGG_IN_FLATTEN, IR_AGG_IN__COUNT } ir_aggplace;
+typedef enum ir_aggplace { IR_AGG_IN_AGGREGATE, IR_AGG_IN_TREE, IR_AGG_IN_FLATTEN, IR_AGG_IN_LIST, IR_AGG_IN__COUNT } ir_aggplace;
 typedef struct ir_agginfo {
   const char *sql;        /* "COUNT": the name it is called by */
   const char *printed;    /* "count(*)": in plans */
@@ -134,7 +134,7 @@ typedef struct ir_agginfo {
 extern const ir_agginfo ir_aggs[];
 enum {
   IR_NAGGS = 0   /* entries of aggs.def */
-#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat, lo, hi) +1
+#define AGG(name, sql, printed, out, in_agg, in_tree, in_flat, in_list, lo, hi) +1
 #include "aggs.def"
 #undef AGG
 };

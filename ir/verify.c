@@ -184,8 +184,9 @@ static int check_interval(vctx *v, const ir_op *op) {
   }
   if (op->kind == IR_FLATTEN)
     for (int k = 0; k < op->iv.naggs; k++)
-      if (op->iv.aggs[k].live && op->iv.aggs[k].arg_col >= 0 &&
-          !carried(op->iv.bufs[0], op->iv.aggs[k].arg_col))
+      if (op->iv.aggs[k].live &&
+          ((op->iv.aggs[k].arg_col >= 0 && !carried(op->iv.bufs[0], op->iv.aggs[k].arg_col)) ||
+           (op->iv.aggs[k].arg2_col >= 0 && !carried(op->iv.bufs[0], op->iv.aggs[k].arg2_col))))
         return bad(v, NULL, "aggregate input is not buffered");
   if (op->kind == IR_FILLGAPS)
     for (int k = 0; k < op->iv.nscan; k++)

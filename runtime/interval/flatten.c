@@ -33,6 +33,7 @@
 
 #include "interval.h"
 #include "runtime/budget.h"
+#include "runtime/strfn.h"
 
 #define INF UINT64_MAX
 
@@ -52,7 +53,7 @@ static bool heap_push(heap *h, uint64_t k, uint32_t r) {
   size_t i = h->n++;
   while (i > 0) {
     size_t p = (i - 1) / 2;
-    if (h->k[p] <= k) break;
+    if (h->k[p] < k || (h->k[p] == k && h->r[p] < r)) break;
     h->k[i] = h->k[p];
     h->r[i] = h->r[p];
     i = p;
@@ -62,6 +63,12 @@ static bool heap_push(heap *h, uint64_t k, uint32_t r) {
   return true;
 }
 
+/* Entry a before entry b: by key, then by row (so ARG_MAX's tie goes to
+ * the first row). */
+static inline bool heap_less(const heap *h, size_t a, size_t b) {
+  return h->k[a] < h->k[b] || (h->k[a] == h->k[b] && h->r[a] < h->r[b]);
+}
+
 static void heap_pop(heap *h) {
   uint64_t k = h->k[--h->n];
   uint32_t r = h->r[h->n];
@@ -69,8 +76,8 @@ static void heap_pop(heap *h) {
   for (;;) {
     size_t c = 2 * i + 1;
     if (c >= h->n) break;
-    if (c + 1 < h->n && h->k[c + 1] < h->k[c]) c++;
-    if (h->k[c] >= k) break;
+    if (c + 1 < h->n && heap_less(h, c + 1, c)) c++;
+    if (h->k[c] > k || (h->k[c] == k && h->r[c] > r)) break;
     h->k[i] = h->k[c];
     h->r[i] = h->r[c];
     i = c;
@@ -92,7 +99,7 @@ typedef struct astate {
   __int128 isum;
   long double fsum;        /* the finite doubles */
   int64_t pinf, ninf;      /* live +inf and -inf inputs */
-  heap ext;                /* MIN: key; MAX: ~key */
+  heap ext;                /* MIN, ARG_MIN: key; MAX, ARG_MAX: ~key (ties: first row) */
 } astate;
 
 typedef struct fctx {
@@ -107,6 +114,9 @@ typedef struct fctx {
   uint64_t *dead;          /* per input row: its interval has ended */
   heap ends;
   int64_t live;
+  rt_strpool *strings;     /* GROUP_CONCAT interns its text here */
+  uint32_t *gc;            /* GROUP_CONCAT scratch: the rows of a segment */
+  size_t gccap;
 } fctx;
 
 static int oom(fctx *c) { return rt_errorf(c->err, -1, "%s: out of memory", c->stage); }
@@ -133,6 +143,12 @@ static inline bool fsum_value(long double fsum, int64_t pinf, int64_t ninf, doub
   *out = pinf ? INFINITY : ninf ? -INFINITY : (double)fsum;
   return true;
 }
+
+/* MIN/MAX and ARG_MAX/ARG_MIN keep the heap of the live extreme. */
+static inline bool has_heap(rt_aggkind k) {
+  return k == RT_AGG_MIN || k == RT_AGG_MAX || k == RT_AGG_ARG_MIN || k == RT_AGG_ARG_MAX;
+}
+static inline bool is_max(rt_aggkind k) { return k == RT_AGG_MAX || k == RT_AGG_ARG_MAX; }
 
 static uint64_t order_key(const rt_flat_agg *a, uint32_t r) {
   if (a->in == RT_F64) {
@@ -182,6 +198,62 @@ void rt_flatten_free(rt_flat_out *o) {
   memset(o, 0, sizeof *o);
 }
 
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* GROUP_CONCAT over the live rows (the end heap holds exactly them) and
+ * the points: their non-NULL texts in input order, each after its own
+ * row's separator but the first (',' without one; a NULL separator joins
+ * with nothing), as SQLite's group_concat. The id, -1 for NULL (no
+ * non-NULL text), -2 on error. */
+static int64_t concat(fctx *c, const rt_flat_agg *ag, const uint32_t *points, size_t np) {
+  size_t need = c->ends.n + np, n = 0;
+  if (need > c->gccap && !rt_iv_grow((void **)&c->gc, &c->gccap, need, 4)) return oom(c), -2;
+  for (size_t i = 0; i < c->ends.n + np; i++) {
+    uint32_t r = i < c->ends.n ? c->ends.r[i] : points[i - c->ends.n];
+    if (agg_valid(ag, r)) c->gc[n++] = r;
+  }
+  if (n == 0) return -1;
+  qsort(c->gc, n, sizeof *c->gc, cmp_u32);
+  rt_strpool *p = c->strings;
+  uint32_t comma = rt_str_intern(p, ",", 1);
+  const int64_t *v = ag->v, *w = ag->v2;
+  size_t len = 0, l;
+  for (int pass = 0; pass < 2; pass++) {
+    char *buf = NULL;
+    if (pass) {
+      if (!rt_str_fits(p, len)) break;
+      if (!(buf = rt_strpool_scratch(p, len ? len : 1))) {
+        rt_strpool_set_oom(p);
+        break;
+      }
+    }
+    size_t o = 0;
+    for (size_t k = 0; k < n; k++) {
+      uint32_t r = c->gc[k];
+      if (k > 0 && !(w && ag->valid2 && !rt_bit(ag->valid2, r))) {
+        const char *sep = rt_str_get(p, w ? (uint32_t)w[r] : comma, &l);
+        if (pass) memcpy(buf + o, sep, l);
+        o += l;
+      }
+      const char *t = rt_str_get(p, (uint32_t)v[r], &l);
+      if (pass) memcpy(buf + o, t, l);
+      o += l;
+    }
+    if (!pass) {
+      len = o;
+      continue;
+    }
+    uint32_t id = len ? rt_str_intern(p, buf, len) : 0;
+    if (len && !id) break;
+    return id;
+  }
+  rt_errorf(c->err, -1, "%s: %s", c->stage, rt_strpool_error(p));
+  return -2;
+}
+
 /* Emits one segment. For a point segment, the rows of points[0..np) join
  * the live set's aggregates. */
 static int emit(fctx *c, uint64_t ts, uint64_t dur, uint32_t rep, const uint32_t *points,
@@ -202,7 +274,7 @@ static int emit(fctx *c, uint64_t ts, uint64_t dur, uint32_t rep, const uint32_t
     bool has_ext = false;
     uint64_t ext = 0;
     uint32_t ext_row = 0;
-    if (ag->kind == RT_AGG_MIN || ag->kind == RT_AGG_MAX) {
+    if (has_heap(ag->kind)) {
       while (s->ext.n && rt_bit(c->dead, s->ext.r[0])) heap_pop(&s->ext);
       if (s->ext.n) {
         has_ext = true;
@@ -221,10 +293,10 @@ static int emit(fctx *c, uint64_t ts, uint64_t dur, uint32_t rep, const uint32_t
       } else {
         isum += agg_i(ag, r);
       }
-      if (ag->kind == RT_AGG_MIN || ag->kind == RT_AGG_MAX) {
+      if (has_heap(ag->kind)) {
         uint64_t k = order_key(ag, r);
-        if (ag->kind == RT_AGG_MAX) k = ~k;
-        if (!has_ext || k < ext) {
+        if (is_max(ag->kind)) k = ~k;
+        if (!has_ext || k < ext || (k == ext && r < ext_row)) {
           has_ext = true;
           ext = k;
           ext_row = r;
@@ -251,11 +323,25 @@ static int emit(fctx *c, uint64_t ts, uint64_t dur, uint32_t rep, const uint32_t
       else if (!fsum_value(fsum, pinf, ninf, &f)) isnull = true;
       else vf[at] = f / (double)nn;
       break;
+    case RT_AGG_ARG_MAX:
+    case RT_AGG_ARG_MIN:
+      /* the value of the row with the extreme ordering (NULL orderings
+       * never joined the heap) */
+      if (!has_ext || (ag->valid2 && !rt_bit(ag->valid2, ext_row))) isnull = true;
+      else if (ag->in2 == RT_STR) ((uint32_t *)o->val[a])[at] = (uint32_t)((const int64_t *)ag->v2)[ext_row];
+      else vi[at] = ((const int64_t *)ag->v2)[ext_row];   /* double bits too */
+      break;
+    case RT_AGG_GROUP_CONCAT: {
+      int64_t got = concat(c, ag, points, np);
+      if (got == -2) return 0;
+      if (got < 0) isnull = true;
+      else ((uint32_t *)o->val[a])[at] = (uint32_t)got;
+      break;
+    }
     case RT_AGG_MIN:
     case RT_AGG_MAX:
     case RT_AGG_ANY_VALUE:   /* not a FLATTEN aggregate: refused when it starts */
-    case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN:
-    case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    case RT_AGG_COUNT_DISTINCT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
       if (!has_ext) isnull = true;
       else if (ag->in == RT_F64) vf[at] = agg_f(ag, ext_row);
       else vi[at] = agg_i(ag, ext_row);
@@ -279,9 +365,9 @@ static int join_live(fctx *c, uint32_t r, uint64_t end) {
     s->nn++;
     if (ag->in == RT_F64) fsum_add(s, agg_f(ag, r), 1);
     else s->isum += agg_i(ag, r);
-    if (ag->kind == RT_AGG_MIN || ag->kind == RT_AGG_MAX) {
+    if (has_heap(ag->kind)) {
       uint64_t k = order_key(ag, r);
-      if (!heap_push(&s->ext, ag->kind == RT_AGG_MAX ? ~k : k, r)) return oom(c);
+      if (!heap_push(&s->ext, is_max(ag->kind) ? ~k : k, r)) return oom(c);
     }
   }
   return 1;
@@ -379,17 +465,20 @@ static int sweep_group(fctx *c, const uint64_t *s, const uint32_t *row, size_t m
   }
 }
 
-int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, const char *stage,
-                   rt_flat_out *out, rt_flat_stats *stats, rt_err *err) {
+int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_strpool *strings,
+                   const char *stage, rt_flat_out *out, rt_flat_stats *stats, rt_err *err) {
   rt_flat_stats dummy;
   if (!stats) stats = &dummy;
   memset(stats, 0, sizeof *stats);
   memset(out, 0, sizeof *out);
   fctx c = {.in = in, .naggs = naggs, .aggs = aggs, .stage = stage, .err = err, .out = out,
-            .st = stats};
-  for (int a = 0; a < naggs; a++)
-    if (aggs[a].kind != RT_AGG_COUNT_STAR && aggs[a].in != RT_I64 && aggs[a].in != RT_F64)
+            .st = stats, .strings = strings};
+  for (int a = 0; a < naggs; a++) {
+    rt_aggkind k = aggs[a].kind;
+    if (k == RT_AGG_GROUP_CONCAT ? aggs[a].in != RT_STR || !strings
+        : k != RT_AGG_COUNT_STAR && aggs[a].in != RT_I64 && aggs[a].in != RT_F64)
       return rt_errorf(err, -1, "%s: expected a number to aggregate", stage);
+  }
   out->naggs = naggs;
   out->type = rt_mem_calloc((size_t)naggs + 1, sizeof *out->type);
   out->val = rt_mem_calloc((size_t)naggs + 1, sizeof *out->val);
@@ -400,8 +489,9 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, const
     case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: out->type[a] = RT_I64; break;
     case RT_AGG_AVG: out->type[a] = RT_F64; break;
     case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: out->type[a] = aggs[a].in; break;
-    case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN:
-    case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: out->type[a] = aggs[a].in2; break;
+    case RT_AGG_GROUP_CONCAT: out->type[a] = RT_STR; break;
+    case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
       return rt_errorf(err, -1, "%s: unsupported aggregate", stage);
     }
   }
@@ -490,6 +580,7 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, const
   rt_mem_free(off);
   rt_mem_free(rep);
   rt_mem_free(c.dead);
+  rt_mem_free(c.gc);
   heap_free(&c.ends);
   for (int a = 0; c.as && a < naggs; a++) heap_free(&c.as[a].ext);
   rt_mem_free(c.as);

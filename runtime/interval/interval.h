@@ -235,20 +235,30 @@ void rt_isect_set_narrow_cap(rt_isect *it, size_t cap);
 
 /* ---- INTERVAL FLATTEN (flatten.c) ------------------------------------------- */
 
-/* One aggregate over the covering rows: COUNT_STAR, COUNT, SUM, MIN, MAX or
- * AVG over an int64 (in = RT_I64; strings are not allowed) or double
- * (in = RT_F64) column v with validity (NULL = all valid). v is unused
- * for COUNT_STAR. */
+/* One aggregate over the covering rows (aggs.def's FLATTEN column):
+ * COUNT_STAR, COUNT, SUM, MIN, MAX or AVG over an int64 (in = RT_I64;
+ * strings are not allowed) or double (in = RT_F64) column v with validity
+ * (NULL = all valid); v is unused for COUNT_STAR. ARG_MAX / ARG_MIN: v is
+ * the ordering (a number; NULL orderings are ignored, ties go to the
+ * first row), v2 the value (int64 bits: an integer, a double's bits or a
+ * string id widened; in2 RT_I64, RT_F64 or RT_STR, the output's type)
+ * with validity valid2. GROUP_CONCAT: v the texts' string ids widened to
+ * int64 (in = RT_STR), v2 the separators' (NULL: ','), joined in input
+ * order. */
 typedef struct rt_flat_agg {
   rt_aggkind kind;
   rt_type in;
   const void *v;
   const uint64_t *valid;
+  rt_type in2;
+  const void *v2;
+  const uint64_t *valid2;
 } rt_flat_agg;
 
 /* Segments: ts, dur (0 for a point segment), rep = the first row of the
  * segment's PER group (to fetch PER values), then per aggregate a value
- * array (int64_t, or double when type[a] == RT_F64) and validity bits
+ * array (int64_t, double when type[a] == RT_F64, uint32_t string ids when
+ * RT_STR) and validity bits
  * (bit clear = NULL). Order: groups in first-seen order; within a group by
  * time, a point segment at t before the positive segment starting at t. */
 typedef struct rt_flat_out {
@@ -266,16 +276,17 @@ typedef struct rt_flat_stats {
   uint64_t rows_null, groups, segments, point_segments;
 } rt_flat_stats;
 
-/* Errors: negative ts or dur ("ts or dur is below zero"), ts + dur or an
- * integer SUM beyond int64 ("integer overflow"), a string input, out of
- * memory. Returns 1 on success, 0 on error. stats may be NULL. Double SUM
+/* strings: the pool GROUP_CONCAT interns into (may be NULL without one).
+ * Errors: negative ts or dur ("ts or dur is below zero"), ts + dur or an
+ * integer SUM beyond int64 ("integer overflow"), a string input, a text
+ * the pool refuses, out of memory. Returns 1 on success, 0 on error. stats may be NULL. Double SUM
  * and AVG keep a running sum over the live set (added when an interval
  * starts, subtracted when it ends, reset when the set empties; finite
  * values in a long double, infinities counted), so they can differ from a
  * fresh sum in the last bits for non-integral values; +inf and -inf
  * together give NULL (NaN is NULL). */
-int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, const char *stage,
-                   rt_flat_out *out, rt_flat_stats *stats, rt_err *err);
+int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_strpool *strings,
+                   const char *stage, rt_flat_out *out, rt_flat_stats *stats, rt_err *err);
 void rt_flatten_free(rt_flat_out *out);
 
 /* ---- INTERVAL JOIN (ijoin.c) ------------------------------------------------ */

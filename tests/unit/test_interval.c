@@ -807,11 +807,11 @@ static void test_flatten_points_and_segments(void **state) {
   const int64_t r[][4] = {{0, 10, 0, 0}, {5, 0, 0, 0}, {0, 0, 0, 0}, {10, 0, 0, 0},
                           {10, 5, 0, 0}, {20, 5, 0, 0}, {5, 0, 0, 0}};
   trel *t = mk(0, 7, r);
-  rt_flat_agg aggs[1] = {{RT_AGG_COUNT_STAR, RT_I64, NULL, NULL}};
+  rt_flat_agg aggs[1] = {{.kind = RT_AGG_COUNT_STAR, .in = RT_I64, .v = NULL, .valid = NULL}};
   rt_flat_out o;
   rt_flat_stats st;
   rt_err err = {0};
-  assert_int_equal(rt_flatten_run(&t->r, 1, aggs, "INTERVAL FLATTEN", &o, &st, &err), 1);
+  assert_int_equal(rt_flatten_run(&t->r, 1, aggs, NULL, "INTERVAL FLATTEN", &o, &st, &err), 1);
   const fseg want[] = {{0, 0, 0, {2}},  {0, 5, 0, {1}},  {5, 0, 0, {3}}, {5, 5, 0, {1}},
                        {10, 0, 0, {2}}, {10, 5, 0, {1}}, {20, 5, 0, {1}}};
   flat_expect(&o, 7, want);
@@ -829,14 +829,14 @@ static void test_flatten_aggregates(void **state) {
   int64_t v[4] = {5, 7, 0, -2};
   double f[4] = {0.5, 7, 0, -2};
   uint64_t vv[1] = {0xB};   /* row 2 NULL */
-  rt_flat_agg aggs[4] = {{RT_AGG_COUNT, RT_I64, v, vv},
-                         {RT_AGG_SUM, RT_I64, v, vv},
-                         {RT_AGG_MIN, RT_I64, v, vv},
-                         {RT_AGG_MAX, RT_F64, f, vv}};
+  rt_flat_agg aggs[4] = {{.kind = RT_AGG_COUNT, .in = RT_I64, .v = v, .valid = vv},
+                         {.kind = RT_AGG_SUM, .in = RT_I64, .v = v, .valid = vv},
+                         {.kind = RT_AGG_MIN, .in = RT_I64, .v = v, .valid = vv},
+                         {.kind = RT_AGG_MAX, .in = RT_F64, .v = f, .valid = vv}};
   rt_flat_out o;
   rt_flat_stats st;
   rt_err err = {0};
-  assert_int_equal(rt_flatten_run(&t->r, 4, aggs, "INTERVAL FLATTEN", &o, &st, &err), 1);
+  assert_int_equal(rt_flatten_run(&t->r, 4, aggs, NULL, "INTERVAL FLATTEN", &o, &st, &err), 1);
   const fseg want[] = {
       {0, 5, 0, {1, 5, 5, 0}},      /* f max 0.5 checked below */
       {5, 3, 0, {2, 3, -2, 0}},
@@ -873,18 +873,18 @@ static void test_flatten_presorted_and_errors(void **state) {
   const int64_t r[][4] = {{0, 10, 1, 0}, {NUL, 3, 1, 0}, {2, 3, 1, 0}, {0, 5, 2, 0}};
   trel *t = mk(1, 4, r);
   int64_t v[4] = {INT64_MAX, 0, INT64_MAX, 1};
-  rt_flat_agg aggs[2] = {{RT_AGG_COUNT_STAR, RT_I64, NULL, NULL}, {RT_AGG_SUM, RT_I64, v, NULL}};
+  rt_flat_agg aggs[2] = {{.kind = RT_AGG_COUNT_STAR, .in = RT_I64, .v = NULL, .valid = NULL}, {.kind = RT_AGG_SUM, .in = RT_I64, .v = v, .valid = NULL}};
   rt_flat_out o;
   rt_flat_stats st;
   rt_err err = {0};
   /* SUM is fine where one row covers; overflow where two do. */
-  assert_int_equal(rt_flatten_run(&t->r, 2, aggs, "INTERVAL FLATTEN", &o, &st, &err), 0);
+  assert_int_equal(rt_flatten_run(&t->r, 2, aggs, NULL, "INTERVAL FLATTEN", &o, &st, &err), 0);
   assert_string_equal(err.msg, "INTERVAL FLATTEN: integer overflow");
   assert_true(st.presorted);
   rt_flatten_free(&o);
   v[2] = -INT64_MAX;   /* 128-bit running sum: no false overflow */
   err = (rt_err){0};
-  assert_int_equal(rt_flatten_run(&t->r, 2, aggs, "INTERVAL FLATTEN", &o, &st, &err), 1);
+  assert_int_equal(rt_flatten_run(&t->r, 2, aggs, NULL, "INTERVAL FLATTEN", &o, &st, &err), 1);
   const fseg want[] = {{0, 2, 0, {1, INT64_MAX}}, {2, 3, 0, {2, 0}}, {5, 5, 0, {1, INT64_MAX}},
                        {0, 5, 3, {1, 1}}};
   flat_expect(&o, 4, want);
@@ -892,7 +892,7 @@ static void test_flatten_presorted_and_errors(void **state) {
   rt_flatten_free(&o);
   trel_set(t, 3, 0, -5, 2, 0);
   err = (rt_err){0};
-  assert_int_equal(rt_flatten_run(&t->r, 2, aggs, "INTERVAL FLATTEN", &o, &st, &err), 0);
+  assert_int_equal(rt_flatten_run(&t->r, 2, aggs, NULL, "INTERVAL FLATTEN", &o, &st, &err), 0);
   assert_string_equal(err.msg, "INTERVAL FLATTEN: ts or dur is below zero: a row has ts 0 and dur "
                                "-5 (unfinished slices have dur = -1: add WHERE dur >= 0 before "
                                "this stage)");
@@ -1016,15 +1016,15 @@ static void test_flatten_random(void **state) {
       g[i] = rnd(6) ? f[i] : rnd(2) ? INFINITY : -INFINITY;
       if (rnd(5)) vv[0] |= 1ull << i;
     }
-    rt_flat_agg aggs[10] = {{RT_AGG_COUNT_STAR, RT_I64, NULL, NULL}, {RT_AGG_COUNT, RT_I64, v, vv},
-                            {RT_AGG_SUM, RT_I64, v, vv},            {RT_AGG_MIN, RT_I64, v, vv},
-                            {RT_AGG_MAX, RT_I64, v, vv},            {RT_AGG_SUM, RT_F64, f, vv},
-                            {RT_AGG_MIN, RT_F64, f, vv},            {RT_AGG_SUM, RT_F64, g, vv},
-                            {RT_AGG_AVG, RT_F64, g, vv},            {RT_AGG_MAX, RT_F64, g, vv}};
+    rt_flat_agg aggs[10] = {{.kind = RT_AGG_COUNT_STAR, .in = RT_I64, .v = NULL, .valid = NULL}, {.kind = RT_AGG_COUNT, .in = RT_I64, .v = v, .valid = vv},
+                            {.kind = RT_AGG_SUM, .in = RT_I64, .v = v, .valid = vv},            {.kind = RT_AGG_MIN, .in = RT_I64, .v = v, .valid = vv},
+                            {.kind = RT_AGG_MAX, .in = RT_I64, .v = v, .valid = vv},            {.kind = RT_AGG_SUM, .in = RT_F64, .v = f, .valid = vv},
+                            {.kind = RT_AGG_MIN, .in = RT_F64, .v = f, .valid = vv},            {.kind = RT_AGG_SUM, .in = RT_F64, .v = g, .valid = vv},
+                            {.kind = RT_AGG_AVG, .in = RT_F64, .v = g, .valid = vv},            {.kind = RT_AGG_MAX, .in = RT_F64, .v = g, .valid = vv}};
     rt_flat_out o;
     rt_flat_stats st;
     rt_err err = {0};
-    assert_int_equal(rt_flatten_run(&t->r, 10, aggs, "INTERVAL FLATTEN", &o, &st, &err), 1);
+    assert_int_equal(rt_flatten_run(&t->r, 10, aggs, NULL, "INTERVAL FLATTEN", &o, &st, &err), 1);
     presorted += st.presorted;
     rseg *ref;
     size_t m = ref_flatten(t, v, vv, g, &ref);
@@ -1603,12 +1603,12 @@ static void test_million_rows(void **state) {
     uint32_t track = i / (m / 16), at = i % (m / 16);
     trel_set(f, i, (int64_t)(at / 4) * 100 + (at % 4) * 10, 100 - (int64_t)(at % 4) * 20, track, 0);
   }
-  rt_flat_agg agg = {RT_AGG_COUNT_STAR, RT_I64, NULL, NULL};
+  rt_flat_agg agg = {.kind = RT_AGG_COUNT_STAR, .in = RT_I64, .v = NULL, .valid = NULL};
   rt_flat_out fo;
   rt_flat_stats fs;
   rt_err err = {0};
   int64_t t2 = rt_now_ns();
-  assert_int_equal(rt_flatten_run(&f->r, 1, &agg, "INTERVAL FLATTEN", &fo, &fs, &err), 1);
+  assert_int_equal(rt_flatten_run(&f->r, 1, &agg, NULL, "INTERVAL FLATTEN", &fo, &fs, &err), 1);
   int64_t t3 = rt_now_ns();
   assert_true(fs.presorted);
   assert_int_equal(fs.groups, 16);
