@@ -108,16 +108,18 @@ int ir_bind_sql_stage(ir_binder *b, const fe_stage *st) {
                        .nstages = (int)(st - pl->stages), .stages = pl->stages};
   const char *name = NULL, *plan = NULL;
   rt_err err = {.offset = -1};
+  /* The slot for the input is made before the input is: an allocation
+   * that fails (and jumps) after open would leave it owned by no one. */
+  struct ir_sqlin_held *v = ir_alloc(b, sizeof *v * ((size_t)p->nsqlins + 1));
+  if (p->nsqlins) memcpy(v, p->sqlins, sizeof *v * (size_t)p->nsqlins);
+  p->sqlins = v;
   void *h = in->open(in->ctx, pre, b->text, &p->arena, &name, &plan, &err);
   if (!h) {
     *b->err = err;   /* the input's own error, placed where it is */
     return 0;
   }
-  hide_forks(b, pre);
-  struct ir_sqlin_held *v = ir_alloc(b, sizeof *v * ((size_t)p->nsqlins + 1));
-  if (p->nsqlins) memcpy(v, p->sqlins, sizeof *v * (size_t)p->nsqlins);
   v[p->nsqlins++] = (struct ir_sqlin_held){in, h};
-  p->sqlins = v;
+  hide_forks(b, pre);
   fe_source src = *st->src;
   int uses;
   src.sql = (char *)replace_input(b, st->src->sql, st->src->sqlpos, name, &uses);
