@@ -143,8 +143,10 @@ static int add_subq(ir_binder *b, const ir_subq *q) {
   ir_plan *p = b->p;
   if (p->nsubqs == p->capsubqs) {
     int cap = p->capsubqs ? p->capsubqs * 2 : 4;
-    ir_subq *v = ir_alloc(b, sizeof *v * (size_t)cap);
-    if (!v) {   /* q's plan is not the plan's yet: freed before the jump */
+    /* not ir_alloc, which jumps on failure: q's plan is not the plan's
+     * yet and is freed before the jump */
+    ir_subq *v = rt_arena_alloc(&p->arena, sizeof *v * (size_t)cap);
+    if (!v) {
       ir_plan_free(q->plan);
       ir_oom(b);
     }
@@ -281,19 +283,18 @@ ir_expr *ir_bind_subquery(ir_binder *b, const fe_expr *x) {
   char msg[300];
   int off;
   int ok = rt_sql_subq_check(b->env->db, t.sql.data, &info, msg, sizeof msg, &off);
+  /* The text moves into the arena before anything that may jump out
+   * (ir_alloc in check_error, ir_oom): the buffer would be lost. */
+  ir_plan *p = b->p;
+  char *sql = rt_arena_strndup(&p->arena, t.sql.data, t.sql.len);
+  rt_buf_free(&t.sql);
+  if (!sql) ir_oom(b);
+  t.sql.len = strlen(sql) + 1;   /* as built: with its NUL */
   if (!ok) {
     check_error(b, src, &t, msg, off);
-    rt_buf_free(&t.sql);
     return NULL;
   }
-  ir_plan *p = b->p;
-  ir_subq q = {.kind = kind,
-               .sql = ir_strdup(b, t.sql.data),
-               .text = src->sql,
-               .stage = b->stage,
-               .pos = x->pos};
-  rt_buf_free(&t.sql);
-  if (!q.sql) ir_oom(b);
+  ir_subq q = {.kind = kind, .sql = sql, .text = src->sql, .stage = b->stage, .pos = x->pos};
   if (kind != IR_SUBQ_EXISTS && info.ncols != 1) {
     ir_fail(b, src->pos, "expected the subquery to return 1 column, but it returns %d",
             info.ncols);
