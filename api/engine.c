@@ -15,6 +15,7 @@
 #include "runtime/sqlite/load.h"
 #include "runtime/sqlite/vtab.h"
 #include "exec/adaptive.h"
+#include "exec/pool.h"
 #include "engine.h"
 
 /* ---- limits and cancellation ------------------------------------------ */
@@ -22,12 +23,30 @@
 void pj_engine_set_max_memory(pj_engine *e, int64_t bytes) { e->max_memory = bytes > 0 ? bytes : 0; }
 int64_t pj_engine_max_memory(const pj_engine *e) { return e->max_memory; }
 
+/* ---- threads ------------------------------------------------------------ */
+
+void pj_engine_set_threads(pj_engine *e, int n) {
+  e->threads = n > 0 ? (n > 256 ? 256 : n) : ex_ncpus();
+  ex_pool_resize(e->pool, e->threads);
+}
+int pj_engine_threads(const pj_engine *e) { return e->threads; }
+
+struct ex_pool *pj__engine_pool(pj_engine *e) {
+  if (e->threads <= 1) return NULL;
+  if (!e->pool) e->pool = ex_pool_new(e->threads);   /* threads start on first use */
+  return e->pool;
+}
+
 void pj_engine_set_mode(pj_engine *e, pj_mode mode) { e->mode = mode; }
 pj_mode pj_engine_mode(const pj_engine *e) { return e->mode; }
 void pj_engine_set_opt_level(pj_engine *e, int level) {
   e->opt_level = level < 0 ? 0 : level > 3 ? 3 : level;
 }
 void *pj_engine_sqlite(pj_engine *e) { return e->db; }
+void pj__engine_set_batch_rows(pj_engine *e, int rows) {
+  e->batch_rows = rows >= 64 && rows <= RT_BATCH ? rows / 64 * 64 : 0;
+}
+
 void pj__engine_set_force_switch(pj_engine *e, int force) {
   e->force_switch = force == 1 || force == 2 ? force : 0;
 }

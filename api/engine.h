@@ -59,6 +59,9 @@ struct pj_engine {
    * with __atomic builtins; cleared when a public call starts a run. */
   volatile int interrupt;
   int64_t max_memory;       /* per-run budget in bytes, 0 = none */
+  int threads;              /* worker threads of a run (pj_engine_set_threads) */
+  int batch_rows;           /* test knob: pj__engine_set_batch_rows */
+  struct ex_pool *pool;     /* their pool (exec/pool.h), made on first use */
   int exec_depth;           /* >0 while pj_engine_exec runs (hooks may run
                                handles: they must not clear `interrupt`) */
   pj__hooks hooks;
@@ -196,6 +199,9 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out);
 pj_status pj__engine_attach(void *db, pj_engine **out);
 
 /* pj__engine_jit (the engine's JIT, made on first use): hooks.h. */
+/* The engine's worker pool for a run, made on first use (NULL with one
+ * thread, or when it cannot be made: the run then uses one thread). */
+struct ex_pool *pj__engine_pool(pj_engine *e);
 
 /* Adaptive-mode knobs, for tests and tools (internal). force: see
  * pj_engine.force_switch. rows < 0 restores PJ_AUTO_JIT_ROWS. A cache of
@@ -203,6 +209,11 @@ pj_status pj__engine_attach(void *db, pj_engine **out);
 void pj__engine_set_force_switch(pj_engine *e, int force);
 void pj__engine_set_auto_rows(pj_engine *e, int64_t rows);
 void pj__engine_set_cache_size(pj_engine *e, int n);
+/* Test knob: rows per batch of a table scan (a multiple of 64 below
+ * RT_BATCH; 0: RT_BATCH) and then 2 batches per morsel, so small test
+ * tables span several morsels and run in parallel (exec.h
+ * ex_run.batch_rows). */
+void pj__engine_set_batch_rows(pj_engine *e, int rows);
 
 pj_result *pj__result_new(rt_table *t, const rt_strpool *strings);
 

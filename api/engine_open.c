@@ -18,6 +18,7 @@
 #include "codegen/cg.h"
 #include "runtime/sqlite/vtab.h"
 #include "exec/adaptive.h"
+#include "exec/pool.h"
 #include "defs.h"
 #include "sqltab.h"
 
@@ -38,6 +39,7 @@ static pj_status engine_new(pj_engine **out) {
   e->mode = PJ_MODE_AUTO;
   e->opt_level = 2;
   e->auto_rows = PJ_AUTO_JIT_ROWS;
+  e->threads = ex_ncpus();
   /* Tests run whole suites with the backends alternating per batch. */
   const char *fs = getenv("PJ_FORCE_SWITCH");
   if (fs && (fs[0] == '1' || fs[0] == '2') && !fs[1]) e->force_switch = fs[0] - '0';
@@ -85,6 +87,7 @@ void pj_engine_close(pj_engine *e) {
   /* Joins the compile thread (it compiles with e->jit) and frees the
    * cached code, which lives in the JIT. */
   ex_adapt_free(e->adapt);
+  ex_pool_free(e->pool);   /* joins the worker threads */
   if (e->jit) cg_jit_free(e->jit);
   pj__defs_free(e->defs);
   if (e->catalog) rt_catalog_free(e->catalog);

@@ -536,6 +536,9 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
   run.interrupt = &e->interrupt;
   run.budget.limit = e->max_memory;
   run.interp = &vm_backend;   /* for pipeline subqueries */
+  run.threads = e->threads;
+  run.pool = pj__engine_pool(e);
+  run.batch_rows = e->batch_rows;
   int64_t t0 = rt_now_ns();
   int rc = ex_run_plan(&run, ex_pick, &pk);
   int64_t t1 = rt_now_ns();
@@ -550,6 +553,7 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
   e->timing.jit_batches = pk.jit_batches;
   e->timing.rows_in = run.rows_in;
   e->timing.mem_peak = run.budget.peak;
+  e->timing.threads = run.threads_used > 1 ? run.threads_used : 1;
   if (rc != 0) {
     e->timing.run_ns = t1 - t0;
     if (!run.err.set) rt_errorf(&run.err, -1, "run: the query failed");

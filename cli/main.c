@@ -6,7 +6,7 @@
  *           [--dump-file FILE] [--timing] [--compare] [--echo]
  *           [--param NAME=VALUE]… [--sample-trace[=N]] [--trace TRACE]
  *           [--replace-trace] [--export OUT.db] [-i]
- *           [--load TABLE,…] [--max-memory SIZE] [--timeout SECONDS]
+ *           [--load TABLE,…] [--max-memory SIZE] [--threads N] [--timeout SECONDS]
  *           [--module-path DIR]… [-c TEXT] [-q FILE] [TRACE] [FILE ...]
  *
  * Runs the statements (and dot-commands: input.c) of every -c TEXT, -q
@@ -77,6 +77,9 @@ static void usage(FILE *out) {
         "                         tables (the fast path for pipelines)\n"
         "  --max-memory SIZE      stop a pipeline whose sort, aggregation, tree or result\n"
         "                         state would pass SIZE bytes (suffix K, M or G)\n"
+        "  --threads N            threads a pipeline may use (default: the machine's\n"
+        "                         processors; 1: the calling thread only); results\n"
+        "                         and their order are the same for any N\n"
         "  --timeout SECONDS      interrupt a script (each -c TEXT, FILE or shell\n"
         "                         entry) still running after SECONDS\n"
         "  --module-path DIR      look for INCLUDE PERFETTO MODULE a.b (DIR/a/b.sql) in\n"
@@ -308,6 +311,7 @@ int main(int argc, char **argv) {
   const char *dump_file = NULL;
   int replace_trace = 0, interactive = 0;
   int64_t max_memory = 0;
+  int threads = 0;   /* 0: the engine's default */
   const char **params = calloc((size_t)argc + 1, sizeof *params);   /* NAME=VALUE */
   int nparams = 0;
   input *inputs = calloc((size_t)argc + 1, sizeof *inputs);
@@ -380,6 +384,12 @@ int main(int argc, char **argv) {
       module_paths[nmodule_paths++] = v;
     } else if ((v = opt_value(argc, argv, &i, "--max-memory"))) {
       if ((max_memory = parse_size(v)) < 0) bad_value("--max-memory", v);
+    } else if ((v = opt_value(argc, argv, &i, "--threads"))) {
+      char *end;
+      errno = 0;
+      long n = strtol(v, &end, 10);
+      if (*end || end == v || n < 1 || n > 256 || errno == ERANGE) bad_value("--threads", v);
+      threads = (int)n;
     } else if ((v = opt_value(argc, argv, &i, "--timeout"))) {
       char *end;
       cli_timeout = strtod(v, &end);
@@ -443,6 +453,7 @@ int main(int argc, char **argv) {
   pj_engine_set_mode(c.e, (pj_mode)mode);
   pj_engine_set_opt_level(c.e, opt);
   pj_engine_set_max_memory(c.e, max_memory);
+  if (threads > 0) pj_engine_set_threads(c.e, threads);
   for (int i = 0; i < nmodule_paths; i++) {
     if (pj_engine_add_module_path(c.e, module_paths[i]) != PJ_OK) {
       fprintf(stderr, "error: --module-path: %s\n", pj_engine_errmsg(c.e));

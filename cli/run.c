@@ -269,6 +269,10 @@ static void after_stmt(void *ctx, const char *text, size_t len, size_t off, cons
     snprintf(backend, sizeof backend, "interp, then jit for %lld of %lld batches",
              (long long)t->jit_batches, (long long)t->batches);
   else snprintf(backend, sizeof backend, "jit");
+  if (pipeline && t->threads > 1) {   /* some segment ran in parallel */
+    size_t bl = strlen(backend);
+    snprintf(backend + bl, sizeof backend - bl, ", %d threads", t->threads);
+  }
   /* Code from the compile cache (an earlier statement of the same text)
    * or compiled before (by --compare, a moment ago) cost no compile now:
    * say so rather than print a compile of 0 ms. */

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 
 #include "exec.h"
+#include "runtime/aggmerge.h"
 #include "runtime/sqlite/sqlsrc.h"
 
 static int ex_op_index(const ir_plan *p, const ir_op *op) {
@@ -410,6 +411,23 @@ typedef struct ex_down {
   int naccs;
 } ex_down;
 
+/* Folds AGGREGATE's partial sums into their totals (at the end of a
+ * morsel; last: at the end of the input, totals back into the table). */
+static int ex_agg_fold(ex_run *run, ex_seg *s, bool last) {
+  const ir_op *sink = s->seg->sink;
+  rt_aggfold **f = &run->folds[s->index];
+  if (!*f && !(*f = rt_arena_alloc(&run->arena, sizeof **f)))
+    return ex_fail(run, -1, sink->stage, "out of memory");
+  int rc = last ? rt_aggfold_finish(*f, s->agg) : rt_aggfold_step(*f, s->agg);
+  if (last) {
+    rt_aggfold_free(*f);
+    *f = NULL;
+  }
+  if (rc == RT_AGGMERGE_OVERFLOW) return ex_fail(run, sink->pos, sink->stage, "integer overflow");
+  if (rc) return ex_fail(run, -1, sink->stage, "out of memory");
+  return 0;
+}
+
 /* Runs one batch through the picked backend. The batch's active list is
  * kept when keep_active (a streamed batch), else every position is
  * active. */
@@ -420,6 +438,10 @@ static int ex_run_fn(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void 
     if (!run->err.set) rt_errorf(&run->err, -1, "%s: the batch failed", s->seg->sink->stage);
     return -1;
   }
+  /* The end of a morsel: AGGREGATE's sums so far become a partial
+   * (runtime/aggmerge.h), as a parallel scan's morsel tables do. */
+  if (s->agg && ++run->seg_batches[s->index] % ex_morsel_batches(run) == 0 && rt_aggfold_needed(s->agg))
+    return ex_agg_fold(run, s, false);
   return 0;
 }
 
@@ -501,9 +523,10 @@ static int ex_scan_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, v
   const ir_op *src = s->seg->source;
   const rt_table *t = src->scan.table;
   if (!t) return ex_fail(run, src->pos, src->stage, "the table is gone");
-  for (int64_t start = 0; start < t->nrows && !s->done; start += RT_BATCH) {
+  int64_t rows = ex_batch_rows(run);
+  for (int64_t start = 0; start < t->nrows && !s->done; start += rows) {
     int64_t left = t->nrows - start;
-    uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
+    uint32_t n = left < rows ? (uint32_t)left : (uint32_t)rows;
     for (int i = 0; i < src->scan.nscan; i++)
       rt_table_view(t, src->scan.table_cols[i], start, &b->cols[src->scan.out_cols[i]]);
     run->rows_in += n;
@@ -744,6 +767,7 @@ static int ex_sort_finish(ex_run *run, ex_seg *s, int idx) {
 static int ex_agg_finish(ex_run *run, ex_seg *s, int idx) {
   const ir_op *sink = s->seg->sink;
   rt_aggtab *t = s->agg;
+  if (run->folds[s->index] && ex_agg_fold(run, s, true) < 0) return -1;
   /* The emitted rows are keys then aggregates, in the table's own types,
    * which is the layout ir_buf_layout gives the next segment. */
   int nc = t->nkeys + t->naggs;
@@ -961,7 +985,9 @@ static int ex_seg_run_body(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, vo
   }
   int rc = 0;
   switch (seg->source->kind) {
-  case IR_SCAN_TABLE: rc = ex_scan_table(run, s, b, pick, ctx, dn); break;
+  case IR_SCAN_TABLE:
+    rc = !dn && ex_par_wanted(run, s) ? ex_par_scan(run, s, pick, ctx) : ex_scan_table(run, s, b, pick, ctx, dn);
+    break;
   case IR_SCAN_SQL: rc = ex_scan_sql(run, s, b, pick, ctx, dn); break;
   case IR_SCAN_BUF: rc = ex_scan_buf(run, s, b, pick, ctx, dn); break;
   case IR_SCAN_FORK: rc = ex_scan_fork(run, s, b, pick, ctx, dn); break;
@@ -1019,8 +1045,10 @@ int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
   run->treeaccs = rt_arena_alloc(&run->arena, sizeof(rt_treeacc *) * ((size_t)p->nops + 1));
   run->tree_paths = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)p->nops + 1));
   run->joins = rt_arena_alloc(&run->arena, sizeof(rt_jointab *) * ((size_t)p->nops + 1));
+  run->seg_batches = rt_arena_alloc(&run->arena, sizeof(int64_t) * ((size_t)p->nsegs + 1));
+  run->folds = rt_arena_alloc(&run->arena, sizeof(rt_aggfold *) * ((size_t)p->nsegs + 1));
   if (!run->segs || !run->bufs || !run->perms || !run->treenums || !run->treeaccs ||
-      !run->tree_paths || !run->joins) {
+      !run->tree_paths || !run->joins || !run->seg_batches || !run->folds) {
     run->segs = NULL;   /* nothing to free per segment */
     return ex_fail(run, -1, "RUN", "out of memory");
   }
@@ -1060,6 +1088,7 @@ void ex_run_free(ex_run *run) {
     if (run->seg_free) run->seg_free(s);
     if (s->agg) rt_aggtab_free(s->agg);
     s->agg = NULL;
+    if (run->folds && run->folds[i]) rt_aggfold_free(run->folds[i]);
   }
   if (run->plan && run->bufs) {
     for (int i = 0; i < run->plan->nops; i++) {

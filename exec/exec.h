@@ -54,6 +54,11 @@ typedef struct ex_seg {
   void *vm;
 } ex_seg;
 
+/* Batches per morsel: the unit of parallel scans (driver_par.c) and of
+ * AGGREGATE's partial sums (runtime/aggmerge.h), the same for any thread
+ * count. */
+#define EX_MORSEL_BATCHES 8
+
 /* Runs one batch through segment s; 0 on success, -1 on error (s->run->err
  * set, message "<STAGE>: …"). */
 typedef int (*ex_batch_fn)(ex_seg *s, rt_batch *b);
@@ -132,6 +137,21 @@ struct ex_run {
    * segment in its middle (RIGHT and FULL JOIN's unmatched rows after
    * their probe). */
   int (*run_from)(ex_seg *s, rt_batch *b, int step);
+  /* Worker threads (set by the caller; NULL / 1: the calling thread
+   * only): the engine's pool and how many threads a parallel segment may
+   * use (driver_par.c). */
+  struct ex_pool *pool;
+  int threads;
+  /* Rows per batch of a table scan: RT_BATCH, or fewer (a multiple of 64)
+   * when a test sets it (pj__engine_set_batch_rows); 0 means RT_BATCH. */
+  int batch_rows;
+  /* The most threads a parallel segment of this run ran on (0: none). */
+  int threads_used;
+  /* AGGREGATE on one thread, by segment index: batches run so far and the
+   * totals of the per-morsel sums (runtime/aggmerge.h; NULL until the
+   * first morsel ends). Allocated with segs. */
+  int64_t *seg_batches;
+  struct rt_aggfold **folds;
 };
 
 
@@ -173,6 +193,21 @@ int64_t ex_subq_call(ex_run *run, const ir_callout *c, const int64_t *argv, uint
 /* The SETOP source (driver_setop.c): combines its relations' IV_BUFFERs
  * and serves the result. */
 int ex_setop_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *down);
+
+/* Rows per batch of a table scan (ex_run.batch_rows), and batches per
+ * morsel: EX_MORSEL_BATCHES, or 2 under the test knob (small tables then
+ * span many morsels of several batches). */
+static inline int64_t ex_batch_rows(const ex_run *run) {
+  return run->batch_rows > 0 && run->batch_rows <= RT_BATCH ? run->batch_rows : RT_BATCH;
+}
+static inline int64_t ex_morsel_batches(const ex_run *run) {
+  return run->batch_rows > 0 && run->batch_rows < RT_BATCH ? 2 : EX_MORSEL_BATCHES;
+}
+
+/* Parallel scans (driver_par.c): whether segment s runs on several
+ * threads, and running it (0, or -1 with run->err). */
+bool ex_par_wanted(const ex_run *run, const ex_seg *s);
+int ex_par_scan(ex_run *run, ex_seg *s, ex_pick_fn pick, void *ctx);
 
 /* The hash table a JOIN_PROBE reads (its build's), or NULL. */
 rt_jointab *ex_join_tab(const ex_run *run, const ir_op *probe);

@@ -79,6 +79,16 @@ pj_mode pj_engine_mode(const pj_engine *e);
 /* LLVM optimization level 0..3 for the JIT (default 2). */
 void pj_engine_set_opt_level(pj_engine *e, int level);
 
+/* Threads a pipeline run may use (default: the machine's processors
+ * online; 1 runs everything on the calling thread, as before threads
+ * existed; n <= 0 restores the default). Results, their row order and
+ * errors are the same for every count (docs/DECISIONS.md "Parallel
+ * execution"). The worker threads start on the first run that uses them
+ * and end with pj_engine_close; when one cannot be started the run uses
+ * those there are. */
+void pj_engine_set_threads(pj_engine *e, int n);
+int pj_engine_threads(const pj_engine *e);
+
 /* ---- limits and cancellation ------------------------------------------ */
 
 /* Memory budget of every pipeline run, in bytes (0, the default: none).
@@ -157,6 +167,9 @@ typedef struct pj_timing {
    * buffers, the result) the last run held at once: what
    * pj_engine_set_max_memory limits. */
   int64_t mem_peak;
+  /* Threads the last run's parallel segments ran on (the most of any
+   * segment; 1 when none ran in parallel: pj_engine_set_threads). */
+  int threads;
 } pj_timing;
 void pj_engine_last_timing(const pj_engine *e, pj_timing *out);
 

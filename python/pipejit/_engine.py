@@ -43,9 +43,12 @@ class Engine(Closing):
     Perfetto protobuf, plain or .gz) as trace_processor's tables.
     db: a SQLite database file (created if missing); None for an
     in-memory database. mode: 'auto' (default), 'interp' or 'jit'.
+    threads: how many threads a pipeline may use (None: the machine's
+    processors; 1: the calling thread only); results are the same for any
+    count.
     """
 
-    def __init__(self, trace=None, db=None, mode="auto"):
+    def __init__(self, trace=None, db=None, mode="auto", threads=None):
         self._e = None
         self._lib = _lib.load()
         self._children = weakref.WeakSet()   # queries and results, freed before the engine
@@ -57,6 +60,8 @@ class Engine(Closing):
             if st != _lib.OK:
                 raise self._error(st) if self._e else MemoryError("pipejit: out of memory")
             self.mode = mode
+            if threads is not None:
+                self.threads = threads
             self.trace_info = self.load_trace(trace) if trace is not None else None
         except BaseException:
             self.close()
@@ -106,6 +111,17 @@ class Engine(Closing):
         if value not in MODES:
             raise ValueError("pipejit: mode must be one of %s, not %r" % (", ".join(MODES), value))
         self._lib.pj_engine_set_mode(self._handle(), MODES[value])
+
+    @property
+    def threads(self):
+        """Threads a pipeline may use (default: the machine's processors)."""
+        return self._lib.pj_engine_threads(self._handle())
+
+    @threads.setter
+    def threads(self, value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= 256:
+            raise ValueError("pipejit: threads must be a whole number from 1 to 256, not %r" % (value,))
+        self._lib.pj_engine_set_threads(self._handle(), int(value))
 
     def interrupt(self):
         """Stops the statement running in another thread (it raises

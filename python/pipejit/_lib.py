@@ -81,6 +81,8 @@ SIGNATURES = {
     "pj_engine_erroffset": (_I, [_P]),
     "pj_engine_set_mode": (None, [_P, _I]),
     "pj_engine_mode": (_I, [_P]),
+    "pj_engine_set_threads": (None, [_P, _I]),
+    "pj_engine_threads": (_I, [_P]),
     "pj_engine_interrupt": (None, [_P]),
     "pj_engine_load_sample_trace": (_I, [_P, _I64]),
     "pj_engine_load_table": (_I, [_P, _S]),

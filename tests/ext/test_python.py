@@ -220,6 +220,26 @@ class EngineTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             pipejit.Engine(mode="fast")
 
+    def test_threads(self):
+        self.assertGreaterEqual(self.e.threads, 1)
+        text = ("FROM slice |> WHERE dur > 100 |> AGGREGATE COUNT(*) AS n, SUM(dur * 0.5) AS s"
+                " GROUP BY track_id, depth")
+        e1 = pipejit.Engine(threads=1)
+        e4 = pipejit.Engine(threads=4)
+        try:
+            self.assertEqual((e1.threads, e4.threads), (1, 4))
+            for e in (e1, e4):
+                e.load_sample_trace(300000)
+            self.assertEqual(e4.query(text).rows(), e1.query(text).rows())
+            e4.threads = 2
+            self.assertEqual(e4.threads, 2)
+            for bad in (0, -1, 1.5, "2", True):
+                with self.assertRaises(ValueError):
+                    e4.threads = bad
+        finally:
+            e1.close()
+            e4.close()
+
     def test_sample_trace(self):
         self.e.load_sample_trace(1000)
         self.assertEqual(self.e.query("FROM slice |> AGGREGATE COUNT(*) AS n").rows(), [(1000,)])

@@ -31,6 +31,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "api/engine.h"   /* pj__engine_set_batch_rows */
 #include "codegen/cg.h"
 #include "pipejit.h"
 
@@ -864,6 +865,14 @@ static void add_ref_functions(sqlite3 *db) {
 
 typedef struct mode_spec { const char *name; pj_mode mode; } mode_spec;
 
+/* Threads and batch size (PJ_TEST_THREADS, PJ_TEST_BATCH_ROWS: small
+ * morsels, so the tables here run in parallel). */
+static void tune_engine(pj_engine *e) {
+  const char *t = getenv("PJ_TEST_THREADS"), *r = getenv("PJ_TEST_BATCH_ROWS");
+  if (t && *t) pj_engine_set_threads(e, atoi(t));
+  if (r && *r) pj__engine_set_batch_rows(e, atoi(r));
+}
+
 static int pick_modes(mode_spec *m) {
   const char *env = getenv("PJ_TEST_MODES");
   int n = 0;
@@ -939,6 +948,7 @@ static void test_random_pipelines(void **state) {
   int nmodes = pick_modes(modes);
   pj_engine *e = NULL;
   assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
+  tune_engine(e);
   pj_engine_set_opt_level(e, 1);   /* hundreds of small compiles */
   g_rng = 0x5EED1234ull;
   for (int i = 0; i < ntables; i++) make_table(e, i, sizes[i]);
@@ -1044,6 +1054,7 @@ static void test_exact_numbers(void **state) {
   int nmodes = pick_modes(modes);
   pj_engine *e = NULL;
   assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
+  tune_engine(e);
   pj_engine_set_opt_level(e, 1);
   g_rng = 0xE8AC7ull;
   make_exact_table(e);
@@ -1237,6 +1248,7 @@ static void test_window_functions(void **state) {
   int nmodes = pick_modes(modes);
   pj_engine *e = NULL;
   assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
+  tune_engine(e);
   pj_engine_set_opt_level(e, 1);
   g_rng = 0x3141ull;
   static const int sizes[] = {20000, 37};
@@ -1311,6 +1323,7 @@ static void test_random_joins(void **state) {
   int nmodes = pick_modes(modes);
   pj_engine *e = NULL;
   assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
+  tune_engine(e);
   pj_engine_set_opt_level(e, 1);
   g_rng = 0x5EED1234ull;
   for (int i = 0; i < 5; i++) make_table(e, i, g_join_sizes[i]);
@@ -1393,6 +1406,7 @@ static void test_random_setops(void **state) {
   int nmodes = pick_modes(modes);
   pj_engine *e = NULL;
   assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
+  tune_engine(e);
   pj_engine_set_opt_level(e, 1);
   g_rng = 0x5EED1234ull;
   for (int i = 0; i < 5; i++) make_table(e, i, g_join_sizes[i]);
@@ -1477,6 +1491,7 @@ static void test_random_sql_stage(void **state) {
   int nmodes = pick_modes(modes);
   pj_engine *e = NULL;
   assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
+  tune_engine(e);
   pj_engine_set_opt_level(e, 1);
   g_rng = 0x5EED1234ull;
   for (int i = 0; i < 5; i++) make_table(e, i, g_join_sizes[i]);

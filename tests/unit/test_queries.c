@@ -71,6 +71,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "api/engine.h"   /* pj__engine_set_batch_rows (and the sweep's hooks) */
 #include "codegen/cg.h"
 #include "pipejit.h"
 
@@ -84,7 +85,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "api/engine.h"   /* pj__engine_set_cache_size, pj__hooks */
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
@@ -898,6 +898,23 @@ done:
 }
 #endif
 
+/* Threads and batch size of the engines (PJ_TEST_THREADS; PJ_TEST_BATCH_ROWS
+ * makes the small tables of the files span several morsels, so they run
+ * in parallel). The OOM sweep runs on one thread: its failures are
+ * injected by allocation count, which must not depend on scheduling. */
+static void tune_engine(pj_engine *e) {
+#ifdef PJ_OOM_SWEEP
+  pj_engine_set_threads(e, 1);
+#else
+  const char *t = getenv("PJ_TEST_THREADS"), *r = getenv("PJ_TEST_BATCH_ROWS");
+  if (t && *t) pj_engine_set_threads(e, atoi(t));
+  if (r && *r) pj__engine_set_batch_rows(e, atoi(r));
+#endif
+}
+
+/* Cases whose last statement ran a segment on several threads. */
+static long g_par_cases;
+
 typedef struct mode_spec { const char *name; pj_mode mode; } mode_spec;
 static mode_spec g_modes[2];
 static int g_nmodes;
@@ -921,6 +938,7 @@ static void run_file(void **state) {
     pj_engine *e = NULL;
     assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
     pj_engine_set_mode(e, g_modes[m].mode);
+    tune_engine(e);
 #ifdef PJ_OOM_SWEEP
     /* The sweep runs each case many times: on an engine of its own that
      * follows the same script, so a case with side effects (an INSERT)
@@ -929,6 +947,7 @@ static void run_file(void **state) {
     pj_engine *scratch = NULL;
     assert_int_equal(pj_engine_open(NULL, &scratch), PJ_OK);
     pj_engine_set_mode(scratch, g_modes[m].mode);
+    tune_engine(scratch);
     /* every run compiles (the JIT's allocations are swept too) */
     pj__engine_set_cache_size(scratch, 0);
 #endif
@@ -957,6 +976,9 @@ static void run_file(void **state) {
       }
       str rows = {0};
       run_case(e, path, g_modes[m].name, b, &rows, &failures);
+      pj_timing tm;
+      pj_engine_last_timing(e, &tm);
+      g_par_cases += tm.threads > 1;
 #ifdef PJ_OOM_SWEEP
       if (!failures.n || g_keep_going)
         oom_sweep(scratch, path, g_modes[m].name, b->line, str_get(&b->text), &failures);
@@ -1047,6 +1069,7 @@ int main(void) {
     tests[i].initial_state = paths[i];
   }
   int rc = _cmocka_run_group_tests("queries", tests, (size_t)n, NULL, NULL);
+  if (getenv("PJ_TEST_THREADS")) fprintf(stderr, "test_queries: %ld cases ran in parallel\n", g_par_cases);
 #ifdef PJ_OOM_SWEEP
   fprintf(stderr, "oom sweep: %ld case runs, %ld allocation failures injected: %ld clean errors, "
                   "%ld runs that needed no more\n", g_oom_cases, g_oom_injected, g_oom_errors,

@@ -1,0 +1,256 @@
+/*
+ * driver_par.c — morsel-driven parallel scans (HyPer style).
+ *
+ * A segment that reads a table and whose steps and sink keep no state
+ * that rows share in order (ex_par_wanted) runs on the engine's worker
+ * threads (exec/pool.h): the table is cut into morsels of
+ * EX_MORSEL_BATCHES batches, each worker takes the next morsel, runs its
+ * batches through the same batch function one thread would (compiled
+ * segment or interpreter, as the picker says), into a sink of its own for
+ * that morsel, and the morsels' sinks are merged into the segment's in
+ * morsel order:
+ *
+ *   AGGREGATE  a fresh table per morsel, merged into the segment's table
+ *              (runtime/aggmerge.h: the same partial sums, added in the
+ *              same order, as one thread folds; groups in first-seen
+ *              order).
+ *
+ * A morsel waits for its turn to merge (the morsel before it merged);
+ * taking morsels in order keeps the wait short.
+ *
+ * Everything a batch touches is the worker's own: an ex_run copy (its
+ * error, its interpreter scratch through ex_seg.vm, its memory budget
+ * installed on its thread) and an ex_seg copy pointing at it; what they
+ * share is read only during the scan (the plan, the table, parameters,
+ * the string pool: ex_par_wanted refuses expressions that add strings,
+ * callouts, LIMIT, tree and join steps).
+ *
+ * Errors: a morsel stops at its first failing batch; no morsel after the
+ * earliest failed one is started, and the error reported is the earliest
+ * failed morsel's (or its merge's), which is the one a single thread
+ * reading the morsels in order would have met first.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+#include "pool.h"
+#include "runtime/aggmerge.h"
+
+/* ---- what may run in parallel ----------------------------------------------- */
+
+/* An expression that only reads: no callouts (SQLite functions,
+ * subqueries evaluated on first use) and no string made (the pool is not
+ * written by two threads). Strings passed through (columns, constants,
+ * CASE / COALESCE picking one) make none. */
+static bool ex_par_expr(const ir_expr *e) {
+  if (!e) return true;
+  switch (e->kind) {
+  case IX_CALLOUT: return false;
+  case IX_COL: case IX_CONST: case IX_PARAM: case IX_CASE: case IX_COALESCE: case IX_NULLIF:
+  case IX_MIN: case IX_MAX:
+    break;
+  default:
+    if (e->type == RT_STR) return false;
+    break;
+  }
+  for (int i = 0; i < e->nargs; i++)
+    if (!ex_par_expr(e->args[i])) return false;
+  return true;
+}
+
+bool ex_par_wanted(const ex_run *run, const ex_seg *s) {
+  const ir_segment *seg = s->seg;
+  const ir_op *src = seg->source, *sink = seg->sink;
+  if (!run->pool || run->threads <= 1 || run->budget.limit > 0) return false;
+  if (src->kind != IR_SCAN_TABLE || !src->scan.table) return false;
+  if (src->scan.table->nrows <= ex_morsel_batches(run) * ex_batch_rows(run)) return false;   /* one morsel */
+  for (int k = 0; k < seg->nsteps; k++) {
+    const ir_op *op = seg->steps[k];
+    if (op->dead) continue;
+    if (op->kind == IR_FILTER && ex_par_expr(op->filter.pred)) continue;
+    if (op->kind == IR_COMPUTE && ex_par_expr(op->compute.expr)) continue;
+    return false;
+  }
+  if (sink->kind == IR_AGGREGATE) return s->agg && rt_aggtab_mergeable(s->agg);
+  return false;
+}
+
+/* ---- the job ----------------------------------------------------------------- */
+
+typedef struct par_worker {
+  ex_run run;          /* copy of the run: own error, scratch, budget */
+  ex_seg seg;          /* copy of the segment, run = &run */
+  rt_batch b;
+  rt_aggtab local;     /* the morsel's table */
+  bool has_local;
+  int64_t rows;
+} par_worker;
+
+typedef struct par_job {
+  ex_run *run;
+  ex_seg *s;
+  ex_pick_fn pick;
+  void *ctx;
+  pthread_mutex_t mu;  /* guards the fields below and calls of pick */
+  pthread_cond_t cv;   /* merged or failed moved */
+  int64_t nmorsels;
+  int64_t next;        /* the next morsel to take */
+  int64_t merged;      /* morsels merged into the segment's sink */
+  int64_t failed;      /* the earliest failed morsel (INT64_MAX: none) */
+  rt_err err;          /* its error */
+  par_worker *w;
+} par_job;
+
+static int par_fail(par_worker *w, int pos, const char *stage, const char *msg) {
+  memset(&w->run.err, 0, sizeof w->run.err);
+  rt_errorf(&w->run.err, pos, "%s: %s", stage ? stage : "RUN", msg);
+  return -1;
+}
+
+/* Runs morsel m's batches into the worker's own sink. */
+static int par_morsel(par_job *job, par_worker *w, int64_t m) {
+  ex_run *run = job->run;
+  const ir_op *src = job->s->seg->source, *sink = job->s->seg->sink;
+  const rt_table *t = src->scan.table;
+  int64_t rows = ex_batch_rows(run);
+  int64_t start = m * ex_morsel_batches(run) * rows, end = start + ex_morsel_batches(run) * rows;
+  if (end > t->nrows) end = t->nrows;
+  if (sink->kind == IR_AGGREGATE) {
+    if (!rt_aggtab_init_like(&w->local, job->s->agg)) return par_fail(w, -1, sink->stage, "out of memory");
+    w->has_local = true;
+    w->seg.agg = &w->local;
+  }
+  for (int64_t at = start; at < end; at += rows) {
+    uint32_t n = end - at < rows ? (uint32_t)(end - at) : (uint32_t)rows;
+    for (int i = 0; i < src->scan.nscan; i++)
+      rt_table_view(t, src->scan.table_cols[i], at, &w->b.cols[src->scan.out_cols[i]]);
+    if (run->interrupt && __atomic_load_n(run->interrupt, __ATOMIC_RELAXED)) {
+      memset(&w->run.err, 0, sizeof w->run.err);
+      rt_errorf(&w->run.err, -1, "interrupted");
+      return -1;
+    }
+    w->rows += n;
+    w->b.n = w->b.nactive = n;
+    w->b.active = NULL;
+    pthread_mutex_lock(&job->mu);
+    ex_batch_fn fn = job->pick(job->ctx, job->s->index);
+    pthread_mutex_unlock(&job->mu);
+    if (!fn) return par_fail(w, -1, sink->stage, "no backend runs this segment");
+    int rc = fn(&w->seg, &w->b);
+    if (w->run.budget.oom) return par_fail(w, -1, sink->stage, "out of memory");
+    if (rc < 0 || w->run.err.set) {
+      if (!w->run.err.set) par_fail(w, -1, sink->stage, "the batch failed");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Merges the worker's morsel sink into the segment's (its turn). */
+static int par_merge(par_job *job, par_worker *w) {
+  const ir_op *sink = job->s->seg->sink;
+  if (sink->kind == IR_AGGREGATE) {
+    int rc = rt_aggtab_merge(job->s->agg, &w->local);
+    if (rc == RT_AGGMERGE_OVERFLOW) return par_fail(w, sink->pos, sink->stage, "integer overflow");
+    if (rc) return par_fail(w, -1, sink->stage, "out of memory");
+  }
+  return 0;
+}
+
+static void par_drop_local(par_worker *w) {
+  if (w->has_local) rt_aggtab_free(&w->local);
+  w->has_local = false;
+  w->seg.agg = NULL;
+}
+
+/* Records that morsel m failed with w's error (the earliest wins). */
+static void par_failed(par_job *job, par_worker *w, int64_t m) {
+  if (m < job->failed) {
+    job->failed = m;
+    job->err = w->run.err;
+  }
+  pthread_cond_broadcast(&job->cv);
+}
+
+static void par_work(void *ctx, int wid) {
+  par_job *job = ctx;
+  par_worker *w = &job->w[wid];
+  const ir_op *sink = job->s->seg->sink;
+  /* The worker's run: the caller's, with an error, scratch and budget of
+   * its own (the budget only counts: runs with a limit use one thread). */
+  memcpy(&w->run, job->run, sizeof w->run);
+  memset(&w->run.err, 0, sizeof w->run.err);
+  memset(&w->run.budget, 0, sizeof w->run.budget);
+  rt_arena_init(&w->run.arena);
+  w->run.seg_free = NULL;
+  w->seg = *job->s;
+  w->seg.run = &w->run;
+  w->seg.vm = NULL;
+  w->seg.agg = NULL;
+  w->b.ncols = job->run->plan->ncols;
+  w->b.cols = calloc((size_t)w->b.ncols + 1, sizeof *w->b.cols);
+  rt_budget *prev_budget = rt_budget_use(&w->run.budget);
+  const char *prev_owner = rt_budget_owner(sink->stage);
+  pthread_mutex_lock(&job->mu);
+  while (job->next < job->nmorsels && job->next < job->failed) {
+    int64_t m = job->next++;
+    pthread_mutex_unlock(&job->mu);
+    int rc = w->b.cols ? par_morsel(job, w, m) : par_fail(w, -1, sink->stage, "out of memory");
+    pthread_mutex_lock(&job->mu);
+    if (rc < 0) {
+      par_failed(job, w, m);
+      par_drop_local(w);
+      continue;
+    }
+    while (job->merged != m && job->failed > m) pthread_cond_wait(&job->cv, &job->mu);
+    if (job->failed > m) {
+      pthread_mutex_unlock(&job->mu);
+      rc = par_merge(job, w);   /* alone: only morsel m's owner gets here */
+      pthread_mutex_lock(&job->mu);
+      if (rc < 0) par_failed(job, w, m);
+      else job->merged = m + 1;
+      pthread_cond_broadcast(&job->cv);
+    }
+    par_drop_local(w);
+  }
+  pthread_mutex_unlock(&job->mu);
+  rt_budget_use(prev_budget);
+  rt_budget_owner(prev_owner);
+  if (w->run.seg_free) w->run.seg_free(&w->seg);
+  free(w->b.cols);
+  rt_arena_free(&w->run.arena);
+}
+
+int ex_par_scan(ex_run *run, ex_seg *s, ex_pick_fn pick, void *ctx) {
+  const rt_table *t = s->seg->source->scan.table;
+  int64_t morsel = ex_morsel_batches(run) * ex_batch_rows(run);
+  par_job job = {.run = run, .s = s, .pick = pick, .ctx = ctx, .failed = INT64_MAX};
+  job.nmorsels = (t->nrows + morsel - 1) / morsel;
+  int nw = run->threads < job.nmorsels ? run->threads : (int)job.nmorsels;
+  job.w = calloc((size_t)nw, sizeof *job.w);
+  if (!job.w) {
+    rt_errorf(&run->err, -1, "%s: out of memory", s->seg->sink->stage);
+    return -1;
+  }
+  pthread_mutex_init(&job.mu, NULL);
+  pthread_cond_init(&job.cv, NULL);
+  int ran = ex_pool_run(run->pool, nw, par_work, &job);
+  if (ran > run->threads_used) run->threads_used = ran;
+  int64_t held = run->budget.used;
+  for (int i = 0; i < ran; i++) {
+    run->rows_in += job.w[i].rows;
+    held += job.w[i].run.budget.peak;   /* what the workers held at most, at once at worst */
+  }
+  if (held > run->budget.peak) run->budget.peak = held;
+  pthread_cond_destroy(&job.cv);
+  pthread_mutex_destroy(&job.mu);
+  free(job.w);
+  if (job.failed != INT64_MAX) {
+    run->err = job.err;
+    return -1;
+  }
+  return 0;
+}

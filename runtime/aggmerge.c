@@ -1,0 +1,209 @@
+/*
+ * aggmerge.c — per-morsel sums and the morsel merge of AGGREGATE tables
+ * (see aggmerge.h for the rule they implement together).
+ *
+ * Only aggtab's interface and its documented state arrays (store.h) are
+ * used: keys from keys.data / keys.valid, group numbers from
+ * rt_aggtab_group, and per aggregate i / f / n / has as store.h defines
+ * them for each kind.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggmerge.h"
+#include "budget.h"
+
+static bool folds_f(const rt_agg *a) {
+  return (a->kind == RT_AGG_SUM && a->in == RT_F64) || a->kind == RT_AGG_AVG;
+}
+
+static bool folds_i(const rt_agg *a) { return a->kind == RT_AGG_SUM && a->in != RT_F64; }
+
+bool rt_aggfold_needed(const rt_aggtab *t) {
+  for (int a = 0; t->aggs && a < t->naggs; a++)
+    if (folds_f(&t->aggs[a]) || folds_i(&t->aggs[a])) return true;
+  return false;
+}
+
+/* Bytes of the totals per group (charged to the run's budget). */
+static int64_t fold_bytes(const rt_aggtab *t) {
+  int64_t n = 0;
+  for (int a = 0; a < t->naggs; a++) n += folds_f(&t->aggs[a]) || folds_i(&t->aggs[a]) ? 8 : 0;
+  return n;
+}
+
+static bool fold_grow(rt_aggfold *f, const rt_aggtab *t) {
+  if (!f->tf) {
+    f->naggs = t->naggs;
+    f->tf = calloc((size_t)t->naggs + 1, sizeof *f->tf);
+    f->ti = calloc((size_t)t->naggs + 1, sizeof *f->ti);
+    if (!f->tf || !f->ti) return false;
+  }
+  if (t->ngroups <= f->cap) return true;
+  int64_t cap = f->cap ? f->cap : 256;
+  while (cap < t->ngroups) cap *= 2;
+  if (!rt_budget_charge((cap - f->cap) * fold_bytes(t))) return false;
+  for (int a = 0; a < t->naggs; a++) {
+    const rt_agg *g = &t->aggs[a];
+    void **p = folds_f(g) ? (void **)&f->tf[a] : folds_i(g) ? (void **)&f->ti[a] : NULL;
+    if (!p) continue;
+    char *d = realloc(*p, (size_t)cap * 8);
+    if (!d) return false;
+    memset(d + (size_t)f->cap * 8, 0, (size_t)(cap - f->cap) * 8);
+    *p = d;
+  }
+  f->cap = cap;
+  return true;
+}
+
+int rt_aggfold_step(rt_aggfold *f, rt_aggtab *t) {
+  if (!fold_grow(f, t)) return RT_AGGX_NOMEM;
+  int64_t n = t->ngroups;
+  bool ovf = false;
+  for (int a = 0; a < t->naggs; a++) {
+    rt_agg *g = &t->aggs[a];
+    if (folds_f(g)) {
+      double *tot = f->tf[a], *part = g->f;
+      for (int64_t k = 0; k < n; k++) tot[k] += part[k];
+      memset(part, 0, (size_t)n * sizeof *part);
+    } else if (folds_i(g)) {
+      int64_t *tot = f->ti[a], *part = g->i;
+      for (int64_t k = 0; k < n; k++) ovf |= __builtin_add_overflow(tot[k], part[k], &tot[k]);
+      memset(part, 0, (size_t)n * sizeof *part);
+    }
+  }
+  return ovf ? RT_AGGMERGE_OVERFLOW : 0;
+}
+
+int rt_aggfold_finish(rt_aggfold *f, rt_aggtab *t) {
+  int rc = rt_aggfold_step(f, t);
+  if (rc == 0)
+    for (int a = 0; a < t->naggs; a++) {
+      rt_agg *g = &t->aggs[a];
+      if (folds_f(g) && t->ngroups) memcpy(g->f, f->tf[a], (size_t)t->ngroups * sizeof *g->f);
+      if (folds_i(g) && t->ngroups) memcpy(g->i, f->ti[a], (size_t)t->ngroups * sizeof *g->i);
+    }
+  return rc;
+}
+
+void rt_aggfold_free(rt_aggfold *f) {
+  for (int a = 0; a < f->naggs; a++) {
+    if (f->tf) free(f->tf[a]);
+    if (f->ti) free(f->ti[a]);
+  }
+  int64_t bytes = 0;
+  if (f->tf && f->ti)
+    for (int a = 0; a < f->naggs; a++) bytes += f->tf[a] || f->ti[a] ? 8 : 0;
+  rt_budget_credit(f->cap * bytes);
+  free(f->tf);
+  free(f->ti);
+  memset(f, 0, sizeof *f);
+}
+
+/* ---- merging morsel tables ------------------------------------------------ */
+
+bool rt_aggtab_mergeable(const rt_aggtab *t) {
+  for (int a = 0; t->aggs && a < t->naggs; a++)
+    switch (t->aggs[a].kind) {
+    case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX:
+    case RT_AGG_AVG: case RT_AGG_ANY_VALUE:
+      break;
+    case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
+    case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+      return false;
+    }
+  return t->aggs != NULL;
+}
+
+bool rt_aggtab_init_like(rt_aggtab *dst, const rt_aggtab *like) {
+  int na = like->naggs, nk = like->nkeys;
+  rt_aggkind kinds[na > 0 ? na : 1];
+  rt_type in[na > 0 ? na : 1];
+  kinds[0] = RT_AGG_COUNT_STAR;
+  in[0] = RT_I64;
+  for (int a = 0; a < na; a++) {
+    kinds[a] = like->aggs[a].kind;
+    in[a] = like->aggs[a].in;
+  }
+  rt_aggtab_init(dst, nk, like->keys.types, na, kinds, in);
+  dst->strings = like->strings;
+  for (int a = 0; dst->aggs && a < na; a++)
+    rt_aggtab_set_arg2(dst, a, like->aggs[a].in2, like->aggs[a].param);
+  if (nk == 0) rt_aggtab_ensure_one(dst);
+  if (!dst->aggs || !dst->slots || (nk > 0 && !dst->keys.data) || (nk == 0 && dst->ngroups != 1)) {
+    rt_aggtab_free(dst);
+    return false;
+  }
+  return true;
+}
+
+/* The key tuple of src's group g as rt_aggtab_group takes it. */
+static void key_of(const rt_aggtab *src, int64_t g, int64_t *vals, uint8_t *isnull) {
+  for (int k = 0; k < src->nkeys; k++) {
+    isnull[k] = !rt_bit(src->keys.valid[k], (uint32_t)g);
+    vals[k] = 0;
+    if (isnull[k]) continue;
+    if (src->keys.types[k] == RT_STR) vals[k] = ((const uint32_t *)src->keys.data[k])[g];
+    else memcpy(&vals[k], (const int64_t *)src->keys.data[k] + g, 8);   /* double bits too */
+  }
+}
+
+/* Whether value b (src's) replaces a (dst's) as MIN (mn) or MAX, the
+ * comparison rt_agg's update makes: only a strictly better one does, so
+ * of equal values the earlier morsel's stays, as in row order. */
+static bool better_i(const rt_aggtab *t, const rt_agg *a, int64_t b, int64_t cur, bool mn) {
+  int c = a->in == RT_STR ? rt_str_cmp(t->strings, (uint32_t)b, (uint32_t)cur) : (b > cur) - (b < cur);
+  return mn ? c < 0 : c > 0;
+}
+
+int rt_aggtab_merge(rt_aggtab *dst, const rt_aggtab *src) {
+  int nk = src->nkeys;
+  int64_t vals[nk > 0 ? nk : 1];
+  uint8_t isnull[nk > 0 ? nk : 1];
+  bool ovf = false;
+  for (int64_t g = 0; g < src->ngroups; g++) {
+    key_of(src, g, vals, isnull);
+    int64_t d = rt_aggtab_group(dst, vals, isnull);
+    if (d < 0) return RT_AGGX_NOMEM;
+    for (int j = 0; j < src->naggs; j++) {
+      const rt_agg *s = &src->aggs[j];
+      rt_agg *a = &dst->aggs[j];
+      bool had = a->has[d], has = s->has[g];
+      switch (s->kind) {
+      case RT_AGG_COUNT_STAR: case RT_AGG_COUNT:
+        a->i[d] += s->i[g];
+        break;
+      case RT_AGG_SUM:
+        if (s->in == RT_F64) a->f[d] += s->f[g];
+        else ovf |= __builtin_add_overflow(a->i[d], s->i[g], &a->i[d]);
+        break;
+      case RT_AGG_AVG:
+        a->f[d] += s->f[g];
+        a->n[d] += s->n[g];
+        break;
+      case RT_AGG_MIN: case RT_AGG_MAX: {
+        if (!has) break;
+        bool mn = s->kind == RT_AGG_MIN;
+        if (s->in == RT_F64) {
+          double b = s->f[g], cur = a->f[d];
+          if (!had || (mn ? b < cur : b > cur)) a->f[d] = b;
+        } else if (!had || better_i(src, s, s->i[g], a->i[d], mn)) {
+          a->i[d] = s->i[g];
+        }
+        break;
+      }
+      case RT_AGG_ANY_VALUE:
+        if (has && !had) {
+          if (s->in == RT_F64) a->f[d] = s->f[g];
+          else a->i[d] = s->i[g];
+        }
+        break;
+      case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
+      case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+        return RT_AGGX_NOMEM;   /* not mergeable: rt_aggtab_mergeable said so */
+      }
+      a->has[d] = had | has;
+    }
+  }
+  return ovf ? RT_AGGMERGE_OVERFLOW : 0;
+}

@@ -1,0 +1,246 @@
+/*
+ * test_threads.c — parallel execution gives one thread's answer: the same
+ * rows in the same order, bit-identical doubles, and the same error.
+ *
+ * The tables are the sample trace's slices; the engine's test knob
+ * (pj__engine_set_batch_rows) cuts them into many small morsels, so a
+ * merge that followed the order morsels finish in, rather than morsel
+ * order, would reorder groups (first-seen order) or add partial sums in
+ * another order in almost every run. The double sums are also checked
+ * against the rule computed here by hand (partials per morsel in row
+ * order, added in morsel order), which both backends and every thread
+ * count follow.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "api/engine.h"
+#include "pipejit.h"
+
+#define ROWS 200000
+#define BATCH 64          /* rows per batch under the knob */
+#define MORSEL (2 * BATCH) /* rows per morsel under the knob (exec.h) */
+
+typedef struct dump {
+  char *s;
+  size_t n, cap;
+} dump;
+
+static void put(dump *d, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char buf[256];
+  int k = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (k < 0) return;
+  if (d->n + (size_t)k + 1 > d->cap) {
+    d->cap = (d->n + (size_t)k + 1) * 2;
+    d->s = realloc(d->s, d->cap);
+    assert_non_null(d->s);
+  }
+  memcpy(d->s + d->n, buf, (size_t)k + 1);
+  d->n += (size_t)k;
+}
+
+/* Every value of r exactly (doubles as hex floats), in row order. */
+static int dump_result(void *ctx, const pj_result *r, const char *text, size_t len, size_t off) {
+  (void)text, (void)len, (void)off;
+  dump *d = ctx;
+  for (int64_t i = 0; i < pj_result_row_count(r); i++) {
+    for (int c = 0; c < pj_result_column_count(r); c++) {
+      if (pj_result_is_null(r, i, c)) put(d, "NULL|");
+      else if (pj_result_column_type(r, c) == PJ_TYPE_DOUBLE) put(d, "%a|", pj_result_double(r, i, c));
+      else if (pj_result_column_type(r, c) == PJ_TYPE_STRING) put(d, "%s|", pj_result_text(r, i, c, NULL));
+      else put(d, "%lld|", (long long)pj_result_int64(r, i, c));
+    }
+    put(d, "\n");
+  }
+  return 0;
+}
+
+static pj_engine *engine(pj_mode mode, int threads) {
+  pj_engine *e = NULL;
+  assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
+  pj_engine_set_mode(e, mode);
+  pj_engine_set_threads(e, threads);
+  pj__engine_set_batch_rows(e, BATCH);
+  assert_int_equal(pj_engine_load_sample_trace(e, ROWS), PJ_OK);
+  return e;
+}
+
+/* The query's rows (or "error: …" with its offset) on e; *threads gets
+ * the threads its run used. */
+static char *run(pj_engine *e, const char *q, int *threads) {
+  dump d = {0};
+  put(&d, "result:\n");
+  if (pj_engine_exec(e, q, dump_result, &d) != PJ_OK)
+    put(&d, "error: %s at %d\n", pj_engine_errmsg(e), pj_engine_erroffset(e));
+  pj_timing t;
+  pj_engine_last_timing(e, &t);
+  if (threads) *threads = t.threads;
+  return d.s;
+}
+
+static const char *const QUERIES[] = {
+    /* thousands of groups, several keys, double sums, strings */
+    "FROM slice |> WHERE dur > 1000 |> EXTEND dur * 1.37 AS x "
+    "|> AGGREGATE COUNT(*) AS n, SUM(x) AS sx, AVG(x) AS ax, SUM(dur) AS sd, MIN(dur) AS lo, "
+    "MAX(x) AS hi, MIN(name) AS mn, MAX(name) AS mx, ANY_VALUE(depth) AS av GROUP BY track_id, depth",
+    /* one string key, first-seen order */
+    "FROM slice |> AGGREGATE COUNT(*) AS n, SUM(dur / 3.0) AS s GROUP BY name",
+    /* no GROUP BY */
+    "FROM slice |> WHERE depth < 3 |> AGGREGATE COUNT(*) AS n, SUM(ts * 0.001) AS s, AVG(dur) AS a",
+    /* a key per row almost: large merges */
+    "FROM slice |> AGGREGATE SUM(dur * 0.5) AS s, COUNT(*) AS n GROUP BY id % 50000 AS k",
+    /* nothing passes */
+    "FROM slice |> WHERE dur < 0 |> AGGREGATE COUNT(*) AS n, SUM(dur) AS s GROUP BY depth",
+};
+
+static void same_for_any_thread_count(void **state) {
+  (void)state;
+  pj_mode modes[2] = {PJ_MODE_INTERP, PJ_MODE_JIT};
+  for (size_t q = 0; q < sizeof QUERIES / sizeof *QUERIES; q++) {
+    char *want = NULL;
+    for (int m = 0; m < 2; m++)
+      for (int th = 1; th <= 4; th *= 2) {
+        pj_engine *e = engine(modes[m], th);
+        int used = 0;
+        char *got = run(e, QUERIES[q], &used);
+        pj_engine_close(e);
+        if (th > 1 && used <= 1) fail_msg("query %zu did not run in parallel", q);
+        if (!want) {
+          want = got;
+          assert_true(strlen(want) > 0);
+          continue;
+        }
+        if (strcmp(want, got)) fail_msg("query %zu, %s, %d threads: differs", q, m ? "jit" : "interp", th);
+        free(got);
+      }
+    free(want);
+  }
+}
+
+/* The double sums follow the documented rule, computed here. */
+static void sums_follow_the_morsel_rule(void **state) {
+  (void)state;
+  pj_engine *e = engine(PJ_MODE_INTERP, 1);
+  pj_query *q;
+  assert_int_equal(pj_query_compile(e, "FROM slice |> SELECT dur, depth", &q), PJ_OK);
+  pj_result *r;
+  assert_int_equal(pj_query_run(q, &r), PJ_OK);
+  int64_t n = pj_result_row_count(r);
+  assert_int_equal(n, ROWS);
+  double total[64] = {0}, part[64] = {0}, plain[64] = {0};
+  for (int64_t i = 0; i < n; i++) {
+    int64_t d = pj_result_int64(r, i, 1);
+    assert_true(d >= 0 && d < 64);
+    part[d] += (double)pj_result_int64(r, i, 0) * 1.37;
+    plain[d] += (double)pj_result_int64(r, i, 0) * 1.37;
+    if ((i + 1) % MORSEL == 0 || i + 1 == n)
+      for (int k = 0; k < 64; k++) total[k] += part[k], part[k] = 0;
+  }
+  pj_result_free(r);
+  pj_query_free(q);
+  pj_engine_close(e);
+  /* the plain row-order sum differs for some depth: the test can tell */
+  int differ = 0;
+  for (int k = 0; k < 64; k++) differ += memcmp(&plain[k], &total[k], sizeof plain[k]) != 0;
+  assert_true(differ > 0);
+  const char *text = "FROM slice |> EXTEND dur * 1.37 AS x |> AGGREGATE SUM(x) AS s GROUP BY depth";
+  for (int m = 0; m < 2; m++)
+    for (int th = 1; th <= 4; th *= 3) {
+      e = engine(m ? PJ_MODE_JIT : PJ_MODE_INTERP, th);
+      assert_int_equal(pj_query_compile(e, text, &q), PJ_OK);
+      assert_int_equal(pj_query_run(q, &r), PJ_OK);
+      for (int64_t i = 0; i < pj_result_row_count(r); i++) {
+        int64_t d = pj_result_int64(r, i, 0);
+        double s = pj_result_double(r, i, 1);
+        if (memcmp(&s, &total[d], sizeof s))
+          fail_msg("%s, %d threads, depth %lld: %a, the rule gives %a", m ? "jit" : "interp", th,
+                   (long long)d, s, total[d]);
+      }
+      pj_result_free(r);
+      pj_query_free(q);
+      pj_engine_close(e);
+    }
+}
+
+/* Errors in two morsels: the earlier morsel's is reported (here a later
+ * step's, so its offset tells them apart), as one thread reports it. */
+static void earliest_error_wins(void **state) {
+  (void)state;
+  const char *q =
+      "FROM slice |> EXTEND CASE WHEN id = 150000 THEN 9223372036854775807 + dur ELSE 0 END AS a "
+      "|> EXTEND CASE WHEN id = 1000 THEN -9223372036854775807 - dur - 2 ELSE 0 END AS b "
+      "|> AGGREGATE SUM(a) AS sa, SUM(b) AS sb";
+  char *want = NULL;
+  for (int m = 0; m < 2; m++)
+    for (int th = 1; th <= 4; th *= 2)
+      for (int rep = 0; rep < (th > 1 ? 5 : 1); rep++) {
+        pj_engine *e = engine(m ? PJ_MODE_JIT : PJ_MODE_INTERP, th);
+        char *got = run(e, q, NULL);
+        pj_engine_close(e);
+        assert_non_null(strstr(got, "error: EXTEND: integer overflow"));
+        if (!want) {
+          want = got;
+          continue;
+        }
+        if (strcmp(want, got)) fail_msg("%s, %d threads: %s, one thread: %s", m ? "jit" : "interp", th, got, want);
+        free(got);
+      }
+  /* the later step's EXTEND (its error has another offset than the
+   * first step's alone) */
+  char *late = NULL;
+  {
+    pj_engine *e = engine(PJ_MODE_INTERP, 1);
+    char *alt = strdup(q);
+    memcpy(strstr(alt, "id = 1000"), "id = -100", 9);
+    late = run(e, alt, NULL);
+    free(alt);
+    pj_engine_close(e);
+  }
+  assert_non_null(strstr(late, "error: EXTEND: integer overflow"));
+  assert_string_not_equal(want, late);
+  free(late);
+  free(want);
+}
+
+/* An integer SUM that passes 64 bits only when the morsels' partials are
+ * added fails the same way on any thread count. */
+static void sum_overflow_at_merge(void **state) {
+  (void)state;
+  const char *q = "FROM slice |> EXTEND CASE WHEN id % 128 = 0 THEN 4611686018427387904 ELSE 0 END AS a "
+                  "|> AGGREGATE SUM(a) AS s";
+  char *want = NULL;
+  for (int m = 0; m < 2; m++)
+    for (int th = 1; th <= 4; th *= 2) {
+      pj_engine *e = engine(m ? PJ_MODE_JIT : PJ_MODE_INTERP, th);
+      char *got = run(e, q, NULL);
+      pj_engine_close(e);
+      assert_non_null(strstr(got, "error: AGGREGATE: integer overflow"));
+      if (!want) want = got;
+      else {
+        assert_string_equal(want, got);
+        free(got);
+      }
+    }
+  free(want);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(same_for_any_thread_count),
+      cmocka_unit_test(sums_follow_the_morsel_rule),
+      cmocka_unit_test(earliest_error_wins),
+      cmocka_unit_test(sum_overflow_at_merge),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
