@@ -31,6 +31,7 @@
 
 #include "exec.h"
 #include "runtime/aggmerge.h"
+#include "runtime/par.h"
 #include "runtime/sqlite/sqlsrc.h"
 
 static int ex_op_index(const ir_plan *p, const ir_op *op) {
@@ -757,7 +758,8 @@ static int ex_sort_finish(ex_run *run, ex_seg *s, int idx) {
       if (s->buf_cols[j] == sink->sort.keys[k].col) keys[k].col = j;
   }
   if (s->buf->nrows > 0) {
-    run->perms[idx] = rt_sort_perm(s->buf, sink->sort.nkeys, keys, run->strings);
+    rt_par par = {ex_par_runner, run->pool, run->threads}, *pp = ex_par_ok(run) ? &par : NULL;
+    run->perms[idx] = rt_sort_perm_par(s->buf, sink->sort.nkeys, keys, run->strings, pp);
     if (!run->perms[idx]) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   }
   return 0;

@@ -14,6 +14,13 @@
  *              (runtime/aggmerge.h: the same partial sums, added in the
  *              same order, as one thread folds; groups in first-seen
  *              order).
+ *   a buffer   (ORDER BY's, a window's, an interval operand's, a join's
+ *              relation, a fork's, the result): when every row reaches
+ *              the sink, the buffer is sized for the table first and each
+ *              morsel appends in place, into a window over its own rows
+ *              of the buffer (morsels start at multiples of 64 rows, so
+ *              no two share a validity word); otherwise into a buffer of
+ *              its own, appended to the segment's in morsel order.
  *
  * A morsel waits for its turn to merge (the morsel before it merged);
  * taking morsels in order keeps the wait short.
@@ -61,10 +68,18 @@ static bool ex_par_expr(const ir_expr *e) {
   return true;
 }
 
+bool ex_par_ok(const ex_run *run) {
+  return run->pool && run->threads > 1 && run->budget.limit == 0;
+}
+
+int ex_par_runner(void *pool, int want, void (*fn)(void *ctx, int worker), void *ctx) {
+  return ex_pool_run(pool, want, fn, ctx);
+}
+
 bool ex_par_wanted(const ex_run *run, const ex_seg *s) {
   const ir_segment *seg = s->seg;
   const ir_op *src = seg->source, *sink = seg->sink;
-  if (!run->pool || run->threads <= 1 || run->budget.limit > 0) return false;
+  if (!ex_par_ok(run)) return false;
   if (src->kind != IR_SCAN_TABLE || !src->scan.table) return false;
   if (src->scan.table->nrows <= ex_morsel_batches(run) * ex_batch_rows(run)) return false;   /* one morsel */
   for (int k = 0; k < seg->nsteps; k++) {
@@ -74,8 +89,25 @@ bool ex_par_wanted(const ex_run *run, const ex_seg *s) {
     if (op->kind == IR_COMPUTE && ex_par_expr(op->compute.expr)) continue;
     return false;
   }
-  if (sink->kind == IR_AGGREGATE) return s->agg && rt_aggtab_mergeable(s->agg);
+  switch (sink->kind) {
+  case IR_AGGREGATE: return s->agg && rt_aggtab_mergeable(s->agg);
+  case IR_OUTPUT: case IR_SORT: case IR_WINDOW: case IR_FORK: case IR_IV_BUFFER:
+  case IR_JOIN_BUILD: case IR_TREE_ORDER:
+    return s->buf != NULL;   /* the backends append the active rows */
+#define IR_CASE_SOURCE(name) case IR_##name:
+#define IR_CASE_STEP(name) case IR_##name:
+#include "ir/op_cases.h"
+  case IR__COUNT:
+    break;
+  }
   return false;
+}
+
+/* Whether every row of the source reaches the sink (no step drops rows). */
+static bool par_all_rows(const ir_segment *seg) {
+  for (int k = 0; k < seg->nsteps; k++)
+    if (!seg->steps[k]->dead && ir_op_has(seg->steps[k]->kind, OPF_ROWS)) return false;
+  return true;
 }
 
 /* ---- the job ----------------------------------------------------------------- */
@@ -86,6 +118,10 @@ typedef struct par_worker {
   rt_batch b;
   rt_aggtab local;     /* the morsel's table */
   bool has_local;
+  rt_rowbuf lbuf;      /* the morsel's buffer, or a window into the segment's */
+  bool has_lbuf;
+  void **wdata;        /* the window's column pointers */
+  uint64_t **wvalid;
   int64_t rows;
 } par_worker;
 
@@ -100,6 +136,7 @@ typedef struct par_job {
   int64_t next;        /* the next morsel to take */
   int64_t merged;      /* morsels merged into the segment's sink */
   int64_t failed;      /* the earliest failed morsel (INT64_MAX: none) */
+  bool window;         /* buffer sinks: append in place (see the banner) */
   rt_err err;          /* its error */
   par_worker *w;
 } par_job;
@@ -122,6 +159,21 @@ static int par_morsel(par_job *job, par_worker *w, int64_t m) {
     if (!rt_aggtab_init_like(&w->local, job->s->agg)) return par_fail(w, -1, sink->stage, "out of memory");
     w->has_local = true;
     w->seg.agg = &w->local;
+  } else if (job->window) {
+    /* rows start.. of the segment's buffer, exactly as many as the morsel */
+    const rt_rowbuf *big = job->s->buf;
+    for (int c = 0; c < big->ncols; c++) {
+      w->wdata[c] = (char *)big->data[c] + (size_t)start * rt_type_size(big->types[c]);
+      w->wvalid[c] = big->valid[c] + start / 64;
+    }
+    w->lbuf = (rt_rowbuf){.ncols = big->ncols, .types = big->types, .nrows = 0, .cap = end - start,
+                          .data = w->wdata, .valid = w->wvalid};
+    w->seg.buf = &w->lbuf;
+  } else {
+    if (!rt_rowbuf_init(&w->lbuf, job->s->buf->ncols, job->s->buf->types))
+      return par_fail(w, -1, sink->stage, "out of memory");
+    w->has_lbuf = true;
+    w->seg.buf = &w->lbuf;
   }
   for (int64_t at = start; at < end; at += rows) {
     uint32_t n = end - at < rows ? (uint32_t)(end - at) : (uint32_t)rows;
@@ -156,14 +208,29 @@ static int par_merge(par_job *job, par_worker *w) {
     int rc = rt_aggtab_merge(job->s->agg, &w->local);
     if (rc == RT_AGGMERGE_OVERFLOW) return par_fail(w, sink->pos, sink->stage, "integer overflow");
     if (rc) return par_fail(w, -1, sink->stage, "out of memory");
+  } else if (!job->window) {
+    /* the morsel's rows after the segment's, a batch at a time (views
+     * start at multiples of 64 rows, as rt_rowbuf_view needs) */
+    rt_rowbuf *dst = job->s->buf;
+    const rt_rowbuf *src = &w->lbuf;
+    rt_view views[src->ncols > 0 ? src->ncols : 1];
+    for (int64_t at = 0; at < src->nrows; at += RT_BATCH) {
+      uint32_t n = src->nrows - at < RT_BATCH ? (uint32_t)(src->nrows - at) : RT_BATCH;
+      for (int c = 0; c < src->ncols; c++) rt_rowbuf_view(src, c, at, NULL, &views[c]);
+      int64_t before = dst->nrows;
+      rt_rowbuf_append_views(dst, views, NULL, n);
+      if (dst->nrows != before + n || w->run.budget.oom) return par_fail(w, -1, sink->stage, "out of memory");
+    }
   }
   return 0;
 }
 
 static void par_drop_local(par_worker *w) {
   if (w->has_local) rt_aggtab_free(&w->local);
-  w->has_local = false;
+  if (w->has_lbuf) rt_rowbuf_free(&w->lbuf);
+  w->has_local = w->has_lbuf = false;
   w->seg.agg = NULL;
+  w->seg.buf = NULL;
 }
 
 /* Records that morsel m failed with w's error (the earliest wins). */
@@ -190,8 +257,16 @@ static void par_work(void *ctx, int wid) {
   w->seg.run = &w->run;
   w->seg.vm = NULL;
   w->seg.agg = NULL;
+  w->seg.buf = NULL;
   w->b.ncols = job->run->plan->ncols;
   w->b.cols = calloc((size_t)w->b.ncols + 1, sizeof *w->b.cols);
+  int nbc = job->s->buf ? job->s->buf->ncols : 0;
+  w->wdata = calloc((size_t)nbc + 1, sizeof *w->wdata);
+  w->wvalid = calloc((size_t)nbc + 1, sizeof *w->wvalid);
+  if (!w->wdata || !w->wvalid) {
+    free(w->b.cols);
+    w->b.cols = NULL;   /* every morsel then fails: out of memory */
+  }
   rt_budget *prev_budget = rt_budget_use(&w->run.budget);
   const char *prev_owner = rt_budget_owner(sink->stage);
   pthread_mutex_lock(&job->mu);
@@ -221,6 +296,8 @@ static void par_work(void *ctx, int wid) {
   rt_budget_owner(prev_owner);
   if (w->run.seg_free) w->run.seg_free(&w->seg);
   free(w->b.cols);
+  free(w->wdata);
+  free(w->wvalid);
   rt_arena_free(&w->run.arena);
 }
 
@@ -229,6 +306,11 @@ int ex_par_scan(ex_run *run, ex_seg *s, ex_pick_fn pick, void *ctx) {
   int64_t morsel = ex_morsel_batches(run) * ex_batch_rows(run);
   par_job job = {.run = run, .s = s, .pick = pick, .ctx = ctx, .failed = INT64_MAX};
   job.nmorsels = (t->nrows + morsel - 1) / morsel;
+  rt_rowbuf *buf = s->seg->sink->kind == IR_AGGREGATE ? NULL : s->buf;
+  if (buf && buf->nrows == 0 && par_all_rows(s->seg)) {
+    rt_rowbuf_reserve(buf, t->nrows);
+    job.window = buf->cap >= t->nrows;   /* else out of memory: copy instead */
+  }
   int nw = run->threads < job.nmorsels ? run->threads : (int)job.nmorsels;
   job.w = calloc((size_t)nw, sizeof *job.w);
   if (!job.w) {
@@ -252,5 +334,6 @@ int ex_par_scan(ex_run *run, ex_seg *s, ex_pick_fn pick, void *ctx) {
     run->err = job.err;
     return -1;
   }
+  if (job.window) buf->nrows = t->nrows;   /* every morsel filled its window */
   return 0;
 }

@@ -207,6 +207,11 @@ static inline int64_t ex_morsel_batches(const ex_run *run) {
 /* Parallel scans (driver_par.c): whether segment s runs on several
  * threads, and running it (0, or -1 with run->err). */
 bool ex_par_wanted(const ex_run *run, const ex_seg *s);
+/* Whether the run may use its threads at all (a pool, more than one
+ * thread, no memory limit), and the runner of runtime/par.h over the
+ * run's pool (breakers' finishing work: ORDER BY's sort). */
+bool ex_par_ok(const ex_run *run);
+int ex_par_runner(void *pool, int want, void (*fn)(void *ctx, int worker), void *ctx);
 int ex_par_scan(ex_run *run, ex_seg *s, ex_pick_fn pick, void *ctx);
 
 /* The hash table a JOIN_PROBE reads (its build's), or NULL. */

@@ -18,6 +18,7 @@
 
 #include "store.h"
 #include "budget.h"
+#include "par.h"
 
 #define DIGIT_BITS 11
 #define NDIGITS 6     /* 6 * 11 >= 64 */
@@ -74,6 +75,111 @@ static bool radix_sort(uint64_t *k, uint32_t *p, uint64_t *tk, uint32_t *tp, siz
   }
   rt_mem_free(hist);
   return true;
+}
+
+/* ---- the same sort on several threads ---------------------------------------
+ *
+ * One stable partition by the most significant digit on which rows
+ * differ (histograms and scatter in SORT_CHUNKS fixed chunks of the
+ * input, each chunk writing behind the chunks before it in every bucket),
+ * then the buckets, cut into about SORT_GROUPS runs of whole buckets,
+ * each sorted by radix_sort on its own. A run of whole buckets is already
+ * in the order of that digit, so sorting it by the full key keeps it, and
+ * every step is stable: the result is radix_sort's, for any number of
+ * threads (rt_par_for hands out the fixed pieces). */
+#define SORT_CHUNKS 16
+#define SORT_GROUPS 64
+#define SORT_PAR_MIN (1u << 17)   /* rows below which one thread sorts */
+
+typedef struct sort_par {
+  uint64_t *k, *tk;
+  uint32_t *p, *tp;
+  size_t n;
+  size_t *hist;        /* [SORT_CHUNKS][NDIGITS][RADIX] */
+  int top;             /* the partitioning digit */
+  size_t group[SORT_GROUPS + 1];   /* run boundaries (rows) */
+  int ngroups;
+  int failed;          /* a run's radix_sort was out of memory */
+} sort_par;
+
+static void chunk_range(const sort_par *sp, int64_t c, size_t *lo, size_t *hi) {
+  *lo = sp->n * (size_t)c / SORT_CHUNKS;
+  *hi = sp->n * (size_t)(c + 1) / SORT_CHUNKS;
+}
+
+static void sort_hist_piece(void *ctx, int64_t c) {
+  sort_par *sp = ctx;
+  size_t lo, hi, *h = sp->hist + (size_t)c * NDIGITS * RADIX;
+  chunk_range(sp, c, &lo, &hi);
+  for (size_t i = lo; i < hi; i++) {
+    uint64_t v = sp->k[i];
+    for (int d = 0; d < NDIGITS; d++) h[d * RADIX + ((v >> (d * DIGIT_BITS)) & (RADIX - 1))]++;
+  }
+}
+
+static void sort_scatter_piece(void *ctx, int64_t c) {
+  sort_par *sp = ctx;
+  size_t lo, hi, *at = sp->hist + ((size_t)c * NDIGITS + sp->top) * RADIX;   /* offsets by now */
+  chunk_range(sp, c, &lo, &hi);
+  int shift = sp->top * DIGIT_BITS;
+  for (size_t i = lo; i < hi; i++) {
+    size_t to = at[(sp->k[i] >> shift) & (RADIX - 1)]++;
+    sp->tk[to] = sp->k[i];
+    sp->tp[to] = sp->p[i];
+  }
+}
+
+static void sort_group_piece(void *ctx, int64_t g) {
+  sort_par *sp = ctx;
+  size_t lo = sp->group[g], len = sp->group[g + 1] - lo;
+  /* sorted in tk/tp with k/p's rows as scratch, then back into k/p */
+  if (!radix_sort(sp->tk + lo, sp->tp + lo, sp->k + lo, sp->p + lo, len)) {
+    __atomic_store_n(&sp->failed, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  memcpy(sp->k + lo, sp->tk + lo, len * sizeof *sp->k);
+  memcpy(sp->p + lo, sp->tp + lo, len * sizeof *sp->p);
+}
+
+static bool radix_sort_par(uint64_t *k, uint32_t *p, uint64_t *tk, uint32_t *tp, size_t n,
+                           const rt_par *par) {
+  if (!par || par->threads <= 1 || n < SORT_PAR_MIN) return radix_sort(k, p, tk, tp, n);
+  sort_par sp = {.k = k, .tk = tk, .p = p, .tp = tp, .n = n};
+  sp.hist = rt_mem_calloc((size_t)SORT_CHUNKS * NDIGITS * RADIX, sizeof *sp.hist);
+  if (!sp.hist) return false;
+  rt_par_for(par, SORT_CHUNKS, sort_hist_piece, &sp);
+  /* the highest digit on which rows differ (none: all equal, done) */
+  sp.top = -1;
+  for (int d = NDIGITS - 1; d >= 0 && sp.top < 0; d--) {
+    unsigned b0 = (unsigned)((k[0] >> (d * DIGIT_BITS)) & (RADIX - 1));
+    size_t same = 0;
+    for (int c = 0; c < SORT_CHUNKS; c++) same += sp.hist[((size_t)c * NDIGITS + d) * RADIX + b0];
+    if (same != n) sp.top = d;
+  }
+  if (sp.top < 0) {
+    rt_mem_free(sp.hist);
+    return true;
+  }
+  /* Offsets: bucket by bucket, chunk by chunk (each chunk's rows after
+   * the earlier chunks' in a bucket: stable), written over the top
+   * digit's histogram of each chunk. Runs of whole buckets cut at about
+   * n / SORT_GROUPS rows. */
+  size_t sum = 0, cut = n / SORT_GROUPS + 1;
+  sp.group[0] = 0;
+  for (unsigned b = 0; b < RADIX; b++) {
+    for (int c = 0; c < SORT_CHUNKS; c++) {
+      size_t *h = &sp.hist[((size_t)c * NDIGITS + sp.top) * RADIX + b];
+      size_t cnt = *h;
+      *h = sum;
+      sum += cnt;
+    }
+    if (sum - sp.group[sp.ngroups] >= cut && sp.ngroups < SORT_GROUPS - 1) sp.group[++sp.ngroups] = sum;
+  }
+  if (sp.group[sp.ngroups] != n) sp.group[++sp.ngroups] = n;
+  rt_par_for(par, SORT_CHUNKS, sort_scatter_piece, &sp);
+  rt_mem_free(sp.hist);
+  rt_par_for(par, sp.ngroups, sort_group_piece, &sp);
+  return !sp.failed;
 }
 
 static uint64_t sortable_i64(int64_t v) { return (uint64_t)v ^ (1ull << 63); }
@@ -147,6 +253,11 @@ static bool rank_strings(uint64_t *k, size_t n, uint64_t *tk, uint32_t *pos, uin
 
 uint32_t *rt_sort_perm(const rt_rowbuf *b, int nkeys, const rt_sortkey *keys,
                        const rt_strpool *sp) {
+  return rt_sort_perm_par(b, nkeys, keys, sp, NULL);
+}
+
+uint32_t *rt_sort_perm_par(const rt_rowbuf *b, int nkeys, const rt_sortkey *keys,
+                           const rt_strpool *sp, const rt_par *par) {
   size_t n = (size_t)b->nrows;
   if (n == 0) return NULL;
   uint32_t *perm = rt_mem_alloc(n * sizeof *perm);
@@ -191,7 +302,7 @@ uint32_t *rt_sort_perm(const rt_rowbuf *b, int nkeys, const rt_sortkey *keys,
         k[i] = ~k[i];
       }
     }
-    if (!radix_sort(k, perm, tk, tp, n)) goto oom;
+    if (!radix_sort_par(k, perm, tk, tp, n, par)) goto oom;
     if (nnull) {
       /* Stable partition: NULLs to the front or the back. */
       size_t nv = n - nnull, a = 0, z = 0;

@@ -170,5 +170,10 @@ typedef struct rt_sortkey {
  * numbers numerically. */
 uint32_t *rt_sort_perm(const rt_rowbuf *b, int nkeys, const rt_sortkey *keys,
                        const rt_strpool *sp);
+/* The same on several threads (runtime/par.h; NULL: this one): the same
+ * permutation. */
+struct rt_par;
+uint32_t *rt_sort_perm_par(const rt_rowbuf *b, int nkeys, const rt_sortkey *keys,
+                           const rt_strpool *sp, const struct rt_par *par);
 
 #endif

@@ -102,6 +102,14 @@ static const char *const QUERIES[] = {
     "FROM slice |> AGGREGATE SUM(dur * 0.5) AS s, COUNT(*) AS n GROUP BY id % 50000 AS k",
     /* nothing passes */
     "FROM slice |> WHERE dur < 0 |> AGGREGATE COUNT(*) AS n, SUM(dur) AS s GROUP BY depth",
+    /* buffers: every row (appended in place), or filtered (appended in
+     * morsel order) */
+    "FROM slice |> EXTEND dur + 1 AS d1 |> SELECT id, d1, name",
+    "FROM slice |> WHERE dur > 5000 |> EXTEND dur * 2 AS d2 |> SELECT id, d2, name",
+    "FROM slice |> ORDER BY dur DESC, id |> LIMIT 50",
+    "FROM slice |> WHERE depth > 2 |> ORDER BY name, dur |> SELECT id, name, dur",
+    "FROM slice |> WHERE dur > 100 |> EXTEND ROW_NUMBER() OVER (PARTITION BY depth ORDER BY dur) AS rn "
+    "|> SELECT id, rn",
 };
 
 static void same_for_any_thread_count(void **state) {
