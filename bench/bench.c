@@ -4,18 +4,21 @@
  * input row (median of repeats), rows out, speed relative to the
  * interpreter, and whether the answer matched the interpreter's.
  *
- *   pipejit-bench [--workload fused|filter_project|tiny|tree_up|tree_down|
+ *   pipejit-bench [--workload fused|filter_project|order_by|tiny|tree_up|tree_down|
  *                              tree_up_shuffled|tree_sql|intersect|
  *                              intersect_overlapping|flatten|interval_join|
  *                              intersect_sql|compile_scaling|self_time|
  *                              sql_join|table_function|window|agg_1key|
  *                              agg_2keys|agg_3keys|agg_str|agg_3mixed|all]
  *                 [--sizes 1000,10000,...] [--modes interp,jit,auto]
- *                 [--repeat N] [--opt 0..3] [--passes PIPELINE]
+ *                 [--repeat N] [--opt 0..3] [--passes PIPELINE] [--threads 1,2,...]
  *                 [--sql-cap SECONDS] [--sql-max-size N] [--csv | --json]
  *                 [--report REPORT.md] [--svg report.svg] [--quick]
  *
- * --workload also takes a comma list. --report / --svg also write the
+ * --threads: the thread counts to run each mode with (default 1); a row of
+ * more than one thread names its mode "jit 2t", its speedup still against
+ * the one-thread interpreter, and `agg_*` add "duckdb 2t" (DuckDB on that
+ * many threads). --workload also takes a comma list. --report / --svg also write the
  * benchmark report (bench/report.c) from every row measured; `make bench`
  * runs all workloads that way. --quick: sizes up to 100k, one repeat.
  * Without --repeat, medians are of 5 runs below 1M rows, 3 at 1M and 2 at
@@ -57,6 +60,7 @@
 #include "api/engine.h"
 #include "bench.h"
 #include "bench_import.h"
+#include "bench_duck.h"
 
 /* IV, IV_SQL: the INTERVAL workloads (bench_interval.c), also on the
  * sample trace; ns/row counts the rows of every operand. */
@@ -86,6 +90,8 @@ static const char INTERSECT_Q[] =
 static const workload WORKLOADS[] = {
     {"fused", FUSED, 0, TREE_NONE},
     {"filter_project", "FROM t |> WHERE a % 7 = 3 OR b IS NULL |> SELECT k, a + b AS s", 0, TREE_NONE},
+    /* ORDER BY: the whole table sorted, the first rows read */
+    {"order_by", "FROM t |> ORDER BY b DESC, a |> LIMIT 10", 0, TREE_NONE},
     {"tiny", FUSED, 1000, TREE_NONE},
     {"tree_up", TREE_UP_Q, 0, TREE_UP},
     {"tree_down",
@@ -138,6 +144,8 @@ typedef struct options {
   double sql_cap;       /* seconds */
   int64_t sql_max_size; /* *_sql workloads: larger sizes skipped; 0 no limit */
   int repeat_set, sizes_set, quick;
+  int threads[8];       /* --threads: counts to run each mode with */
+  int nthreads;
   const char *report, *svg;  /* output paths of the report, or NULL */
 } options;
 
@@ -392,14 +400,29 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < o->nmodes; i++)
       if (o->modes[i] == (pass ? PJ_MODE_JIT : PJ_MODE_AUTO)) order[norder++] = o->modes[i];
-  for (int mi = 0; mi < norder; mi++) {
-    int mode = order[mi];
+  /* the interpreter on one thread first (everything is compared with it),
+   * then every mode at every thread count */
+  int pm[32], pt[32], np = 0, one = 0;
+  pm[np] = PJ_MODE_INTERP, pt[np++] = 1;
+  for (int i = 0; i < o->nthreads; i++) {
+    one |= o->threads[i] == 1;
+    for (int mi = 0; mi < norder && np < 32; mi++)
+      if (!(order[mi] == PJ_MODE_INTERP && o->threads[i] == 1)) pm[np] = order[mi], pt[np++] = o->threads[i];
+  }
+  for (int pi = 0; pi < np; pi++) {
+    int mode = pm[pi], th = pt[pi];
+    pj_engine_set_threads(e, th);
     pj_engine_set_mode(e, (pj_mode)mode);
     row *rw = &out[nrows];
     memset(rw, 0, sizeof *rw);
     rw->workload = w->name;
     rw->size = d->n;
     rw->mode = mode_name(mode);
+    if (th > 1) {
+      char name[32];
+      snprintf(name, sizeof name, "%s %dt", mode_name(mode), th);
+      rw->mode = strdup(name);   /* lives as long as the rows (the process) */
+    }
     /* first run of fresh handles, compile included (median of repeats) */
     pj_query *q = NULL;
     pj_result *res = NULL;
@@ -434,7 +457,7 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     int64_t denom = w->tree >= IV && w->tree != AGG ? iv_rows_in : d->n;
     rw->ns_per_row = median(t, o->repeat) / (double)(denom ? denom : 1);
     rw->compile_ms = tm.used_jit ? compile_latency(e, w->text, o->repeat) : 0;
-    if (mode == PJ_MODE_INTERP) {
+    if (pi == 0) {
       interp_hash = h;
       interp_ns = rw->ns_per_row;
       interp_res = res;
@@ -447,8 +470,10 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     /* interp is always measured, but printed only when asked for */
     int asked = 0;
     for (int i = 0; i < o->nmodes; i++) asked |= o->modes[i] == mode;
+    if (pi == 0) asked &= one;   /* the reference, printed when one thread was asked for */
     if (asked) nrows++;
   }
+  pj_engine_set_threads(e, 1);
   if (!strcmp(w->text, FUSED)) {
     bench_fused_group g[64];
     int ng = 0;
@@ -495,6 +520,20 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
       bench_agg_sums(interp_res, bench_agg_nkeys(shape), want);
       ref_row(&out[nrows++], w, d, "duckdb", median(t, o->repeat) * 1e6, drows,
               drows == pj_result_row_count(interp_res) && !memcmp(dsum, want, sizeof want), interp_ns);
+      /* and on the thread counts asked for */
+      for (int ti = 0; ti < o->nthreads; ti++) {
+        int th = o->threads[ti];
+        if (th == 1) continue;
+        char set[64], name[32];
+        snprintf(set, sizeof set, "SET threads TO %d", th);
+        if (bench_duck_exec(set, 0, NULL) != 0) die(e, "DuckDB threads");
+        for (int r = 0; r < o->repeat; r++)
+          if (bench_agg_duck_run(keys, &drows, dsum, &t[r]) != 0) die(e, "DuckDB query");
+        snprintf(name, sizeof name, "duckdb %dt", th);
+        ref_row(&out[nrows++], w, d, strdup(name), median(t, o->repeat) * 1e6, drows,
+                drows == pj_result_row_count(interp_res) && !memcmp(dsum, want, sizeof want), interp_ns);
+        if (bench_duck_exec("SET threads TO 1", 0, NULL) != 0) die(e, "DuckDB threads");
+      }
     }
   }
   if (w->tree == TREE_SQL) {
@@ -544,7 +583,7 @@ static void print_rows(const options *o, const row *r, int n, int *first) {
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: pipejit-bench [--workload fused|filter_project|tiny|tree_up|tree_down|\n"
+          "usage: pipejit-bench [--workload fused|filter_project|order_by|tiny|tree_up|tree_down|\n"
           "                                 tree_up_shuffled|tree_sql|intersect|\n"
           "                                 intersect_overlapping|flatten|interval_join|\n"
           "                                 intersect_sql|compile_scaling|self_time|sql_join|\n"
@@ -553,7 +592,7 @@ static void usage(void) {
           "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
           "                     [--passes PIPELINE] [--sql-cap SECONDS] [--sql-max-size N]\n"
           "                     [--csv | --json] [--report REPORT.md] [--svg report.svg]\n"
-          "                     [--quick]\n"
+          "                     [--quick] [--threads N,N,...]\n"
           "  --workload takes a name, a comma list, or all (import_proto, import_json: the trace importers;\n"
           "  self_time, sql_join: SQL over columnar tables against native SQLite, bench/bench_sql.c;\n"
           "  window: LAG over 1M counter rows against DuckDB ($PJ_DUCKDB_LIB) and SQLite, bench/bench_window.c)\n");
@@ -561,7 +600,7 @@ static void usage(void) {
 }
 
 static void parse_args(int argc, char **argv, options *o) {
-  *o = (options){.workload = "all", .repeat = 5, .opt = 2, .sql_cap = 30};
+  *o = (options){.workload = "all", .repeat = 5, .opt = 2, .sql_cap = 30, .threads = {1}, .nthreads = 1};
   static const int64_t dflt[] = {1000, 10000, 100000, 1000000, 10000000};
   for (int i = 0; i < 5; i++) o->sizes[o->nsizes++] = dflt[i];
   o->modes[0] = PJ_MODE_INTERP;
@@ -583,6 +622,16 @@ static void parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--opt")) o->opt = atoi(v), i++;
     else if (!strcmp(a, "--passes")) o->passes = v, i++;
     else if (!strcmp(a, "--sql-cap")) o->sql_cap = atof(v) > 0 ? atof(v) : 30, i++;
+    else if (!strcmp(a, "--threads")) {
+      o->nthreads = 0;
+      for (char *s = argv[++i]; *s && o->nthreads < 8;) {
+        long t = strtol(s, &s, 10);
+        if (t < 1 || t > 256) usage();
+        o->threads[o->nthreads++] = (int)t;
+        if (*s == ',') s++;
+        else if (*s) usage();
+      }
+    }
     else if (!strcmp(a, "--sizes")) {
       o->nsizes = 0;
       o->sizes_set = 1;
@@ -778,7 +827,7 @@ int main(int argc, char **argv) {
   options o;
   parse_args(argc, argv, &o);
   int any = 0, first = 1, mismatch = 0;
-  row rows[8];
+  row rows[64];
   row *all = NULL;          /* every row, for the report */
   int nall = 0, capall = 0;
   int64_t t_start = rt_now_ns();

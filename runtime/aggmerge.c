@@ -60,7 +60,7 @@ int rt_aggfold_step(rt_aggfold *f, rt_aggtab *t) {
   if (!fold_grow(f, t)) return RT_AGGX_NOMEM;
   int64_t n = t->ngroups;
   bool ovf = false;
-  for (int a = 0; a < t->naggs; a++) {
+  for (int a = 0; a < t->naggs && n > 0; a++) {
     rt_agg *g = &t->aggs[a];
     if (folds_f(g)) {
       double *tot = f->tf[a], *part = g->f;

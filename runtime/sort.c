@@ -251,6 +251,58 @@ static bool rank_strings(uint64_t *k, size_t n, uint64_t *tk, uint32_t *pos, uin
   return true;
 }
 
+/* The sortable values of one key over rows perm[lo..hi): NULLs 0, DESC
+ * complemented (strings: their ids, ranked afterwards). */
+typedef struct key_fill {
+  const rt_rowbuf *b;
+  const rt_sortkey *key;
+  const uint32_t *perm;
+  uint64_t *k;
+  size_t n;
+  size_t nnull;   /* atomic */
+} key_fill;
+
+static void key_fill_range(key_fill *f, size_t lo, size_t hi, bool ranks_later) {
+  int c = f->key->col;
+  const uint32_t *perm = f->perm;
+  uint64_t *k = f->k;
+  switch (f->b->types[c]) {
+  case RT_F64: {
+    const double *d = f->b->data[c];
+    for (size_t i = lo; i < hi; i++) k[i] = sortable_f64(d[perm[i]]);
+    break;
+  }
+  case RT_STR: {
+    const uint32_t *d = f->b->data[c];
+    for (size_t i = lo; i < hi; i++) k[i] = d[perm[i]];
+    break;
+  }
+  default: {
+    const int64_t *d = f->b->data[c];
+    for (size_t i = lo; i < hi; i++) k[i] = sortable_i64(d[perm[i]]);
+    break;
+  }
+  }
+  if (ranks_later) return;
+  const uint64_t *valid = f->b->valid[c];
+  size_t nnull = 0;
+  for (size_t i = lo; i < hi; i++) {
+    if (!rt_bit(valid, perm[i])) {
+      k[i] = 0;   /* NULLs tie with each other, keeping input order */
+      nnull++;
+    } else if (f->key->desc) {
+      k[i] = ~k[i];
+    }
+  }
+  __atomic_fetch_add(&f->nnull, nnull, __ATOMIC_RELAXED);
+}
+
+static void key_fill_piece(void *ctx, int64_t c) {
+  key_fill *f = ctx;
+  key_fill_range(f, f->n * (size_t)c / SORT_CHUNKS, f->n * (size_t)(c + 1) / SORT_CHUNKS,
+                 f->b->types[f->key->col] == RT_STR);
+}
+
 uint32_t *rt_sort_perm(const rt_rowbuf *b, int nkeys, const rt_sortkey *keys,
                        const rt_strpool *sp) {
   return rt_sort_perm_par(b, nkeys, keys, sp, NULL);
@@ -275,33 +327,19 @@ uint32_t *rt_sort_perm_par(const rt_rowbuf *b, int nkeys, const rt_sortkey *keys
     const rt_sortkey *key = &keys[ki];
     int c = key->col;
     const uint64_t *valid = b->valid[c];
-    size_t nnull = 0;
-    switch (b->types[c]) {
-    case RT_F64: {
-      const double *d = b->data[c];
-      for (size_t i = 0; i < n; i++) k[i] = sortable_f64(d[perm[i]]);
-      break;
-    }
-    case RT_STR: {
-      const uint32_t *d = b->data[c];
-      for (size_t i = 0; i < n; i++) k[i] = d[perm[i]];
+    key_fill f = {b, key, perm, k, n, 0};
+    const rt_par *fp = n >= SORT_PAR_MIN ? par : NULL;
+    rt_par_for(fp, SORT_CHUNKS, key_fill_piece, &f);
+    if (b->types[c] == RT_STR) {
+      /* ranks of the texts, then NULLs and DESC as for the others (the
+       * fill wrote ids only) */
       if (!rank_strings(k, n, tk, tp, tp2, sp)) goto oom;
-      break;
-    }
-    default: {
-      const int64_t *d = b->data[c];
-      for (size_t i = 0; i < n; i++) k[i] = sortable_i64(d[perm[i]]);
-      break;
-    }
-    }
-    for (size_t i = 0; i < n; i++) {
-      if (!rt_bit(valid, perm[i])) {
-        k[i] = 0;   /* NULLs tie with each other, keeping input order */
-        nnull++;
-      } else if (key->desc) {
-        k[i] = ~k[i];
+      for (size_t i = 0; i < n; i++) {
+        if (!rt_bit(valid, perm[i])) k[i] = 0, f.nnull++;
+        else if (key->desc) k[i] = ~k[i];
       }
     }
+    size_t nnull = f.nnull;
     if (!radix_sort_par(k, perm, tk, tp, n, par)) goto oom;
     if (nnull) {
       /* Stable partition: NULLs to the front or the back. */
