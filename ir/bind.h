@@ -288,4 +288,46 @@ int ir_bind_isect(ir_binder *b, const fe_source *src);
  * operation's relation; its user is set by the caller). */
 ir_op *ir_add_ivbuf(ir_binder *b, int pos, int n, int *cols);
 
+/* ---- bind_ivrel.c: shared by the interval operators' binders ---- */
+/* The bare entry `name` of `row` (relation `rel`'s, for messages): its
+ * column, -1 when there is none, -2 with the error set when several
+ * entries have that name. */
+int ir_iv_find_bare(ir_binder *b, ir_row row, const char *name, const char *rel, int pos);
+/* The same, "expected x to have a ts column" when missing (-1). */
+int ir_iv_rel_col(ir_binder *b, ir_row row, const char *rel, const char *name, int pos);
+/* Bounds must be integers: "expected rel.name to be an integer …". */
+int ir_iv_check_bound(ir_binder *b, const char *rel, const char *name, int col, int pos);
+/* Kind of a PER key: 0 integer, 1 double, 2 string. */
+int ir_iv_key_kind(rt_type t);
+/* The distinct columns of row, in order, into *out; their count. */
+int ir_iv_row_cols(ir_binder *b, ir_row row, int **out);
+/* Allocates op->iv's per-relation arrays (ids -1, ts_out/dur_out -1). */
+void ir_iv_rel_arrays(ir_binder *b, ir_op *op, int nrel, int nper);
+/* The relation's bare integer `id` column when it has exactly one, else
+ * -1 (runtime errors name a bad row by it). */
+int ir_iv_rel_id(ir_binder *b, ir_row row);
+/* The alias a source binds: its AS name, else a table's name, or NULL. */
+const char *ir_iv_src_qual(const fe_source *s);
+/* Bare integer ts and dur of the current row and st's PER columns. */
+int ir_iv_input_bounds(ir_binder *b, const fe_stage *st, int *ts, int *dur, int **per,
+                       const char ***per_names);
+/* A stage's operand (st->src) once bound: its row, alias, bounds and the
+ * PER columns it has (-1 where missing). */
+typedef struct ir_iv_operand {
+  ir_row row;
+  const char *qual;
+  int ts, dur;
+  int *per;           /* -1 where the operand lacks the PER column */
+  int nper_found;
+} ir_iv_operand;
+int ir_iv_bind_operand(ir_binder *b, const fe_stage *st, const char *what, ir_iv_operand *o);
+/* Each PER column of the operand (op) of one kind with the input's (in). */
+int ir_iv_check_key_types(ir_binder *b, const fe_stage *st, const int *in, const int *op,
+                          const char *rel);
+/* The op of a two-relation stage: relation 0 the input (ts, dur, per),
+ * relation 1 the operand (its PER columns opper, or NULL) named opname. */
+ir_op *ir_iv_two_rel_op(ir_binder *b, ir_opkind kind, const fe_stage *st, ir_op *inbuf, int ts,
+                        int dur, int *per, ir_op *opbuf, const ir_iv_operand *o, int *opper,
+                        const char *opname);
+
 #endif

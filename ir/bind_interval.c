@@ -17,86 +17,6 @@
 #include "runtime/interval/interval.h"
 #include "bind.h"
 
-/* The bare entry `name` of `row` (the relation `rel`'s, for messages), or
- * -1 when there is none; -2 with the error set when several entries have
- * that name (§6: even two copies of one column). */
-static int find_bare(ir_binder *b, ir_row row, const char *name, const char *rel, int pos) {
-  int col;
-  const char *nm;
-  int r = ir_lookup(b, row, true, NULL, name, rel, pos, &col, &nm);
-  return r > 0 ? col : r == 0 ? -1 : -2;
-}
-
-/* A relation's bound or PER column `name` in row: "expected x to have a
- * ts column" when missing. */
-static int rel_col(ir_binder *b, ir_row row, const char *rel, const char *name, int pos) {
-  int c = find_bare(b, row, name, rel, pos);
-  if (c == -1) return ir_fail(b, pos, "expected %s to have a %s column", rel, name), -1;
-  return c;
-}
-
-static int check_bound(ir_binder *b, const char *rel, const char *name, int col, int pos) {
-  rt_type t = b->p->cols[col].type;
-  if (rt_type_is_int(t)) return 1;
-  return ir_fail(b, pos, "expected %s%s%s to be an integer, but it is %s", rel ? rel : "",
-                 rel ? "." : "", name, t == RT_STR ? "a string" : "a double");
-}
-
-/* Kind of a PER key: 0 integer, 1 double, 2 string. */
-static int key_kind(rt_type t) { return t == RT_F64 ? 1 : t == RT_STR ? 2 : 0; }
-
-/* Unique columns of row, in order. */
-static int row_cols(ir_binder *b, ir_row row, int **out) {
-  int *cols = ir_alloc(b, sizeof(int) * ((size_t)row.n + 1));
-  int n = 0;
-  for (int i = 0; i < row.n; i++) {
-    bool dup = false;
-    for (int k = 0; k < n && !dup; k++) dup = cols[k] == row.e[i].col;
-    if (!dup) cols[n++] = row.e[i].col;
-  }
-  *out = cols;
-  return n;
-}
-
-ir_op *ir_add_ivbuf(ir_binder *b, int pos, int n, int *cols) {
-  ir_op *buf = ir_op_add(b, IR_IV_BUFFER, pos);
-  buf->ivbuf.ncarry = n;
-  buf->ivbuf.carry = cols;
-  return buf;
-}
-
-/* Allocates the per-relation arrays of an interval op. */
-static void rel_arrays(ir_binder *b, ir_op *op, int nrel, int nper) {
-  op->iv.nrel = nrel;
-  op->iv.nper = nper;
-  op->iv.bufs = ir_alloc(b, sizeof(ir_op *) * (size_t)nrel);
-  op->iv.ts = ir_alloc(b, sizeof(int) * (size_t)nrel);
-  op->iv.dur = ir_alloc(b, sizeof(int) * (size_t)nrel);
-  op->iv.per = ir_alloc(b, sizeof(int *) * (size_t)nrel);
-  op->iv.names = ir_alloc(b, sizeof(char *) * (size_t)nrel);
-  op->iv.id = ir_alloc(b, sizeof(int) * (size_t)nrel);
-  for (int j = 0; j < nrel; j++) op->iv.id[j] = -1;
-  op->iv.ts_out = op->iv.dur_out = -1;
-}
-
-/* The relation's bare integer `id` column when it has exactly one, else -1:
- * runtime errors name a bad row by it ("the row with id 7"). Quietly -1
- * otherwise: it only serves messages. */
-static int rel_id(ir_binder *b, ir_row row) {
-  int col = -1;
-  for (int i = 0; i < row.n; i++) {
-    if (row.e[i].qonly || !ir_name_eq(row.e[i].name, "id")) continue;
-    if (col >= 0 && col != row.e[i].col) return -1;
-    col = row.e[i].col;
-  }
-  return col >= 0 && rt_type_is_int(b->p->cols[col].type) ? col : -1;
-}
-
-/* The alias a source binds: its AS name, else a table's name. */
-static const char *src_qual(const fe_source *s) {
-  return s->alias.name ? s->alias.name : s->kind == SRC_NAME || s->kind == SRC_CALL ? s->name : NULL;
-}
-
 /* ---- INTERVAL INTERSECTION OF ------------------------------------------- */
 
 int ir_bind_isect(ir_binder *b, const fe_source *src) {
@@ -108,7 +28,7 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
   const char **quals = ir_alloc(b, sizeof(char *) * (size_t)k);
   for (int j = 0; j < k; j++) {
     const fe_source *o = src->ops[j];
-    quals[j] = src_qual(o);
+    quals[j] = ir_iv_src_qual(o);
     bool dup = !quals[j];
     for (int i = 0; i < j && !dup; i++) dup = ir_name_eq(quals[i], quals[j]);
     if (dup)
@@ -125,15 +45,15 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
     if (!ir_bind_source(b, o, stage)) return 0;
     b->stage = stage;
     rows[j] = b->row;
-    if ((ts[j] = rel_col(b, rows[j], quals[j], "ts", o->pos)) < 0 ||
-        (dur[j] = rel_col(b, rows[j], quals[j], "dur", o->pos)) < 0 ||
-        !check_bound(b, quals[j], "ts", ts[j], o->pos) ||
-        !check_bound(b, quals[j], "dur", dur[j], o->pos))
+    if ((ts[j] = ir_iv_rel_col(b, rows[j], quals[j], "ts", o->pos)) < 0 ||
+        (dur[j] = ir_iv_rel_col(b, rows[j], quals[j], "dur", o->pos)) < 0 ||
+        !ir_iv_check_bound(b, quals[j], "ts", ts[j], o->pos) ||
+        !ir_iv_check_bound(b, quals[j], "dur", dur[j], o->pos))
       return 0;
     per[j] = ir_alloc(b, sizeof(int) * ((size_t)np + 1));
     for (int q = 0; q < np; q++) {
-      if ((per[j][q] = rel_col(b, rows[j], quals[j], src->per[q].name, o->pos)) < 0) return 0;
-      if (j && key_kind(p->cols[per[j][q]].type) != key_kind(p->cols[per[0][q]].type))
+      if ((per[j][q] = ir_iv_rel_col(b, rows[j], quals[j], src->per[q].name, o->pos)) < 0) return 0;
+      if (j && ir_iv_key_kind(p->cols[per[j][q]].type) != ir_iv_key_kind(p->cols[per[0][q]].type))
         /* Perfetto's text, then which columns differ. */
         return ir_fail(b, src->per[q].pos,
                        "expected the PER columns to be the same in every operand, but %s.%s is "
@@ -142,11 +62,11 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
                        quals[0], src->per[q].name, rt_type_name(p->cols[per[0][q]].type));
     }
     int *cols;
-    int n = row_cols(b, rows[j], &cols);
+    int n = ir_iv_row_cols(b, rows[j], &cols);
     bufs[j] = ir_add_ivbuf(b, o->pos, n, cols);
   }
   ir_op *op = ir_op_add(b, IR_ISECT, src->pos);
-  rel_arrays(b, op, k, np);
+  ir_iv_rel_arrays(b, op, k, np);
   for (int j = 0; j < k; j++) {
     op->iv.bufs[j] = bufs[j];
     bufs[j]->ivbuf.user = op;
@@ -154,7 +74,7 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
     op->iv.dur[j] = dur[j];
     op->iv.per[j] = per[j];
     op->iv.names[j] = quals[j];
-    op->iv.id[j] = rel_id(b, rows[j]);
+    op->iv.id[j] = ir_iv_rel_id(b, rows[j]);
   }
   op->iv.ts_out = ir_col_new(p, "ts", RT_I64, false);
   op->iv.dur_out = ir_col_new(p, "dur", RT_I64, false);
@@ -207,29 +127,11 @@ static int bind_flat_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *o
   return 1;
 }
 
-/* Bare ts and dur of the current row (integers) and its PER columns. */
-static int input_bounds(ir_binder *b, const fe_stage *st, int *ts, int *dur, int **per,
-                        const char ***per_names) {
-  const char *nm;
-  if (!ir_resolve(b, NULL, "ts", st->pos, st->pos, ts, &nm) ||
-      !check_bound(b, NULL, "ts", *ts, st->pos) ||
-      !ir_resolve(b, NULL, "dur", st->pos, st->pos, dur, &nm) ||
-      !check_bound(b, NULL, "dur", *dur, st->pos))
-    return 0;
-  *per = ir_alloc(b, sizeof(int) * ((size_t)st->nper + 1));
-  *per_names = ir_alloc(b, sizeof(char *) * ((size_t)st->nper + 1));
-  for (int q = 0; q < st->nper; q++)
-    if (!ir_resolve(b, NULL, st->per[q].name, st->per[q].pos, st->per[q].pos, &(*per)[q],
-                    &(*per_names)[q]))
-      return 0;
-  return 1;
-}
-
 int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   ir_plan *p = b->p;
   int ts, dur, *per;
   const char **pnames;
-  if (!input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
+  if (!ir_iv_input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
   int na = st->nitems;
   ir_agg *aggs = ir_alloc(b, sizeof(ir_agg) * ((size_t)na + 1));
   rt_type *types = ir_alloc(b, sizeof(rt_type) * ((size_t)na + 1));
@@ -248,7 +150,7 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
     onames[2 + st->nper + i] = st->items[i].name, opos[2 + st->nper + i] = st->items[i].namepos;
   if (!ir_check_output_names(b, nout, onames, opos)) return 0;
   /* The buffer holds what the sweep reads; nothing else survives. */
-  int id = rel_id(b, b->row);
+  int id = ir_iv_rel_id(b, b->row);
   int *cols = ir_alloc(b, sizeof(int) * ((size_t)(3 + st->nper + 2 * na) + 1));
   int n = 0;
   cols[n++] = ts;
@@ -264,7 +166,7 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   }
   ir_op *buf = ir_add_ivbuf(b, st->pos, n, cols);
   ir_op *op = ir_op_add(b, IR_FLATTEN, st->pos);
-  rel_arrays(b, op, 1, st->nper);
+  ir_iv_rel_arrays(b, op, 1, st->nper);
   op->iv.bufs[0] = buf;
   buf->ivbuf.user = op;
   op->iv.ts[0] = ts;
@@ -285,80 +187,13 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   return 1;
 }
 
-/* ---- shared by JOIN and FILL GAPS: the operand -------------------------- */
-
-typedef struct iv_operand {
-  ir_row row;
-  const char *qual;
-  int ts, dur;
-  int *per;           /* -1 where the operand lacks the PER column */
-  int nper_found;
-} iv_operand;
-
-/* Binds the operand source; finds its bounds (required) and PER columns
- * (missing ones are -1: JOIN requires all, FILL GAPS all or none). */
-static int bind_operand(ir_binder *b, const fe_stage *st, const char *what, iv_operand *o) {
-  const char *stage = b->stage;
-  if (!ir_bind_source(b, st->src, stage)) return 0;
-  b->stage = stage;
-  o->row = b->row;
-  o->qual = src_qual(st->src);
-  const char *rel = o->qual ? o->qual : what;
-  int pos = st->src->pos;
-  if ((o->ts = rel_col(b, o->row, rel, "ts", pos)) < 0 ||
-      (o->dur = rel_col(b, o->row, rel, "dur", pos)) < 0 ||
-      !check_bound(b, rel, "ts", o->ts, pos) || !check_bound(b, rel, "dur", o->dur, pos))
-    return 0;
-  o->per = ir_alloc(b, sizeof(int) * ((size_t)st->nper + 1));
-  o->nper_found = 0;
-  for (int q = 0; q < st->nper; q++) {
-    o->per[q] = find_bare(b, o->row, st->per[q].name, rel, pos);
-    if (o->per[q] == -2) return 0;
-    if (o->per[q] >= 0) o->nper_found++;
-  }
-  return 1;
-}
-
-static int check_key_types(ir_binder *b, const fe_stage *st, const int *in, const int *op,
-                           const char *rel) {
-  for (int q = 0; q < st->nper; q++) {
-    rt_type a = b->p->cols[in[q]].type, o = b->p->cols[op[q]].type;
-    if (key_kind(a) != key_kind(o))
-      return ir_fail(b, st->per[q].pos, "expected %s.%s to have the type of the input's %s, but it is %s and %s",
-                     rel, st->per[q].name, st->per[q].name, rt_type_name(o), rt_type_name(a));
-  }
-  return 1;
-}
-
-/* The op of a two-relation stage (JOIN, FILL GAPS): relation 0 is the
- * stage's input (bounds ts/dur, PER columns per), relation 1 the operand
- * (its PER columns opper, NULL when it has none) under the name opname. */
-static ir_op *two_rel_op(ir_binder *b, ir_opkind kind, const fe_stage *st, ir_op *inbuf, int ts,
-                         int dur, int *per, ir_op *opbuf, const iv_operand *o, int *opper,
-                         const char *opname) {
-  ir_op *op = ir_op_add(b, kind, st->pos);
-  rel_arrays(b, op, 2, st->nper);
-  op->iv.bufs[0] = inbuf;
-  op->iv.bufs[1] = opbuf;
-  inbuf->ivbuf.user = opbuf->ivbuf.user = op;
-  op->iv.ts[0] = ts;
-  op->iv.dur[0] = dur;
-  op->iv.per[0] = per;
-  op->iv.ts[1] = o->ts;
-  op->iv.dur[1] = o->dur;
-  op->iv.per[1] = opper;
-  op->iv.names[0] = NULL;
-  op->iv.names[1] = opname;
-  return op;
-}
-
 /* ---- INTERVAL JOIN -------------------------------------------------------- */
 
 int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
   ir_plan *p = b->p;
   int ts, dur, *per;
   const char **pnames;
-  if (!input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
+  if (!ir_iv_input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
   ir_row in_row = b->row;
   int in_naliases = b->naliases;
   const ir_alias *in_aliases = b->aliases;
@@ -366,17 +201,17 @@ int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
   int nin = ir_row_all_cols(b, &in_cols);
   ir_op *inbuf = ir_add_ivbuf(b, st->pos, nin, in_cols);
 
-  iv_operand o;
-  if (!bind_operand(b, st, "the operand", &o)) return 0;
+  ir_iv_operand o;
+  if (!ir_iv_bind_operand(b, st, "the operand", &o)) return 0;
   const char *rel = o.qual ? o.qual : "the operand";
   for (int q = 0; q < st->nper; q++)
     if (o.per[q] < 0) return ir_fail(b, st->src->pos, "expected %s to have a %s column", rel, st->per[q].name);
-  if (!check_key_types(b, st, per, o.per, rel)) return 0;
+  if (!ir_iv_check_key_types(b, st, per, o.per, rel)) return 0;
   int *op_cols;
-  int nop = row_cols(b, o.row, &op_cols);
+  int nop = ir_iv_row_cols(b, o.row, &op_cols);
   ir_op *opbuf = ir_add_ivbuf(b, st->src->pos, nop, op_cols);
 
-  ir_op *op = two_rel_op(b, IR_IJOIN, st, inbuf, ts, dur, per, opbuf, &o, o.per, o.qual);
+  ir_op *op = ir_iv_two_rel_op(b, IR_IJOIN, st, inbuf, ts, dur, per, opbuf, &o, o.per, o.qual);
   static const rt_ijrel rels[] = {
       [JR_OVERLAPPING_BOUNDS] = RT_IJ_OVERLAPPING, [JR_COVERING_BEGIN] = RT_IJ_COVERING_BEGIN,
       [JR_COVERING_END] = RT_IJ_COVERING_END,      [JR_COVERING_BOUNDS] = RT_IJ_COVERING_BOUNDS,
@@ -417,29 +252,29 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
   ir_plan *p = b->p;
   int ts, dur, *per;
   const char **pnames;
-  if (!input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
+  if (!ir_iv_input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
   /* The output keeps the input's bare columns (aliases are cleared). */
   ir_rowb inb = {0};
   for (int i = 0; i < b->row.n; i++)
     if (!b->row.e[i].qonly) ir_rowb_add(b, &inb, b->row.e[i].name, b->row.e[i].col, false);
   ir_row in_row = ir_rowb_done(&inb);
   int *in_cols;
-  int nin = row_cols(b, in_row, &in_cols);
+  int nin = ir_iv_row_cols(b, in_row, &in_cols);
   ir_op *inbuf = ir_add_ivbuf(b, st->pos, nin, in_cols);
 
-  iv_operand o;
-  if (!bind_operand(b, st, "the background", &o)) return 0;
+  ir_iv_operand o;
+  if (!ir_iv_bind_operand(b, st, "the background", &o)) return 0;
   if (o.nper_found != 0 && o.nper_found != st->nper)
     return ir_fail(b, st->src->pos, "expected the background to have every PER column or none");
   bool bg_per = st->nper > 0 && o.nper_found == st->nper;
-  if (bg_per && !check_key_types(b, st, per, o.per, o.qual ? o.qual : "the background")) return 0;
+  if (bg_per && !ir_iv_check_key_types(b, st, per, o.per, o.qual ? o.qual : "the background")) return 0;
   int *bg_cols;
-  int nbg = row_cols(b, o.row, &bg_cols);
+  int nbg = ir_iv_row_cols(b, o.row, &bg_cols);
   ir_op *bgbuf = ir_add_ivbuf(b, st->src->pos, nbg, bg_cols);
 
-  ir_op *op = two_rel_op(b, IR_FILLGAPS, st, inbuf, ts, dur, per, bgbuf, &o,
+  ir_op *op = ir_iv_two_rel_op(b, IR_FILLGAPS, st, inbuf, ts, dur, per, bgbuf, &o,
                          bg_per ? o.per : NULL, o.qual ? o.qual : "background");
-  op->iv.id[1] = rel_id(b, o.row);   /* a negative background bound names its row */
+  op->iv.id[1] = ir_iv_rel_id(b, o.row);   /* a negative background bound names its row */
 
   int max = in_row.n + o.row.n + 1;
   op->iv.out_cols = ir_alloc(b, sizeof(int) * (size_t)max);
@@ -458,9 +293,9 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
     int from_bg = -1;
     bool nullable = ic->nullable;
     if (kind == 0) {
-      from_bg = find_bare(b, o.row, e->name, "the background", st->src->pos);
+      from_bg = ir_iv_find_bare(b, o.row, e->name, "the background", st->src->pos);
       if (from_bg == -2) return 0;
-      if (from_bg >= 0 && key_kind(p->cols[from_bg].type) != key_kind(ic->type))
+      if (from_bg >= 0 && ir_iv_key_kind(p->cols[from_bg].type) != ir_iv_key_kind(ic->type))
         return ir_fail(b, st->src->pos,
                        "expected the background's %s to have the same type as the input's, but "
                        "it is %s and the input's is %s",

@@ -1,0 +1,167 @@
+/*
+ * bind_ivrel.c — what the binders of the interval operators share
+ * (bind_interval.c, bind_ivsrc.c and the §9 stages): finding a relation's
+ * bounds and PER columns, their type checks, the operand of a stage
+ * (INTERVAL JOIN, FILL GAPS, FIND, KEEP IF …), the IV_BUFFER of a relation
+ * and the per-relation arrays of an interval op (plan.h, op->iv).
+ */
+#include "runtime/interval/interval.h"
+#include "bind.h"
+
+/* The bare entry `name` of `row` (the relation `rel`'s, for messages), or
+ * -1 when there is none; -2 with the error set when several entries have
+ * that name (§6: even two copies of one column). */
+int ir_iv_find_bare(ir_binder *b, ir_row row, const char *name, const char *rel, int pos) {
+  int col;
+  const char *nm;
+  int r = ir_lookup(b, row, true, NULL, name, rel, pos, &col, &nm);
+  return r > 0 ? col : r == 0 ? -1 : -2;
+}
+
+/* A relation's bound or PER column `name` in row: "expected x to have a
+ * ts column" when missing. */
+int ir_iv_rel_col(ir_binder *b, ir_row row, const char *rel, const char *name, int pos) {
+  int c = ir_iv_find_bare(b, row, name, rel, pos);
+  if (c == -1) return ir_fail(b, pos, "expected %s to have a %s column", rel, name), -1;
+  return c;
+}
+
+int ir_iv_check_bound(ir_binder *b, const char *rel, const char *name, int col, int pos) {
+  rt_type t = b->p->cols[col].type;
+  if (rt_type_is_int(t)) return 1;
+  return ir_fail(b, pos, "expected %s%s%s to be an integer, but it is %s", rel ? rel : "",
+                 rel ? "." : "", name, t == RT_STR ? "a string" : "a double");
+}
+
+/* Kind of a PER key: 0 integer, 1 double, 2 string. */
+int ir_iv_key_kind(rt_type t) { return t == RT_F64 ? 1 : t == RT_STR ? 2 : 0; }
+
+/* Unique columns of row, in order. */
+int ir_iv_row_cols(ir_binder *b, ir_row row, int **out) {
+  int *cols = ir_alloc(b, sizeof(int) * ((size_t)row.n + 1));
+  int n = 0;
+  for (int i = 0; i < row.n; i++) {
+    bool dup = false;
+    for (int k = 0; k < n && !dup; k++) dup = cols[k] == row.e[i].col;
+    if (!dup) cols[n++] = row.e[i].col;
+  }
+  *out = cols;
+  return n;
+}
+
+ir_op *ir_add_ivbuf(ir_binder *b, int pos, int n, int *cols) {
+  ir_op *buf = ir_op_add(b, IR_IV_BUFFER, pos);
+  buf->ivbuf.ncarry = n;
+  buf->ivbuf.carry = cols;
+  return buf;
+}
+
+/* Allocates the per-relation arrays of an interval op. */
+void ir_iv_rel_arrays(ir_binder *b, ir_op *op, int nrel, int nper) {
+  op->iv.nrel = nrel;
+  op->iv.nper = nper;
+  op->iv.bufs = ir_alloc(b, sizeof(ir_op *) * (size_t)nrel);
+  op->iv.ts = ir_alloc(b, sizeof(int) * (size_t)nrel);
+  op->iv.dur = ir_alloc(b, sizeof(int) * (size_t)nrel);
+  op->iv.per = ir_alloc(b, sizeof(int *) * (size_t)nrel);
+  op->iv.names = ir_alloc(b, sizeof(char *) * (size_t)nrel);
+  op->iv.id = ir_alloc(b, sizeof(int) * (size_t)nrel);
+  for (int j = 0; j < nrel; j++) op->iv.id[j] = -1;
+  op->iv.ts_out = op->iv.dur_out = -1;
+}
+
+/* The relation's bare integer `id` column when it has exactly one, else -1:
+ * runtime errors name a bad row by it ("the row with id 7"). Quietly -1
+ * otherwise: it only serves messages. */
+int ir_iv_rel_id(ir_binder *b, ir_row row) {
+  int col = -1;
+  for (int i = 0; i < row.n; i++) {
+    if (row.e[i].qonly || !ir_name_eq(row.e[i].name, "id")) continue;
+    if (col >= 0 && col != row.e[i].col) return -1;
+    col = row.e[i].col;
+  }
+  return col >= 0 && rt_type_is_int(b->p->cols[col].type) ? col : -1;
+}
+
+/* The alias a source binds: its AS name, else a table's name. */
+const char *ir_iv_src_qual(const fe_source *s) {
+  return s->alias.name ? s->alias.name : s->kind == SRC_NAME || s->kind == SRC_CALL ? s->name : NULL;
+}
+
+/* Bare ts and dur of the current row (integers) and its PER columns. */
+int ir_iv_input_bounds(ir_binder *b, const fe_stage *st, int *ts, int *dur, int **per,
+                        const char ***per_names) {
+  const char *nm;
+  if (!ir_resolve(b, NULL, "ts", st->pos, st->pos, ts, &nm) ||
+      !ir_iv_check_bound(b, NULL, "ts", *ts, st->pos) ||
+      !ir_resolve(b, NULL, "dur", st->pos, st->pos, dur, &nm) ||
+      !ir_iv_check_bound(b, NULL, "dur", *dur, st->pos))
+    return 0;
+  *per = ir_alloc(b, sizeof(int) * ((size_t)st->nper + 1));
+  *per_names = ir_alloc(b, sizeof(char *) * ((size_t)st->nper + 1));
+  for (int q = 0; q < st->nper; q++)
+    if (!ir_resolve(b, NULL, st->per[q].name, st->per[q].pos, st->per[q].pos, &(*per)[q],
+                    &(*per_names)[q]))
+      return 0;
+  return 1;
+}
+
+/* ---- the operand of a stage (JOIN, FILL GAPS, …) ------------------------ */
+
+/* Binds the operand source; finds its bounds (required) and PER columns
+ * (missing ones are -1: JOIN requires all, FILL GAPS all or none). */
+int ir_iv_bind_operand(ir_binder *b, const fe_stage *st, const char *what, ir_iv_operand *o) {
+  const char *stage = b->stage;
+  if (!ir_bind_source(b, st->src, stage)) return 0;
+  b->stage = stage;
+  o->row = b->row;
+  o->qual = ir_iv_src_qual(st->src);
+  const char *rel = o->qual ? o->qual : what;
+  int pos = st->src->pos;
+  if ((o->ts = ir_iv_rel_col(b, o->row, rel, "ts", pos)) < 0 ||
+      (o->dur = ir_iv_rel_col(b, o->row, rel, "dur", pos)) < 0 ||
+      !ir_iv_check_bound(b, rel, "ts", o->ts, pos) || !ir_iv_check_bound(b, rel, "dur", o->dur, pos))
+    return 0;
+  o->per = ir_alloc(b, sizeof(int) * ((size_t)st->nper + 1));
+  o->nper_found = 0;
+  for (int q = 0; q < st->nper; q++) {
+    o->per[q] = ir_iv_find_bare(b, o->row, st->per[q].name, rel, pos);
+    if (o->per[q] == -2) return 0;
+    if (o->per[q] >= 0) o->nper_found++;
+  }
+  return 1;
+}
+
+int ir_iv_check_key_types(ir_binder *b, const fe_stage *st, const int *in, const int *op,
+                           const char *rel) {
+  for (int q = 0; q < st->nper; q++) {
+    rt_type a = b->p->cols[in[q]].type, o = b->p->cols[op[q]].type;
+    if (ir_iv_key_kind(a) != ir_iv_key_kind(o))
+      return ir_fail(b, st->per[q].pos, "expected %s.%s to have the type of the input's %s, but it is %s and %s",
+                     rel, st->per[q].name, st->per[q].name, rt_type_name(o), rt_type_name(a));
+  }
+  return 1;
+}
+
+/* The op of a two-relation stage (JOIN, FILL GAPS): relation 0 is the
+ * stage's input (bounds ts/dur, PER columns per), relation 1 the operand
+ * (its PER columns opper, NULL when it has none) under the name opname. */
+ir_op *ir_iv_two_rel_op(ir_binder *b, ir_opkind kind, const fe_stage *st, ir_op *inbuf, int ts,
+                         int dur, int *per, ir_op *opbuf, const ir_iv_operand *o, int *opper,
+                         const char *opname) {
+  ir_op *op = ir_op_add(b, kind, st->pos);
+  ir_iv_rel_arrays(b, op, 2, st->nper);
+  op->iv.bufs[0] = inbuf;
+  op->iv.bufs[1] = opbuf;
+  inbuf->ivbuf.user = opbuf->ivbuf.user = op;
+  op->iv.ts[0] = ts;
+  op->iv.dur[0] = dur;
+  op->iv.per[0] = per;
+  op->iv.ts[1] = o->ts;
+  op->iv.dur[1] = o->dur;
+  op->iv.per[1] = opper;
+  op->iv.names[0] = NULL;
+  op->iv.names[1] = opname;
+  return op;
+}
+
