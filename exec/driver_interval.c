@@ -86,7 +86,8 @@ static bool iv_reads_tables(ir_opkind k) {
   switch (k) {
   case IR_ISECT:
   case IR_FLATTEN:
-  case IR_IJOIN: return true;
+  case IR_IJOIN:
+  case IR_IV_EVENTS: return true;
   case IR_FILLGAPS: return false;
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
 #define IR_CASE_STEP(name) case IR_##name:
@@ -608,6 +609,49 @@ static int iv_fillgaps(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   return rc;
 }
 
+/* ---- §9.1 interval sources (ivsrc) ------------------------------------------ */
+
+/* INTERVALS FROM EVENTS: ts, dur flat views of the result; the events'
+ * carried columns selected by each interval's event row. */
+static int iv_events(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
+  const ir_op *op = s->seg->source;
+  iv_rel ev, st;
+  memset(&st, 0, sizeof st);
+  rt_events_out out = {0};
+  bool *reads = iv_reads(run, s);
+  bool has_stop = op->iv.nrel > 1;
+  int rc = iv_rel_open(run, op, 0, reads, &ev);
+  if (rc == 0 && has_stop) rc = iv_rel_open(run, op, 1, NULL, &st);
+  const int64_t *close = NULL;
+  const uint64_t *close_valid = NULL;
+  int64_t *own = NULL;
+  if (rc == 0 && op->iv.close_col >= 0) {
+    int c = iv_buf_col(op->iv.bufs[0], op->iv.close_col);
+    if (c < 0) rc = iv_fail(run, op, "the closing end was not buffered");
+    else if (!(close = iv_rel_i64(&ev, c, &own)) && ev.r.n) rc = iv_fail(run, op, "out of memory");
+    else close_valid = iv_rel_valid(&ev, c);
+  }
+  if (rc == 0 && !rt_events_run(&ev.r, has_stop ? &st.r : NULL, op->iv.close_col >= 0 ? close : NULL,
+                                close_valid, op->stage, &out, NULL, &run->err))
+    rc = iv_rt_failed(run, op);
+  const uint64_t *dvalid = op->iv.close_col >= 0 ? out.dur_valid : NULL;
+  for (size_t start = 0; rc == 0 && start < out.n && !s->done; start += RT_BATCH) {
+    size_t left = out.n - start;
+    uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
+    iv_sel_views(&ev, out.row + start, n, b);
+    b->cols[op->iv.ts_out] = iv_flat(RT_I64, out.ts, (int64_t)start, NULL);
+    b->cols[op->iv.dur_out] = iv_flat(RT_I64, out.dur, (int64_t)start, dvalid);
+    rc = run->feed(run, s, b, n, pick, ctx, dn);
+  }
+  rt_mem_free(own);
+  rt_events_free(&out);
+  iv_rel_free(&ev);
+  iv_rel_free(&st);
+  free(reads);
+  iv_release(run, op);
+  return rc;
+}
+
 /* ---- entry points ----------------------------------------------------------- */
 
 static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
@@ -616,6 +660,7 @@ static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *c
   case IR_FLATTEN: return iv_flatten(run, s, b, pick, ctx, dn);
   case IR_IJOIN: return iv_ijoin(run, s, b, pick, ctx, dn);
   case IR_FILLGAPS: return iv_fillgaps(run, s, b, pick, ctx, dn);
+  case IR_IV_EVENTS: return iv_events(run, s, b, pick, ctx, dn);
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:

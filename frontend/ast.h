@@ -260,6 +260,11 @@ typedef struct fe_source {
                                in text order, positions in the text), which a
                                subquery in an expression binds (ir/bind_subq.c) */
   struct fe_expr **params;
+  /* §9.1 (ivsrc). INTERVALS FROM EVENTS: ops[0] the events, ops[1] the
+   * STOP events (nops 2 with STOP), per; close the CLOSING LAST AT
+   * expression (NULL: KEEPING LAST OPEN). INTERVAL UNION OF: ops, per, as
+   * INTERSECTION OF. */
+  struct fe_expr *close;
 } fe_source;
 
 struct fe_pipeline {

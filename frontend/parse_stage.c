@@ -219,6 +219,44 @@ static fe_source *parse_intersection(fe_parser *p) {
   return s;
 }
 
+/* ---- §9.1 interval sources (ivsrc) ----------------------------------- */
+
+/* INTERVALS FROM EVENTS src [[AS] a] [PER cols] [STOP src2 [[AS] b]]
+ * [KEEPING LAST OPEN | CLOSING LAST AT (expr)] */
+static fe_source *parse_iv_events(fe_parser *p) {
+  static const char *const stage = "INTERVALS FROM EVENTS";
+  static const char *const ev_words[] = {"PER", "STOP", "KEEPING", "CLOSING", NULL};
+  static const char *const stop_words[] = {"KEEPING", "CLOSING", NULL};
+  p->stage = stage;
+  fe_source *s = fe_alloc(p, sizeof *s);
+  if (!s) return NULL;
+  s->kind = SRC_IV_EVENTS;
+  s->pos = fe_cur(p)->pos;
+  p->i += 2; /* INTERVALS FROM */
+  if (!fe_expect_kw(p, "EVENTS", NULL)) return NULL;
+  int cap = 0;
+  fe_source *ev = parse_relation(p);
+  p->stage = stage;
+  if (!ev || parse_alias(p, &ev->alias, ev_words) < 0) return NULL;
+  if (!fe_push_ptr(p, &s->ops, &s->nops, &cap, ev)) return NULL;
+  if (!parse_per(p, &s->per, &s->nper)) return NULL;
+  if (fe_accept_kw(p, "STOP")) {
+    fe_source *st = parse_relation(p);
+    p->stage = stage;
+    if (!st || parse_alias(p, &st->alias, stop_words) < 0) return NULL;
+    if (!fe_push_ptr(p, &s->ops, &s->nops, &cap, st)) return NULL;
+  }
+  if (fe_accept_kw(p, "KEEPING")) {
+    if (!fe_expect_kw(p, "LAST", NULL) || !fe_expect_kw(p, "OPEN", NULL)) return NULL;
+  } else if (fe_accept_kw(p, "CLOSING")) {
+    if (!fe_expect_kw(p, "LAST", NULL) || !fe_expect_kw(p, "AT", NULL) ||
+        !fe_expect_punct(p, "(", "'(' and the end of the last interval"))
+      return NULL;
+    if (!(s->close = fe_parse_expr(p)) || !fe_expect_punct(p, ")", NULL)) return NULL;
+  }
+  return s;
+}
+
 /* ---- select items ----------------------------------------------------- */
 
 static bool parse_item(fe_parser *p, fe_item *it);

@@ -16,7 +16,7 @@
  * SELECT, DROP, RENAME, AS, ORDER BY,
  * LIMIT, AGGREGATE, TREE ACCUMULATE, INTERVAL FLATTEN / JOIN / FILL GAPS,
  * JOIN, DISTINCT, FORK read back by UNION ALL / EXCEPT, SQL (… @input …),
- * or an INTERVAL INTERSECTION OF source — tracking the row's columns so
+ * or an INTERVAL INTERSECTION OF or INTERVALS FROM EVENTS source — tracking the row's columns so
  * most pipelines bind. It runs in interp, jit, auto with forced switching
  * (interpreter first and compiled first) and auto with a real background
  * compile; the printed rows, or the error message and offset, must be
@@ -740,8 +740,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   row r;
   base_row(&r);
   buf q = {0};
-  unsigned src = pick(&s, 6);
-  if (src == 5) {
+  unsigned src = pick(&s, 7);
+  if (src == 6) {   /* §9.1 (ivsrc): INTERVALS FROM EVENTS, ts and dur first */
+    static const char *const last[] = {"", " KEEPING LAST OPEN", " CLOSING LAST AT (ts + i)",
+                                       " CLOSING LAST AT (NULL)"};
+    bprintf(&q, "INTERVALS FROM EVENTS %s", pick(&s, 2) ? "pa" : "(FROM pb |> WHERE ts >= 0)");
+    per(&s, &r, &q, NULL);
+    if (pick(&s, 2)) bprintf(&q, " STOP (FROM pb |> WHERE id %% 3 = 0 AND ts >= 0)");
+    bprintf(&q, "%s", last[pick(&s, N(last))]);
+    row nr;
+    memset(&nr, 0, sizeof nr);
+    add(&nr, "ts", T_INT);
+    add(&nr, "dur", T_INT);
+    for (int c = 0; c < r.n; c++)
+      if (strcmp(r.c[c].name, "ts") && strcmp(r.c[c].name, "dur")) add(&nr, r.c[c].name, r.c[c].t);
+    r = nr;
+  } else if (src == 5) {
     bprintf(&q, "INTERVAL INTERSECTION OF (pa AS x, (FROM pb |> WHERE dur >= 0 AND ts >= 0) "
                 "AS y)");
     row nr;

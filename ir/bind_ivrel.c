@@ -68,6 +68,7 @@ void ir_iv_rel_arrays(ir_binder *b, ir_op *op, int nrel, int nper) {
   op->iv.id = ir_alloc(b, sizeof(int) * (size_t)nrel);
   for (int j = 0; j < nrel; j++) op->iv.id[j] = -1;
   op->iv.ts_out = op->iv.dur_out = -1;
+  op->iv.close_col = -1;
 }
 
 /* The relation's bare integer `id` column when it has exactly one, else -1:

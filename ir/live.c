@@ -140,11 +140,12 @@ static void live_window(ir_plan *p, ir_op *op, bool *need) {
  * aggregates and FILL GAPS' columns); the carried columns it serves stay
  * needed as they were. */
 static void live_interval(ir_plan *p, ir_op *op, bool *need) {
-  if (op->kind == IR_ISECT || op->kind == IR_FLATTEN) {
+  if (op->kind == IR_ISECT || op->kind == IR_FLATTEN || op->kind == IR_IV_EVENTS) {
     need[op->iv.ts_out] = need[op->iv.dur_out] = false;
     p->cols[op->iv.ts_out].live = p->cols[op->iv.dur_out].live = true;
   }
   if (op->kind == IR_FLATTEN) live_aggs(p, op->iv.naggs, op->iv.aggs, need);
+  if (op->kind == IR_IV_EVENTS && op->iv.close_col >= 0) need[op->iv.close_col] = true;
   if (op->kind == IR_FILLGAPS) {
     /* Every output column is produced (the buffer is rebuilt anyway). */
     for (int k = 0; k < op->iv.nscan; k++) {
@@ -271,7 +272,8 @@ void ir_live(ir_plan *p) {
     case IR_ISECT:
     case IR_FLATTEN:
     case IR_IJOIN:
-    case IR_FILLGAPS: live_interval(p, op, need); break;
+    case IR_FILLGAPS:
+    case IR_IV_EVENTS: live_interval(p, op, need); break;
     case IR_SCAN_BUF: break; /* made by segment.c from the breaker's outputs */
     case IR_SCAN_FORK: {
       int n = 0;

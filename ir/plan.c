@@ -171,6 +171,8 @@ void ir_op_need(const ir_op *op, bool *need) {
   case IR_FLATTEN:
   case IR_IJOIN:
   case IR_FILLGAPS:
+  case IR_IV_EVENTS:
+    if (op->iv.close_col >= 0) need_cols(1, &op->iv.close_col, need);
     for (int j = 0; j < op->iv.nrel; j++) {
       int t[2] = {op->iv.ts[j], op->iv.dur[j]};
       need_cols(2, t, need);
@@ -194,7 +196,8 @@ const int *ir_source_cols(const ir_op *op, int *n) {
   case IR_ISECT:
   case IR_FLATTEN:
   case IR_IJOIN:
-  case IR_FILLGAPS: *n = op->iv.nscan; return op->iv.out_cols;
+  case IR_FILLGAPS:
+  case IR_IV_EVENTS: *n = op->iv.nscan; return op->iv.out_cols;
   case IR_SETOP: *n = op->setop.ncols; return op->setop.out;
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
@@ -233,7 +236,7 @@ int64_t ir_op_size(const ir_op *op) {
   case IR_FORK: return op->fork.ncarry;
   case IR_SCAN_FORK: return op->scan.nscan;
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_TREE_NUMBER: case IR_ISECT:
-  case IR_IJOIN: case IR_FILLGAPS: case IR__COUNT:
+  case IR_IJOIN: case IR_FILLGAPS: case IR_IV_EVENTS: case IR__COUNT:
     return 0;
   }
   return 0;

@@ -420,6 +420,10 @@ struct ir_op {
       int *from_in, *from_bg, *fill_kind, *fill_key;   /* FILLGAPS */
       int naggs;                /* FLATTEN */
       ir_agg *aggs;
+      /* §9.1 (ivsrc). IV_EVENTS: relation 0 the events (dur[0] = ts[0]:
+       * no dur is read), 1 the STOP events when nrel is 2; close_col the
+       * CLOSING LAST AT end computed on each event row, or -1. */
+      int close_col;
     } iv;
     struct ir_setop {           /* SETOP (bind_setop.c) */
       int kind;                 /* ir_setkind */

@@ -346,6 +346,26 @@ static void put_rels(const ir_plan *p, const ir_op *op, rt_buf *out) {
   }
 }
 
+/* INTERVALS FROM EVENTS' relations: `e [ts] per [track] stop s [ts] per
+ * [track] closing at [close]`. */
+static void put_events(const ir_plan *p, const ir_op *op, rt_buf *out) {
+  for (int j = 0; j < op->iv.nrel; j++) {
+    rt_buf_printf(out, "%s", j ? " stop " : "");
+    if (op->iv.names && op->iv.names[j]) rt_buf_printf(out, "%s ", op->iv.names[j]);
+    put_cols(p, 1, &op->iv.ts[j], out);
+    if (op->iv.nper && op->iv.per[j]) {
+      rt_buf_printf(out, " per ");
+      put_cols(p, op->iv.nper, op->iv.per[j], out);
+    }
+  }
+  if (op->iv.close_col >= 0) {
+    rt_buf_printf(out, " closing last at ");
+    put_cols(p, 1, &op->iv.close_col, out);
+  } else {
+    rt_buf_printf(out, " keeping last open");
+  }
+}
+
 static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
   switch (op->kind) {
   case IR_ISECT:
@@ -373,6 +393,12 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
     rt_buf_printf(out, "interval fill gaps ");
     put_rels(p, op, out);
     rt_buf_printf(out, " -> ");
+    break;
+  case IR_IV_EVENTS:
+    rt_buf_printf(out, "intervals from events ");
+    put_events(p, op, out);
+    rt_buf_printf(out, "; lanes laid out by counting sort, each sorted only when not in time "
+                       "order -> ");
     break;
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
 #define IR_CASE_STEP(name) case IR_##name:
@@ -408,7 +434,8 @@ static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
   case IR_ISECT:
   case IR_FLATTEN:
   case IR_IJOIN:
-  case IR_FILLGAPS: put_interval(p, op, out); break;
+  case IR_FILLGAPS:
+  case IR_IV_EVENTS: put_interval(p, op, out); break;
   case IR_SCAN_SQL:
     if (op->scan.sql_stage)
       rt_buf_printf(out, "sql stage (%s) ", op->scan.sql_stage);

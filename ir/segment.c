@@ -100,12 +100,13 @@ static ir_op *scan_buf(ir_plan *p, ir_op *brk) {
  * buffers: ISECT ts, dur, then each operand's carry; FLATTEN ts, dur, PER,
  * live aggregates; IJOIN both carries; FILL GAPS lists its own when bound. */
 static void iv_outputs(ir_plan *p, ir_op *op) {
-  bool bounds = false, carries = false, flat = false;
+  bool bounds = false, carries = false, flat = false, first = false;
   switch (op->kind) {
   case IR_ISECT: bounds = carries = true; break;
   case IR_FLATTEN: bounds = flat = true; break;
   case IR_IJOIN: carries = true; break;
   case IR_FILLGAPS: return;
+  case IR_IV_EVENTS: bounds = first = true; break;   /* the events' carry, not the STOP's */
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
@@ -127,7 +128,7 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
     for (int k = 0; k < op->iv.naggs; k++)
       if (op->iv.aggs[k].live) op->iv.out_cols[op->iv.nscan++] = op->iv.aggs[k].out_col;
   }
-  for (int j = 0; carries && j < op->iv.nrel; j++)
+  for (int j = 0; (carries || (first && j == 0)) && j < op->iv.nrel; j++)
     for (int k = 0; k < op->iv.bufs[j]->ivbuf.ncarry; k++)
       op->iv.out_cols[op->iv.nscan++] = op->iv.bufs[j]->ivbuf.carry[k];
 }

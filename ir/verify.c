@@ -169,7 +169,7 @@ static int check_interval(vctx *v, const ir_op *op) {
   const ir_plan *p = v->p;
   if (op->iv.nrel < 1 || !op->iv.bufs) return bad(v, NULL, "interval source without relations");
   int arity = ir_op_arities[op->kind];
-  if (arity > 0 ? op->iv.nrel != arity : op->iv.nrel < 2)
+  if (arity > 0 ? op->iv.nrel != arity : arity == -2 ? op->iv.nrel > 2 : op->iv.nrel < 2)
     return bad(v, NULL, "interval source reads the wrong number of relations");
   for (int j = 0; j < op->iv.nrel; j++) {
     const ir_op *buf = op->iv.bufs[j];
@@ -188,6 +188,8 @@ static int check_interval(vctx *v, const ir_op *op) {
           ((op->iv.aggs[k].arg_col >= 0 && !carried(op->iv.bufs[0], op->iv.aggs[k].arg_col)) ||
            (op->iv.aggs[k].arg2_col >= 0 && !carried(op->iv.bufs[0], op->iv.aggs[k].arg2_col))))
         return bad(v, NULL, "aggregate input is not buffered");
+  if (op->kind == IR_IV_EVENTS && op->iv.close_col >= 0 && !carried(op->iv.bufs[0], op->iv.close_col))
+    return bad(v, NULL, "the closing end is not buffered");
   if (op->kind == IR_FILLGAPS)
     for (int k = 0; k < op->iv.nscan; k++)
       if ((op->iv.from_in[k] >= 0 && !carried(op->iv.bufs[0], op->iv.from_in[k])) ||
@@ -233,8 +235,17 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     for (int i = 0; i < src->scan.nscan; i++)
       if (!carried(f, src->scan.table_cols[i])) return bad(v, NULL, "fork column is not buffered");
   } else if (ivsrc) {
-    if (!prev_sink || prev_sink->kind != IR_IV_BUFFER || prev_sink->ivbuf.user != src)
-      return bad(v, NULL, "interval source does not follow its buffers");
+    /* Right after its last buffer, or after the segments of a JOIN's
+     * relation that segment.c runs before the source's own segment (an
+     * interval source followed by `|> JOIN`): then every buffer of it is
+     * filled by an earlier segment. */
+    bool after_bufs = prev_sink && prev_sink->kind == IR_IV_BUFFER && prev_sink->ivbuf.user == src;
+    if (!after_bufs && prev_sink && prev_sink->kind == IR_JOIN_BUILD) {
+      after_bufs = src->iv.nrel > 0 && src->iv.bufs;
+      for (int j = 0; after_bufs && j < src->iv.nrel; j++)
+        after_bufs = done_before(v, seg, src->iv.bufs[j]);
+    }
+    if (!after_bufs) return bad(v, NULL, "interval source does not follow its buffers");
     if (!check_interval(v, src)) return 0;
   } else if (prev_sink && prev_sink->kind != IR_IV_BUFFER && !joins_after(v, seg)) {
     /* a fresh scan starts the plan, an interval relation or a JOIN's

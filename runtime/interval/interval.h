@@ -373,4 +373,34 @@ int rt_fillgaps_run(const rt_ivrel *in, const rt_ivrel *bg, bool bg_has_per, con
                     rt_fill_out *out, rt_err *err);
 void rt_fillgaps_free(rt_fill_out *out);
 
+/* ---- §9.1 interval sources (ivsrc) ------------------------------------------ */
+
+/* INTERVALS FROM EVENTS (ivevents.c). ev: the events (ts and PER keys;
+ * dur is not read and may be NULL); stop: the STOP events (ts and the same
+ * PER keys) or NULL. close: per event row the end CLOSING LAST AT gives
+ * (validity close_valid, NULL = all valid), or NULL for KEEPING LAST OPEN
+ * (dur = -1). Output: one row per event with a valid ts: ts, dur
+ * (dur_valid: bit clear = NULL, from a NULL closing end) and the event's
+ * row. Order: lanes in the order of their first event, then (ts, row).
+ * NULL PER keys agree with each other. Errors: a negative ts of either
+ * ("ts is below zero"), a closing end before its event ("ts or dur is
+ * below zero"), out of memory. Returns 1 / 0. */
+typedef struct rt_events_out {
+  size_t n;
+  int64_t *ts, *dur;
+  uint64_t *dur_valid;
+  uint32_t *row;
+} rt_events_out;
+
+typedef struct rt_events_stats {
+  uint64_t events, lanes, lanes_sorted;
+} rt_events_stats;
+
+int rt_events_run(const rt_ivrel *ev, const rt_ivrel *stop, const int64_t *close,
+                  const uint64_t *close_valid, const char *stage, rt_events_out *out,
+                  rt_events_stats *stats, rt_err *err);
+void rt_events_free(rt_events_out *out);
+
+/* end §9.1 */
+
 #endif

@@ -465,7 +465,7 @@ static void test_complete_context(void **state) {
   assert_false(has(v, "SUM"));
   cli_complete_free(v);
   /* tables after FROM and JOIN */
-  expect_comp(c, "FROM ", "INTERVAL events spans");
+  expect_comp(c, "FROM ", "INTERVAL INTERVALS events spans");
   expect_comp(c, "FROM events |> JOIN sp", "spans");
   expect_comp(c, "SELECT * FROM ev", "events");
   /* columns of the tables in scope only, over lines and with AS names */

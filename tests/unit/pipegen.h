@@ -172,8 +172,12 @@ static void pg_pipeline(pg_gen *g, pg_buf *b) {
     pg_put(b, "FROM (SELECT * FROM no_such_table_%d)", pg_rnd(g, 3));
     return;
   }
-  if (pg_chance(g, 20))
+  int src = pg_rnd(g, 10);
+  if (src < 2)
     pg_put(b, "FROM (SELECT * FROM slice WHERE id < %d)", 1000 + pg_rnd(g, 30000));
+  else if (src == 2)   /* §9.1 (ivsrc): the slices' starts as events, the row's columns kept */
+    pg_put(b, "INTERVALS FROM EVENTS slice PER track_id%s",
+           pg_chance(g, 50) ? " STOP (FROM slice |> WHERE depth = 0 |> SELECT ts + dur AS ts, track_id)" : "");
   else
     pg_put(b, "FROM slice");
   if (bad == 6) {   /* a cycle: every node's parent is the next id */

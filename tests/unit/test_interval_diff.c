@@ -223,7 +223,15 @@ static void same_lines(const char *what, lines *x, lines *y, bool sort) {
 
 /* The pipeline on both backends against the SQL. min_rows guards against
  * a vacuous comparison. */
+static void diff_want(const char *pipe, lines *want, bool sorted, int min_rows);
 static void diff(const char *pipe, const char *sql, bool sorted, int min_rows) {
+  lines want = {0};
+  sql_lines(sql, &want);
+  diff_want(pipe, &want, sorted, min_rows);
+}
+
+/* The pipeline on both backends against the rows of want (freed). */
+static void diff_want(const char *pipe, lines *want, bool sorted, int min_rows) {
   pj_query *q = NULL;
   if (pj_query_compile(E, pipe, &q) != PJ_OK) {
     fprintf(stderr, "compile: %s: %s\n", pipe, pj_engine_errmsg(E));
@@ -232,14 +240,13 @@ static void diff(const char *pipe, const char *sql, bool sorted, int min_rows) {
   rt_err err = {.offset = -1};
   cg_module *code = cg_compile(J, q->plan, 2, &err);
   assert_non_null(code);
-  lines want = {0}, a = {0}, b = {0};
-  sql_lines(sql, &want);
-  assert_true(want.n >= min_rows);
+  lines a = {0}, b = {0};
+  assert_true(want->n >= min_rows);
   run_one(q, NULL, &a);
   run_one(q, code, &b);
-  same_lines("interp", &a, &want, !sorted);
-  same_lines("jit", &b, &want, !sorted);
-  lines_free(&want);
+  same_lines("interp", &a, want, !sorted);
+  same_lines("jit", &b, want, !sorted);
+  lines_free(want);
   lines_free(&a);
   lines_free(&b);
   cg_module_free(code);
@@ -350,6 +357,137 @@ static void test_join(void **state) {
   join_case("WITHIN BOUNDS", REL("i.ts <= o.ts AND " OE " <= " IE, "0", "i.ts <= o.ts AND o.ts < " IE), false);
 }
 
+/* ---- §9.1 interval sources (ivsrc): brute-force references ---------------- */
+
+/* Rows of a SQL query as int64 cells (NULL flagged). */
+typedef struct cells {
+  int n, ncols;
+  int64_t *v;
+  bool *null;
+} cells;
+
+static void sql_cells(const char *sql, int ncols, cells *out) {
+  sqlite3_stmt *st = NULL;
+  assert_int_equal(sqlite3_prepare_v2(E->db, sql, -1, &st, NULL), SQLITE_OK);
+  memset(out, 0, sizeof *out);
+  out->ncols = ncols;
+  int cap = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    if (out->n == cap) {
+      cap = cap ? 2 * cap : 256;
+      out->v = realloc(out->v, sizeof(int64_t) * (size_t)cap * (size_t)ncols);
+      out->null = realloc(out->null, (size_t)cap * (size_t)ncols);
+      assert_true(out->v && out->null);
+    }
+    for (int c = 0; c < ncols; c++) {
+      out->null[out->n * ncols + c] = sqlite3_column_type(st, c) == SQLITE_NULL;
+      out->v[out->n * ncols + c] = sqlite3_column_int64(st, c);
+    }
+    out->n++;
+  }
+  sqlite3_finalize(st);
+}
+
+static void cells_free(cells *c) {
+  free(c->v);
+  free(c->null);
+}
+
+#define CV(c, r, k) ((c)->v[(r) * (c)->ncols + (k)])
+#define CN(c, r, k) ((c)->null[(r) * (c)->ncols + (k)])
+
+static bool same_key(const cells *a, int i, const cells *b, int j) {
+  /* column 2 is the PER key; NULL equals NULL */
+  return CN(a, i, 2) == CN(b, j, 2) && (CN(a, i, 2) || CV(a, i, 2) == CV(b, j, 2));
+}
+
+typedef struct ev_row {
+  int64_t rank, ts, dur, idx, id;
+  bool dur_null;
+} ev_row;
+
+static int cmp_ev(const void *x, const void *y) {
+  const ev_row *a = x, *b = y;
+  if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+  if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+  return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* INTERVALS FROM EVENTS by the definition, O(n^2): for each event the
+ * next of its lane in (ts, input order) and the first stop at or after
+ * it; close(id) the closing end, or -1 to keep the last open. Lines
+ * "ts|dur|id" in lane (first-seen), ts, input order. */
+static void events_ref(const char *ev_sql, const char *stop_sql, bool close, lines *out) {
+  cells e, s = {0};
+  sql_cells(ev_sql, 3, &e);   /* id, ts, k */
+  if (stop_sql) sql_cells(stop_sql, 3, &s);   /* id, ts, k */
+  ev_row *rows = calloc((size_t)e.n + 1, sizeof *rows);
+  int n = 0, nranks = 0;
+  int64_t *rank_of = calloc((size_t)e.n + 1, sizeof *rank_of);
+  for (int i = 0; i < e.n; i++) {
+    if (CN(&e, i, 1)) continue;
+    int64_t rank = -1;
+    for (int j = 0; j < i && rank < 0; j++)
+      if (!CN(&e, j, 1) && same_key(&e, i, &e, j)) rank = rank_of[j];
+    rank_of[i] = rank >= 0 ? rank : nranks++;
+    int64_t t = CV(&e, i, 1), end = INT64_MAX;
+    bool found = false;
+    for (int j = 0; j < e.n; j++) {
+      if (j == i || CN(&e, j, 1) || !same_key(&e, i, &e, j)) continue;
+      int64_t tj = CV(&e, j, 1);
+      if ((tj > t || (tj == t && j > i)) && tj <= end) {
+        if (tj < end || !found) end = tj;
+        found = true;
+      }
+    }
+    for (int j = 0; j < s.n; j++) {
+      if (CN(&s, j, 1) || !same_key(&e, i, &s, j)) continue;
+      if (CV(&s, j, 1) >= t && CV(&s, j, 1) < end) end = CV(&s, j, 1), found = true;
+      else if (CV(&s, j, 1) >= t && CV(&s, j, 1) == end) found = true;
+    }
+    ev_row *r = &rows[n++];
+    r->rank = rank_of[i];
+    r->ts = t;
+    r->idx = i;
+    r->id = CV(&e, i, 0);
+    /* close: the end is ts + id % 7 (NULL when id % 5 = 1) */
+    if (found) r->dur = end - t;
+    else if (!close) r->dur = -1;
+    else if (r->id % 5 == 1) r->dur_null = true;
+    else r->dur = r->id % 7;
+  }
+  qsort(rows, (size_t)n, sizeof *rows, cmp_ev);
+  char line[128];
+  for (int i = 0; i < n; i++) {
+    if (rows[i].dur_null) snprintf(line, sizeof line, "%lld|NULL|%lld", (long long)rows[i].ts, (long long)rows[i].id);
+    else snprintf(line, sizeof line, "%lld|%lld|%lld", (long long)rows[i].ts, (long long)rows[i].dur, (long long)rows[i].id);
+    lines_add(out, line);
+  }
+  free(rows);
+  free(rank_of);
+  cells_free(&e);
+  cells_free(&s);
+}
+
+static void test_events(void **state) {
+  (void)state;
+  lines want = {0};
+  /* a: NULL ts and NULL keys; ties in ts (ts in [0, 20000) over 2000 rows) */
+  events_ref("SELECT id, ts, k FROM sa", NULL, false, &want);
+  diff_want("INTERVALS FROM EVENTS a PER k |> WHERE id >= 0 |> SELECT ts, dur, id", &want, true, 1900);
+  events_ref("SELECT id, ts, k FROM sa", "SELECT id, ts, k FROM sb WHERE id % 3 = 0", false, &want);
+  diff_want("INTERVALS FROM EVENTS a PER k STOP (FROM b |> WHERE id % 3 = 0) |> WHERE id >= 0 |> SELECT ts, dur, id",
+            &want, true, 1900);
+  events_ref("SELECT id, ts, k FROM sc", "SELECT id, ts, k FROM sb WHERE id % 2 = 0", true, &want);
+  diff_want("INTERVALS FROM EVENTS c PER k STOP (FROM b |> WHERE id % 2 = 0) "
+            "CLOSING LAST AT (CASE WHEN id % 5 = 1 THEN NULL ELSE ts + id % 7 END) |> WHERE id >= 0 |> SELECT ts, dur, id",
+            &want, true, 1900);
+  /* one lane, input in time order (no sort) and shuffled */
+  events_ref("SELECT id, ts, NULL FROM sb ORDER BY ts, id", NULL, false, &want);
+  diff_want("INTERVALS FROM EVENTS (SELECT id, ts FROM sb ORDER BY ts, id) |> WHERE id >= 0 |> SELECT ts, dur, id", &want, true, 1900);
+}
+/* end §9.1 */
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_intersect_two),
@@ -357,6 +495,7 @@ int main(void) {
       cmocka_unit_test(test_intersect_many_overlaps),
       cmocka_unit_test(test_flatten),
       cmocka_unit_test(test_join),
+      cmocka_unit_test(test_events),   /* §9.1 (ivsrc) */
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
