@@ -10,6 +10,8 @@
  * TREE ACCUMULATE is bound in bind_tree.c, the INTERVAL stages in
  * bind_interval.c.
  */
+#include <stdio.h>
+
 #include "bind.h"
 
 int ir_materialize(ir_binder *b, ir_expr *e, const char *name, int pos) {
@@ -325,13 +327,14 @@ const char *ir_agg_expected(ir_binder *b, ir_aggplace where) {
     for (int i = 0; i < n && !dup; i++) dup = !strcmp(names[i], ir_aggs[k].sql);
     if (!dup) names[n++] = ir_aggs[k].sql;
   }
-  rt_buf m = {0};
-  rt_buf_printf(&m, "expected ");
-  for (int i = 0; i < n; i++)
-    rt_buf_printf(&m, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
-  char *out = ir_strdup(b, m.data ? m.data : "expected an aggregate");
-  rt_buf_free(&m);
-  return out;
+  /* On the stack, not in an rt_buf: ir_strdup may jump out of memory,
+   * which would lose a heap buffer. */
+  char m[512];
+  size_t len = (size_t)snprintf(m, sizeof m, "expected ");
+  for (int i = 0; i < n && len < sizeof m; i++)
+    len += (size_t)snprintf(m + len, sizeof m - len, "%s%s",
+                            i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+  return ir_strdup(b, n ? m : "expected an aggregate");
 }
 
 /* The second argument of an aggregate call x: ARG_MAX's value and
