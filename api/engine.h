@@ -190,6 +190,17 @@ int64_t pj__plan_estimate_rows(const ir_plan *p);
 /* Runs a query; on success *out is a table named `name` owned by the
  * caller. */
 pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out);
+/* The same without the table or the timing (e->timing is left as it
+ * was, but for a compile's numbers): the rows stay in *rows, the output
+ * columns in output order. *rows may hold an earlier run's buffer of q,
+ * emptied (rt_rowbuf_clear), which the run fills again when its columns
+ * fit; types NULL: none. After an error *rows is freed and zeroed, but
+ * for errors before the run (binding, compiling), which leave it as it
+ * was. The table function's path (sqltab.c), run once per call. */
+pj_status pj__query_run_rows(pj_query *q, rt_rowbuf *rows);
+/* Moves rows of q's run into a finalized table named `name` (NULL when
+ * out of memory; rows is freed either way). */
+rt_table *pj__query_rows_table(const pj_query *q, rt_rowbuf *rows, const char *name);
 
 /* Makes an engine over an existing SQLite connection it does not own
  * (the loadable extension: pipelines read the connection's own tables and

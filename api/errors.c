@@ -36,9 +36,12 @@ pj_status pj__nomem_msg(pj_engine *e, pj_status s) {
   return s;
 }
 
-/* Forgets the previous error: every call that can fail starts clean. */
+/* Forgets the previous error: every call that can fail starts clean.
+ * Cheap (calls run it per bind and per run, a table function's per row
+ * of a join): the message is read only while set, so it is not wiped. */
 void pj__clear_error(pj_engine *e) {
-  memset(&e->err, 0, sizeof e->err);
+  e->err.set = 0;
+  e->err.msg[0] = 0;
   e->err.offset = -1;
   e->errtext = NULL;
   e->errline = e->errcol = 0;

@@ -503,18 +503,19 @@ pj_status pj__query_refresh(pj_query *q) {
   return s;
 }
 
-pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
+/* Runs q into *rows (see pj__query_run_rows); with `timed`, e->timing
+ * gets the run's numbers and *t0 when it started. */
+static pj_status run_rows(pj_query *q, rt_rowbuf *rows, bool kept, bool timed, int64_t *t0) {
   pj_engine *e = q->e;
-  *out = NULL;
   pj__clear_error(e);
-  memset(&e->timing, 0, sizeof e->timing);
+  if (timed) memset(&e->timing, 0, sizeof e->timing);
   if (pj__query_engine_params(q) != PJ_OK) return PJ_ERROR;
   if (plan_stale(q)) {
     pj_status s = build_plan(q);
     if (s != PJ_OK) return s;
   }
   if (check_bound(q) != PJ_OK) return PJ_ERROR;
-  memset(&e->sqltab_err, 0, sizeof e->sqltab_err);
+  e->sqltab_err.set = 0;
   ex_picker pk = {.interp = &vm_backend, .jit = &cg_backend};
   if (e->mode == PJ_MODE_JIT || (e->mode == PJ_MODE_AUTO && e->force_switch)) {
     pj_status cs = ensure_code(q);
@@ -539,23 +540,29 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
   run.threads = e->threads;
   run.pool = pj__engine_pool(e);
   run.batch_rows = e->batch_rows;
-  int64_t t0 = rt_now_ns();
+  if (kept) {
+    run.result = *rows;
+    run.result_kept = true;
+  }
+  *t0 = timed ? rt_now_ns() : 0;
   int rc = ex_run_plan(&run, ex_pick, &pk);
-  int64_t t1 = rt_now_ns();
+  int64_t t1 = timed ? rt_now_ns() : 0;
   /* A background compile that finished during the run: its code is the
    * handle's from now on, and its time is this run's compile time. */
   if (q->job && ex_job_ready(q->job)) {
     if (pk.jit_batches > 0) e->timing.compile_ns = ex_job_compile_ns(q->job);
     adopt_job(q);
   }
-  e->timing.used_jit = pk.jit_batches > 0;
-  e->timing.batches = pk.batches;
-  e->timing.jit_batches = pk.jit_batches;
-  e->timing.rows_in = run.rows_in;
-  e->timing.mem_peak = run.budget.peak;
-  e->timing.threads = run.threads_used > 1 ? run.threads_used : 1;
+  if (timed) {
+    e->timing.used_jit = pk.jit_batches > 0;
+    e->timing.batches = pk.batches;
+    e->timing.jit_batches = pk.jit_batches;
+    e->timing.rows_in = run.rows_in;
+    e->timing.mem_peak = run.budget.peak;
+    e->timing.threads = run.threads_used > 1 ? run.threads_used : 1;
+  }
   if (rc != 0) {
-    e->timing.run_ns = t1 - t0;
+    if (timed) e->timing.run_ns = t1 - *t0;
     if (!run.err.set) rt_errorf(&run.err, -1, "run: the query failed");
     /* The input of a SQL stage (sqltab.c) that failed says what and where. */
     if (e->sqltab_err.set && strstr(run.err.msg, e->sqltab_err.msg)) {
@@ -564,15 +571,36 @@ pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
     } else {
       pj__fail(e, &run.err, q->src);
     }
-    ex_run_free(&run);
+    ex_run_free(&run);   /* frees the result, a kept one too */
+    memset(rows, 0, sizeof *rows);
     return pj__interrupted(e) ? PJ_INTERRUPTED : PJ_ERROR;
   }
+  *rows = run.result;
+  ex_run_free(&run);
+  return PJ_OK;
+}
+
+pj_status pj__query_run_rows(pj_query *q, rt_rowbuf *rows) {
+  int64_t t0;
+  return run_rows(q, rows, rows->types != NULL, false, &t0);
+}
+
+rt_table *pj__query_rows_table(const pj_query *q, rt_rowbuf *rows, const char *name) {
   const ir_op *output = q->plan->segs[q->plan->nsegs - 1].sink;
   bool bools[output->output.nout > 0 ? output->output.nout : 1];
   for (int j = 0; j < output->output.nout; j++) bools[j] = q->plan->cols[output->output.out[j]].type == RT_BOOL;
-  rt_table *t = rt_rowbuf_to_table(&run.result, name, output->output.out_names, bools);
+  return rt_rowbuf_to_table(rows, name, output->output.out_names, bools);
+}
+
+pj_status pj__query_run_table(pj_query *q, const char *name, rt_table **out) {
+  pj_engine *e = q->e;
+  *out = NULL;
+  rt_rowbuf rows = {0};
+  int64_t t0;
+  pj_status s = run_rows(q, &rows, false, true, &t0);
+  if (s != PJ_OK) return s;
+  rt_table *t = pj__query_rows_table(q, &rows, name);
   e->timing.run_ns = rt_now_ns() - t0;
-  ex_run_free(&run);
   if (!t) return pj__failf(e, "run: out of memory");
   e->timing.rows_out = t->nrows;
   *out = t;

@@ -1,11 +1,23 @@
 /*
  * sqltab.c — compiled pipelines as SQLite tables (sqltab.h): an rt_vsource
  * whose scans run the handle.
+ *
+ * A table function runs once per call, often once per row of a join, so a
+ * call costs no more than a run of its handle: the run's rows stay in a
+ * buffer the table keeps, filled again by the next call (only the rows
+ * the last one held are zeroed), and the cursor reads them in place
+ * through a table shell kept with it (columns borrowed from the buffer)
+ * instead of a table made and freed per call. The shell is refilled only
+ * when no cursor holds it (its reference count is the table's own): a
+ * second cursor reading the table meanwhile (a self-join, fb(1) a, fb(2)
+ * b) gets a table of its own, as does a result too large to keep (past
+ * SQLTAB_KEEP_BYTES, which bounds what a table holds between calls).
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "ir/plan.h"
+#include "runtime/tabindex.h"
 #include "sqltab.h"
 
 typedef struct sqltab {
@@ -21,14 +33,42 @@ typedef struct sqltab {
   void (*bind_ctx_free)(void *ctx);
   bool own_text;
   bool running;
+  rt_rowbuf rows;     /* the last call's rows, kept to fill again (types
+                         NULL: none) */
+  rt_table *shell;    /* reads `rows` in place; NULL until the first call */
 } sqltab;
+
+/* The most a table keeps between calls: larger results become tables of
+ * their own. */
+#define SQLTAB_KEEP_BYTES ((int64_t)1 << 20)
 
 static const char *sql_class(rt_type t) {
   return t == RT_F64 ? "REAL" : t == RT_STR ? "TEXT" : "INTEGER";
 }
 
+/* The shell outlives the table when a cursor still holds it: its
+ * columns then take the buffer's arrays (and the buffer only its
+ * bookkeeping goes). */
+static void shell_release(sqltab *s) {
+  rt_table *t = s->shell;
+  s->shell = NULL;
+  if (t && t->refs > 1 && t->ncols == s->rows.ncols && s->rows.types) {
+    for (int c = 0; c < t->ncols; c++) {
+      t->cols[c].data = s->rows.data[c];
+      t->cols[c].valid = s->rows.valid[c];
+      t->cols[c].nullable = true;
+      t->cols[c].borrowed = false;
+      s->rows.data[c] = NULL;
+      s->rows.valid[c] = NULL;
+    }
+  }
+  rt_table_unref(t);
+  rt_rowbuf_free(&s->rows);
+}
+
 static void sqltab_destroy(rt_vsource *self) {
   sqltab *s = (sqltab *)self;
+  shell_release(s);
   pj_query_free(s->q);
   for (int c = 0; s->names && c < self->ncols; c++) free(s->names[c]);
   for (int k = 0; s->arg_names && k < self->nargs; k++) free(s->arg_names[k]);
@@ -67,6 +107,55 @@ static int bind_default(pj_query *q, int nargs, sqlite3_value **args, char **msg
   return 1;
 }
 
+/* No cursor holds the shell: the kept buffer may be filled again. */
+static bool shell_free(const sqltab *s) { return !s->shell || s->shell->refs == 1; }
+
+/* The shell over the kept buffer's rows, a new reference (NULL when out of
+ * memory, the buffer then freed). */
+static rt_table *shell_fill(sqltab *s) {
+  rt_rowbuf *b = &s->rows;
+  if (!s->shell) {
+    rt_table *t = rt_table_alloc("result", b->ncols);
+    for (int c = 0; t && c < b->ncols; c++)
+      if (!(t->cols[c].name = rt_strdup(s->names[c]))) {
+        rt_table_unref(t);
+        t = NULL;
+      }
+    if (!t) {
+      rt_rowbuf_free(b);
+      return NULL;
+    }
+    s->shell = t;
+  }
+  rt_table *t = s->shell;
+  rt_table_indexes_free(t);   /* built over the last call's rows */
+  t->nrows = b->nrows;
+  const ir_plan *p = s->q->plan;
+  const ir_op *out = p->segs[p->nsegs - 1].sink;
+  for (int c = 0; c < b->ncols; c++) {
+    rt_type type = p->cols[out->output.out[c]].type == RT_BOOL ? RT_BOOL : b->types[c];
+    rt_column_borrow(&t->cols[c], type, b->data[c], b->valid[c], b->nrows);
+  }
+  return rt_table_ref(t);
+}
+
+/* One run into the kept buffer, read through the shell (or a table of its
+ * own when the rows are too many to keep). */
+static pj_status run_kept(sqltab *s, rt_table **out) {
+  rt_rowbuf *b = &s->rows;
+  if (b->types && rt_rowbuf_bytes(b) > SQLTAB_KEEP_BYTES) rt_rowbuf_free(b);
+  rt_rowbuf_clear(b);
+  pj_status st = pj__query_run_rows(s->q, b);
+  if (st != PJ_OK) return st;
+  if (b->ncols != s->base.ncols || rt_rowbuf_bytes(b) > SQLTAB_KEEP_BYTES) {
+    /* A table of its own (the column check below names a change). */
+    *out = pj__query_rows_table(s->q, b, "result");
+  } else {
+    *out = shell_fill(s);
+  }
+  return *out ? PJ_OK : pj__failf(s->e, "run: out of memory");
+}
+
 static rt_table *sqltab_open(rt_vsource *self, sqlite3_value **args, char **msg) {
   sqltab *s = (sqltab *)self;
   pj_engine *e = s->e;
@@ -82,7 +171,7 @@ static rt_table *sqltab_open(rt_vsource *self, sqlite3_value **args, char **msg)
   pj_timing outer = e->timing;
   rt_table *t = NULL;
   s->running = true;
-  pj_status st = pj__query_run_table(s->q, "result", &t);
+  pj_status st = shell_free(s) ? run_kept(s, &t) : pj__query_run_table(s->q, "result", &t);
   s->running = false;
   e->timing = outer;
   if (st != PJ_OK && s->own_text) {
@@ -101,9 +190,11 @@ static rt_table *sqltab_open(rt_vsource *self, sqlite3_value **args, char **msg)
   }
   /* A table the handle reads was replaced with other columns: the
    * statement was prepared for the old ones. */
-  int same = t->ncols == self->ncols;
+  const ir_plan *p = s->q->plan;
+  const ir_op *out = p->segs[p->nsegs - 1].sink;
+  int same = t->ncols == self->ncols && out->output.nout == self->ncols;
   for (int c = 0; same && c < t->ncols; c++)
-    same = rt_strieq(t->cols[c].name, s->names[c]) &&
+    same = rt_strieq(out->output.out_names[c], s->names[c]) &&
            !strcmp(sql_class(t->cols[c].type), sql_class(s->types[c]));
   if (!same) {
     rt_table_unref(t);

@@ -199,7 +199,10 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
   case IR_OUTPUT: {
     rt_type types[sink->output.nout > 0 ? sink->output.nout : 1];
     for (int j = 0; j < sink->output.nout; j++) types[j] = p->cols[sink->output.out[j]].type;
-    if (!rt_rowbuf_init(&run->result, sink->output.nout, types))
+    /* A caller's emptied buffer of an earlier run (ex_run.result_kept)
+     * is filled again rather than made anew. */
+    if (!(run->result_kept && rt_rowbuf_refill(&run->result, sink->output.nout, types)) &&
+        !rt_rowbuf_init(&run->result, sink->output.nout, types))
       return ex_fail(run, sink->pos, sink->stage, "out of memory");
     s->buf = &run->result;
     s->nbuf = sink->output.nout;

@@ -6,7 +6,9 @@
  * so a buffer's layout depends only on the column's stored type, which is
  * what generated code relies on. Capacity is kept a multiple of 64 rows so
  * validity words are always whole, and rows beyond nrows are zero and NULL,
- * so a writer may fill a reserved row and just bump nrows.
+ * so a writer may fill a reserved row and just bump nrows. A buffer kept
+ * for the next run of the same plan (a table function's result) is
+ * emptied by zeroing only the rows it held (rt_rowbuf_clear).
  */
 #include <stdlib.h>
 
@@ -82,6 +84,29 @@ void rt_rowbuf_free(rt_rowbuf *b) {
   free(b->valid);
   memset(b, 0, sizeof *b);
 }
+
+void rt_rowbuf_clear(rt_rowbuf *b) {
+  for (int c = 0; c < b->ncols && b->nrows > 0; c++) {
+    memset(b->data[c], 0, (size_t)b->nrows * rt_type_size(b->types[c]));
+    memset(b->valid[c], 0, RT_BITWORDS(b->nrows) * 8);
+  }
+  b->nrows = 0;
+}
+
+bool rt_rowbuf_refill(rt_rowbuf *b, int ncols, const rt_type *types) {
+  bool same = b->types && b->ncols == ncols && b->nrows == 0;
+  for (int c = 0; same && c < ncols; c++) same = b->types[c] == rt_store_type(types[c]);
+  if (!same) {
+    rt_rowbuf_free(b);
+    return false;
+  }
+  /* Over the budget: the run stops with the budget's error, as it would
+   * at its first growth of a new buffer. */
+  rt_budget_charge(rowbuf_bytes(b, b->cap));
+  return true;
+}
+
+int64_t rt_rowbuf_bytes(const rt_rowbuf *b) { return rowbuf_bytes(b, b->cap); }
 
 bool rt_rowbuf_add_cols(rt_rowbuf *b, int n, const rt_type *types) {
   if (n <= 0) return true;

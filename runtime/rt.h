@@ -192,7 +192,7 @@ typedef struct rt_column {
   uint64_t *valid;   /* NULL when no value is NULL */
   bool sorted;       /* non-decreasing (NULLs first) */
   bool nullable;     /* valid != NULL */
-  bool borrowed;     /* data/valid belong to the table's `base` (not freed) */
+  bool borrowed;     /* data/valid belong to the table's `base` or its maker (not freed) */
 } rt_column;
 
 typedef struct rt_table {
@@ -230,6 +230,11 @@ void rt_tb_abort(rt_table_builder *b);
  * with no NULL into RT_ID (data freed); computes `sorted` (numbers only:
  * string ids carry no order without the pool). Returns 0 on out of memory. */
 int rt_column_finish(rt_column *c, int64_t n, rt_type declared);
+/* Column c reads n rows of data and valid (a row buffer's stored column of
+ * `type`, RT_BOOL for predicates) in place, borrowed (never freed with
+ * the table): validity only when a NULL is among them, `sorted` as
+ * rt_column_finish computes it, no narrowing. */
+void rt_column_borrow(rt_column *c, rt_type type, void *data, uint64_t *valid, int64_t n);
 /* Allocates an empty table shell with ncols zeroed columns, refs = 1. */
 rt_table *rt_table_alloc(const char *name, int ncols);
 

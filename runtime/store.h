@@ -37,6 +37,16 @@ void rt_rowbuf_reserve(rt_rowbuf *b, int64_t extra);
 void rt_rowbuf_append_views(rt_rowbuf *b, const rt_view *views, const uint32_t *active,
                             uint32_t nactive);
 void rt_rowbuf_free(rt_rowbuf *b);
+/* Empties b for another run to fill: rows [0, nrows) are zeroed and marked
+ * NULL again (what lies beyond always is), the capacity is kept. */
+void rt_rowbuf_clear(rt_rowbuf *b);
+/* Takes b, an emptied buffer of an earlier run, as the buffer of ncols
+ * columns of these types: true when it has them (its capacity is charged
+ * to the run's budget like a growth); false, with b freed, when it does
+ * not (the caller makes a new one). */
+bool rt_rowbuf_refill(rt_rowbuf *b, int ncols, const rt_type *types);
+/* Bytes of column data and validity the buffer holds (its capacity). */
+int64_t rt_rowbuf_bytes(const rt_rowbuf *b);
 /* Adds n columns of these types after the last one, every row NULL (a
  * WINDOW op's results, computed once its input is buffered). false when
  * out of memory or over the budget (the buffer is then unchanged). */

@@ -119,6 +119,17 @@ int rt_column_finish(rt_column *c, int64_t n, rt_type declared) {
   return 1;
 }
 
+void rt_column_borrow(rt_column *c, rt_type type, void *data, uint64_t *valid, int64_t n) {
+  c->type = type;
+  c->data = data;
+  c->valid = valid && has_null(valid, n) ? valid : NULL;
+  c->nullable = c->valid != NULL;
+  c->sorted = type == RT_F64   ? sorted_f64(data, c->valid, n)
+              : type == RT_STR ? false
+                               : sorted_i64(data, c->valid, n);
+  c->borrowed = true;
+}
+
 /* ---- tables --------------------------------------------------------------- */
 
 rt_table *rt_table_alloc(const char *name, int ncols) {
