@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PJ_WERROR ?= OFF
 CMAKE_FLAGS = -DPJ_WERROR=$(PJ_WERROR)
 
-.PHONY: all setup build demo test test-asan test-nollvm fuzz bench install clean
+.PHONY: all setup build demo test test-asan test-tsan test-nollvm fuzz bench install clean
 
 all: build
 
@@ -39,6 +39,17 @@ test-asan: setup
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPJ_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# ThreadSanitizer over the parallel paths (build-tsan/): the threads
+# test and every query file on 4 threads in small morsels. Not in CI (a
+# full build; ~10 minutes on 2 cores).
+TSAN_TESTS = ^(test_threads|test_queries_threads)$$
+test-tsan: setup
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS=-fsanitize=thread \
+	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
+	  $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-tsan -j $(JOBS) --target test_threads test_queries
+	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)'
 
 # The interpreter-only build (PJ_WITH_LLVM=OFF: no LLVM linked) into
 # build-nollvm/: the library, the CLI and the query files, on the

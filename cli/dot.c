@@ -333,6 +333,23 @@ static cli_dot_result dot_timing(struct cli *c, cli_dot_args *a, FILE *out, FILE
   return CLI_DOT_OK;
 }
 
+/* .threads [N]: the engine's thread count (pj_engine_set_threads). */
+static cli_dot_result dot_threads(struct cli *c, cli_dot_args *a, FILE *out, FILE *err) {
+  if (a->n < 2) {
+    fprintf(out, "%d\n", pj_engine_threads(c->e));
+    return CLI_DOT_OK;
+  }
+  char *end;
+  errno = 0;
+  long n = strtol(a->w[1], &end, 10);
+  if (*end || end == a->w[1] || n < 1 || n > 256 || errno == ERANGE) {
+    fprintf(err, "error: .threads takes a number from 1 to 256, not '%s'\n", a->w[1]);
+    return CLI_DOT_ERROR;
+  }
+  pj_engine_set_threads(c->e, (int)n);
+  return CLI_DOT_OK;
+}
+
 static cli_dot_result dot_timer(struct cli *c, cli_dot_args *a, FILE *out, FILE *err) {
   int on = on_off(a, err);
   if (on < 0) return CLI_DOT_ERROR;
@@ -526,6 +543,8 @@ const cli_dot_cmd cli_dot_cmds[] = {
      dot_schema, NULL, CLI_ARG_TABLES},
     {".tables", "[PATTERN]", "list tables and views, columnar and SQLite (LIKE PATTERN)", 0, 1,
      dot_tables, NULL, CLI_ARG_TABLES},
+    {".threads", "[N]", "threads a pipeline may use (none: print the count; as --threads)", 0, 1,
+     dot_threads, NULL, CLI_ARG_NONE},
     {".timer", "on|off", "sqlite3's \"Run Time: real … user … sys …\" after each statement", 1,
      1, dot_timer, on_off_words, CLI_ARG_WORDS},
     {".timing", "on|off", "parse/bind/compile/run times of each statement (as --timing)", 1, 1,

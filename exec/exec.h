@@ -158,6 +158,11 @@ struct ex_run {
    * makes its own). Either way `result` is the run's as usual: the
    * caller's on success, freed by ex_run_free after an error. */
   bool result_kept;
+  /* ... and once folding costs more than a morsel's rows (many groups):
+   * the segment's table, while each morsel goes to a table of its own
+   * (ex_seg.agg) merged into it at the morsel's end, as parallel scans
+   * do. NULL while folding. */
+  rt_aggtab **agg_main;
 };
 
 

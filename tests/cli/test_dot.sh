@@ -221,6 +221,11 @@ printf '%s\n' '.timer on' 'SELECT 1;' '.timer off' 'SELECT 2;' '.timing on' 'SEL
 grep -q '^timing: parse' err || fail ".timing"
 grep -q 'Run Time' out && fail ".timer on standard output"
 
+# ---- .threads: the engine's thread count ----
+same "$(printf '%s\n' '.threads 3' '.threads' | "$PJ")" '3' ".threads"
+printf '.threads 0\n' | "$PJ" 2>err && fail ".threads 0"
+grep -q 'from 1 to 256' err || fail ".threads message"
+
 # ---- .explain (the --dump kinds), on standard error as --dump's ----
 printf '%s\n' '.explain plan' 'FROM (SELECT 1 AS v) |> WHERE v = 1;' | "$PJ" >out 2>err
 grep -q 'filter v = 1' err || fail ".explain plan"
@@ -265,7 +270,7 @@ COMMIT;' ".dump TABLE"
 # ---- .help lists every command, abbreviations work ----
 printf '.help\n' | "$PJ" >out
 for c in .dump .exit .explain .headers .help .mode .once .open .output .param .quit .read \
-         .schema .tables .timer .timing .width; do
+         .schema .tables .threads .timer .timing .width; do
   grep -q "^$c " out || fail ".help lacks $c"
 done
 grep -q 'llvm-raw|asm' out || fail ".help lacks llvm-raw and asm"
