@@ -6,10 +6,16 @@
  * part when i + 1 < that count. The caller is worker 0 and waits for the
  * others' count of finished calls. `busy` (taken with a trylock) makes a
  * second concurrent job run on its caller alone instead of waiting.
+ *
+ * A child process made by fork() has none of the parent's threads: the
+ * first call in it (ex_pool_run, _resize, _free) sees another pid, forgets
+ * the threads without joining them, makes the locks afresh and starts its
+ * own threads when a job wants them.
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "pool.h"
@@ -29,7 +35,21 @@ struct ex_pool {
   int nworkers;            /* of the current job */
   int finished;            /* calls of the current job that returned */
   int quit;                /* threads with id >= quit leave */
+  pid_t pid;               /* the process the threads run in */
 };
+
+/* After fork(): the threads are the parent's (see the banner). */
+static void after_fork(ex_pool *p) {
+  if (p->pid == getpid()) return;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_mutex_init(&p->busy, NULL);
+  pthread_cond_init(&p->start, NULL);
+  pthread_cond_init(&p->done, NULL);
+  p->nthreads = 0;
+  p->nworkers = 0;
+  p->quit = 1 << 30;
+  p->pid = getpid();
+}
 
 int ex_ncpus(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -76,6 +96,7 @@ ex_pool *ex_pool_new(int nthreads) {
   pthread_cond_init(&p->done, NULL);
   p->want = nthreads < 1 ? 1 : nthreads;
   p->quit = 1 << 30;
+  p->pid = getpid();
   return p;
 }
 
@@ -99,6 +120,7 @@ static void stop_from(ex_pool *p, int keep) {
 
 void ex_pool_free(ex_pool *p) {
   if (!p) return;
+  after_fork(p);
   stop_from(p, 0);
   free(p->threads);
   free(p->args);
@@ -112,6 +134,7 @@ void ex_pool_free(ex_pool *p) {
 void ex_pool_resize(ex_pool *p, int nthreads) {
   if (!p) return;
   if (nthreads < 1) nthreads = 1;
+  after_fork(p);
   pthread_mutex_lock(&p->busy);   /* not while a job runs */
   p->want = nthreads;
   stop_from(p, nthreads - 1);
@@ -144,6 +167,7 @@ static void start_threads(ex_pool *p) {
 }
 
 int ex_pool_run(ex_pool *p, int want, ex_pool_fn fn, void *ctx) {
+  if (p) after_fork(p);
   if (!p || want <= 1 || pthread_mutex_trylock(&p->busy) != 0) {
     fn(ctx, 0);
     return 1;

@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "api/engine.h"
 #include "pipejit.h"
@@ -243,12 +245,39 @@ static void sum_overflow_at_merge(void **state) {
   free(want);
 }
 
+/* A child process forked after a parallel run runs in parallel with
+ * threads of its own (the parent's are not in it) and gets the same rows. */
+static void parallel_after_fork(void **state) {
+  (void)state;
+  pj_engine *e = engine(PJ_MODE_INTERP, 2);
+  const char *q = QUERIES[0];
+  int used = 0;
+  char *want = run(e, q, &used);
+  assert_true(used > 1);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    alarm(120);   /* a child waiting for the parent's threads fails, not hangs */
+    int u = 0;
+    char *got = run(e, q, &u);
+    pj_engine_close(e);
+    _exit(u > 1 && !strcmp(got, want) ? 0 : 1);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  free(want);
+  pj_engine_close(e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(same_for_any_thread_count),
       cmocka_unit_test(sums_follow_the_morsel_rule),
       cmocka_unit_test(earliest_error_wins),
       cmocka_unit_test(sum_overflow_at_merge),
+      cmocka_unit_test(parallel_after_fork),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
