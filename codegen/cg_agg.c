@@ -169,11 +169,7 @@ static LLVMValueRef cg_agg_lookup(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
     LLVMBasicBlockRef made = cg_here(cx);
     LLVMBuildBr(cx->b, nulldone);
     cg_at(cx, nulldone);
-    LLVMValueRef phi = LLVMBuildPhi(cx->b, cx->t_i64, "");
-    LLVMValueRef vs[2] = {ng0, ng1};
-    LLVMBasicBlockRef bs[2] = {known, made};
-    LLVMAddIncoming(phi, vs, bs, 2);
-    gs[ng] = phi;
+    gs[ng] = cg_phi2_raw(cx, cx->t_i64, ng0, known, ng1, made, "");
     from[ng++] = nulldone;
     LLVMBuildBr(cx->b, done);
   } else {
@@ -360,11 +356,7 @@ static LLVMValueRef cg_agg_group(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   LLVMBasicBlockRef end = cg_here(cx);
   LLVMBuildBr(cx->b, done);
   cg_at(cx, done);
-  LLVMValueRef phi = LLVMBuildPhi(cx->b, cx->t_i64, "group");
-  LLVMValueRef vs[2] = {g0, g1};
-  LLVMBasicBlockRef bs[2] = {from, end};
-  LLVMAddIncoming(phi, vs, bs, 2);
-  return phi;
+  return cg_phi2_raw(cx, cx->t_i64, g0, from, g1, end, "group");
 }
 
 void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {

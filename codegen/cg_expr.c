@@ -35,10 +35,7 @@ static LLVMValueRef cg_row_index(cg_ctx *cx, cg_colsrc *cs) {
   LLVMValueRef r = cg_load_elem(cx, cx->t_i32, cs->sel, LLVMBuildZExt(cx->b, cx->pos, cx->t_i64, ""), "");
   LLVMBuildBr(cx->b, join);
   cg_at(cx, join);
-  LLVMValueRef phi = LLVMBuildPhi(cx->b, cx->t_i32, "row");
-  LLVMValueRef vs[2] = {cx->pos, r};
-  LLVMBasicBlockRef bs[2] = {from, via};
-  LLVMAddIncoming(phi, vs, bs, 2);
+  LLVMValueRef phi = cg_phi2_raw(cx, cx->t_i32, cx->pos, from, r, via, "row");
   return phi;
 }
 
@@ -173,10 +170,8 @@ static LLVMValueRef cg_call_notnull(cg_ctx *cx, LLVMValueRef null, const char *f
   LLVMBasicBlockRef callend = cg_here(cx);
   LLVMBuildBr(cx->b, join);
   cg_at(cx, join);
-  LLVMValueRef phi = LLVMBuildPhi(cx->b, cg_llty(cx, rt), name);
-  LLVMValueRef vs[2] = {LLVMConstNull(cg_llty(cx, rt)), r};
-  LLVMBasicBlockRef bs[2] = {from, callend};
-  LLVMAddIncoming(phi, vs, bs, 2);
+  LLVMValueRef phi = cg_phi2_raw(cx, cg_llty(cx, rt), LLVMConstNull(cg_llty(cx, rt)), from, r,
+                                 callend, name);
   return phi;
 }
 

@@ -114,6 +114,15 @@ void cg_fail_if(cg_ctx *cx, LLVMValueRef cond, int kind, const char *ok_name) {
   cg_at(cx, ok);
 }
 
+LLVMValueRef cg_phi2_raw(cg_ctx *cx, LLVMTypeRef ty, LLVMValueRef va, LLVMBasicBlockRef a,
+                        LLVMValueRef vb, LLVMBasicBlockRef b, const char *name) {
+  LLVMValueRef phi = LLVMBuildPhi(cx->b, ty, name);
+  LLVMValueRef vs[2] = {va, vb};
+  LLVMBasicBlockRef bs[2] = {a, b};
+  LLVMAddIncoming(phi, vs, bs, 2);
+  return phi;
+}
+
 cg_val cg_phi2(cg_ctx *cx, cg_val va, LLVMBasicBlockRef a, cg_val vb, LLVMBasicBlockRef b,
                rt_type t, const char *name) {
   char nn[128];

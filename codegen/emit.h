@@ -139,6 +139,9 @@ LLVMBasicBlockRef cg_here(cg_ctx *cx);
 void cg_drop_row_if(cg_ctx *cx, LLVMValueRef cond, const char *keep_name);
 /* Fails the row with `kind` at the current step when cond holds. */
 void cg_fail_if(cg_ctx *cx, LLVMValueRef cond, int kind, const char *ok_name);
+/* One phi of type ty over the values va (from block a) and vb (from b). */
+LLVMValueRef cg_phi2_raw(cg_ctx *cx, LLVMTypeRef ty, LLVMValueRef va, LLVMBasicBlockRef a,
+                        LLVMValueRef vb, LLVMBasicBlockRef b, const char *name);
 /* Merges two values flowing in from blocks a and b into a phi. */
 cg_val cg_phi2(cg_ctx *cx, cg_val va, LLVMBasicBlockRef a, cg_val vb, LLVMBasicBlockRef b,
                rt_type t, const char *name);
