@@ -43,6 +43,7 @@
 #endif
 
 #include "adaptive.h"
+#include "pool.h"
 
 enum { JOB_QUEUED, JOB_BUILDING, JOB_COMPILING, JOB_DONE };
 
@@ -294,7 +295,7 @@ ex_job *ex_job_submit(ex_adapt *a, ex_compiler *jit, const ir_plan *p, int opt_l
     return r;
   }
   if (!a->started) {
-    if (pthread_create(&a->thread, NULL, ex_worker, a) != 0) {
+    if (ex_thread_start(&a->thread, ex_worker, a) != 0) {
       pthread_mutex_unlock(&a->mu);
       free(j->key);
       free(j);

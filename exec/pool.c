@@ -152,18 +152,25 @@ static void start_threads(ex_pool *p) {
     if (!p->threads || !p->args) return;
   }
   if (need > 255) need = 255;
-  /* Signals go to the application's threads, not to these (they inherit
-   * the mask they are created with). */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
   while (p->nthreads < need) {
     ex_worker *w = &p->args[p->nthreads];
     *w = (ex_worker){p, p->nthreads, p->gen};
-    if (pthread_create(&p->threads[p->nthreads], NULL, worker_main, w) != 0) break;
+    if (ex_thread_start(&p->threads[p->nthreads], worker_main, w) != 0) break;
     p->nthreads++;
   }
+}
+
+/* Signals go to the application's threads, never to ours: a thread
+ * inherits the mask it is created with, so it is created with every
+ * signal blocked. (A shell's Ctrl-C taken by a compile thread while the
+ * line editor waits would end the editor's read as end of input.) */
+int ex_thread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = pthread_create(t, NULL, fn, arg);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc;
 }
 
 int ex_pool_run(ex_pool *p, int want, ex_pool_fn fn, void *ctx) {

@@ -16,6 +16,8 @@
 #ifndef PJ_EX_POOL_H
 #define PJ_EX_POOL_H
 
+#include <pthread.h>
+
 typedef struct ex_pool ex_pool;
 typedef void (*ex_pool_fn)(void *ctx, int worker);
 
@@ -30,5 +32,8 @@ void ex_pool_resize(ex_pool *p, int nthreads);
 int ex_pool_run(ex_pool *p, int want, ex_pool_fn fn, void *ctx);
 /* The machine's processors online (sysconf), at least 1. */
 int ex_ncpus(void);
+
+/* pthread_create with every signal blocked in the new thread. */
+int ex_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 #endif

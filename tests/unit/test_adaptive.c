@@ -18,6 +18,8 @@
  *    even begun (the thread is held: a run that waited would hang), and
  *    the dropped job is never compiled; closing the engine while a
  *    compile runs is safe.
+ *  - The compile thread takes no signals (the application's Ctrl-C
+ *    goes to the application's threads).
  *  - The cache: hit on the second run of the same text (also in auto,
  *    from the first batch), miss after a parameter changes type or a
  *    scanned table is replaced by one of another shape, a correct hit
@@ -29,6 +31,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -294,6 +300,37 @@ static void test_judge_keeps_faster(void **state) {
 /* A whole auto run on a large input: it starts interpreted, compiles in
  * the background, and whatever mix of backends ran, the rows are the
  * interpreter's. The second handle of the same text finds the code. */
+
+/* Every thread of this process except the caller blocks SIGINT: a signal
+ * meant for the application (the shell's Ctrl-C) must not land on the
+ * compile thread, where the line editor never hears of it. Reads SigBlk
+ * of each task in /proc. Returns the number of threads that do not. */
+static int threads_taking_sigint(void) {
+  char self[64];
+  snprintf(self, sizeof self, "/proc/self/task/%ld/status", (long)syscall(SYS_gettid));
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return 0;   /* no /proc: nothing to check */
+  int taking = 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char path[300];
+    snprintf(path, sizeof path, "/proc/self/task/%s/status", de->d_name);
+    if (!strcmp(path, self)) continue;
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    char line[256];
+    while (fgets(line, sizeof line, f))
+      if (!strncmp(line, "SigBlk:", 7)) {
+        unsigned long long m = strtoull(line + 7, NULL, 16);
+        if (!(m & (1ull << (SIGINT - 1)))) taking++;
+      }
+    fclose(f);
+  }
+  closedir(d);
+  return taking;
+}
+
 static void test_auto_large(void **state) {
   pj_engine *e = open_engine(PJ_MODE_INTERP);
   assert_int_equal(pj_engine_load_sample_trace(e, NSLICES), PJ_OK);
@@ -311,6 +348,7 @@ static void test_auto_large(void **state) {
   ex_adapt_get_stats(e->adapt, &st);
   assert_int_equal(st.submitted, 1);
   assert_int_equal(st.compiled, 1);
+  assert_int_equal(threads_taking_sigint(), 0);   /* the compile thread blocks it */
   /* the handle's next run: compiled from the first batch */
   pj_result_free(ra);
   ra = run_ok(q, text, &t);
