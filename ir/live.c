@@ -41,6 +41,7 @@
  * produces. Running ir_live twice gives the same plan.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "plan.h"
 
@@ -165,8 +166,11 @@ static void live_interval(ir_plan *p, ir_op *op, bool *need) {
 }
 
 void ir_live(ir_plan *p) {
-  bool *need = calloc((size_t)p->ncols + 1, 1);
-  if (!need) return; /* leaves the plan unpruned, which is still correct */
+  /* From the plan's arena: out of memory jumps to the statement's
+   * "out of memory" (an unpruned plan is not the same answer: an unread
+   * TREE ACCUMULATE still orders the rows child-first). */
+  bool *need = ir_palloc(p, (size_t)p->ncols + 1);
+  memset(need, 0, (size_t)p->ncols + 1);
   for (int c = 0; c < p->ncols; c++) p->cols[c].live = false;
   for (int i = 0; i < p->nops; i++)
     if (p->ops[i]->kind == IR_TREE_ORDER) p->ops[i]->tree.used = false;
@@ -320,5 +324,4 @@ void ir_live(ir_plan *p) {
     case IR__COUNT: break;
     }
   }
-  free(need);
 }
