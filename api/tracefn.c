@@ -347,15 +347,20 @@ typedef struct bound_ctx {
 static int bound_call(void *ctx, const int64_t *argv, uint64_t nulls, int64_t *out, char *err,
                       size_t errlen) {
   bound_ctx *c = ctx;
+  /* which 3: INTERVAL QUANTIZE's TRACE START, NULL without a trace (the
+   * stage then aligns to the input's smallest ts) */
+  if (c->which == 3) return bound(c->e, 0, out, err, errlen) ? 0 : 1;
   return bound(c->e, c->which, out, err, errlen) ? 0 : -1;
 }
 
 int pj__trace_callout(pj_engine *e, const char *name, int nargs, ir_expr *const *args,
                       rt_arena *a, ir_callout *out, char *msg, size_t len) {
-  static const char *const bounds[] = {"trace_start", "trace_end", "trace_dur"};
+  /* the last one is bound only by INTERVAL QUANTIZE (ir/bind_reshape.c) */
+  static const char *const bounds[] = {"trace_start", "trace_end", "trace_dur",
+                                       "__pj_trace_start_or_null"};
   if (rt_strieq(name, "extract_arg"))
     return nargs < 0 ? 1 : extract_callout(e, nargs, args, a, out, msg, len);
-  for (int w = 0; w < 3; w++) {
+  for (int w = 0; w < 4; w++) {
     if (!rt_strieq(name, bounds[w])) continue;
     if (nargs < 0) return 1;
     if (nargs != 0) {

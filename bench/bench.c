@@ -116,6 +116,16 @@ static const workload WORKLOADS[] = {
      "|> AGGREGATE COUNT(*) AS n, SUM(f.freq) AS fr, SUM(dur) AS d GROUP BY cpu",
      0, IV},
     {"intersect_sql", INTERSECT_Q, 0, IV_SQL},
+    /* §9.2 interval reshaping: per track, slices minus their depth-1
+     * children, and each track's busy periods */
+    {"subtract",
+     "FROM slice |> INTERVAL SUBTRACT (FROM slice |> WHERE depth = 1) PER track_id "
+     "|> AGGREGATE COUNT(*) AS n, SUM(dur) AS d",
+     0, IV},
+    {"merge_overlapping",
+     "FROM slice |> INTERVAL MERGE OVERLAPPING PER track_id AGGREGATE COUNT(*) AS n, SUM(dur) AS d "
+     "|> AGGREGATE COUNT(*) AS busy, SUM(n) AS s, SUM(dur) AS total",
+     0, IV},
     /* AGG: grouped aggregation on the sample trace's slices, each with a
      * row "c-ref" (bench/ref_agg.c: shape agg_shape) */
     {"agg_1key", AGG_Q "depth", 0, AGG},

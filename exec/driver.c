@@ -1043,6 +1043,9 @@ static int ex_seg_run_body(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, vo
   case IR_IJOIN:
   case IR_FILLGAPS:
   case IR_IV_EVENTS: rc = ex_iv_scan(run, s, b, pick, ctx, dn); break;
+  case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
+    rc = ex_iv_scan(run, s, b, pick, ctx, dn);
+    break;
   case IR_SETOP: rc = ex_setop_scan(run, s, b, pick, ctx, dn); break;
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:

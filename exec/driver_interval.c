@@ -89,6 +89,8 @@ static bool iv_reads_tables(ir_opkind k) {
   case IR_IJOIN:
   case IR_IV_EVENTS: return true;
   case IR_FILLGAPS: return false;
+  case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
+    return true;   /* SPLIT's operand is buffered: ex_iv_direct */
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
@@ -108,6 +110,8 @@ bool ex_iv_direct(const ir_plan *p, const ir_segment *seg) {
   if (!iv_reads_tables(user->kind)) return false;
   if (user->kind == IR_IJOIN && user->iv.left && user->iv.nrel > 1 && user->iv.bufs[1] == bop)
     return false;
+  /* SPLIT's uncovered pieces select a NULL row appended to the operand's buffer */
+  if (user->kind == IR_SPLIT && user->iv.bufs[1] == bop) return false;
   if (src->scan.table->nrows >= (int64_t)RT_NO_ROW) return false;
   for (int k = 0; k < seg->nsteps; k++)
     if (!seg->steps[k]->dead) return false;
@@ -484,6 +488,19 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
   return rc;
 }
 
+/* One all-NULL row after relation r's buffered rows, for rows that
+ * select no row of it (LEFT INTERVAL JOIN, SPLIT's uncovered pieces):
+ * its index, or RT_NO_ROW when out of memory. Rows past nrows are zero
+ * and NULL in a rowbuf. */
+static uint32_t iv_null_row(iv_rel *r) {
+  rt_rowbuf *ob = (rt_rowbuf *)r->buf;
+  uint32_t null_row = (uint32_t)ob->nrows;
+  rt_rowbuf_reserve(ob, 1);
+  if (ob->cap < ob->nrows + 1) return RT_NO_ROW;
+  ob->nrows++;
+  return null_row;
+}
+
 /* ---- INTERVAL JOIN ---------------------------------------------------------- */
 
 static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
@@ -504,13 +521,8 @@ static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   }
   if (rc == 0 && !rt_ijoin_probe(&j, &in.r, op->iv.left, &pairs, &run->err)) rc = iv_rt_failed(run, op);
   if (rc == 0 && op->iv.left) {
-    /* One all-NULL row after the operand's rows for unmatched input rows
-     * to select (rows past nrows are zero and NULL in a rowbuf). */
-    rt_rowbuf *ob = (rt_rowbuf *)opr.buf;
-    uint32_t null_row = (uint32_t)ob->nrows;
-    rt_rowbuf_reserve(ob, 1);
-    if (ob->cap < ob->nrows + 1) rc = iv_fail(run, op, "out of memory");
-    else ob->nrows++;
+    uint32_t null_row = iv_null_row(&opr);
+    if (null_row == RT_NO_ROW) rc = iv_fail(run, op, "out of memory");
     for (size_t i = 0; rc == 0 && i < pairs.n; i++)
       if (pairs.op[i] == RT_NO_ROW) pairs.op[i] = null_row;
   }
@@ -652,6 +664,128 @@ static int iv_events(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void 
   return rc;
 }
 
+/* ---- §9.2 interval reshaping ---------------------------------------------------- */
+
+/* Serves pieces (SUBTRACT, SPLIT, QUANTIZE; SET BOUNDS with identity
+ * rows and no new bounds): the new bounds and bucket as flat views, the
+ * input's carry selected by each piece's row, SPLIT's operand's by its
+ * operand row. */
+static int iv_serve_pieces(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx,
+                           void *dn, const rt_ivpieces *pc, iv_rel *in, iv_rel *opr) {
+  const ir_op *op = s->seg->source;
+  int rc = 0;
+  for (size_t start = 0; rc == 0 && start < pc->n && !s->done; start += RT_BATCH) {
+    size_t left = pc->n - start;
+    uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
+    if (op->iv.ts_out >= 0) {
+      b->cols[op->iv.ts_out] = iv_flat(RT_I64, pc->ts, (int64_t)start, NULL);
+      b->cols[op->iv.dur_out] = iv_flat(RT_I64, pc->dur, (int64_t)start, NULL);
+    }
+    if (op->iv.bucket_out >= 0) b->cols[op->iv.bucket_out] = iv_flat(RT_I64, pc->bucket, (int64_t)start, NULL);
+    iv_sel_views(in, pc->row + start, n, b);
+    if (opr) iv_sel_views(opr, pc->orow + start, n, b);
+    rc = run->feed(run, s, b, n, pick, ctx, dn);
+  }
+  return rc;
+}
+
+static int iv_reshape(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
+  const ir_op *op = s->seg->source;
+  iv_rel in, opr;
+  memset(&opr, 0, sizeof opr);
+  rt_ivpieces pc = {0};
+  int64_t *own = NULL;
+  bool *reads = iv_reads(run, s);
+  bool two = op->iv.nrel > 1;
+  int rc = iv_rel_open(run, op, 0, reads, &in);
+  if (rc == 0 && two) rc = iv_rel_open(run, op, 1, reads, &opr);
+  opr.r.name = two ? op->iv.names[1] : NULL;   /* "a row of b" in messages */
+  if (rc == 0) {
+    int ok = 1;
+    switch (op->kind) {
+    case IR_SUBTRACT: ok = rt_ivsubtract_run(&in.r, &opr.r, op->stage, &pc, &run->err); break;
+    case IR_SPLIT: ok = rt_ivsplit_run(&in.r, &opr.r, op->stage, &pc, &run->err); break;
+    case IR_QUANTIZE: {
+      const int64_t *origin = NULL;
+      const uint64_t *ovalid = NULL;
+      int c = op->iv.origin >= 0 ? iv_buf_col(op->iv.bufs[0], op->iv.origin) : -1;
+      if (op->iv.origin >= 0 && c < 0) {
+        rc = iv_fail(run, op, "the origin was not buffered");
+        break;
+      }
+      if (c >= 0) {
+        origin = iv_rel_i64(&in, c, &own);
+        ovalid = iv_rel_valid(&in, c);
+        if (!origin && in.r.n) {
+          rc = iv_fail(run, op, "out of memory");
+          break;
+        }
+      }
+      ok = rt_ivquantize_run(&in.r, op->iv.width, origin, ovalid, op->iv.align != 1, op->stage,
+                             &pc, &run->err);
+      break;
+    }
+    case IR_SETBOUNDS:
+      ok = rt_ivbounds_check(&in.r, op->stage, &run->err);
+      for (uint32_t i = 0; ok && i < in.r.n; i++)
+        if (!rt_ivpieces_push(&pc, 0, 0, i, RT_NO_ROW, 0)) ok = rt_errorf(&run->err, -1, "%s: out of memory", op->stage);
+      break;
+    default: rc = iv_fail(run, op, "not a reshaping stage"); break;
+    }
+    if (rc == 0 && !ok) rc = iv_rt_failed(run, op);
+  }
+  if (rc == 0 && op->kind == IR_SPLIT) {
+    uint32_t null_row = iv_null_row(&opr);
+    if (null_row == RT_NO_ROW) rc = iv_fail(run, op, "out of memory");
+    for (size_t i = 0; rc == 0 && i < pc.n; i++)
+      if (pc.orow[i] == RT_NO_ROW) pc.orow[i] = null_row;
+  }
+  if (rc == 0) rc = iv_serve_pieces(run, s, b, pick, ctx, dn, &pc, &in, op->kind == IR_SPLIT ? &opr : NULL);
+  rt_ivpieces_free(&pc);
+  rt_mem_free(own);
+  iv_rel_free(&in);
+  iv_rel_free(&opr);
+  free(reads);
+  iv_release(run, op);
+  return rc;
+}
+
+/* MERGE: the input's rows in merge order, each with its merged interval
+ * (gid_out flat; ts_out, dur_out the group's bounds selected by gid),
+ * for the AGGREGATE after it. */
+static int iv_merge(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
+  const ir_op *op = s->seg->source;
+  iv_rel in;
+  rt_ivmerge_out mo = {0};
+  rt_ivkey by[RT_LANES_MAXKEYS];
+  int64_t *own[RT_LANES_MAXKEYS] = {0};
+  bool *reads = iv_reads(run, s);
+  int rc = iv_rel_open(run, op, 0, reads, &in);
+  if (rc == 0 && op->iv.nby > RT_LANES_MAXKEYS) rc = iv_fail(run, op, "too many BY columns");
+  for (int k = 0; rc == 0 && k < op->iv.nby; k++) {
+    memset(&by[k], 0, sizeof by[k]);
+    int c = iv_buf_col(op->iv.bufs[0], op->iv.by[k]);
+    if (c < 0) rc = iv_fail(run, op, "a BY column was not buffered");
+    else if (!iv_rel_key(&in, c, &by[k], &own[k])) rc = iv_fail(run, op, "out of memory");
+  }
+  if (rc == 0 && !rt_ivmerge_run(&in.r, op->iv.nby, by, op->stage, &mo, &run->err)) rc = iv_rt_failed(run, op);
+  for (size_t start = 0; rc == 0 && start < mo.n && !s->done; start += RT_BATCH) {
+    size_t left = mo.n - start;
+    uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
+    b->cols[op->iv.gid_out] = iv_flat(RT_I64, mo.gid, (int64_t)start, NULL);
+    b->cols[op->iv.ts_out] = (rt_view){.type = RT_I64, .data = mo.ts, .sel = mo.gid32 + start};
+    b->cols[op->iv.dur_out] = (rt_view){.type = RT_I64, .data = mo.dur, .sel = mo.gid32 + start};
+    iv_sel_views(&in, mo.row + start, n, b);
+    rc = run->feed(run, s, b, n, pick, ctx, dn);
+  }
+  rt_ivmerge_free(&mo);
+  for (int k = 0; k < RT_LANES_MAXKEYS; k++) rt_mem_free(own[k]);
+  iv_rel_free(&in);
+  free(reads);
+  iv_release(run, op);
+  return rc;
+}
+
 /* ---- entry points ----------------------------------------------------------- */
 
 static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
@@ -661,6 +795,9 @@ static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *c
   case IR_IJOIN: return iv_ijoin(run, s, b, pick, ctx, dn);
   case IR_FILLGAPS: return iv_fillgaps(run, s, b, pick, ctx, dn);
   case IR_IV_EVENTS: return iv_events(run, s, b, pick, ctx, dn);
+  case IR_IVMERGE: return iv_merge(run, s, b, pick, ctx, dn);
+  case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
+    return iv_reshape(run, s, b, pick, ctx, dn);
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:

@@ -35,6 +35,10 @@ typedef struct fe_token {
   size_t textlen;      /* length of text (strings may hold NUL bytes) */
   int64_t ival;
   double fval;
+  /* A decimal integer written with a time unit (`100ms`: ival 100, unit
+   * 1000000; ns, us, ms, s): only INTERVAL QUANTIZE's width takes one;
+   * anywhere else it is the unrecognized token it always was. 0: none. */
+  int64_t unit;
 } fe_token;
 
 /* Tokenizes text[0..len) into an arena array ending with TK_EOF. Returns
@@ -224,6 +228,16 @@ typedef struct fe_stage {
   struct fe_source **srcs;
   int nper;
   fe_name *per;        /* PER columns */
+  /* §9.2 interval reshaping */
+  bool within;         /* INTERVAL FILL WITHIN (else FILL GAPS WITH) */
+  bool consecutive;    /* INTERVAL MERGE CONSECUTIVE (else OVERLAPPING) */
+  int nby;
+  fe_name *by;         /* MERGE CONSECUTIVE BY cols */
+  fe_expr *begin_at, *end_at, *for_dur;   /* SET BOUNDS BEGIN AT e1 (END AT e2 | FOR e3) */
+  int64_t width;       /* QUANTIZE: in ns, units applied */
+  int widthpos;
+  int align;           /* QUANTIZE ALIGNED TO: 0 TRACE START, 1 ZERO, 2 align_expr */
+  fe_expr *align_expr;
 } fe_stage;
 
 /* ---- sources and pipelines ----------------------------------------------- */

@@ -166,14 +166,26 @@ static int lex_number(lexer *L, int i) {
   }
   /* As SQLite: a number running into identifier characters ("12abc",
    * "1e", "0x") is one unrecognized token. */
+  int64_t unit = 0;
+  int stop = j;   /* the token's end: past the unit when there is one */
   if (j < L->end && is_id_char((unsigned char)s[j])) {
     int k = j;
     while (k < L->end && is_id_char((unsigned char)s[k])) k++;
-    rt_errorf(L->err, i, "syntax error: unrecognized token '%.*s'", k - i, s + i);
-    return -1;
+    /* `100ms`: a time unit after a decimal integer (QUANTIZE's width) */
+    static const struct { const char *u; int64_t mul; } units[] = {
+        {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+    for (size_t u = 0; !hex && !is_float && u < sizeof units / sizeof units[0]; u++)
+      if ((size_t)(k - j) == strlen(units[u].u) && !strncmp(s + j, units[u].u, (size_t)(k - j)))
+        unit = units[u].mul;
+    stop = k;
+    if (!unit) {
+      rt_errorf(L->err, i, "syntax error: unrecognized token '%.*s'", k - i, s + i);
+      return -1;
+    }
   }
-  fe_token *t = add(L, TK_INT, i, j - i);
+  fe_token *t = add(L, TK_INT, i, stop - i);
   if (!t) return -1;
+  t->unit = unit;
   if (hex) {
     uint64_t v = 0;
     int digits = 0;
@@ -199,7 +211,11 @@ static int lex_number(lexer *L, int i) {
     }
     if (!overflow && v <= (uint64_t)INT64_MAX) {
       t->ival = (int64_t)v;
-      return j;
+      return stop;
+    }
+    if (unit) {
+      rt_errorf(L->err, i, "syntax error: integer literal too big: '%.*s'", stop - i, s + i);
+      return -1;
     }
   }
   /* A float, or a decimal too big for int64 (which SQLite reads as a

@@ -346,6 +346,8 @@ static fe_expr *parse_primary(fe_parser *p) {
   fe_expr *e;
   switch (t->kind) {
   case TK_INT:
+    if (t->unit)   /* a time unit belongs only to INTERVAL QUANTIZE's width */
+      return fe_fail(p, t->pos, "syntax error: unrecognized token '%.*s'", t->len, p->text + t->pos), NULL;
     e = mk(p, AX_INT, t->pos);
     if (!e) return NULL;
     e->ival = t->ival;

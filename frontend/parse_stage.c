@@ -450,10 +450,88 @@ static bool parse_join(fe_parser *p, fe_stage *st) {
 }
 
 static bool parse_fill_gaps(fe_parser *p, fe_stage *st) {
-  if (!fe_expect_kw(p, "GAPS", NULL) || !fe_expect_kw(p, "WITH", NULL)) return false;
+  /* INTERVAL FILL WITHIN src (§9.2) is FILL GAPS WITH whose fillers carry
+   * only their bounds and lane */
+  if (fe_accept_kw(p, "WITHIN")) {
+    st->within = true;
+    p->stage = "INTERVAL FILL WITHIN";
+  } else if (!fe_expect_kw(p, "GAPS", "GAPS or WITHIN") || !fe_expect_kw(p, "WITH", NULL)) {
+    return false;
+  }
   if (!(st->src = parse_relation(p))) return false;
-  p->stage = "INTERVAL FILL GAPS";
+  p->stage = st->within ? "INTERVAL FILL WITHIN" : "INTERVAL FILL GAPS";
   if (parse_alias(p, &st->src->alias, k_per_words) < 0) return false;
+  return parse_per(p, &st->per, &st->nper);
+}
+
+/* ---- §9.2 interval reshaping ------------------------------------------------ */
+
+static bool parse_split(fe_parser *p, fe_stage *st) {
+  if (!(st->src = parse_relation(p))) return false;
+  p->stage = "INTERVAL SPLIT";
+  if (!require_alias(p, st->src, k_per_words)) return false;
+  return parse_per(p, &st->per, &st->nper);
+}
+
+static bool parse_subtract(fe_parser *p, fe_stage *st) {
+  if (!(st->src = parse_relation(p))) return false;
+  p->stage = "INTERVAL SUBTRACT";
+  if (parse_alias(p, &st->src->alias, k_per_words) < 0) return false;
+  return parse_per(p, &st->per, &st->nper);
+}
+
+static bool parse_merge(fe_parser *p, fe_stage *st) {
+  if (fe_accept_kw(p, "CONSECUTIVE")) {
+    st->consecutive = true;
+    p->stage = "INTERVAL MERGE CONSECUTIVE";
+    if (!fe_expect_kw(p, "BY", NULL) || !parse_names(p, &st->by, &st->nby, "a column name"))
+      return false;
+  } else if (fe_accept_kw(p, "OVERLAPPING")) {
+    p->stage = "INTERVAL MERGE OVERLAPPING";
+  } else {
+    return fe_syntax_error(p, fe_cur(p), "OVERLAPPING or CONSECUTIVE");
+  }
+  if (!parse_per(p, &st->per, &st->nper)) return false;
+  if (!fe_expect_kw(p, "AGGREGATE", st->nper ? "AGGREGATE" : "PER or AGGREGATE")) return false;
+  return parse_items(p, &st->items, &st->nitems);
+}
+
+static bool parse_set_bounds(fe_parser *p, fe_stage *st) {
+  p->stage = "INTERVAL SET BOUNDS";
+  if (!fe_expect_kw(p, "BOUNDS", NULL) || !fe_expect_kw(p, "BEGIN", NULL) ||
+      !fe_expect_kw(p, "AT", NULL) || !(st->begin_at = fe_parse_expr(p)))
+    return false;
+  if (fe_accept_kw(p, "END")) {
+    if (!fe_expect_kw(p, "AT", NULL)) return false;
+    return (st->end_at = fe_parse_expr(p)) != NULL;
+  }
+  if (!fe_expect_kw(p, "FOR", "END AT or FOR")) return false;
+  return (st->for_dur = fe_parse_expr(p)) != NULL;
+}
+
+static bool parse_quantize(fe_parser *p, fe_stage *st) {
+  fe_token *t = fe_cur(p);
+  if (t->kind != TK_INT)
+    return fe_syntax_error(p, t, "a width: an integer with an optional unit (ns, us, ms, s), as in 100ms");
+  int64_t unit = t->unit ? t->unit : 1;
+  if (t->ival <= 0 || t->ival > INT64_MAX / unit)
+    return fe_fail(p, t->pos, "expected the width to be above zero and at most 2^63-1 ns, but it is '%.*s'",
+                   t->len, p->text + t->pos);
+  st->width = t->ival * unit;
+  st->widthpos = t->pos;
+  p->i++;
+  if (fe_accept_kw(p, "ALIGNED")) {
+    if (!fe_expect_kw(p, "TO", NULL)) return false;
+    if (fe_at_kw(p, "TRACE") && fe_tok_is_kw(fe_peek(p, 1), "START")) {
+      p->i += 2;
+      st->align = 0;
+    } else if (fe_accept_kw(p, "ZERO")) {
+      st->align = 1;
+    } else {
+      st->align = 2;
+      if (!(st->align_expr = fe_parse_expr(p))) return false;
+    }
+  }
   return parse_per(p, &st->per, &st->nper);
 }
 

@@ -15,6 +15,8 @@
  * 1..6 stages — WHERE, EXTEND (window functions among its items), SET,
  * SELECT, DROP, RENAME, AS, ORDER BY,
  * LIMIT, AGGREGATE, TREE ACCUMULATE, INTERVAL FLATTEN / JOIN / FILL GAPS,
+ * §9.2's INTERVAL SUBTRACT / SPLIT / QUANTIZE / SET BOUNDS / FILL WITHIN /
+ * MERGE,
  * JOIN, DISTINCT, FORK read back by UNION ALL / EXCEPT, SQL (… @input …),
  * or an INTERVAL INTERSECTION OF or INTERVALS FROM EVENTS source — tracking the row's columns so
  * most pipelines bind. It runs in interp, jit, auto with forced switching
@@ -356,8 +358,9 @@ static void fresh(row *r, char *out, size_t n) { snprintf(out, n, "c%d", r->fres
 static const char *const k_rel[] = {"OVERLAPPING BOUNDS", "COVERING BEGIN", "COVERING END",
                                     "COVERING BOUNDS", "WITHIN BOUNDS"};
 
-/* Aggregates over row r for AGGREGATE (any=1) or FLATTEN / TREE (numbers
- * only, but FLATTEN's ARG_MAX value and GROUP_CONCAT take strings). */
+/* Aggregates over row r for AGGREGATE (any=1), INTERVAL MERGE (any=2:
+ * §9's list) or FLATTEN / TREE (numbers only, but FLATTEN's ARG_MAX value
+ * and GROUP_CONCAT take strings). */
 static void gen_aggs(in *s, row *r, row *out, buf *o, int any, int tree) {
   int n = 1 + (int)pick(s, 3);
   for (int k = 0; k < n; k++) {
@@ -374,7 +377,7 @@ static void gen_aggs(in *s, row *r, row *out, buf *o, int any, int tree) {
     if (any && pick(s, 4) == 0) {   /* §8's more aggregates (AGGREGATE only) */
       const char *cn = r->c[c].name;
       vtype t = r->c[c].t;
-      switch (pick(s, 5)) {
+      switch (any == 2 ? 1 + pick(s, 2) : pick(s, 5)) {   /* any 2: §9's list (MERGE) */
       case 0: bprintf(o, "%sCOUNT(DISTINCT %s) AS %s", k ? ", " : "", cn, name); t = T_INT; break;
       case 1: bprintf(o, "%sGROUP_CONCAT(%s, '/') AS %s", k ? ", " : "", cn, name); t = T_STR; break;
       case 2: bprintf(o, "%s%s(%s, %s) AS %s", k ? ", " : "", pick(s, 2) ? "ARG_MAX" : "ARG_MIN", cn,
@@ -462,10 +465,67 @@ static void gen_window(in *s, const row *r, buf *o, vtype *t) {
   bprintf(o, ")");
 }
 
+/* §9.2's interval reshaping stages over the row's ts and dur (pb's rows
+ * as operands, some with negative bounds, which is an error both
+ * backends must report alike). */
+static void gen_reshape(in *s, row *r, buf *o) {
+  char name[16];
+  if (!has(r, "ts", "dur")) return;
+  switch (pick(s, 7)) {
+  case 0:
+    bprintf(o, " |> INTERVAL SUBTRACT (FROM pb |> WHERE dur >= %d)", (int)pick(s, 2) - 1);
+    per(s, r, o, NULL);
+    return;
+  case 1:
+    fresh(r, name, sizeof name);
+    bprintf(o, " |> INTERVAL SPLIT (FROM pb |> WHERE dur >= 0) AS %s", name);
+    per(s, r, o, NULL);
+    return;
+  case 2:
+    bprintf(o, " |> WHERE dur >= 0 |> INTERVAL QUANTIZE %u%s%s", 1 + pick(s, 50),
+            pick(s, 2) ? "ns" : "", pick(s, 2) ? " ALIGNED TO ZERO" : pick(s, 2) ? " ALIGNED TO 3" : "");
+    per(s, r, o, NULL);
+    if (find(r, "bucket") < 0) add(r, "bucket", T_INT);
+    return;
+  case 3:
+    bprintf(o, " |> INTERVAL SET BOUNDS BEGIN AT ts %s", pick(s, 2) ? "FOR dur" : "END AT ts + dur");
+    return;
+  case 4:
+    bprintf(o, " |> INTERVAL FILL WITHIN (FROM pb |> WHERE dur >= 0 |> SELECT ts, dur%s)",
+            find(r, "g") >= 0 && pick(s, 2) ? ", g" : "");
+    per(s, r, o, NULL);
+    return;
+  default: {   /* MERGE: ts, dur, PER, BY, the aggregate list */
+    row nr;
+    memset(&nr, 0, sizeof nr);
+    add(&nr, "ts", T_INT);
+    add(&nr, "dur", T_INT);
+    int c = col_of(s, r, T_INT);
+    if (pick(s, 2) && c >= 0 && strcmp(r->c[c].name, "ts") && strcmp(r->c[c].name, "dur") &&
+        strcmp(r->c[c].name, "g")) {
+      bprintf(o, " |> INTERVAL MERGE CONSECUTIVE BY %s", r->c[c].name);
+      per(s, r, o, &nr);
+      add(&nr, r->c[c].name, T_INT);
+    } else {
+      bprintf(o, " |> INTERVAL MERGE OVERLAPPING");
+      per(s, r, o, &nr);
+    }
+    bprintf(o, " AGGREGATE ");
+    gen_aggs(s, r, &nr, o, 2, 0);
+    nr.fresh = r->fresh;
+    *r = nr;
+    return;
+  }
+  }
+}
+
 static void gen_stage(in *s, row *r, buf *o) {
   char name[16];
-  unsigned k = pick(s, 20);
+  unsigned k = pick(s, 21);
   switch (k) {
+  case 20:   /* §9.2 interval reshaping */
+    gen_reshape(s, r, o);
+    return;
   case 16:   /* the relational stages of §8 that keep the row's shape */
     bprintf(o, " |> DISTINCT");
     return;

@@ -254,6 +254,13 @@ int ir_materialize(ir_binder *b, ir_expr *e, const char *name, int pos);
 int ir_bind_agg_call(ir_binder *b, const fe_item *it, ir_aggplace where, const char *expected,
                      ir_agg *ag, ir_expr **arg);
 
+/* One aggregate of a grouped stage (AGGREGATE; INTERVAL MERGE, whose
+ * AGGREGATE groups by merged interval): binds the call as
+ * ir_bind_agg_call and types its output as AGGREGATE does (with ngroup
+ * keys: only NULL inputs make SUM & co. NULL). */
+int ir_bind_group_agg(ir_binder *b, const fe_item *it, ir_aggplace where, const char *expected,
+                      ir_agg *ag, int ngroup, rt_type *out_type, bool *out_null, bool *untyped);
+
 /* "expected COUNT, SUM, … or GROUP_CONCAT": every aggregate name aggs.def
  * allows at `where`, for ir_bind_agg_call's `expected`. */
 const char *ir_agg_expected(ir_binder *b, ir_aggplace where);
@@ -324,6 +331,13 @@ int ir_iv_bind_operand(ir_binder *b, const fe_stage *st, const char *what, ir_iv
 /* Each PER column of the operand (op) of one kind with the input's (in). */
 int ir_iv_check_key_types(ir_binder *b, const fe_stage *st, const int *in, const int *op,
                           const char *rel);
+/* The IV_BUFFER of an aggregating stage (FLATTEN, MERGE): the bounds, the
+ * id (-1: none), keys[0..nkeys) and the aggregates' arguments, each once. */
+ir_op *ir_iv_agg_buffer(ir_binder *b, int pos, int ts, int dur, int id, int nkeys, const int *keys,
+                        int na, const ir_agg *aggs);
+/* The op of a one-relation stage over the input's buffer (FLATTEN, §9.2's). */
+ir_op *ir_iv_one_rel_op(ir_binder *b, ir_opkind kind, const fe_stage *st, ir_op *inbuf, int ts,
+                        int dur, int *per, int id);
 /* The op of a two-relation stage: relation 0 the input (ts, dur, per),
  * relation 1 the operand (its PER columns opper, or NULL) named opname. */
 ir_op *ir_iv_two_rel_op(ir_binder *b, ir_opkind kind, const fe_stage *st, ir_op *inbuf, int ts,

@@ -151,28 +151,8 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   if (!ir_check_output_names(b, nout, onames, opos)) return 0;
   /* The buffer holds what the sweep reads; nothing else survives. */
   int id = ir_iv_rel_id(b, b->row);
-  int *cols = ir_alloc(b, sizeof(int) * ((size_t)(3 + st->nper + 2 * na) + 1));
-  int n = 0;
-  cols[n++] = ts;
-  cols[n++] = dur;
-  if (id >= 0 && id != ts && id != dur) cols[n++] = id;   /* for error messages only */
-  for (int q = 0; q < st->nper + 2 * na; q++) {
-    int c = q < st->nper ? per[q]
-            : q < st->nper + na ? aggs[q - st->nper].arg_col
-                                : aggs[q - st->nper - na].arg2_col;
-    bool dup = c < 0;
-    for (int i = 0; i < n && !dup; i++) dup = cols[i] == c;
-    if (!dup) cols[n++] = c;
-  }
-  ir_op *buf = ir_add_ivbuf(b, st->pos, n, cols);
-  ir_op *op = ir_op_add(b, IR_FLATTEN, st->pos);
-  ir_iv_rel_arrays(b, op, 1, st->nper);
-  op->iv.bufs[0] = buf;
-  buf->ivbuf.user = op;
-  op->iv.ts[0] = ts;
-  op->iv.dur[0] = dur;
-  op->iv.per[0] = per;
-  op->iv.id[0] = id;
+  ir_op *buf = ir_iv_agg_buffer(b, st->pos, ts, dur, id, st->nper, per, na, aggs);
+  ir_op *op = ir_iv_one_rel_op(b, IR_FLATTEN, st, buf, ts, dur, per, id);
   op->iv.naggs = na;
   op->iv.aggs = aggs;
   op->iv.ts_out = ir_col_new(p, "ts", RT_I64, false);
@@ -250,6 +230,9 @@ static bool has_name(ir_row row, const char *name) {
 
 int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
   ir_plan *p = b->p;
+  /* FILL WITHIN (§9.2): fillers carry their bounds and lane, every other
+   * column NULL, and the background adds no column */
+  if (st->within) b->stage = "INTERVAL FILL WITHIN";
   int ts, dur, *per;
   const char **pnames;
   if (!ir_iv_input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
@@ -292,7 +275,9 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
       if (e->col == per[q]) kind = 3, key = q;
     int from_bg = -1;
     bool nullable = ic->nullable;
-    if (kind == 0) {
+    if (kind == 0 && st->within) {
+      nullable = true;
+    } else if (kind == 0) {
       from_bg = ir_iv_find_bare(b, o.row, e->name, "the background", st->src->pos);
       if (from_bg == -2) return 0;
       if (from_bg >= 0 && ir_iv_key_kind(p->cols[from_bg].type) != ir_iv_key_kind(ic->type))
@@ -313,8 +298,9 @@ int ir_bind_fillgaps(ir_binder *b, const fe_stage *st) {
     ir_rowb_add(b, &rb, e->name, op->iv.out_cols[n], false);
     n++;
   }
+  op->iv.within = st->within;
   /* The background's other columns, NULL on input rows. */
-  for (int i = 0; i < o.row.n; i++) {
+  for (int i = 0; i < o.row.n && !st->within; i++) {
     const ir_entry *e = &o.row.e[i];
     bool other = e->col != o.ts && e->col != o.dur && !has_name(in_row, e->name);
     for (int q = 0; q < st->nper && other; q++) other = !ir_name_eq(e->name, st->per[q].name);

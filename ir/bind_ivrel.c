@@ -69,6 +69,36 @@ void ir_iv_rel_arrays(ir_binder *b, ir_op *op, int nrel, int nper) {
   for (int j = 0; j < nrel; j++) op->iv.id[j] = -1;
   op->iv.ts_out = op->iv.dur_out = -1;
   op->iv.close_col = -1;
+  op->iv.gid_out = op->iv.bucket_out = op->iv.origin = -1;   /* §9.2's (bind_reshape.c) */
+}
+
+ir_op *ir_iv_agg_buffer(ir_binder *b, int pos, int ts, int dur, int id, int nkeys, const int *keys,
+                        int na, const ir_agg *aggs) {
+  int *cols = ir_alloc(b, sizeof(int) * ((size_t)(3 + nkeys + 2 * na) + 1));
+  int n = 0;
+  for (int q = 0; q < 3 + nkeys + 2 * na; q++) {
+    int c = q == 0 ? ts : q == 1 ? dur : q == 2 ? id   /* id: for error messages only */
+            : q < 3 + nkeys ? keys[q - 3]
+            : q < 3 + nkeys + na ? aggs[q - 3 - nkeys].arg_col
+                                 : aggs[q - 3 - nkeys - na].arg2_col;
+    bool dup = c < 0;
+    for (int i = 0; i < n && !dup; i++) dup = cols[i] == c;
+    if (!dup) cols[n++] = c;
+  }
+  return ir_add_ivbuf(b, pos, n, cols);
+}
+
+ir_op *ir_iv_one_rel_op(ir_binder *b, ir_opkind kind, const fe_stage *st, ir_op *inbuf, int ts,
+                        int dur, int *per, int id) {
+  ir_op *op = ir_op_add(b, kind, st->pos);
+  ir_iv_rel_arrays(b, op, 1, st->nper);
+  op->iv.bufs[0] = inbuf;
+  inbuf->ivbuf.user = op;
+  op->iv.ts[0] = ts;
+  op->iv.dur[0] = dur;
+  op->iv.per[0] = per;
+  op->iv.id[0] = id;
+  return op;
 }
 
 /* The relation's bare integer `id` column when it has exactly one, else -1:

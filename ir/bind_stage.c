@@ -431,12 +431,10 @@ bool ir_agg_untyped(const ir_agg *ag, const ir_expr *arg) {
          ag->kind != RT_AGG_COUNT_DISTINCT;
 }
 
-static int bind_agg(ir_binder *b, const fe_item *it, ir_agg *ag, int ngroup, rt_type *out_type,
-                    bool *out_null, bool *untyped) {
+int ir_bind_group_agg(ir_binder *b, const fe_item *it, ir_aggplace where, const char *expected,
+                      ir_agg *ag, int ngroup, rt_type *out_type, bool *out_null, bool *untyped) {
   ir_expr *e;
-  if (!ir_bind_agg_call(b, it, IR_AGG_IN_AGGREGATE, "expected an aggregate such as COUNT(*) or SUM(x)",
-                        ag, &e))
-    return 0;
+  if (!ir_bind_agg_call(b, it, where, expected, ag, &e)) return 0;
   *untyped = ir_agg_untyped(ag, e);
   if (!e) {
     *out_type = RT_I64;
@@ -526,7 +524,10 @@ int ir_bind_aggregate(ir_binder *b, const fe_stage *st) {
   bool *nulls = ir_alloc(b, (size_t)na + 1);
   bool *untyped = ir_alloc(b, (size_t)na + 1);
   for (int i = 0; i < na; i++)
-    if (!bind_agg(b, &st->items[i], &aggs[i], ng, &types[i], &nulls[i], &untyped[i])) return 0;
+    if (!ir_bind_group_agg(b, &st->items[i], IR_AGG_IN_AGGREGATE,
+                           "expected an aggregate such as COUNT(*) or SUM(x)", &aggs[i], ng,
+                           &types[i], &nulls[i], &untyped[i]))
+      return 0;
   if (!aggregate_names(b, st, gnames)) return 0;
   ir_op *op = ir_op_add(b, IR_AGGREGATE, st->pos);
   op->agg.ngroup = ng;

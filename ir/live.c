@@ -141,10 +141,16 @@ static void live_window(ir_plan *p, ir_op *op, bool *need) {
  * aggregates and FILL GAPS' columns); the carried columns it serves stay
  * needed as they were. */
 static void live_interval(ir_plan *p, ir_op *op, bool *need) {
-  if (op->kind == IR_ISECT || op->kind == IR_FLATTEN || op->kind == IR_IV_EVENTS) {
-    need[op->iv.ts_out] = need[op->iv.dur_out] = false;
-    p->cols[op->iv.ts_out].live = p->cols[op->iv.dur_out].live = true;
-  }
+  /* the bounds it defines (ISECT, FLATTEN, IV_EVENTS, §9.2's), and
+   * QUANTIZE's bucket and MERGE's merged interval */
+  int defs[4] = {op->iv.ts_out, op->iv.dur_out, op->iv.gid_out, op->iv.bucket_out};
+  for (int k = 0; k < 4 && op->kind != IR_FILLGAPS; k++)
+    if (defs[k] >= 0) {
+      need[defs[k]] = false;
+      p->cols[defs[k]].live = true;
+    }
+  for (int k = 0; k < op->iv.nby; k++) need[op->iv.by[k]] = true;   /* MERGE CONSECUTIVE BY */
+  if (op->iv.origin >= 0) need[op->iv.origin] = true;                /* QUANTIZE's origin */
   if (op->kind == IR_FLATTEN) live_aggs(p, op->iv.naggs, op->iv.aggs, need);
   if (op->kind == IR_IV_EVENTS && op->iv.close_col >= 0) need[op->iv.close_col] = true;
   if (op->kind == IR_FILLGAPS) {
@@ -278,6 +284,9 @@ void ir_live(ir_plan *p) {
     case IR_IJOIN:
     case IR_FILLGAPS:
     case IR_IV_EVENTS: live_interval(p, op, need); break;
+    case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
+      live_interval(p, op, need);
+      break;
     case IR_SCAN_BUF: break; /* made by segment.c from the breaker's outputs */
     case IR_SCAN_FORK: {
       int n = 0;

@@ -172,7 +172,10 @@ void ir_op_need(const ir_op *op, bool *need) {
   case IR_IJOIN:
   case IR_FILLGAPS:
   case IR_IV_EVENTS:
+  case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
     if (op->iv.close_col >= 0) need_cols(1, &op->iv.close_col, need);
+    need_cols(op->iv.nby, op->iv.by, need);   /* §9.2: MERGE's BY, QUANTIZE's origin */
+    need_cols(1, &op->iv.origin, need);
     for (int j = 0; j < op->iv.nrel; j++) {
       int t[2] = {op->iv.ts[j], op->iv.dur[j]};
       need_cols(2, t, need);
@@ -198,6 +201,9 @@ const int *ir_source_cols(const ir_op *op, int *n) {
   case IR_IJOIN:
   case IR_FILLGAPS:
   case IR_IV_EVENTS: *n = op->iv.nscan; return op->iv.out_cols;
+  case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
+    *n = op->iv.nscan;
+    return op->iv.out_cols;
   case IR_SETOP: *n = op->setop.ncols; return op->setop.out;
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
@@ -237,6 +243,7 @@ int64_t ir_op_size(const ir_op *op) {
   case IR_SCAN_FORK: return op->scan.nscan;
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_TREE_NUMBER: case IR_ISECT:
   case IR_IJOIN: case IR_FILLGAPS: case IR_IV_EVENTS: case IR__COUNT:
+  case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
     return 0;
   }
   return 0;

@@ -424,6 +424,23 @@ struct ir_op {
        * no dur is read), 1 the STOP events when nrel is 2; close_col the
        * CLOSING LAST AT end computed on each event row, or -1. */
       int close_col;
+      /* §9.2 (bind_reshape.c): IVMERGE's merged interval of each row
+       * (gid_out; ts_out, dur_out its bounds) and its BY columns (by[0..nby)
+       * of relation 0, none for OVERLAPPING); QUANTIZE's bucket_out, width
+       * (ns), align (0 TRACE START, 1 ZERO, 2 an expression) and origin
+       * (relation 0's column holding the origin, -1: ZERO); FILLGAPS'
+       * within (FILL WITHIN: fillers carry only bounds and PER columns).
+       * SUBTRACT, SPLIT, QUANTIZE serve ts_out, dur_out, then relation 0's
+       * carry through a selection of its rows (SPLIT also relation 1's,
+       * QUANTIZE bucket_out after the bounds); SETBOUNDS serves relation
+       * 0's carry (its ts/dur are the new bounds, checked); IVMERGE
+       * gid_out, ts_out, dur_out, then relation 0's carry. */
+      int gid_out, bucket_out;
+      int nby;
+      int *by;
+      int64_t width;
+      int align, origin;
+      bool within;
     } iv;
     struct ir_setop {           /* SETOP (bind_setop.c) */
       int kind;                 /* ir_setkind */

@@ -390,7 +390,7 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
                        "tree) -> ");
     break;
   case IR_FILLGAPS:
-    rt_buf_printf(out, "interval fill gaps ");
+    rt_buf_printf(out, "interval fill %s ", op->iv.within ? "within" : "gaps");
     put_rels(p, op, out);
     rt_buf_printf(out, " -> ");
     break;
@@ -399,6 +399,38 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
     put_events(p, op, out);
     rt_buf_printf(out, "; lanes laid out by counting sort, each sorted only when not in time "
                        "order -> ");
+    break;
+  /* §9.2 (bind_reshape.c) */
+  case IR_SUBTRACT:
+  case IR_SPLIT:
+    rt_buf_printf(out, "%s ", ir_op_names[op->kind]);
+    put_rels(p, op, out);
+    rt_buf_printf(out, op->kind == IR_SUBTRACT
+                           ? "; the operand's union per lane, cut out by binary search -> "
+                           : "; the operand's boundaries per lane, covering rows by max-end tree -> ");
+    break;
+  case IR_QUANTIZE:
+    rt_buf_printf(out, "interval quantize %lld ns aligned to ", (long long)op->iv.width);
+    if (op->iv.origin >= 0) put_cols(p, 1, &op->iv.origin, out);
+    else rt_buf_printf(out, op->iv.align == 1 ? "zero" : "the input's smallest ts");
+    rt_buf_printf(out, " ");
+    put_rels(p, op, out);
+    rt_buf_printf(out, " -> ");
+    break;
+  case IR_SETBOUNDS:
+    rt_buf_printf(out, "interval set bounds ");
+    put_rels(p, op, out);
+    rt_buf_printf(out, "; checked: no bound below zero -> ");
+    break;
+  case IR_IVMERGE:
+    rt_buf_printf(out, "interval merge %s ", op->iv.nby ? "consecutive" : "overlapping");
+    put_rels(p, op, out);
+    if (op->iv.nby) {
+      rt_buf_printf(out, " by ");
+      put_cols(p, op->iv.nby, op->iv.by, out);
+    }
+    rt_buf_printf(out, "; rows by lane and time (sort skipped when ordered), merged interval "
+                       "numbered per row for the aggregate after it -> ");
     break;
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
 #define IR_CASE_STEP(name) case IR_##name:
@@ -436,6 +468,9 @@ static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
   case IR_IJOIN:
   case IR_FILLGAPS:
   case IR_IV_EVENTS: put_interval(p, op, out); break;
+  case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
+    put_interval(p, op, out);
+    break;
   case IR_SCAN_SQL:
     if (op->scan.sql_stage)
       rt_buf_printf(out, "sql stage (%s) ", op->scan.sql_stage);

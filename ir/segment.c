@@ -100,13 +100,21 @@ static ir_op *scan_buf(ir_plan *p, ir_op *brk) {
  * buffers: ISECT ts, dur, then each operand's carry; FLATTEN ts, dur, PER,
  * live aggregates; IJOIN both carries; FILL GAPS lists its own when bound. */
 static void iv_outputs(ir_plan *p, ir_op *op) {
-  bool bounds = false, carries = false, flat = false, first = false;
+  bool bounds = false, carries = false, flat = false;
+  int ncarry = op->iv.nrel;   /* relations whose carry it serves (from the first) */
+  int pre = -1, post = -1;    /* a column before the bounds, after them */
   switch (op->kind) {
   case IR_ISECT: bounds = carries = true; break;
   case IR_FLATTEN: bounds = flat = true; break;
   case IR_IJOIN: carries = true; break;
   case IR_FILLGAPS: return;
-  case IR_IV_EVENTS: bounds = first = true; break;   /* the events' carry, not the STOP's */
+  case IR_IV_EVENTS: bounds = carries = true, ncarry = 1; break;   /* the events' carry, not the STOP's */
+  /* §9.2: the input's rows under new bounds (SPLIT: and the operand's) */
+  case IR_SUBTRACT: bounds = carries = true, ncarry = 1; break;
+  case IR_SPLIT: bounds = carries = true; break;
+  case IR_QUANTIZE: bounds = carries = true, post = op->iv.bucket_out; break;
+  case IR_SETBOUNDS: carries = true; break;
+  case IR_IVMERGE: bounds = carries = true, pre = op->iv.gid_out; break;
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
@@ -115,20 +123,22 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
   case IR__COUNT:
     return;   /* not an interval source */
   }
-  int max = 2 + op->iv.nper + op->iv.naggs;
+  int max = 4 + op->iv.nper + op->iv.naggs;
   for (int j = 0; j < op->iv.nrel; j++) max += op->iv.bufs[j]->ivbuf.ncarry;
   op->iv.out_cols = ir_palloc(p, sizeof(int) * ((size_t)max + 1));
   op->iv.nscan = 0;
+  if (pre >= 0) op->iv.out_cols[op->iv.nscan++] = pre;
   if (bounds) {
     op->iv.out_cols[op->iv.nscan++] = op->iv.ts_out;
     op->iv.out_cols[op->iv.nscan++] = op->iv.dur_out;
   }
+  if (post >= 0) op->iv.out_cols[op->iv.nscan++] = post;
   if (flat) {
     for (int k = 0; k < op->iv.nper; k++) op->iv.out_cols[op->iv.nscan++] = op->iv.per[0][k];
     for (int k = 0; k < op->iv.naggs; k++)
       if (op->iv.aggs[k].live) op->iv.out_cols[op->iv.nscan++] = op->iv.aggs[k].out_col;
   }
-  for (int j = 0; (carries || (first && j == 0)) && j < op->iv.nrel; j++)
+  for (int j = 0; carries && j < ncarry; j++)
     for (int k = 0; k < op->iv.bufs[j]->ivbuf.ncarry; k++)
       op->iv.out_cols[op->iv.nscan++] = op->iv.bufs[j]->ivbuf.carry[k];
 }

@@ -402,5 +402,132 @@ int rt_events_run(const rt_ivrel *ev, const rt_ivrel *stop, const int64_t *close
 void rt_events_free(rt_events_out *out);
 
 /* end §9.1 */
+/* ==== §9.2 interval reshaping (LANGUAGE.md §9.2) ============================ */
+
+/* ---- rows by lane and time (ivgroups.c) ------------------------------------- */
+
+/* The rows of a relation with non-NULL bounds, grouped by PER lane (NULL
+ * agrees with NULL; lanes numbered in first-seen order, kept in `lanes`
+ * for looking up an operand's rows). Per lane l, positions off[l] ..
+ * off[l+1]-1 of byrow hold its rows in input order, and of row the same
+ * rows by (ts, input order), s their ts. A negative ts or dur is
+ * rt_iv_below_zero's error, ts + dur beyond int64 "integer overflow". */
+typedef struct rt_ivgroups {
+  rt_lanes lanes;
+  uint32_t nl;
+  uint32_t *off;
+  uint32_t *byrow;
+  uint32_t *row;
+  uint64_t *s;
+  size_t m;
+  uint64_t rows_null;      /* skipped for NULL ts or dur */
+  bool presorted;          /* already grouped and time-ordered: no sort ran */
+} rt_ivgroups;
+int rt_ivgroups_build(rt_ivgroups *g, const rt_ivrel *r, const char *stage, rt_err *err);
+void rt_ivgroups_free(rt_ivgroups *g);
+
+/* An operand's rows in an input's lanes (ivgroups.c): the rows with
+ * non-NULL bounds whose PER key has a lane in `lanes` (NULL keys agree;
+ * others are left out), per lane l items off[l] .. off[l+1]-1 sorted by
+ * (start, end, row) with end = start + dur. Points (dur = 0) are left
+ * out unless RT_IVU_POINTS; a negative ts or dur is rt_iv_below_zero's
+ * error (what as there; op->name names the relation), or with
+ * RT_IVU_OPEN_END a negative dur never ends (end = UINT64_MAX); a finite
+ * ts + dur beyond int64 is "integer overflow". */
+enum { RT_IVU_POINTS = 1, RT_IVU_OPEN_END = 2 };
+typedef struct rt_ivops {
+  uint32_t nl;
+  uint32_t *off;           /* nl + 1 */
+  uint64_t *s, *e;
+  uint32_t *row;
+} rt_ivops;
+int rt_ivops_build(rt_ivops *o, const rt_lanes *lanes, const rt_ivrel *op, unsigned flags,
+                   const char *stage, const char *what, rt_err *err);
+void rt_ivops_free(rt_ivops *o);
+
+/* ---- the union of an operand's rows per lane (ivunion.c) --------------------- */
+
+/* Shared by INTERVAL SUBTRACT and the temporal semijoins (KEEP / DROP IF):
+ * per lane of `lanes`, the union of the operand's rows (as rt_ivops_build
+ * takes them, flags and errors included) as sorted, disjoint items
+ * off[l] .. off[l+1]-1 of [s, e): positive rows that overlap or touch
+ * are one item; with RT_IVU_POINTS a point no positive item holds
+ * (s <= t < e) is an item with s == e, one per instant. Bounds are plain
+ * (ts >= 0, so unsigned order is numeric order). */
+typedef struct rt_ivunion {
+  uint32_t nl;
+  uint32_t *off;           /* nl + 1 */
+  uint64_t *s, *e;
+} rt_ivunion;
+int rt_ivunion_build(rt_ivunion *u, const rt_lanes *lanes, const rt_ivrel *op, unsigned flags,
+                     const char *stage, const char *what, rt_err *err);
+void rt_ivunion_free(rt_ivunion *u);
+
+/* ---- pieces: new bounds over input rows (pieces.c) ---------------------------- */
+
+/* Output of SUBTRACT, SPLIT, QUANTIZE: piece i is [ts[i], ts[i]+dur[i]) of
+ * input row row[i]; orow[i] (SPLIT, else NULL) the operand row covering
+ * it or RT_NO_ROW; bucket[i] (QUANTIZE, else NULL). Order: lanes in
+ * first-seen order, then ts, then input row (then operand order). */
+typedef struct rt_ivpieces {
+  size_t n, cap;
+  int64_t *ts, *dur;
+  uint32_t *row;
+  uint32_t *orow;
+  int64_t *bucket;
+  bool with_orow, with_bucket;
+} rt_ivpieces;
+bool rt_ivpieces_push(rt_ivpieces *p, int64_t ts, int64_t dur, uint32_t row, uint32_t orow,
+                      int64_t bucket);
+/* Puts pieces from .. n-1 (one lane's, pushed in input row order) in (ts,
+ * push order); a sorted range costs one scan. False when out of memory. */
+bool rt_ivpieces_order(rt_ivpieces *p, size_t from);
+void rt_ivpieces_free(rt_ivpieces *p);
+
+/* INTERVAL SUBTRACT (subtract.c): each input row minus the union of the
+ * operand's rows of its lane (operand points remove nothing); a point
+ * survives when no operand row holds its instant. Errors as
+ * rt_ivgroups_build / rt_ivunion_build. Returns 1 / 0. */
+int rt_ivsubtract_run(const rt_ivrel *in, const rt_ivrel *op, const char *stage, rt_ivpieces *out,
+                      rt_err *err);
+
+/* INTERVAL SPLIT (split.c): each input row cut at every start and end
+ * (a point's instant too) of the operand's rows of its lane inside it;
+ * each piece once per operand row covering it (a positive piece: the
+ * rows holding all of it; a point: those holding its instant, points
+ * at it included), in operand (start, row) order, or once with
+ * RT_NO_ROW. Returns 1 / 0. */
+int rt_ivsplit_run(const rt_ivrel *in, const rt_ivrel *op, const char *stage, rt_ivpieces *out,
+                   rt_err *err);
+
+/* INTERVAL QUANTIZE (quantize.c): each row cut at every origin + k*width
+ * (width > 0), each piece with bucket floor((piece.ts - origin) / width);
+ * a point is one piece. origin: per row (valid NULL: all valid); a NULL
+ * origin is the smallest ts of the input (TRACE START without a trace);
+ * no origin array: that smallest ts when least_default, else 0 (ZERO).
+ * Returns 1 / 0. */
+int rt_ivquantize_run(const rt_ivrel *in, int64_t width, const int64_t *origin,
+                      const uint64_t *origin_valid, bool least_default, const char *stage,
+                      rt_ivpieces *out, rt_err *err);
+
+/* INTERVAL SET BOUNDS (quantize.c): the new bounds of every row checked:
+ * a negative ts or dur is rt_iv_below_zero's error (NULLs pass). 1 / 0. */
+int rt_ivbounds_check(const rt_ivrel *in, const char *stage, rt_err *err);
+
+/* INTERVAL MERGE OVERLAPPING / CONSECUTIVE BY (merge.c): rows of a lane
+ * in (ts, input order) that overlap or touch the group so far (ts <= its
+ * end) join it; with nby BY keys (consecutive) only while their values
+ * equal the group's first row's (NULL equals NULL). Output: the rows
+ * with non-NULL bounds in that order (row), each one's group (gid, and
+ * gid32 for selections), and per group its bounds. Returns 1 / 0. */
+typedef struct rt_ivmerge_out {
+  size_t n, ng;
+  uint32_t *row, *gid32;
+  int64_t *gid;
+  int64_t *ts, *dur;       /* per group */
+} rt_ivmerge_out;
+int rt_ivmerge_run(const rt_ivrel *in, int nby, const rt_ivkey *by, const char *stage,
+                   rt_ivmerge_out *out, rt_err *err);
+void rt_ivmerge_free(rt_ivmerge_out *out);
 
 #endif

@@ -237,7 +237,7 @@ def main():
         sh.interrupt()
         sh.prompt()
         sh.send("FROM slice |> INTERVAL \t\t")
-        m = sh.expect(r"FILL\s+FLATTEN\s+JOIN\s*\n", "the stage words listed")
+        m = sh.expect(r"FILL\s+FLATTEN\s+JOIN[A-Z\s]*\n", "the stage words listed")
         sh.interrupt()
         sh.prompt()
         # Ctrl-C right behind the keys, while the editor may still be

@@ -446,7 +446,7 @@ static void test_complete_context(void **state) {
   /* the stage's second word after INTERVAL / TREE / ORDER, nothing else */
   expect_comp(c, "FROM spans |> INTERVAL FL", "FLATTEN");
   expect_comp(c, "FROM spans |> interval fl", "flatten");
-  expect_comp(c, "FROM spans |> INTERVAL ", "FILL FLATTEN JOIN");
+  expect_comp(c, "FROM spans |> INTERVAL ", "FILL FLATTEN JOIN MERGE QUANTIZE SET SPLIT SUBTRACT");
   expect_comp(c, "FROM spans |> INTERVAL FILL ", "GAPS");
   expect_comp(c, "FROM spans |> TREE ", "ACCUMULATE");
   expect_comp(c, "FROM spans |> ORDER ", "BY");

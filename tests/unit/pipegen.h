@@ -6,7 +6,7 @@
  * Every generator has its own random state, so threads generate
  * independently. Pipelines chain WHERE / EXTEND / SET / SELECT / AGGREGATE /
  * ORDER BY / LIMIT / TREE ACCUMULATE / JOIN / DISTINCT / FORK (read back by UNION ALL) /
- * SQL (…FROM @input…) over the columnar table or a SQLite
+ * SQL (…FROM @input…) / §9.2's interval reshaping over the columnar table or a SQLite
  * subquery of it; with `bad` > 0, that percentage of pipelines carries a
  * deliberate error (parse, bind, integer overflow, SQLite, tree cycle) so
  * error paths are exercised as often as the good ones. Results are
@@ -158,6 +158,61 @@ static void pg_add_int(pg_row *r, const char *name) {
   if (r->nint < 16) snprintf(r->ints[r->nint++], sizeof r->ints[0], "%s", name);
 }
 
+static int pg_has_int(const pg_row *r, const char *name) {
+  for (int i = 0; i < r->nint; i++)
+    if (!strcmp(r->ints[i], name)) return 1;
+  return 0;
+}
+
+/* A §9.2 interval reshaping stage (SUBTRACT, SPLIT, QUANTIZE, SET BOUNDS,
+ * MERGE OVERLAPPING / CONSECUTIVE BY) when the row has bare ts and dur;
+ * 0 when it has not. Rows multiply or merge: the tree columns no longer
+ * name a tree. */
+static int pg_reshape(pg_gen *g, pg_row *r, pg_buf *b, int ext) {
+  if (!pg_has_int(r, "ts") || !pg_has_int(r, "dur")) return 0;
+  int per = pg_has_int(r, "track_id") && pg_chance(g, 60);
+  const char *pc = per ? " PER track_id" : "";
+  /* unfinished slices (dur = -1) and rows SET to a negative ts are the
+   * below-zero error in these stages */
+  pg_put(b, " |> WHERE dur >= 0 AND ts >= 0");
+  switch (pg_rnd(g, 6)) {
+  case 0:
+    pg_put(b, " |> INTERVAL SUBTRACT (FROM slice |> WHERE depth = %d AND dur >= 0)%s", 1 + pg_rnd(g, 3), pc);
+    break;
+  case 1:
+    pg_put(b, " |> INTERVAL SPLIT (FROM slice |> WHERE depth = %d AND dur >= 0 |> SELECT ts, dur, track_id, id) AS sp%d%s",
+           pg_rnd(g, 3), ext, pc);
+    break;
+  case 2:
+    pg_put(b, " |> INTERVAL QUANTIZE %dms%s%s", 50 + pg_rnd(g, 200),
+           pg_chance(g, 50) ? " ALIGNED TO ZERO" : "", pc);
+    if (!pg_has_int(r, "bucket")) pg_add_int(r, "bucket");
+    break;
+  case 3:
+    pg_put(b, " |> INTERVAL SET BOUNDS BEGIN AT ts + %d FOR dur", pg_rnd(g, 1000));
+    break;
+  default: {   /* MERGE: the row becomes ts, dur, [track_id], [BY], aggregates */
+    int by = pg_has_int(r, "depth") && pg_chance(g, 50);
+    pg_row nr = {0};
+    char n1[16], n2[16];
+    snprintf(n1, sizeof n1, "mn%d", ext);
+    snprintf(n2, sizeof n2, "ms%d", ext);
+    pg_put(b, " |> INTERVAL MERGE %s%s AGGREGATE COUNT(*) AS %s, SUM(dur) AS %s",
+           by ? "CONSECUTIVE BY depth" : "OVERLAPPING", pc, n1, n2);
+    pg_add_int(&nr, "ts");
+    pg_add_int(&nr, "dur");
+    if (per) pg_add_int(&nr, "track_id");
+    if (by) pg_add_int(&nr, "depth");
+    pg_add_int(&nr, n1);
+    pg_add_int(&nr, n2);
+    *r = nr;
+    break;
+  }
+  }
+  r->tree = 0;
+  return 1;
+}
+
 /* One random pipeline into b. */
 static void pg_pipeline(pg_gen *g, pg_buf *b) {
   pg_row r = {.tree = 1};
@@ -195,7 +250,11 @@ static void pg_pipeline(pg_gen *g, pg_buf *b) {
       }
       continue;
     }
-    int kind = pg_rnd(g, 13);
+    int kind = pg_rnd(g, 14);
+    if (kind == 13) {   /* §9.2 interval reshaping, over the row's ts and dur */
+      if (pg_reshape(g, &r, b, ext++)) continue;
+      kind = 0;
+    }
     if (kind == 11) {   /* FORK, read back by a later stage: the row's shape stays */
       pg_put(b, " |> FORK AS fk%d |> WHERE ", ext);
       pg_pred(g, &r, b);

@@ -613,11 +613,11 @@ static void test_errors(void **state) {
   check_error("FROM t |> FOO x",
               "PIPELINE: syntax error near 'FOO': expected a pipe stage (WHERE, SELECT, EXTEND, "
               "SET, DROP, RENAME, AS, ORDER BY, LIMIT, AGGREGATE, TREE ACCUMULATE, INTERVAL "
-              "FLATTEN, INTERVAL JOIN, INTERVAL FILL GAPS, JOIN, DISTINCT, UNION, INTERSECT, EXCEPT, FORK, SQL)",
+              "FLATTEN, INTERVAL JOIN, INTERVAL FILL GAPS, INTERVAL SPLIT, INTERVAL SUBTRACT, INTERVAL MERGE, INTERVAL SET BOUNDS, INTERVAL QUANTIZE, JOIN, DISTINCT, UNION, INTERSECT, EXCEPT, FORK, SQL)",
               10);
   check_error("FROM t |>", "PIPELINE: syntax error near end of input: expected a pipe stage "
               "(WHERE, SELECT, EXTEND, SET, DROP, RENAME, AS, ORDER BY, LIMIT, AGGREGATE, TREE "
-              "ACCUMULATE, INTERVAL FLATTEN, INTERVAL JOIN, INTERVAL FILL GAPS, JOIN, DISTINCT, UNION, INTERSECT, EXCEPT, FORK, SQL)", 9);
+              "ACCUMULATE, INTERVAL FLATTEN, INTERVAL JOIN, INTERVAL FILL GAPS, INTERVAL SPLIT, INTERVAL SUBTRACT, INTERVAL MERGE, INTERVAL SET BOUNDS, INTERVAL QUANTIZE, JOIN, DISTINCT, UNION, INTERSECT, EXCEPT, FORK, SQL)", 9);
   check_error("FROM slice WHERE x", "FROM: syntax error near 'WHERE': expected |> or end of input",
               11);
   check_error("FROM t |> SELECT a b c", "SELECT: syntax error near 'c': expected |> or end of input",

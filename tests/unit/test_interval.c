@@ -1624,6 +1624,54 @@ static void test_million_rows(void **state) {
   trel_free(f);
 }
 
+/* ---- the union of an operand per lane (ivunion.c), shared by SUBTRACT
+ * and the temporal semijoins ------------------------------------------------ */
+
+static void test_ivunion(void **state) {
+  (void)state;
+  /* input lanes: 1, NULL, 2 (first seen) */
+  const int64_t in_rows[][4] = {{0, 1, 1, 0}, {0, 1, NUL, 0}, {0, 1, 2, 0}};
+  trel *in = mk(1, 3, in_rows);
+  rt_err err = {.offset = -1};
+  rt_ivgroups g;
+  assert_int_equal(rt_ivgroups_build(&g, &in->r, "T", &err), 1);
+  assert_int_equal(g.nl, 3);
+  /* lane 1: [0,5) [5,8) touch, [6,7) inside, point 8 at the end (kept
+   * with POINTS), point 3 inside (gone), point 20 twice (one item),
+   * [30,-1) open; lane NULL: [2,4); lane 7: absent from the input */
+  const int64_t op_rows[][4] = {{0, 5, 1, 0},  {5, 3, 1, 0},   {6, 1, 1, 0},  {8, 0, 1, 0},
+                                {3, 0, 1, 0},  {20, 0, 1, 0},  {20, 0, 1, 0}, {30, -1, 1, 0},
+                                {2, 2, NUL, 0}, {1, 1, 7, 0},  {NUL, 3, 1, 0}};
+  trel *op = mk(1, 11, op_rows);
+  rt_ivunion u;
+  assert_int_equal(rt_ivunion_build(&u, &g.lanes, &op->r, RT_IVU_POINTS | RT_IVU_OPEN_END, "T", "", &err), 1);
+  assert_int_equal(u.nl, 3);
+  const uint64_t want_s[] = {0, 8, 20, 30, 2}, want_e[] = {8, 8, 20, UINT64_MAX, 4};
+  assert_int_equal(u.off[0], 0);
+  assert_int_equal(u.off[1], 4);
+  assert_int_equal(u.off[2], 5);
+  assert_int_equal(u.off[3], 5);
+  for (int i = 0; i < 5; i++) {
+    assert_int_equal(u.s[i], want_s[i]);
+    assert_int_equal(u.e[i], want_e[i]);
+  }
+  rt_ivunion_free(&u);
+  /* without the flags: points left out, a negative dur is the error */
+  assert_int_equal(rt_ivunion_build(&u, &g.lanes, &op->r, 0, "T", "", &err), 0);
+  assert_non_null(strstr(err.msg, "T: ts or dur is below zero"));
+  rt_ivunion_free(&u);
+  trel_set(op, 7, 30, 5, 1, 0);
+  err = (rt_err){.offset = -1};
+  assert_int_equal(rt_ivunion_build(&u, &g.lanes, &op->r, 0, "T", "", &err), 1);
+  assert_int_equal(u.off[1], 2);   /* [0,8) [30,35) */
+  assert_int_equal(u.e[0], 8);
+  assert_int_equal(u.s[1], 30);
+  rt_ivunion_free(&u);
+  rt_ivgroups_free(&g);
+  trel_free(in);
+  trel_free(op);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_isect_touching_and_overlap),
@@ -1653,6 +1701,7 @@ int main(void) {
       cmocka_unit_test(test_lanes_doubles_and_lookup),
       cmocka_unit_test(test_ivtree_matches_scan),
       cmocka_unit_test(test_million_rows),
+      cmocka_unit_test(test_ivunion),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /*
- * test_interval_diff.c — INTERVAL INTERSECTION OF, FLATTEN and JOIN on
- * random interval sets against plain-SQL answers from SQLite, on both
- * backends.
+ * test_interval_diff.c — INTERVAL INTERSECTION OF, FLATTEN and JOIN, and
+ * §9.2's SUBTRACT, MERGE OVERLAPPING and MERGE CONSECUTIVE BY, on random
+ * interval sets against plain-SQL answers from SQLite, and SPLIT and
+ * QUANTIZE against brute-force answers computed here, on both backends.
  *
  * Tables (made by SQL from a fixed linear congruential sequence, so runs
  * repeat): a, b, c of ~2000 rows with ts in [0, 20000), dur in [0, 60)
@@ -23,6 +24,18 @@
  * each counted when a row covers it; plus one zero-length segment per distinct point instant,
  * aggregating the points there and the positive rows with ts <= t < end.
  * JOIN: the relationship table of runtime/interval/ijoin.c as a CASE.
+ * SUBTRACT: the operand's islands per lane (a running max of ends over
+ * the rows sorted by start; a row past it starts an island), then each
+ * input row's pieces start at its ts or at an island's end inside it,
+ * unless an island holds that start, and end at the next island's start
+ * or the row's end. MERGE OVERLAPPING: the same islands over the input
+ * (points included, ts <= running end joins). MERGE CONSECUTIVE BY: a
+ * recursive walk over each lane's rows in (ts, id) order carrying the
+ * run's BY value and end. Ordered comparisons check the output order
+ * (lanes first seen, then ts, then input order).
+ * SPLIT: every operand boundary inside each input row, found by a scan
+ * of the lane's operand rows, and every operand row covering each piece;
+ * QUANTIZE: the pieces walked one bucket at a time.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -487,6 +500,247 @@ static void test_events(void **state) {
   diff_want("INTERVALS FROM EVENTS (SELECT id, ts FROM sb ORDER BY ts, id) |> WHERE id >= 0 |> SELECT ts, dur, id", &want, true, 1900);
 }
 /* end §9.1 */
+/* ---- §9.2 interval reshaping ------------------------------------------------ */
+
+/* Islands of the positive valid rows of table t (columns k, ts, dur),
+ * as a CTE named u(k, s, e). */
+#define ISLANDS(t)                                                                                  \
+  "ob AS (SELECT k, ts AS s, ts + dur AS e FROM " t " WHERE ts IS NOT NULL AND dur IS NOT NULL "    \
+  "  AND dur > 0), "                                                                                \
+  "om AS (SELECT *, max(e) OVER (PARTITION BY k ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING "    \
+  "  AND 1 PRECEDING) AS pe FROM ob), "                                                             \
+  "og AS (SELECT *, sum(CASE WHEN pe IS NULL OR s > pe THEN 1 ELSE 0 END) OVER (PARTITION BY k "    \
+  "  ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS grp FROM om), "                                     \
+  "u AS (SELECT k, min(s) AS s, max(e) AS e FROM og GROUP BY k, grp) "
+
+static void test_subtract(void **state) {
+  (void)state;
+  static const char *const sql =
+      "WITH " ISLANDS("sb") ", "
+      "st AS (SELECT i.id, i.k, i.ts AS b0, i.ts + i.dur AS b1, i.ts AS p FROM sa i WHERE " VALID("i")
+      "  UNION ALL SELECT i.id, i.k, i.ts, i.ts + i.dur, u.e FROM sa i JOIN u ON u.k IS i.k "
+      "  AND u.e > i.ts AND u.e < i.ts + i.dur WHERE " VALID("i") " AND i.dur > 0), "
+      "pc AS (SELECT id, k, b0, b1, p, min(b1, coalesce((SELECT min(u.s) FROM u WHERE u.k IS st.k "
+      "  AND u.s > st.p), b1)) AS q FROM st WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.k IS st.k "
+      "  AND u.s <= st.p AND st.p < u.e)) "
+      "SELECT id, p, q - p, k FROM pc WHERE q > p OR b0 = b1 "
+      "ORDER BY (SELECT min(x.id) FROM sa x WHERE x.k IS pc.k), p, id";
+  diff("FROM a |> INTERVAL SUBTRACT b PER k |> WHERE id >= 0 |> SELECT id, ts, dur, k", sql, true, 500);
+  /* one lane: every operand row takes from every input row (a sparse
+   * operand, so that pieces remain) */
+  static const char *const sql1 =
+      "WITH sb1 AS (SELECT 0 AS k, ts, dur FROM sb WHERE id % 10 = 0), sa1 AS (SELECT id, 0 AS k, ts, dur FROM sa), "
+      ISLANDS("sb1") ", "
+      "st AS (SELECT i.id, i.ts AS b0, i.ts + i.dur AS b1, i.ts AS p FROM sa1 i WHERE " VALID("i")
+      "  UNION ALL SELECT i.id, i.ts, i.ts + i.dur, u.e FROM sa1 i JOIN u "
+      "  ON u.e > i.ts AND u.e < i.ts + i.dur WHERE " VALID("i") " AND i.dur > 0), "
+      "pc AS (SELECT id, b0, b1, p, min(b1, coalesce((SELECT min(u.s) FROM u WHERE u.s > st.p), b1)) AS q "
+      "  FROM st WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.s <= st.p AND st.p < u.e)) "
+      "SELECT id, p, q - p FROM pc WHERE q > p OR b0 = b1 ORDER BY p, id";
+  diff("FROM a |> INTERVAL SUBTRACT (FROM b |> WHERE id % 10 = 0 |> SELECT ts, dur) |> WHERE id >= 0 "
+       "|> SELECT id, ts, dur",
+       sql1, true, 100);
+}
+
+static void test_merge(void **state) {
+  (void)state;
+  diff("FROM a |> INTERVAL MERGE OVERLAPPING PER k AGGREGATE COUNT(*) AS n, SUM(v) AS sv, MAX(v) AS mx, "
+       "COUNT(v) AS cv, MIN(id) AS first |> WHERE n > 0",
+       "WITH r AS (SELECT id, k, ts, ts + dur AS e, v FROM sa WHERE " VALID("sa") "), "
+       "m AS (SELECT *, max(e) OVER (PARTITION BY k ORDER BY ts, id ROWS BETWEEN UNBOUNDED PRECEDING "
+       "  AND 1 PRECEDING) AS pe FROM r), "
+       "g AS (SELECT *, sum(CASE WHEN pe IS NULL OR ts > pe THEN 1 ELSE 0 END) OVER (PARTITION BY k "
+       "  ORDER BY ts, id ROWS UNBOUNDED PRECEDING) AS grp FROM m) "
+       "SELECT min(ts), max(e) - min(ts), k, count(*), sum(v), max(v), count(v), min(id) FROM g "
+       "GROUP BY k, grp ORDER BY (SELECT min(x.id) FROM sa x WHERE x.k IS g.k), min(ts)",
+       true, 500);
+  /* BY a value with NULLs; points and gaps end runs too */
+  diff("FROM b |> EXTEND CASE WHEN id % 7 = 0 THEN NULL ELSE w % 3 END AS c "
+       "|> INTERVAL MERGE CONSECUTIVE BY c PER k AGGREGATE COUNT(*) AS n, SUM(w) AS sw |> WHERE n > 0",
+       "WITH r AS (SELECT id, k, ts, ts + dur AS e, c, w, row_number() OVER (PARTITION BY k ORDER BY ts, id) AS rn "
+       "  FROM (SELECT *, CASE WHEN id % 7 = 0 THEN NULL ELSE w % 3 END AS c FROM sb) x WHERE " VALID("x") "), "
+       "walk(k, rn, grp, c, re) AS (SELECT k, rn, 0, c, e FROM r WHERE rn = 1 "
+       "  UNION ALL SELECT r.k, r.rn, CASE WHEN r.c IS walk.c AND r.ts <= walk.re THEN walk.grp ELSE walk.grp + 1 END, "
+       "  r.c, CASE WHEN r.c IS walk.c AND r.ts <= walk.re THEN max(walk.re, r.e) ELSE r.e END "
+       "  FROM walk JOIN r ON r.k IS walk.k AND r.rn = walk.rn + 1) "
+       "SELECT min(r.ts), max(r.e) - min(r.ts), r.k, r.c, count(*), sum(r.w) FROM walk JOIN r "
+       "  ON r.k IS walk.k AND r.rn = walk.rn GROUP BY r.k, walk.grp "
+       "ORDER BY (SELECT min(x.id) FROM sb x WHERE x.k IS r.k), min(r.rn)",
+       true, 500);
+}
+
+/* A table's rows (id, ts, dur, k) with NULL flags, read through SQLite. */
+typedef struct ivrow {
+  int64_t id, ts, dur, k;
+  bool nts, ndur, nk;
+} ivrow;
+
+static int read_rows(const char *table, ivrow **out) {
+  char sql[128];
+  snprintf(sql, sizeof sql, "SELECT id, ts, dur, k FROM %s ORDER BY rowid", table);
+  sqlite3_stmt *st = NULL;
+  assert_int_equal(sqlite3_prepare_v2(E->db, sql, -1, &st, NULL), SQLITE_OK);
+  int n = 0, cap = 0;
+  ivrow *v = NULL;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    if (n == cap) {
+      cap = cap ? 2 * cap : 1024;
+      v = realloc(v, sizeof *v * (size_t)cap);
+      assert_non_null(v);
+    }
+    ivrow *r = &v[n++];
+    r->id = sqlite3_column_int64(st, 0);
+    r->nts = sqlite3_column_type(st, 1) == SQLITE_NULL, r->ts = sqlite3_column_int64(st, 1);
+    r->ndur = sqlite3_column_type(st, 2) == SQLITE_NULL, r->dur = sqlite3_column_int64(st, 2);
+    r->nk = sqlite3_column_type(st, 3) == SQLITE_NULL, r->k = sqlite3_column_int64(st, 3);
+  }
+  sqlite3_finalize(st);
+  *out = v;
+  return n;
+}
+
+static bool same_lane(const ivrow *x, const ivrow *y) {
+  return x->nk == y->nk && (x->nk || x->k == y->k);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void test_split(void **state) {
+  (void)state;
+  ivrow *in, *op;
+  int n = read_rows("sa", &in), m = read_rows("sc", &op);
+  lines want = {0};
+  char line[128];
+  int64_t *cut = malloc(sizeof *cut * (2 * (size_t)m + 2));
+  assert_non_null(cut);
+  for (int i = 0; i < n; i++) {
+    const ivrow *r = &in[i];
+    if (r->nts || r->ndur) continue;
+    int64_t s = r->ts, e = r->ts + r->dur;
+    int nc = 0;
+    cut[nc++] = s;
+    for (int j = 0; j < m; j++) {
+      const ivrow *o = &op[j];
+      if (o->nts || o->ndur || !same_lane(r, o)) continue;
+      int64_t os = o->ts, oe = o->ts + o->dur;
+      if (os > s && os < e) cut[nc++] = os;
+      if (oe > s && oe < e) cut[nc++] = oe;
+    }
+    qsort(cut, (size_t)nc, sizeof *cut, cmp_i64);
+    for (int c = 0; c < nc; c++) {
+      if (c && cut[c] == cut[c - 1]) continue;
+      int64_t a = cut[c], b = e;
+      for (int d = c + 1; d < nc; d++)
+        if (cut[d] > a) {
+          b = cut[d];
+          break;
+        }
+      int hits = 0;
+      for (int j = 0; j < m; j++) {
+        const ivrow *o = &op[j];
+        if (o->nts || o->ndur || !same_lane(r, o)) continue;
+        int64_t os = o->ts, oe = o->ts + o->dur;
+        bool cover = a == b ? (o->dur == 0 ? os == a : os <= a && a < oe)
+                            : o->dur > 0 && os <= a && b <= oe;
+        if (!cover) continue;
+        hits++;
+        snprintf(line, sizeof line, "%lld|%lld|%lld|%lld", (long long)r->id, (long long)a,
+                 (long long)(b - a), (long long)o->id);
+        lines_add(&want, line);
+      }
+      if (!hits) {
+        snprintf(line, sizeof line, "%lld|%lld|%lld|NULL", (long long)r->id, (long long)a, (long long)(b - a));
+        lines_add(&want, line);
+      }
+    }
+  }
+  assert_true(want.n > 2 * n);
+  diff_want("FROM a |> INTERVAL SPLIT c AS o PER k |> WHERE id >= 0 |> SELECT id, ts, dur, o.id AS oid", &want,
+            false, 1);
+  free(cut);
+  free(in);
+  free(op);
+}
+
+/* QUANTIZE's pieces of the valid rows, in the stage's order: lanes first
+ * seen, then ts, then input order (a stable sort of the rows' pieces). */
+typedef struct qpiece {
+  int lane;
+  int64_t ts, dur, id, bucket;
+} qpiece;
+
+static int cmp_qpiece(const void *pa, const void *pb) {
+  const qpiece *a = pa, *b = pb;
+  if (a->lane != b->lane) return a->lane - b->lane;
+  if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+  return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static void quantize_case(int64_t width, bool trace_start, int64_t origin) {
+  ivrow *in;
+  int n = read_rows("sa", &in);
+  int64_t least = INT64_MAX;
+  for (int i = 0; i < n; i++)
+    if (!in[i].nts && !in[i].ndur && in[i].ts < least) least = in[i].ts;
+  if (trace_start) origin = least;
+  int *lane = malloc(sizeof *lane * (size_t)n);
+  int nl = 0;
+  size_t np = 0, cap = 1024;
+  qpiece *pc = malloc(sizeof *pc * cap);
+  assert_true(lane && pc);
+  for (int i = 0; i < n; i++) {
+    lane[i] = -1;
+    for (int j = 0; j < i && lane[i] < 0; j++)
+      if (same_lane(&in[i], &in[j])) lane[i] = lane[j];
+    if (lane[i] < 0) lane[i] = nl++;
+  }
+  for (int i = 0; i < n; i++) {
+    const ivrow *r = &in[i];
+    if (r->nts || r->ndur) continue;
+    int64_t t = r->ts, e = r->ts + r->dur;
+    do {
+      int64_t rel = t - origin;
+      int64_t bk = rel >= 0 ? rel / width : -((-rel + width - 1) / width);
+      int64_t nx = origin + (bk + 1) * width;
+      int64_t b = nx < e ? nx : e;
+      if (np == cap) pc = realloc(pc, sizeof *pc * (cap *= 2));
+      pc[np++] = (qpiece){lane[i], t, b - t, r->id, bk};
+      t = b;
+    } while (t < e);
+  }
+  /* qsort is not stable: the comparator breaks every tie (id) */
+  qsort(pc, np, sizeof *pc, cmp_qpiece);
+  lines want = {0};
+  char line[128];
+  for (size_t i = 0; i < np; i++) {
+    snprintf(line, sizeof line, "%lld|%lld|%lld|%lld", (long long)pc[i].id, (long long)pc[i].ts,
+             (long long)pc[i].dur, (long long)pc[i].bucket);
+    lines_add(&want, line);
+  }
+  assert_true(want.n > n);
+  char pipe[256];
+  if (trace_start)
+    snprintf(pipe, sizeof pipe, "FROM a |> INTERVAL QUANTIZE %lldns PER k |> WHERE id >= 0 |> SELECT id, ts, dur, bucket",
+             (long long)width);
+  else
+    snprintf(pipe, sizeof pipe,
+             "FROM a |> INTERVAL QUANTIZE %lld ALIGNED TO %lld PER k |> WHERE id >= 0 |> SELECT id, ts, dur, bucket",
+             (long long)width, (long long)origin);
+  diff_want(pipe, &want, true, 1);
+  free(pc);
+  free(lane);
+  free(in);
+}
+
+static void test_quantize(void **state) {
+  (void)state;
+  quantize_case(7, false, 3);
+  quantize_case(16, false, 5000);   /* rows before the origin: negative buckets */
+  quantize_case(25, true, 0);       /* TRACE START without a trace: the smallest ts */
+}
 
 int main(void) {
   const struct CMUnitTest tests[] = {
@@ -496,6 +750,10 @@ int main(void) {
       cmocka_unit_test(test_flatten),
       cmocka_unit_test(test_join),
       cmocka_unit_test(test_events),   /* §9.1 (ivsrc) */
+      cmocka_unit_test(test_subtract),
+      cmocka_unit_test(test_merge),
+      cmocka_unit_test(test_split),
+      cmocka_unit_test(test_quantize),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
