@@ -92,6 +92,7 @@ static bool iv_reads_tables(ir_opkind k) {
   case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
     return true;   /* SPLIT's operand is buffered: ex_iv_direct */
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
+  case IR_GRAPH:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -799,6 +800,7 @@ static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *c
   case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
     return iv_reshape(run, s, b, pick, ctx, dn);
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
+  case IR_GRAPH:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:

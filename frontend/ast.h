@@ -265,7 +265,8 @@ typedef struct fe_source {
   fe_pipeline *pipe;
   fe_name alias;       /* [AS] alias, name NULL if none */
   int nops;
-  struct fe_source **ops;   /* intersection operands (each with its alias) */
+  struct fe_source **ops;   /* intersection operands (each with its alias);
+                               GRAPH's NODES, EDGES and FROM relations */
   int nper;
   fe_name *per;
   int nargs;                /* SRC_CALL: the arguments */

@@ -257,6 +257,38 @@ static fe_source *parse_iv_events(fe_parser *p) {
   return s;
 }
 
+/* §9.5: GRAPH (DFS | BFS | DOMINATOR) TREE NODES rel [[AS] a] EDGES rel
+ * [[AS] a] FROM rel [[AS] a]: one source kind per algorithm, ops[0..3)
+ * the three relations. */
+static fe_source *parse_graph(fe_parser *p) {
+  static const char *const algos[] = {"DFS", "BFS", "DOMINATOR"};
+  static const fe_srckind kinds[] = {SRC_GRAPH_DFS, SRC_GRAPH_BFS, SRC_GRAPH_DOMINATOR};
+  static const char *const names[] = {"GRAPH DFS TREE", "GRAPH BFS TREE", "GRAPH DOMINATOR TREE"};
+  static const char *const words[] = {"NODES", "EDGES", "FROM"};
+  static const char *const stops[][2] = {{"EDGES", NULL}, {"FROM", NULL}, {NULL}};
+  p->stage = "GRAPH";
+  fe_source *s = fe_alloc(p, sizeof *s);
+  if (!s) return NULL;
+  s->pos = fe_cur(p)->pos;
+  p->i++; /* GRAPH */
+  int algo = -1;
+  for (int k = 0; k < 3 && algo < 0; k++)
+    if (fe_accept_kw(p, algos[k])) algo = k;
+  if (algo < 0) return fe_syntax_error(p, fe_cur(p), "DFS, BFS or DOMINATOR"), NULL;
+  s->kind = kinds[algo];
+  p->stage = names[algo];
+  if (!fe_expect_kw(p, "TREE", NULL)) return NULL;
+  int cap = 0;
+  for (int k = 0; k < 3; k++) {
+    if (!fe_expect_kw(p, words[k], NULL)) return NULL;
+    fe_source *op = parse_relation(p);
+    p->stage = names[algo];
+    if (!op || parse_alias(p, &op->alias, stops[k]) < 0) return NULL;
+    if (!fe_push_ptr(p, &s->ops, &s->nops, &cap, op)) return NULL;
+  }
+  return s;
+}
+
 /* ---- select items ----------------------------------------------------- */
 
 static bool parse_item(fe_parser *p, fe_item *it);

@@ -31,6 +31,8 @@
  *   JOIN_BUILD carry trimmed to the needed columns (unread columns of the
  *              joined relation are never buffered, nor read by its scan)
  *   SETOP      needs every column of its relations (rows compare whole)
+ *   GRAPH      needs the keys of its relations (NODES.id, EDGES.src and
+ *              dst, the seeds' id); defines parent_id and depth
  *   SCAN_FORK  reads only needed columns, which the fork then needs
  *   FORK       dead when no live SCAN_FORK reads it (the stream goes on
  *              unbuffered); else carry trimmed to the needed columns,
@@ -329,6 +331,15 @@ void ir_live(ir_plan *p) {
       }
       for (int j = 0; j < op->setop.nrel; j++)
         for (int k = 0; k < op->setop.ncols; k++) need[op->setop.cols[j][k]] = true;
+      break;
+    case IR_GRAPH:
+      /* §9.5: parent_id and depth are made anyway; the keys are read;
+       * NODES' carried columns stay needed as they were (a payload
+       * nobody reads is not buffered) */
+      need[op->graph.parent_out] = need[op->graph.depth_out] = false;
+      p->cols[op->graph.parent_out].live = p->cols[op->graph.depth_out].live = true;
+      need[op->graph.id_col] = need[op->graph.src_col] = need[op->graph.dst_col] = true;
+      need[op->graph.seed_col] = true;
       break;
     case IR__COUNT: break;
     }

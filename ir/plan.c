@@ -186,6 +186,11 @@ void ir_op_need(const ir_op *op, bool *need) {
     if (op->iv.from_in) need_cols(op->iv.nscan, op->iv.from_in, need);
     if (op->iv.from_bg) need_cols(op->iv.nscan, op->iv.from_bg, need);
     return;
+  case IR_GRAPH: {   /* §9.5 */
+    int t[4] = {op->graph.id_col, op->graph.src_col, op->graph.dst_col, op->graph.seed_col};
+    need_cols(4, t, need);
+    return;
+  }
   case IR__COUNT: return;
   }
 }
@@ -205,6 +210,7 @@ const int *ir_source_cols(const ir_op *op, int *n) {
     *n = op->iv.nscan;
     return op->iv.out_cols;
   case IR_SETOP: *n = op->setop.ncols; return op->setop.out;
+  case IR_GRAPH: *n = op->graph.nscan; return op->graph.out_cols;   /* §9.5 */
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -241,6 +247,7 @@ int64_t ir_op_size(const ir_op *op) {
   case IR_SETOP: return op->setop.ncols;
   case IR_FORK: return op->fork.ncarry;
   case IR_SCAN_FORK: return op->scan.nscan;
+  case IR_GRAPH: return 4;   /* §9.5: its keys */
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_TREE_NUMBER: case IR_ISECT:
   case IR_IJOIN: case IR_FILLGAPS: case IR_IV_EVENTS: case IR__COUNT:
   case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:

@@ -463,6 +463,23 @@ struct ir_op {
       const char *name;
       bool used;                /* live.c scratch: a live SCAN_FORK reads it */
     } fork;
+    /* GRAPH (§9.5; bound in bind_graph.c, run by exec/driver_graph.c):
+     * relation 0 NODES, 1 EDGES, 2 FROM (the seeds), buffered by
+     * bufs[0..3); id_col (NODES), src_col and dst_col (EDGES), seed_col
+     * (FROM) are integer columns of theirs. algo is an rt_graphalgo
+     * (runtime/graph/graph.h). Output: NODES' carried columns under their
+     * own ids, read through a selection of its buffer (the tree's rows in
+     * its order), then parent_out and depth_out (RT_I64, parent NULL for
+     * a root); out_cols[0..nscan) lists them once live.c trimmed the
+     * buffers (segment.c). */
+    struct ir_graph {
+      int algo;
+      ir_op *bufs[3];
+      int id_col, src_col, dst_col, seed_col;
+      int parent_out, depth_out;
+      int nscan;
+      int *out_cols;
+    } graph;
     struct ir_join {            /* JOIN_PROBE and its JOIN_BUILD (bind_join.c) */
       int kind;                 /* rt_joinkind (runtime/jointab.h) */
       int nkeys;                /* equality keys: input column in_keys[k] equals

@@ -433,6 +433,7 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
                        "numbered per row for the aggregate after it -> ");
     break;
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
+  case IR_GRAPH:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -501,6 +502,25 @@ static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
     const struct ir_setop *so = &op->setop;
     rt_buf_printf(out, "%s %s of %d relations%s -> ", kinds[so->kind], so->all ? "all" : "distinct",
                   so->nrel, so->kind == IR_SET_UNION && so->all ? "" : " (whole rows hashed)");
+    break;
+  }
+  case IR_GRAPH: {   /* §9.5 */
+    static const char *const algos[] = {
+        "dfs: seeds in ascending id, out-edges in ascending dst, preorder",
+        "bfs: levels from the seeds, parent the smallest-id node of the level before, "
+        "ascending id within a level",
+        "dominator: immediate dominators under a virtual root above the seeds (Lengauer-Tarjan), "
+        "preorder, children in ascending id"};
+    const struct ir_graph *g = &op->graph;
+    rt_buf_printf(out, "graph tree %s; nodes ", g->algo >= 0 && g->algo < 3 ? algos[g->algo] : "?");
+    put_col(p, g->id_col, out);
+    rt_buf_printf(out, ", edges ");
+    put_col(p, g->src_col, out);
+    rt_buf_printf(out, " -> ");
+    put_col(p, g->dst_col, out);
+    rt_buf_printf(out, ", seeds ");
+    put_col(p, g->seed_col, out);
+    rt_buf_printf(out, " -> ");
     break;
   }
 #define IR_CASE_STEP(name) case IR_##name:
@@ -643,7 +663,7 @@ static void put_op(const ir_plan *p, const ir_op *op, rt_buf *out) {
     break;
   case IR_IV_BUFFER:
     rt_buf_printf(out, "%sbuffer for %s; carry ",
-                  op->ivbuf.user && op->ivbuf.user->kind == IR_SETOP ? "" : "interval ",
+                  op->ivbuf.user && !ir_op_is_interval(op->ivbuf.user->kind) ? "" : "interval ",
                   op->ivbuf.user ? ir_op_names[op->ivbuf.user->kind] : "?");
     put_cols(p, op->ivbuf.ncarry, op->ivbuf.carry, out);
     break;

@@ -116,6 +116,7 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
   case IR_SETBOUNDS: carries = true; break;
   case IR_IVMERGE: bounds = carries = true, pre = op->iv.gid_out; break;
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
+  case IR_GRAPH:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -143,6 +144,17 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
       op->iv.out_cols[op->iv.nscan++] = op->iv.bufs[j]->ivbuf.carry[k];
 }
 
+/* What a GRAPH source serves once live.c has trimmed NODES' buffer: its
+ * carry, then parent_id and depth (§9.5). */
+static void graph_outputs(ir_plan *p, ir_op *op) {
+  const ir_op *nb = op->graph.bufs[0];
+  op->graph.out_cols = ir_palloc(p, sizeof(int) * ((size_t)nb->ivbuf.ncarry + 3));
+  op->graph.nscan = 0;
+  for (int k = 0; k < nb->ivbuf.ncarry; k++) op->graph.out_cols[op->graph.nscan++] = nb->ivbuf.carry[k];
+  op->graph.out_cols[op->graph.nscan++] = op->graph.parent_out;
+  op->graph.out_cols[op->graph.nscan++] = op->graph.depth_out;
+}
+
 void ir_segment_plan(ir_plan *p) {
   /* Rebuild the op list with fresh SCAN_BUF ops, then segment it. */
   ir_op **ops = ir_palloc(p, sizeof(ir_op *) * ((size_t)p->nops * 2 + 1));
@@ -161,6 +173,7 @@ void ir_segment_plan(ir_plan *p) {
   for (int i = 0; i < nops; i++) {
     if (!ops[i]->dead && ir_op_is_source(ops[i]->kind)) nsegs++;
     if (ir_op_is_interval(ops[i]->kind)) iv_outputs(p, ops[i]);
+    if (ops[i]->kind == IR_GRAPH) graph_outputs(p, ops[i]);
   }
   p->segs = ir_palloc(p, sizeof(ir_segment) * ((size_t)nsegs + 1));
   p->nsegs = 0;

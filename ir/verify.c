@@ -247,6 +247,18 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     }
     if (!after_bufs) return bad(v, NULL, "interval source does not follow its buffers");
     if (!check_interval(v, src)) return 0;
+  } else if (src->kind == IR_GRAPH) {
+    /* §9.5: after its three buffers, each carrying its keys */
+    const struct ir_graph *g = &src->graph;
+    if (!prev_sink || prev_sink != g->bufs[2])
+      return bad(v, NULL, "graph source does not follow its buffers");
+    for (int j = 0; j < 3; j++)
+      if (!g->bufs[j] || g->bufs[j]->kind != IR_IV_BUFFER || g->bufs[j]->ivbuf.user != src ||
+          !done_before(v, seg, g->bufs[j]))
+        return bad(v, NULL, "graph relation is not buffered before it");
+    if (!carried(g->bufs[0], g->id_col) || !carried(g->bufs[1], g->src_col) ||
+        !carried(g->bufs[1], g->dst_col) || !carried(g->bufs[2], g->seed_col))
+      return bad(v, NULL, "graph key is not buffered");
   } else if (prev_sink && prev_sink->kind != IR_IV_BUFFER && !joins_after(v, seg)) {
     /* a fresh scan starts the plan, an interval relation or a JOIN's
      * relation */

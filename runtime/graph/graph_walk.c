@@ -1,0 +1,102 @@
+/*
+ * graph_walk.c — the DFS and BFS trees of a built graph (graph.h), each
+ * O(V + E): every node is reached once and every out-list read once.
+ *
+ * Seeds are marked reached before the walk starts, so no seed is ever
+ * entered from another node: every seed is a root, in both trees.
+ */
+#include <string.h>
+
+#include "runtime/budget.h"
+#include "graph.h"
+
+/* A node joins the tree: position i of t. */
+static void put(rt_gtree *t, uint32_t v, uint32_t parent, uint32_t depth) {
+  uint32_t i = t->n++;
+  t->order[i] = v;
+  t->parent[i] = parent;
+  t->depth[i] = depth;
+}
+
+int rt_graph_dfs(const rt_graph *g, rt_gtree *t) {
+  uint32_t nv = g->nv;
+  uint8_t *seen = rt_mem_calloc((size_t)nv + 1, 1);
+  /* the path from the current seed: each node and its next out-edge (a
+   * node's depth is its place on the path) */
+  uint32_t *stk = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
+  uint32_t *cur = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
+  int ok = seen && stk && cur && rt_gtree_alloc(t, nv);
+  if (ok) {
+    for (uint32_t i = 0; i < g->nseeds; i++) seen[g->seeds[i]] = 1;
+    for (uint32_t i = 0; i < g->nseeds; i++) {
+      uint32_t s = g->seeds[i], top = 0;
+      stk[0] = s;
+      cur[0] = g->off[s];
+      put(t, s, RT_GRAPH_NONE, 0);
+      top = 1;
+      while (top) {
+        uint32_t u = stk[top - 1];
+        uint32_t e = cur[top - 1], end = g->off[u + 1];
+        while (e < end && seen[g->adj[e]]) e++;
+        if (e == end) {
+          top--;
+          continue;
+        }
+        uint32_t v = g->adj[e];
+        cur[top - 1] = e + 1;
+        seen[v] = 1;
+        stk[top] = v;
+        cur[top] = g->off[v];
+        put(t, v, u, top);
+        top++;
+      }
+    }
+  }
+  rt_mem_free(seen);
+  rt_mem_free(stk);
+  rt_mem_free(cur);
+  return ok;
+}
+
+int rt_graph_bfs(const rt_graph *g, rt_gtree *t) {
+  uint32_t nv = g->nv;
+  uint8_t *seen = rt_mem_calloc((size_t)nv + 1, 1);
+  uint32_t *tmp = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
+  uint32_t *par = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));   /* by rank */
+  int ok = seen && tmp && par && rt_gtree_alloc(t, nv);
+  if (ok) {
+    /* t->order is the queue: level L is order[lo, hi) */
+    for (uint32_t i = 0; i < g->nseeds; i++) {
+      seen[g->seeds[i]] = 1;
+      put(t, g->seeds[i], RT_GRAPH_NONE, 0);
+    }
+    uint32_t lo = 0, depth = 0;
+    while (lo < t->n) {
+      uint32_t hi = t->n;
+      /* The level is in ascending id, so the first node to reach a
+       * node of the next level is the smallest-id one with an edge to
+       * it. */
+      for (uint32_t i = lo; i < hi; i++) {
+        uint32_t u = t->order[i];
+        for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++) {
+          uint32_t v = g->adj[e];
+          if (seen[v]) continue;
+          seen[v] = 1;
+          par[v] = u;
+          t->order[t->n++] = v;
+        }
+      }
+      depth++;
+      rt_graph_sort_u32(t->order + hi, t->n - hi, tmp);
+      for (uint32_t i = hi; i < t->n; i++) {
+        t->parent[i] = par[t->order[i]];
+        t->depth[i] = depth;
+      }
+      lo = hi;
+    }
+  }
+  rt_mem_free(seen);
+  rt_mem_free(tmp);
+  rt_mem_free(par);
+  return ok;
+}
