@@ -196,7 +196,8 @@ static int endpoint(gctx *c, const idmap *m, const rt_graph_in *in, uint32_t r, 
 /* Out-lists sorted by dst, without self-loops or repeats. */
 static int build_edges(gctx *c, const rt_graph_in *in, const idmap *m, rt_graph *g) {
   uint32_t nv = g->nv, ne = in->src.n;
-  uint32_t *es = rt_mem_alloc(sizeof(uint32_t) * ((size_t)ne + 1));
+  /* es is reused as the out-lists' fill cursors (nv of them) */
+  uint32_t *es = rt_mem_alloc(sizeof(uint32_t) * ((size_t)(ne > nv ? ne : nv) + 1));
   uint32_t *ed = rt_mem_alloc(sizeof(uint32_t) * ((size_t)ne + 1));
   uint32_t *ioff = rt_mem_calloc((size_t)nv + 2, sizeof(uint32_t));
   g->off = rt_mem_calloc((size_t)nv + 2, sizeof(uint32_t));
