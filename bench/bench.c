@@ -9,7 +9,8 @@
  *                              intersect_overlapping|flatten|interval_join|
  *                              intersect_sql|compile_scaling|self_time|
  *                              sql_join|table_function|window|agg_1key|
- *                              agg_2keys|agg_3keys|agg_str|agg_3mixed|all]
+ *                              agg_2keys|agg_3keys|agg_str|agg_3mixed|
+ *                              dfs|bfs|dominator|retained|all]
  *                 [--sizes 1000,10000,...] [--modes interp,jit,auto]
  *                 [--repeat N] [--opt 0..3] [--passes PIPELINE] [--threads 1,2,...]
  *                 [--sql-cap SECONDS] [--sql-max-size N] [--csv | --json]
@@ -64,7 +65,7 @@
 
 /* IV, IV_SQL: the INTERVAL workloads (bench_interval.c), also on the
  * sample trace; ns/row counts the rows of every operand. */
-enum { TREE_NONE, TREE_UP, TREE_DOWN, TREE_SHUFFLED, TREE_SQL, IV, IV_SQL, JOINW, AGG };
+enum { TREE_NONE, TREE_UP, TREE_DOWN, TREE_SHUFFLED, TREE_SQL, IV, IV_SQL, JOINW, AGG, GRAPHW };
 
 typedef struct workload {
   const char *name;
@@ -84,6 +85,8 @@ static const char TREE_UP_Q[] =
 static const char INTERSECT_Q[] =
     "INTERVAL INTERSECTION OF (sched AS s, cpu_frequency AS f) PER cpu "
     "|> AGGREGATE SUM(dur) AS d GROUP BY cpu";
+
+#define GRAPH_AGG "|> AGGREGATE COUNT(*) AS n, SUM(depth) AS d, MAX(depth) AS m"
 
 #define AGG_Q "FROM slice |> WHERE dur > 1000 |> AGGREGATE COUNT(*) AS n, SUM(dur) AS s, MAX(dur) AS m GROUP BY "
 
@@ -133,6 +136,16 @@ static const workload WORKLOADS[] = {
     {"agg_3keys", AGG_Q "track_id, depth, parent_id", 0, AGG},
     {"agg_str", AGG_Q "name", 0, AGG},
     {"agg_3mixed", AGG_Q "track_id, depth, category", 0, AGG},
+    /* §9.5 graph sources (bench_graph.c): a random graph of `size` nodes
+     * and 3 x size edges; ns/row is per node */
+    {"dfs", "GRAPH DFS TREE NODES gnode EDGES gedge FROM groot " GRAPH_AGG, 0, GRAPHW},
+    {"bfs", "GRAPH BFS TREE NODES gnode EDGES gedge FROM groot " GRAPH_AGG, 0, GRAPHW},
+    {"dominator", "GRAPH DOMINATOR TREE NODES gnode EDGES gedge FROM groot " GRAPH_AGG, 0, GRAPHW},
+    {"retained",
+     "GRAPH DOMINATOR TREE NODES gnode EDGES gedge FROM groot "
+     "|> TREE ACCUMULATE UP SUM(self_size) AS retained "
+     "|> AGGREGATE COUNT(*) AS n, SUM(depth) AS d, MAX(retained) AS m",
+     0, GRAPHW},
     /* bench_join.c: with rows for SQLite and DuckDB (one thread) */
     {"join",
      "FROM slice |> JOIN thread_track AS tt ON track_id = tt.id |> JOIN thread USING (utid) "
@@ -384,6 +397,8 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     if (bench_join_setup(e, d->n) != 0) die(e, "join setup");
   } else if (w->tree == AGG) {
     if (pj_engine_load_sample_trace(e, d->n) != PJ_OK) die(e, "sample trace");
+  } else if (w->tree == GRAPHW) {
+    if (bench_graph_setup(e, d->n) != 0) die(e, "graph setup");
   } else if (w->tree >= IV) {
     if (bench_iv_setup(e, d->n, w->tree == IV_SQL) != 0) die(e, "interval setup");
   } else if (w->tree) {
@@ -463,8 +478,9 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
       t[r] = (double)(rt_now_ns() - s) / inner;
     }
     /* interval workloads: per row of every operand read */
-    if (w->tree >= IV && w->tree != AGG && tm.rows_in > 0) iv_rows_in = tm.rows_in;
-    int64_t denom = w->tree >= IV && w->tree != AGG ? iv_rows_in : d->n;
+    bool per_in = w->tree >= IV && w->tree != AGG && w->tree != GRAPHW;
+    if (per_in && tm.rows_in > 0) iv_rows_in = tm.rows_in;
+    int64_t denom = per_in ? iv_rows_in : d->n;
     rw->ns_per_row = median(t, o->repeat) / (double)(denom ? denom : 1);
     rw->compile_ms = tm.used_jit ? compile_latency(e, w->text, o->repeat) : 0;
     if (pi == 0) {
@@ -598,7 +614,8 @@ static void usage(void) {
           "                                 intersect_overlapping|flatten|interval_join|\n"
           "                                 intersect_sql|compile_scaling|self_time|sql_join|\n"
           "                                 table_function|window|agg_1key|agg_2keys|\n"
-          "                                 agg_3keys|agg_str|agg_3mixed|all] [--sizes N,N,...]\n"
+          "                                 agg_3keys|agg_str|agg_3mixed|dfs|bfs|dominator|\n"
+          "                                 retained|all] [--sizes N,N,...]\n"
           "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
           "                     [--passes PIPELINE] [--sql-cap SECONDS] [--sql-max-size N]\n"
           "                     [--csv | --json] [--report REPORT.md] [--svg report.svg]\n"

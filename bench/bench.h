@@ -157,6 +157,10 @@ typedef struct bench_iv_sums {
 /* Loads the sample trace with n slices into e; with sql, also indexed
  * SQLite copies of sched and cpu_frequency for bench_iv_sql. 0 or -1. */
 int bench_iv_setup(pj_engine *e, int64_t n, int sql);
+/* The graph workloads (bench/bench_graph.c, §9.5): tables gnode(id,
+ * self_size), gedge(src, dst), groot(id) of a random graph of n nodes and
+ * 3n edges. 0 or -1. */
+int bench_graph_setup(pj_engine *e, int64_t n);
 /* The `intersect` answer from plain SQLite (join on cpu with the overlap
  * predicate), stopped after cap_s seconds: 1 with *out, 0 when the cap
  * was hit, -1 on error; *ms is the time spent either way. */

@@ -63,10 +63,13 @@ void rt_graph_sort_u32(uint32_t *a, uint32_t n, uint32_t *tmp) {
 /* ---- node numbering -------------------------------------------------------- */
 
 /* id → rank: a direct table over [lo, lo + span) when the ids are dense
- * enough (at most 4 slots per node), else an open-addressing map. */
+ * enough (at most 4 slots per node), else an open-addressing map; and
+ * when the ids are exactly lo .. lo + n - 1 (a heap graph's, a table's
+ * row ids), no table at all: the rank is id - lo. */
 typedef struct idmap {
   int64_t lo;
   uint64_t span;
+  bool identity;
   uint32_t *direct;     /* rank + 1, 0 = no node */
   uint64_t mask;
   int64_t *keys;
@@ -80,10 +83,10 @@ static uint64_t mix(int64_t x) {
 
 /* The rank of id, or RT_GRAPH_NONE. */
 static uint32_t idmap_get(const idmap *m, int64_t id) {
-  if (m->direct) {
+  if (m->direct || m->identity) {
     uint64_t o = (uint64_t)id - (uint64_t)m->lo;
     if (id < m->lo || o >= m->span) return RT_GRAPH_NONE;
-    return m->direct[o] - 1;   /* 0 - 1 wraps to NONE */
+    return m->identity ? (uint32_t)o : m->direct[o] - 1;   /* 0 - 1 wraps to NONE */
   }
   for (uint64_t h = mix(id) & m->mask;; h = (h + 1) & m->mask) {
     if (!m->vals[h]) return RT_GRAPH_NONE;
@@ -146,6 +149,11 @@ static int number_nodes(gctx *c, const rt_gcol *id, rt_graph *g, idmap *m) {
         g->row[rank] = m->direct[o] - 1;
         m->direct[o] = ++rank;
       }
+    if (span == n) {   /* every slot taken: rank = id - lo */
+      m->identity = true;
+      rt_mem_free(m->direct);
+      m->direct = NULL;
+    }
     return 1;
   }
   /* sparse ids: sort (id, row) pairs, then a hash map id → rank */
@@ -193,16 +201,31 @@ static int endpoint(gctx *c, const idmap *m, const rt_graph_in *in, uint32_t r, 
                    (long long)col->v[r]);
 }
 
-/* Out-lists sorted by dst, without self-loops or repeats. */
+/* Sorts a short list in place (insertion), a long one by radix (scratch
+ * tmp): at most 32 steps per element either way, so linear in all. */
+static void sort_list(uint32_t *a, uint32_t n, uint32_t *tmp) {
+  if (n >= 32) {
+    rt_graph_sort_u32(a, n, tmp);
+    return;
+  }
+  for (uint32_t i = 1; i < n; i++) {
+    uint32_t x = a[i], j = i;
+    for (; j > 0 && a[j - 1] > x; j--) a[j] = a[j - 1];
+    a[j] = x;
+  }
+}
+
+/* Out-lists sorted by dst, without self-loops or repeats: the edges
+ * bucketed by src (a counting sort), then each list sorted and its
+ * repeats (adjacent now) dropped while compacting. */
 static int build_edges(gctx *c, const rt_graph_in *in, const idmap *m, rt_graph *g) {
   uint32_t nv = g->nv, ne = in->src.n;
-  /* es is reused as the out-lists' fill cursors (nv of them) */
-  uint32_t *es = rt_mem_alloc(sizeof(uint32_t) * ((size_t)(ne > nv ? ne : nv) + 1));
+  uint32_t *es = rt_mem_alloc(sizeof(uint32_t) * ((size_t)ne + 1));
   uint32_t *ed = rt_mem_alloc(sizeof(uint32_t) * ((size_t)ne + 1));
-  uint32_t *ioff = rt_mem_calloc((size_t)nv + 2, sizeof(uint32_t));
   g->off = rt_mem_calloc((size_t)nv + 2, sizeof(uint32_t));
-  if (!es || !ed || !ioff || !g->off) {
-    rt_mem_free(es), rt_mem_free(ed), rt_mem_free(ioff);
+  uint32_t *fill = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
+  if (!es || !ed || !g->off || !fill) {
+    rt_mem_free(es), rt_mem_free(ed), rt_mem_free(fill);
     return oom(c);
   }
   /* endpoints as ranks; k edges kept */
@@ -214,27 +237,17 @@ static int build_edges(gctx *c, const rt_graph_in *in, const idmap *m, rt_graph 
     if (!endpoint(c, m, in, r, false, &s) || !endpoint(c, m, in, r, true, &d)) ok = 0;
     else if (s != d) es[k] = s, ed[k] = d, k++;
   }
-  /* by dst (in-lists: src of each edge into d), then by src in ascending
-   * dst: every out-list comes out sorted */
-  uint32_t *isrc = ok ? rt_mem_alloc(sizeof(uint32_t) * ((size_t)k + 1)) : NULL;
   uint32_t *adj = ok ? rt_mem_alloc(sizeof(uint32_t) * ((size_t)k + 1)) : NULL;
-  if (ok && (!isrc || !adj)) ok = oom(c);
+  if (ok && !adj) ok = oom(c);
   if (ok) {
-    for (uint32_t i = 0; i < k; i++) ioff[ed[i] + 1]++, g->off[es[i] + 1]++;
-    for (uint32_t v = 0; v < nv; v++) ioff[v + 1] += ioff[v], g->off[v + 1] += g->off[v];
-    for (uint32_t i = 0; i < k; i++) isrc[ioff[ed[i]]++] = es[i];
-    /* ioff[v] is now the end of v's in-list (the start of v+1's) */
-    uint32_t *fill = es;   /* reused: the next free slot of each out-list */
+    for (uint32_t i = 0; i < k; i++) g->off[es[i] + 1]++;
+    for (uint32_t v = 0; v < nv; v++) g->off[v + 1] += g->off[v];
     memcpy(fill, g->off, sizeof(uint32_t) * nv);
-    uint32_t from = 0;
-    for (uint32_t d = 0; d < nv; d++) {
-      for (uint32_t i = from; i < ioff[d]; i++) adj[fill[isrc[i]]++] = d;
-      from = ioff[d];
-    }
-    /* drop repeats (adjacent in each sorted list), compacting in place */
+    for (uint32_t i = 0; i < k; i++) adj[fill[es[i]]++] = ed[i];
     uint32_t w = 0, start = 0;
     for (uint32_t u = 0; u < nv; u++) {
       uint32_t end = g->off[u + 1];
+      sort_list(adj + start, end - start, es);   /* es is free scratch now */
       g->off[u] = w;
       for (uint32_t i = start; i < end; i++)
         if (i == start || adj[i] != adj[i - 1]) adj[w++] = adj[i];
@@ -246,8 +259,7 @@ static int build_edges(gctx *c, const rt_graph_in *in, const idmap *m, rt_graph 
   }
   rt_mem_free(es);
   rt_mem_free(ed);
-  rt_mem_free(ioff);
-  rt_mem_free(isrc);
+  rt_mem_free(fill);
   rt_mem_free(adj);
   return ok;
 }

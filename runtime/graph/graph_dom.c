@@ -21,11 +21,18 @@
 #include "runtime/budget.h"
 #include "graph.h"
 
+/* The state link and eval read of one vertex, together: each is one
+ * cache line, where six arrays would be six misses per step (the
+ * vertices they visit are scattered over millions). */
+typedef struct ltv {
+  uint32_t semi, label, ancestor, size, child, parent;
+} ltv;
+
 typedef struct lt {
   uint32_t n;            /* vertices numbered 1..n (R is 1) */
   uint32_t *vertex;      /* number → rank (R: nv) */
-  uint32_t *parent;      /* DFS tree parent (number) */
-  uint32_t *semi, *label, *ancestor, *size, *child, *idom;
+  ltv *v;                /* by number; v[0] the sentinel */
+  uint32_t *idom;
   uint32_t *poff, *pred; /* predecessors of w: pred[poff[w] .. poff[w+1]) */
   uint32_t *bhead, *bnext;   /* buckets: vertices whose semi is v */
   uint32_t *stk;         /* scratch for compress */
@@ -34,177 +41,180 @@ typedef struct lt {
 /* compress(v) of the paper, without recursion: the chain of ancestors
  * whose own ancestor is linked, then updated from the top down. */
 static void compress(lt *t, uint32_t v) {
-  uint32_t *anc = t->ancestor, *label = t->label, *semi = t->semi;
+  ltv *x = t->v;
   uint32_t top = 0;
-  while (anc[anc[v]] != 0) {
+  while (x[x[v].ancestor].ancestor != 0) {
     t->stk[top++] = v;
-    v = anc[v];
+    v = x[v].ancestor;
   }
   while (top) {
     v = t->stk[--top];
-    uint32_t a = anc[v];
-    if (semi[label[a]] < semi[label[v]]) label[v] = label[a];
-    anc[v] = anc[a];
+    uint32_t a = x[v].ancestor;
+    if (x[x[a].label].semi < x[x[v].label].semi) x[v].label = x[a].label;
+    x[v].ancestor = x[a].ancestor;
   }
 }
 
 static uint32_t eval(lt *t, uint32_t v) {
-  if (t->ancestor[v] == 0) return t->label[v];
+  ltv *x = t->v;
+  if (x[v].ancestor == 0) return x[v].label;
   compress(t, v);
-  uint32_t a = t->ancestor[v];
-  return t->semi[t->label[a]] >= t->semi[t->label[v]] ? t->label[v] : t->label[a];
+  uint32_t a = x[v].ancestor;
+  return x[x[a].label].semi >= x[x[v].label].semi ? x[v].label : x[a].label;
 }
 
 /* link(v, w) with balancing (the paper's, 0 the sentinel). */
 static void link(lt *t, uint32_t v, uint32_t w) {
-  uint32_t *semi = t->semi, *label = t->label, *size = t->size, *child = t->child,
-           *anc = t->ancestor;
-  uint32_t s = w;
-  while (semi[label[w]] < semi[label[child[s]]]) {
-    if (size[s] + size[child[child[s]]] >= 2 * size[child[s]]) {
-      anc[child[s]] = s;
-      child[s] = child[child[s]];
+  ltv *x = t->v;
+  uint32_t s = w, lw = x[w].label, sw = x[lw].semi;
+  while (sw < x[x[x[s].child].label].semi) {
+    uint32_t c = x[s].child;
+    if (x[s].size + x[x[c].child].size >= 2 * x[c].size) {
+      x[c].ancestor = s;
+      x[s].child = x[c].child;
     } else {
-      size[child[s]] = size[s];
-      s = anc[s] = child[s];
+      x[c].size = x[s].size;
+      x[s].ancestor = c;
+      s = c;
     }
   }
-  label[s] = label[w];
-  size[v] += size[w];
-  if (size[v] < 2 * size[w]) {
-    uint32_t x = s;
-    s = child[v];
-    child[v] = x;
+  x[s].label = lw;
+  x[v].size += x[w].size;
+  if (x[v].size < 2 * x[w].size) {
+    uint32_t y = s;
+    s = x[v].child;
+    x[v].child = y;
   }
   while (s != 0) {
-    anc[s] = v;
-    s = child[s];
+    x[s].ancestor = v;
+    s = x[s].child;
   }
 }
 
 static uint32_t *arr(size_t n) { return rt_mem_alloc(sizeof(uint32_t) * (n + 1)); }
 
 static void lt_free(lt *t) {
-  uint32_t **a[] = {&t->vertex, &t->parent, &t->semi, &t->label, &t->ancestor, &t->size,
-                    &t->child, &t->idom, &t->poff, &t->pred, &t->bhead, &t->bnext, &t->stk};
+  uint32_t **a[] = {&t->vertex, &t->idom, &t->poff, &t->pred, &t->bhead, &t->bnext, &t->stk};
   for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
     rt_mem_free(*a[i]);
     *a[i] = NULL;
   }
+  rt_mem_free(t->v);
+  t->v = NULL;
 }
 
-/* Successors of rank u (R = nv: the seeds). */
-static void succs(const rt_graph *g, uint32_t u, const uint32_t **s, uint32_t *n) {
-  if (u == g->nv) {
-    *s = g->seeds;
-    *n = g->nseeds;
-  } else {
-    *s = g->adj + g->off[u];
-    *n = g->off[u + 1] - g->off[u];
-  }
-}
-
-/* DFS from R: numbers (dfn by rank, 0 = unreached), vertex, parent. */
+/* DFS from R: numbers (dfn by rank, 0 = unreached), vertex, parent. The
+ * reached test reads a bitmap (an eighth of a byte per node: it stays
+ * in cache where dfn would not), and each path entry keeps its list's
+ * cursor and end, so going back up reads no node array. */
 static int number(const rt_graph *g, lt *t, uint32_t *dfn) {
   uint32_t nv = g->nv;
-  uint32_t *stk = arr((size_t)nv + 1), *cur = arr((size_t)nv + 1);
-  if (!stk || !cur) {
-    rt_mem_free(stk);
-    rt_mem_free(cur);
-    return 0;
-  }
-  uint32_t n = 1, top = 1;
-  dfn[nv] = 1;
-  t->vertex[1] = nv;
-  t->parent[1] = 0;
-  stk[0] = nv;
-  cur[0] = 0;
-  while (top) {
-    uint32_t u = stk[top - 1];
-    const uint32_t *s;
-    uint32_t ns;
-    succs(g, u, &s, &ns);
-    uint32_t i = cur[top - 1];
-    while (i < ns && dfn[s[i]]) i++;
-    if (i == ns) {
-      top--;
-      continue;
+  uint32_t *stk = arr((size_t)nv + 1), *cur = arr((size_t)nv + 1), *end = arr((size_t)nv + 1);
+  uint64_t *seen = rt_mem_calloc(RT_BITWORDS((size_t)nv + 1), sizeof(uint64_t));
+  int ok = stk && cur && end && seen;
+  if (ok) {
+    uint32_t n = 1, top = 1;
+    dfn[nv] = 1;
+    t->vertex[1] = nv;
+    t->v[1].parent = 0;
+    stk[0] = nv;
+    cur[0] = 0;
+    end[0] = g->nseeds;
+    while (top) {
+      uint32_t u = stk[top - 1], i = cur[top - 1], e = end[top - 1];
+      const uint32_t *s = u == nv ? g->seeds : g->adj;
+      while (i < e && rt_bit(seen, s[i])) i++;
+      if (i == e) {
+        top--;
+        continue;
+      }
+      cur[top - 1] = i + 1;
+      uint32_t v = s[i];
+      rt_bit_set(seen, v);
+      dfn[v] = ++n;
+      t->vertex[n] = v;
+      t->v[n].parent = dfn[u];
+      stk[top] = v;
+      cur[top] = g->off[v];
+      end[top] = g->off[v + 1];
+      /* v's successors are the next vertices the walk enters: start
+       * their out-lists' offsets on their way (random lines) */
+      for (uint32_t j = cur[top]; j < end[top] && j < cur[top] + 8; j++)
+        __builtin_prefetch(&g->off[g->adj[j]]);
+      top++;
     }
-    cur[top - 1] = i + 1;
-    uint32_t v = s[i];
-    dfn[v] = ++n;
-    t->vertex[n] = v;
-    t->parent[n] = dfn[u];
-    stk[top] = v;
-    cur[top] = 0;
-    top++;
+    t->n = n;
   }
-  t->n = n;
   rt_mem_free(stk);
   rt_mem_free(cur);
-  return 1;
+  rt_mem_free(end);
+  rt_mem_free(seen);
+  return ok;
 }
 
-/* Predecessor lists in DFS numbers (every edge out of a reached vertex). */
+/* Predecessor lists in DFS numbers (every edge out of a reached vertex):
+ * the out-lists are read in rank order, so sequentially, each edge's
+ * ends mapped once into a scratch array of (from, to) numbers. */
 static int preds(const rt_graph *g, lt *t, const uint32_t *dfn) {
-  uint32_t n = t->n;
+  uint32_t n = t->n, nv = g->nv;
+  size_t ne = g->nseeds;
+  for (uint32_t u = 0; u < nv; u++)
+    if (dfn[u]) ne += g->off[u + 1] - g->off[u];
   t->poff = rt_mem_calloc((size_t)n + 2, sizeof(uint32_t));
-  size_t ne = 0;
-  for (uint32_t a = 1; a <= n; a++) {
-    const uint32_t *s;
-    uint32_t ns;
-    succs(g, t->vertex[a], &s, &ns);
-    ne += ns;
-  }
   t->pred = arr(ne);
-  if (!t->poff || !t->pred) return 0;
-  for (uint32_t a = 1; a <= n; a++) {
-    const uint32_t *s;
-    uint32_t ns;
-    succs(g, t->vertex[a], &s, &ns);
-    for (uint32_t i = 0; i < ns; i++) t->poff[dfn[s[i]] + 1]++;
+  uint32_t *pairs = arr(2 * ne);
+  if (!t->poff || !t->pred || !pairs) {
+    rt_mem_free(pairs);
+    return 0;
   }
+  size_t k = 0;
+  for (uint32_t i = 0; i < g->nseeds; i++) pairs[k++] = 1, pairs[k++] = dfn[g->seeds[i]];
+  for (uint32_t u = 0; u < nv; u++) {
+    uint32_t a = dfn[u];
+    if (!a) continue;
+    for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++) pairs[k++] = a, pairs[k++] = dfn[g->adj[e]];
+  }
+  for (size_t i = 0; i < ne; i++) t->poff[pairs[2 * i + 1] + 1]++;
   for (uint32_t w = 0; w <= n; w++) t->poff[w + 1] += t->poff[w];
-  /* fill from the back of each list (bnext is free scratch until the
-   * buckets are used: the next free slot per vertex) */
+  /* bnext is free scratch until the buckets are used: the next free
+   * slot per vertex */
   uint32_t *fill = t->bnext;
   memcpy(fill, t->poff, sizeof(uint32_t) * ((size_t)n + 1));
-  for (uint32_t a = 1; a <= n; a++) {
-    const uint32_t *s;
-    uint32_t ns;
-    succs(g, t->vertex[a], &s, &ns);
-    for (uint32_t i = 0; i < ns; i++) t->pred[fill[dfn[s[i]]]++] = a;
-  }
+  for (size_t i = 0; i < ne; i++) t->pred[fill[pairs[2 * i + 1]]++] = pairs[2 * i];
+  rt_mem_free(pairs);
   return 1;
 }
 
 static void dominators(lt *t) {
   uint32_t n = t->n;
+  ltv *x = t->v;
   for (uint32_t v = 0; v <= n; v++) {
-    t->semi[v] = t->label[v] = v;
-    t->ancestor[v] = t->child[v] = 0;
-    t->size[v] = v ? 1 : 0;
+    x[v].semi = x[v].label = v;
+    x[v].ancestor = x[v].child = 0;
+    x[v].size = v ? 1 : 0;
     t->bhead[v] = 0;
     t->idom[v] = 0;
   }
   for (uint32_t w = n; w >= 2; w--) {
+    uint32_t sw = x[w].semi;
     for (uint32_t i = t->poff[w]; i < t->poff[w + 1]; i++) {
       uint32_t u = eval(t, t->pred[i]);
-      if (t->semi[u] < t->semi[w]) t->semi[w] = t->semi[u];
+      if (x[u].semi < sw) sw = x[u].semi;
     }
+    x[w].semi = sw;
     /* bucket(vertex(semi w)) gets w */
-    t->bnext[w] = t->bhead[t->semi[w]];
-    t->bhead[t->semi[w]] = w;
-    uint32_t p = t->parent[w];
+    t->bnext[w] = t->bhead[sw];
+    t->bhead[sw] = w;
+    uint32_t p = x[w].parent;
     link(t, p, w);
     for (uint32_t v = t->bhead[p]; v; v = t->bnext[v]) {
       uint32_t u = eval(t, v);
-      t->idom[v] = t->semi[u] < t->semi[v] ? u : p;
+      t->idom[v] = x[u].semi < x[v].semi ? u : p;
     }
     t->bhead[p] = 0;
   }
   for (uint32_t w = 2; w <= n; w++)
-    if (t->idom[w] != t->semi[w]) t->idom[w] = t->idom[t->idom[w]];
+    if (t->idom[w] != x[w].semi) t->idom[w] = t->idom[t->idom[w]];
   t->idom[1] = 0;
 }
 
@@ -255,9 +265,8 @@ int rt_graph_dominator(const rt_graph *g, rt_gtree *out) {
   lt t;
   memset(&t, 0, sizeof t);
   uint32_t *dfn = rt_mem_calloc((size_t)nv + 1, sizeof(uint32_t));
-  uint32_t **a[] = {&t.vertex, &t.parent, &t.semi, &t.label, &t.ancestor, &t.size,
-                    &t.child, &t.idom, &t.bhead, &t.bnext, &t.stk};
-  int ok = dfn != NULL;
+  uint32_t **a[] = {&t.vertex, &t.idom, &t.bhead, &t.bnext, &t.stk};
+  int ok = dfn != NULL && (t.v = rt_mem_alloc(sizeof(ltv) * cap)) != NULL;
   for (size_t i = 0; i < sizeof a / sizeof a[0] && ok; i++) ok = (*a[i] = arr(cap)) != NULL;
   ok = ok && number(g, &t, dfn) && preds(g, &t, dfn);
   if (ok) {

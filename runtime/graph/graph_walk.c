@@ -20,34 +20,40 @@ static void put(rt_gtree *t, uint32_t v, uint32_t parent, uint32_t depth) {
 
 int rt_graph_dfs(const rt_graph *g, rt_gtree *t) {
   uint32_t nv = g->nv;
-  uint8_t *seen = rt_mem_calloc((size_t)nv + 1, 1);
-  /* the path from the current seed: each node and its next out-edge (a
-   * node's depth is its place on the path) */
+  /* reached: a bitmap (it stays in cache); the path from the current
+   * seed: each node and its out-list's cursor and end (a node's depth
+   * is its place on the path) */
+  uint64_t *seen = rt_mem_calloc(RT_BITWORDS((size_t)nv + 1), sizeof(uint64_t));
   uint32_t *stk = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
   uint32_t *cur = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
-  int ok = seen && stk && cur && rt_gtree_alloc(t, nv);
+  uint32_t *end = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
+  int ok = seen && stk && cur && end && rt_gtree_alloc(t, nv);
   if (ok) {
-    for (uint32_t i = 0; i < g->nseeds; i++) seen[g->seeds[i]] = 1;
+    for (uint32_t i = 0; i < g->nseeds; i++) rt_bit_set(seen, g->seeds[i]);
     for (uint32_t i = 0; i < g->nseeds; i++) {
-      uint32_t s = g->seeds[i], top = 0;
+      uint32_t s = g->seeds[i], top = 1;
       stk[0] = s;
       cur[0] = g->off[s];
+      end[0] = g->off[s + 1];
       put(t, s, RT_GRAPH_NONE, 0);
-      top = 1;
       while (top) {
-        uint32_t u = stk[top - 1];
-        uint32_t e = cur[top - 1], end = g->off[u + 1];
-        while (e < end && seen[g->adj[e]]) e++;
-        if (e == end) {
+        uint32_t e = cur[top - 1], stop = end[top - 1];
+        while (e < stop && rt_bit(seen, g->adj[e])) e++;
+        if (e == stop) {
           top--;
           continue;
         }
         uint32_t v = g->adj[e];
         cur[top - 1] = e + 1;
-        seen[v] = 1;
+        rt_bit_set(seen, v);
+        put(t, v, stk[top - 1], top);
         stk[top] = v;
         cur[top] = g->off[v];
-        put(t, v, u, top);
+        end[top] = g->off[v + 1];
+        /* v's successors are the next nodes the walk enters: start
+         * their out-lists' offsets on their way (random lines) */
+        for (uint32_t j = cur[top]; j < end[top] && j < cur[top] + 8; j++)
+          __builtin_prefetch(&g->off[g->adj[j]]);
         top++;
       }
     }
@@ -55,19 +61,20 @@ int rt_graph_dfs(const rt_graph *g, rt_gtree *t) {
   rt_mem_free(seen);
   rt_mem_free(stk);
   rt_mem_free(cur);
+  rt_mem_free(end);
   return ok;
 }
 
 int rt_graph_bfs(const rt_graph *g, rt_gtree *t) {
   uint32_t nv = g->nv;
-  uint8_t *seen = rt_mem_calloc((size_t)nv + 1, 1);
+  uint64_t *seen = rt_mem_calloc(RT_BITWORDS((size_t)nv + 1), sizeof(uint64_t));
   uint32_t *tmp = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
   uint32_t *par = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));   /* by rank */
   int ok = seen && tmp && par && rt_gtree_alloc(t, nv);
   if (ok) {
     /* t->order is the queue: level L is order[lo, hi) */
     for (uint32_t i = 0; i < g->nseeds; i++) {
-      seen[g->seeds[i]] = 1;
+      rt_bit_set(seen, g->seeds[i]);
       put(t, g->seeds[i], RT_GRAPH_NONE, 0);
     }
     uint32_t lo = 0, depth = 0;
@@ -80,8 +87,8 @@ int rt_graph_bfs(const rt_graph *g, rt_gtree *t) {
         uint32_t u = t->order[i];
         for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++) {
           uint32_t v = g->adj[e];
-          if (seen[v]) continue;
-          seen[v] = 1;
+          if (rt_bit(seen, v)) continue;
+          rt_bit_set(seen, v);
           par[v] = u;
           t->order[t->n++] = v;
         }
