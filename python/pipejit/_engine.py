@@ -16,10 +16,10 @@ from ._lib import Closing, Error, Interrupted, MODES
 from ._result import Result
 
 
-# A pipeline starts with FROM or INTERVAL (after blanks and comments);
-# anything else is SQL for the script runner.
+# A pipeline starts with FROM, INTERVAL(S) or GRAPH DFS|BFS|DOMINATOR
+# (after blanks and comments); anything else is SQL for the script runner.
 _LEADING = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*", re.S)
-_PIPELINE = re.compile(r"(?:FROM|INTERVALS?)\b", re.I)
+_PIPELINE = re.compile(r"(?:FROM|INTERVALS?|GRAPH\s+(?:DFS|BFS|DOMINATOR))\b", re.I)
 
 
 def _is_pipeline(text):
