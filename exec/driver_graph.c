@@ -23,23 +23,20 @@ static int g_fail(ex_run *run, const ir_op *op, const char *msg) {
   return -1;
 }
 
+/* The index of op in p->ops (run->bufs is by it), or -1. (driver.c has
+ * its own: it calls this file, which must not call back.) */
 static int g_op_index(const ir_plan *p, const ir_op *op) {
   for (int i = 0; i < p->nops; i++)
     if (p->ops[i] == op) return i;
   return -1;
 }
 
-/* Position of column c in IV_BUFFER bop's rowbuf (its carry), or -1. */
-static int g_buf_col(const ir_op *bop, int c) {
-  for (int k = 0; k < bop->ivbuf.ncarry; k++)
-    if (bop->ivbuf.carry[k] == c) return k;
-  return -1;
-}
-
-/* Column c of buffer j as an rt_gcol; 0 when it is not there. */
+/* Column c of IV_BUFFER bop's rowbuf (its layout is its carry) as an
+ * rt_gcol; 0 when it is not there. */
 static int g_key(const rt_rowbuf *buf, const ir_op *bop, int c, rt_gcol *out) {
-  int k = g_buf_col(bop, c);
-  if (k < 0 || buf->types[k] != RT_I64) return 0;
+  int k = 0;
+  while (k < bop->ivbuf.ncarry && bop->ivbuf.carry[k] != c) k++;
+  if (k == bop->ivbuf.ncarry || buf->types[k] != RT_I64) return 0;
   out->n = (uint32_t)buf->nrows;
   out->v = buf->data[k];
   out->valid = buf->valid[k];

@@ -18,7 +18,7 @@
  * §9.2's INTERVAL SUBTRACT / SPLIT / QUANTIZE / SET BOUNDS / FILL WITHIN /
  * MERGE,
  * JOIN, DISTINCT, FORK read back by UNION ALL / EXCEPT, SQL (… @input …),
- * or an INTERVAL INTERSECTION OF or INTERVALS FROM EVENTS source — tracking the row's columns so
+ * or an INTERVAL INTERSECTION OF, INTERVALS FROM EVENTS or GRAPH … TREE source — tracking the row's columns so
  * most pipelines bind. It runs in interp, jit, auto with forced switching
  * (interpreter first and compiled first) and auto with a real background
  * compile; the printed rows, or the error message and offset, must be
@@ -800,8 +800,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   row r;
   base_row(&r);
   buf q = {0};
-  unsigned src = pick(&s, 7);
-  if (src == 6) {   /* §9.1 (ivsrc): INTERVALS FROM EVENTS, ts and dur first */
+  unsigned src = pick(&s, 8);
+  if (src == 7) {
+    /* §9.5: a graph over the rows: the tree's edges, reversed ones
+     * (cycles), or pb's (ids that may be no node: an error the backends
+     * must agree on); seeds from a key, the roots or one id */
+    static const char *const algo[] = {"DFS", "BFS", "DOMINATOR"};
+    static const char *const nodes[] = {"(FROM pa |> RENAME parent_id AS up)",
+                                        "(SELECT id, parent_id AS up, ts, dur, g, i, d, s FROM sa)"};
+    static const char *const edges[] = {
+        "(SELECT parent_id AS src, id AS dst FROM sa)",
+        "(SELECT parent_id AS src, id AS dst FROM sa UNION ALL "
+        "SELECT a.id, b.id FROM sa a JOIN sa b ON b.id = a.parent_id)",
+        "(FROM pb |> SELECT id AS src, parent_id AS dst)"};
+    static const char *const seeds[] = {"(SELECT id FROM sa WHERE g = 0)",
+                                        "(FROM pa |> WHERE parent_id IS NULL |> SELECT id)",
+                                        "(SELECT MIN(id) AS root FROM sa)"};
+    bprintf(&q, "GRAPH %s TREE NODES %s EDGES %s FROM %s", algo[pick(&s, 3)], nodes[pick(&s, 2)],
+            edges[pick(&s, 3)], seeds[pick(&s, 3)]);
+    memset(&r, 0, sizeof r);
+    add(&r, "id", T_INT);
+    add(&r, "up", T_INT);
+    add(&r, "ts", T_INT);
+    add(&r, "dur", T_INT);
+    add(&r, "g", T_INT);
+    add(&r, "i", T_INT);
+    add(&r, "d", T_DBL);
+    add(&r, "s", T_STR);
+    add(&r, "parent_id", T_INT);
+    add(&r, "depth", T_INT);
+  } else if (src == 6) {   /* §9.1 (ivsrc): INTERVALS FROM EVENTS, ts and dur first */
     static const char *const last[] = {"", " KEEPING LAST OPEN", " CLOSING LAST AT (ts + i)",
                                        " CLOSING LAST AT (NULL)"};
     bprintf(&q, "INTERVALS FROM EVENTS %s", pick(&s, 2) ? "pa" : "(FROM pb |> WHERE ts >= 0)");

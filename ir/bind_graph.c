@@ -20,19 +20,6 @@
 
 static const char *const k_rel[] = {"NODES", "EDGES", "FROM"};
 
-/* Unique columns of row, in order (what a relation's buffer carries). */
-static int graph_row_cols(ir_binder *b, ir_row row, int **out) {
-  int *cols = ir_alloc(b, sizeof(int) * ((size_t)row.n + 1));
-  int n = 0;
-  for (int i = 0; i < row.n; i++) {
-    bool dup = false;
-    for (int k = 0; k < n && !dup; k++) dup = cols[k] == row.e[i].col;
-    if (!dup) cols[n++] = row.e[i].col;
-  }
-  *out = cols;
-  return n;
-}
-
 /* Relation j's bare integer column `name`: -1 with the error set when it
  * is missing, ambiguous or not an integer. */
 static int key_col(ir_binder *b, ir_row row, int j, const char *name, int pos) {
@@ -111,7 +98,7 @@ int ir_bind_graph(ir_binder *b, const fe_source *src) {
       }
     }
     int *cols;
-    int n = graph_row_cols(b, rows[j], &cols);
+    int n = ir_iv_row_cols(b, rows[j], &cols);
     bufs[j] = ir_add_ivbuf(b, o->pos, n, cols);
   }
   ir_op *op = ir_op_add(b, IR_GRAPH, src->pos);

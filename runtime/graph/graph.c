@@ -38,28 +38,6 @@ static void radix_pairs(uint64_t *k, uint32_t *v, uint32_t n, uint64_t *tk, uint
   }
 }
 
-void rt_graph_sort_u32(uint32_t *a, uint32_t n, uint32_t *tmp) {
-  if (n < 32) {   /* a radix pass costs its 256 buckets: not worth it */
-    for (uint32_t i = 1; i < n; i++) {
-      uint32_t x = a[i], j = i;
-      for (; j > 0 && a[j - 1] > x; j--) a[j] = a[j - 1];
-      a[j] = x;
-    }
-    return;
-  }
-  uint32_t or_ = 0, and_ = UINT32_MAX;
-  for (uint32_t i = 0; i < n; i++) or_ |= a[i], and_ &= a[i];
-  uint32_t cnt[257];
-  for (int shift = 0; shift < 32; shift += 8) {
-    if ((((or_ ^ and_) >> shift) & 0xff) == 0) continue;
-    memset(cnt, 0, sizeof cnt);
-    for (uint32_t i = 0; i < n; i++) cnt[((a[i] >> shift) & 0xff) + 1]++;
-    for (int d = 0; d < 256; d++) cnt[d + 1] += cnt[d];
-    for (uint32_t i = 0; i < n; i++) tmp[cnt[(a[i] >> shift) & 0xff]++] = a[i];
-    memcpy(a, tmp, sizeof *a * n);
-  }
-}
-
 /* ---- node numbering -------------------------------------------------------- */
 
 /* id → rank: a direct table over [lo, lo + span) when the ids are dense
@@ -201,20 +179,6 @@ static int endpoint(gctx *c, const idmap *m, const rt_graph_in *in, uint32_t r, 
                    (long long)col->v[r]);
 }
 
-/* Sorts a short list in place (insertion), a long one by radix (scratch
- * tmp): at most 32 steps per element either way, so linear in all. */
-static void sort_list(uint32_t *a, uint32_t n, uint32_t *tmp) {
-  if (n >= 32) {
-    rt_graph_sort_u32(a, n, tmp);
-    return;
-  }
-  for (uint32_t i = 1; i < n; i++) {
-    uint32_t x = a[i], j = i;
-    for (; j > 0 && a[j - 1] > x; j--) a[j] = a[j - 1];
-    a[j] = x;
-  }
-}
-
 /* Out-lists sorted by dst, without self-loops or repeats: the edges
  * bucketed by src (a counting sort), then each list sorted and its
  * repeats (adjacent now) dropped while compacting. */
@@ -247,7 +211,7 @@ static int build_edges(gctx *c, const rt_graph_in *in, const idmap *m, rt_graph 
     uint32_t w = 0, start = 0;
     for (uint32_t u = 0; u < nv; u++) {
       uint32_t end = g->off[u + 1];
-      sort_list(adj + start, end - start, es);   /* es is free scratch now */
+      rt_graph_sort_u32(adj + start, end - start, es);   /* es is free scratch now */
       g->off[u] = w;
       for (uint32_t i = start; i < end; i++)
         if (i == start || adj[i] != adj[i - 1]) adj[w++] = adj[i];
@@ -290,24 +254,7 @@ static int build_seeds(gctx *c, const rt_gcol *seed, const idmap *m, rt_graph *g
   return 1;
 }
 
-/* ---- trees ------------------------------------------------------------------ */
-
-int rt_gtree_alloc(rt_gtree *t, uint32_t n) {
-  memset(t, 0, sizeof *t);
-  t->order = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
-  t->parent = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
-  t->depth = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
-  if (t->order && t->parent && t->depth) return 1;
-  rt_gtree_free(t);
-  return 0;
-}
-
-void rt_gtree_free(rt_gtree *t) {
-  rt_mem_free(t->order);
-  rt_mem_free(t->parent);
-  rt_mem_free(t->depth);
-  memset(t, 0, sizeof *t);
-}
+/* ---- output ----------------------------------------------------------------- */
 
 static void graph_free(rt_graph *g) {
   rt_mem_free(g->row);

@@ -98,6 +98,13 @@ typedef struct rt_gtree {
 
 /* Each returns 1, or 0 when out of memory (t is then freed). */
 int rt_graph_dfs(const rt_graph *g, rt_gtree *t);
+/* Depth-first preorder from the seeds in ascending id, out-edges in
+ * ascending dst (graph_walk.c). seeds_are_roots: every seed is marked
+ * reached first, so each is a root (rt_graph_dfs); else a seed reached
+ * from an earlier one is entered from it, as a depth-first search from a
+ * virtual root over the seeds enters it (graph_dom.c). A root's parent
+ * is RT_GRAPH_NONE. */
+int rt_graph_preorder(const rt_graph *g, bool seeds_are_roots, rt_gtree *t);
 int rt_graph_bfs(const rt_graph *g, rt_gtree *t);
 int rt_graph_dominator(const rt_graph *g, rt_gtree *t);
 /* Allocates t's three arrays for up to n nodes. */

@@ -103,53 +103,25 @@ static void lt_free(lt *t) {
   t->v = NULL;
 }
 
-/* DFS from R: numbers (dfn by rank, 0 = unreached), vertex, parent. The
- * reached test reads a bitmap (an eighth of a byte per node: it stays
- * in cache where dfn would not), and each path entry keeps its list's
- * cursor and end, so going back up reads no node array. */
+/* DFS from R: numbers (dfn by rank, 0 = unreached), vertex, parent. R's
+ * children are the seeds, so its walk is rt_graph_preorder's without
+ * marking the seeds first; a root there is a child of R here. */
 static int number(const rt_graph *g, lt *t, uint32_t *dfn) {
-  uint32_t nv = g->nv;
-  uint32_t *stk = arr((size_t)nv + 1), *cur = arr((size_t)nv + 1), *end = arr((size_t)nv + 1);
-  uint64_t *seen = rt_mem_calloc(RT_BITWORDS((size_t)nv + 1), sizeof(uint64_t));
-  int ok = stk && cur && end && seen;
-  if (ok) {
-    uint32_t n = 1, top = 1;
-    dfn[nv] = 1;
-    t->vertex[1] = nv;
-    t->v[1].parent = 0;
-    stk[0] = nv;
-    cur[0] = 0;
-    end[0] = g->nseeds;
-    while (top) {
-      uint32_t u = stk[top - 1], i = cur[top - 1], e = end[top - 1];
-      const uint32_t *s = u == nv ? g->seeds : g->adj;
-      while (i < e && rt_bit(seen, s[i])) i++;
-      if (i == e) {
-        top--;
-        continue;
-      }
-      cur[top - 1] = i + 1;
-      uint32_t v = s[i];
-      rt_bit_set(seen, v);
-      dfn[v] = ++n;
-      t->vertex[n] = v;
-      t->v[n].parent = dfn[u];
-      stk[top] = v;
-      cur[top] = g->off[v];
-      end[top] = g->off[v + 1];
-      /* v's successors are the next vertices the walk enters: start
-       * their out-lists' offsets on their way (random lines) */
-      for (uint32_t j = cur[top]; j < end[top] && j < cur[top] + 8; j++)
-        __builtin_prefetch(&g->off[g->adj[j]]);
-      top++;
-    }
-    t->n = n;
+  rt_gtree pre;
+  if (!rt_graph_preorder(g, false, &pre)) return 0;
+  uint32_t nv = g->nv, n = 1;
+  dfn[nv] = 1;
+  t->vertex[1] = nv;
+  t->v[1].parent = 0;
+  for (uint32_t i = 0; i < pre.n; i++) {
+    uint32_t v = pre.order[i];
+    dfn[v] = ++n;
+    t->vertex[n] = v;
+    t->v[n].parent = pre.parent[i] == RT_GRAPH_NONE ? 1 : dfn[pre.parent[i]];
   }
-  rt_mem_free(stk);
-  rt_mem_free(cur);
-  rt_mem_free(end);
-  rt_mem_free(seen);
-  return ok;
+  t->n = n;
+  rt_gtree_free(&pre);
+  return 1;
 }
 
 /* Predecessor lists in DFS numbers (every edge out of a reached vertex):

@@ -3,7 +3,9 @@
  * O(V + E): every node is reached once and every out-list read once.
  *
  * Seeds are marked reached before the walk starts, so no seed is ever
- * entered from another node: every seed is a root, in both trees.
+ * entered from another node: every seed is a root, in both trees. The
+ * dominator tree numbers its vertices by the same walk without that
+ * (graph_dom.c: a true depth-first search from the virtual root).
  */
 #include <string.h>
 
@@ -18,7 +20,7 @@ static void put(rt_gtree *t, uint32_t v, uint32_t parent, uint32_t depth) {
   t->depth[i] = depth;
 }
 
-int rt_graph_dfs(const rt_graph *g, rt_gtree *t) {
+int rt_graph_preorder(const rt_graph *g, bool seeds_are_roots, rt_gtree *t) {
   uint32_t nv = g->nv;
   /* reached: a bitmap (it stays in cache); the path from the current
    * seed: each node and its out-list's cursor and end (a node's depth
@@ -29,9 +31,13 @@ int rt_graph_dfs(const rt_graph *g, rt_gtree *t) {
   uint32_t *end = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
   int ok = seen && stk && cur && end && rt_gtree_alloc(t, nv);
   if (ok) {
-    for (uint32_t i = 0; i < g->nseeds; i++) rt_bit_set(seen, g->seeds[i]);
+    for (uint32_t i = 0; i < g->nseeds && seeds_are_roots; i++) rt_bit_set(seen, g->seeds[i]);
     for (uint32_t i = 0; i < g->nseeds; i++) {
       uint32_t s = g->seeds[i], top = 1;
+      if (!seeds_are_roots) {
+        if (rt_bit(seen, s)) continue;   /* reached from an earlier seed */
+        rt_bit_set(seen, s);
+      }
       stk[0] = s;
       cur[0] = g->off[s];
       end[0] = g->off[s + 1];
@@ -64,6 +70,8 @@ int rt_graph_dfs(const rt_graph *g, rt_gtree *t) {
   rt_mem_free(end);
   return ok;
 }
+
+int rt_graph_dfs(const rt_graph *g, rt_gtree *t) { return rt_graph_preorder(g, true, t); }
 
 int rt_graph_bfs(const rt_graph *g, rt_gtree *t) {
   uint32_t nv = g->nv;

@@ -191,6 +191,17 @@ static void test_complete(void **state) {
   assert_non_null(v);
   assert_int_equal(count(v), 0);
   cli_complete_free(v);
+
+  /* §9.5's graph sources, from ir/sources.def: the words and the algorithms */
+  v = cli_complete(c->e, "GRA", 0, "GRA", NULL);
+  assert_true(has(v, "GRAPH"));
+  cli_complete_free(v);
+  v = cli_complete(c->e, "GRAPH DOM", 6, "DOM", NULL);
+  assert_true(has(v, "DOMINATOR"));
+  cli_complete_free(v);
+  v = cli_complete(c->e, "GRAPH BFS TREE NODES spans ED", 27, "ED", NULL);
+  assert_true(has(v, "EDGES"));
+  cli_complete_free(v);
 }
 
 /* Every scalar function of ir/funcs.def completes (in the case typed)
@@ -465,7 +476,7 @@ static void test_complete_context(void **state) {
   assert_false(has(v, "SUM"));
   cli_complete_free(v);
   /* tables after FROM and JOIN */
-  expect_comp(c, "FROM ", "INTERVAL INTERVALS events spans");
+  expect_comp(c, "FROM ", "GRAPH INTERVAL INTERVALS events spans");
   expect_comp(c, "FROM events |> JOIN sp", "spans");
   expect_comp(c, "SELECT * FROM ev", "events");
   /* columns of the tables in scope only, over lines and with AS names */

@@ -4,7 +4,8 @@
  * everything static: each test is its own program).
  *
  * Every generator has its own random state, so threads generate
- * independently. Pipelines chain WHERE / EXTEND / SET / SELECT / AGGREGATE /
+ * independently. Pipelines start with FROM, or now and then with a GRAPH
+ * … TREE source over the slices (§9.5), and chain WHERE / EXTEND / SET / SELECT / AGGREGATE /
  * ORDER BY / LIMIT / TREE ACCUMULATE / JOIN / DISTINCT / FORK (read back by UNION ALL) /
  * SQL (…FROM @input…) / §9.2's interval reshaping over the columnar table or a SQLite
  * subquery of it; with `bad` > 0, that percentage of pipelines carries a
@@ -228,13 +229,25 @@ static void pg_pipeline(pg_gen *g, pg_buf *b) {
     return;
   }
   int src = pg_rnd(g, 10);
-  if (src < 2)
+  if (src < 2) {
     pg_put(b, "FROM (SELECT * FROM slice WHERE id < %d)", 1000 + pg_rnd(g, 30000));
-  else if (src == 2)   /* §9.1 (ivsrc): the slices' starts as events, the row's columns kept */
+  } else if (src == 2) {   /* §9.1 (ivsrc): the slices' starts as events, the row's columns kept */
     pg_put(b, "INTERVALS FROM EVENTS slice PER track_id%s",
            pg_chance(g, 50) ? " STOP (FROM slice |> WHERE depth = 0 |> SELECT ts + dur AS ts, track_id)" : "");
-  else
+  } else if (src == 3) {
+    /* §9.5: the slices as a graph (nesting edges, and back edges making
+     * cycles); the tree's parent_id and depth replace the slice's */
+    static const char *const algo[] = {"DFS", "BFS", "DOMINATOR"};
+    pg_put(b, "GRAPH %s TREE NODES (FROM slice |> DROP parent_id, depth) EDGES (FROM slice |> WHERE "
+              "parent_id IS NOT NULL |> SELECT parent_id AS src, id AS dst%s) FROM (FROM slice |> "
+              "WHERE depth = 0 AND track_id %% %d = 0 |> SELECT id)",
+           algo[pg_rnd(g, 3)],
+           pg_chance(g, 50) ? " |> UNION ALL (FROM slice |> WHERE depth > 1 AND id % 3 = 0 |> SELECT id, parent_id)"
+                            : "",
+           1 + pg_rnd(g, 4));
+  } else {
     pg_put(b, "FROM slice");
+  }
   if (bad == 6) {   /* a cycle: every node's parent is the next id */
     pg_put(b, " |> SET parent_id = (id + 1) %% 50 |> WHERE id < 50 |> TREE ACCUMULATE UP COUNT(*) AS n");
     return;

@@ -14,7 +14,8 @@
  *  - A memory error names the stage holding the memory and what each
  *    holds: TREE ACCUMULATE's arrays, not the AGGREGATE or OUTPUT whose
  *    small growth happened to be refused.
- *  - ORDER BY's permutation and an INTERVAL JOIN's index are charged too:
+ *  - ORDER BY's permutation, an INTERVAL JOIN's index and a GRAPH
+ *    source's arrays are charged too:
  *    a budget that the buffered rows fit in but their working arrays do
  *    not is refused, naming the stage.
  * Both backends.
@@ -167,8 +168,35 @@ static void test_join_index_is_charged(void **state) {
   }
 }
 
+/* A graph source's arrays (§9.5: the edge lists, the walk's, the tree)
+ * are the stage's: a budget its three relation buffers fit in (4.8 MB)
+ * but not the arrays is refused, naming the stage; without it the
+ * answer. */
+static void test_graph_arrays_are_charged(void **state) {
+  (void)state;
+  for (int m = 0; m < 2; m++) {
+    pj_engine *e = NULL;
+    assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
+    pj_engine_set_mode(e, modes[m]);
+    exec_ok(e, "CREATE PERFETTO TABLE gn AS WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT "
+               "i + 1 FROM n WHERE i < 199999) SELECT i AS id FROM n;"
+               "CREATE PERFETTO TABLE ge AS SELECT id AS src, (id * 7 + 1) % 200000 AS dst FROM gn");
+    const char *q = "GRAPH DFS TREE NODES gn EDGES ge FROM (SELECT 0 AS id) |> AGGREGATE MAX(depth) AS d";
+    int64_t d = -1;
+    assert_int_equal(pj_engine_exec(e, q, cb_int, &d), PJ_OK);
+    assert_int_equal(d, 1999);
+    pj_engine_set_max_memory(e, (int64_t)8 << 20);
+    assert_int_equal(pj_engine_exec(e, q, NULL, NULL), PJ_ERROR);
+    if (!strstr(pj_engine_errmsg(e), "GRAPH DFS TREE: the query needs more than 8 MB") ||
+        !strstr(pj_engine_errmsg(e), "GRAPH DFS TREE holds"))
+      fail_msg("%s", pj_engine_errmsg(e));
+    pj_engine_close(e);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_graph_arrays_are_charged),
       cmocka_unit_test(test_self_intersection_under_budget),
       cmocka_unit_test(test_error_names_the_holder),
       cmocka_unit_test(test_sort_arrays_are_charged),
