@@ -50,6 +50,11 @@
  * (default 30; ns/row is then a lower bound and `same` reads "cap"), and
  * prints how many times faster each mode was than SQLite.
  *
+ * The graph workloads (dfs, bfs, dominator, retained; §9.5) run on a
+ * random heap-like graph of `size` nodes and 3 x size edges
+ * (bench_graph.c); ns/row is per node, so ns/row x size is the time of
+ * the whole query.
+ *
  * A benchmark is not a test: it measures; tests/unit/test_jit.c checks.
  */
 #include <stdio.h>
