@@ -66,6 +66,7 @@ static uint32_t idmap_get(const idmap *m, int64_t id) {
     if (id < m->lo || o >= m->span) return RT_GRAPH_NONE;
     return m->identity ? (uint32_t)o : m->direct[o] - 1;   /* 0 - 1 wraps to NONE */
   }
+  if (!m->vals) return RT_GRAPH_NONE;   /* no nodes: no map at all */
   for (uint64_t h = mix(id) & m->mask;; h = (h + 1) & m->mask) {
     if (!m->vals[h]) return RT_GRAPH_NONE;
     if (m->keys[h] == id) return m->vals[h] - 1;
