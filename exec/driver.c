@@ -34,12 +34,6 @@
 #include "runtime/par.h"
 #include "runtime/sqlite/sqlsrc.h"
 
-static int ex_op_index(const ir_plan *p, const ir_op *op) {
-  for (int i = 0; i < p->nops; i++)
-    if (p->ops[i] == op) return i;
-  return -1;
-}
-
 static int ex_fail(ex_run *run, int pos, const char *stage, const char *msg) {
   rt_errorf(&run->err, pos, "%s: %s", stage ? stage : "RUN", msg);
   return -1;

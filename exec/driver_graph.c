@@ -13,45 +13,21 @@
  *
  * The graph's working arrays and the tree are charged to the memory
  * budget as the stage's (out of memory is the budget's error); the
- * relation buffers are released once the tree is served.
+ * relation buffers are released once the tree is served (ex_iv_release,
+ * as an interval source's).
  */
 #include "runtime/graph/graph.h"
 #include "exec.h"
 
-static int g_fail(ex_run *run, const ir_op *op, const char *msg) {
-  rt_errorf(&run->err, op->pos, "%s: %s", op->stage, msg);
-  return -1;
-}
-
-/* The index of op in p->ops (run->bufs is by it), or -1. (driver.c has
- * its own: it calls this file, which must not call back.) */
-static int g_op_index(const ir_plan *p, const ir_op *op) {
-  for (int i = 0; i < p->nops; i++)
-    if (p->ops[i] == op) return i;
-  return -1;
-}
-
-/* Column c of IV_BUFFER bop's rowbuf (its layout is its carry) as an
- * rt_gcol; 0 when it is not there. */
+/* Column c of IV_BUFFER bop's rowbuf as an rt_gcol; 0 when it is not
+ * there. */
 static int g_key(const rt_rowbuf *buf, const ir_op *bop, int c, rt_gcol *out) {
-  int k = 0;
-  while (k < bop->ivbuf.ncarry && bop->ivbuf.carry[k] != c) k++;
-  if (k == bop->ivbuf.ncarry || buf->types[k] != RT_I64) return 0;
+  int k = ex_buf_col(bop, c);
+  if (k < 0 || buf->types[k] != RT_I64) return 0;
   out->n = (uint32_t)buf->nrows;
   out->v = buf->data[k];
   out->valid = buf->valid[k];
   return 1;
-}
-
-static void g_release(ex_run *run, const ir_op *op) {
-  for (int j = 0; j < 3; j++) {
-    int idx = g_op_index(run->plan, op->graph.bufs[j]);
-    if (idx < 0 || !run->bufs[idx]) continue;
-    const char *prev = rt_budget_owner(op->graph.bufs[j]->stage);   /* the buffer was its */
-    rt_rowbuf_free(run->bufs[idx]);
-    rt_budget_owner(prev);
-    run->bufs[idx] = NULL;
-  }
 }
 
 static int g_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
@@ -59,17 +35,17 @@ static int g_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ct
   const struct ir_graph *g = &op->graph;
   const rt_rowbuf *bufs[3];
   for (int j = 0; j < 3; j++) {
-    int idx = g_op_index(run->plan, g->bufs[j]);
+    int idx = ex_op_index(run->plan, g->bufs[j]);
     bufs[j] = idx >= 0 ? run->bufs[idx] : NULL;
-    if (!bufs[j]) return g_fail(run, op, "a relation was not buffered");
-    if (bufs[j]->nrows >= (int64_t)RT_NO_ROW) return g_fail(run, op, "too many rows");
+    if (!bufs[j]) return ex_op_fail(run, op, "a relation was not buffered");
+    if (bufs[j]->nrows >= (int64_t)RT_NO_ROW) return ex_op_fail(run, op, "too many rows");
   }
   rt_graph_in in;
   if (!g_key(bufs[0], g->bufs[0], g->id_col, &in.id) ||
       !g_key(bufs[1], g->bufs[1], g->src_col, &in.src) ||
       !g_key(bufs[1], g->bufs[1], g->dst_col, &in.dst) ||
       !g_key(bufs[2], g->bufs[2], g->seed_col, &in.seed))
-    return g_fail(run, op, "a key was not buffered");
+    return ex_op_fail(run, op, "a key was not buffered");
   rt_graph_out out;
   if (!rt_graph_run((rt_graphalgo)g->algo, &in, op->stage, &out, &run->err)) {
     if (run->err.offset < 0) run->err.offset = op->pos;
@@ -95,6 +71,6 @@ int ex_graph_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ct
   const char *prev = rt_budget_owner(op->stage);
   int rc = g_scan(run, s, b, pick, ctx, dn);
   rt_budget_owner(prev);
-  g_release(run, op);
+  ex_iv_release(run, op->graph.bufs, 3);
   return rc;
 }

@@ -43,29 +43,10 @@
 #include "runtime/interval/interval.h"
 #include "exec.h"
 
-static int iv_fail(ex_run *run, const ir_op *op, const char *msg) {
-  rt_errorf(&run->err, op->pos, "%s: %s", op->stage ? op->stage : "RUN", msg);
-  return -1;
-}
-
 /* After a runtime/interval/interval.h call failed: its error (offset -1) points at
  * the operator's stage, so the caret lands on the stage keyword. */
 static int iv_rt_failed(ex_run *run, const ir_op *op) {
   if (run->err.offset < 0) run->err.offset = op->pos;
-  return -1;
-}
-
-static int iv_op_index(const ir_plan *p, const ir_op *op) {
-  for (int i = 0; i < p->nops; i++)
-    if (p->ops[i] == op) return i;
-  return -1;
-}
-
-/* Position of column `col` in an IV_BUFFER's rowbuf (its layout is its
- * carry), or -1. */
-static int iv_buf_col(const ir_op *buf, int col) {
-  for (int k = 0; k < buf->ivbuf.ncarry; k++)
-    if (buf->ivbuf.carry[k] == col) return k;
   return -1;
 }
 
@@ -237,7 +218,7 @@ static int iv_rel_open(ex_run *run, const ir_op *op, int j, const bool *reads, i
   const ir_plan *p = run->plan;
   const ir_op *bop = op->iv.bufs[j];
   r->bop = bop;
-  if (op->iv.nper > RT_LANES_MAXKEYS) return iv_fail(run, op, "too many PER columns");
+  if (op->iv.nper > RT_LANES_MAXKEYS) return ex_op_fail(run, op, "too many PER columns");
   const ir_segment *seg = iv_buf_seg(p, bop);
   int64_t nrows;
   if (seg && ex_iv_direct(p, seg)) {
@@ -247,7 +228,7 @@ static int iv_rel_open(ex_run *run, const ir_op *op, int j, const bool *reads, i
     int nc = bop->ivbuf.ncarry;
     r->tcol = malloc(sizeof(int) * ((size_t)nc + 1));
     r->gather = calloc((size_t)nc + 1, sizeof(bool));
-    if (!r->tcol || !r->gather) return iv_fail(run, op, "out of memory");
+    if (!r->tcol || !r->gather) return ex_op_fail(run, op, "out of memory");
     int ng = 0;
     for (int k = 0; k < nc; k++) {
       r->tcol[k] = iv_scan_col(seg->source, bop->ivbuf.carry[k]);
@@ -258,42 +239,40 @@ static int iv_rel_open(ex_run *run, const ir_op *op, int j, const bool *reads, i
     if (ng) {
       r->gv = malloc(sizeof(int64_t) * RT_BATCH * (size_t)nc);
       r->gbits = malloc(sizeof(uint64_t) * RT_BITWORDS(RT_BATCH) * (size_t)nc);
-      if (!r->gv || !r->gbits) return iv_fail(run, op, "out of memory");
+      if (!r->gv || !r->gbits) return ex_op_fail(run, op, "out of memory");
     }
   } else {
-    int idx = iv_op_index(p, bop);
+    int idx = ex_op_index(p, bop);
     r->buf = idx >= 0 ? run->bufs[idx] : NULL;
-    if (!r->buf) return iv_fail(run, op, "a relation was not buffered");
+    if (!r->buf) return ex_op_fail(run, op, "a relation was not buffered");
     nrows = r->buf->nrows;
   }
-  if (nrows >= (int64_t)RT_NO_ROW) return iv_fail(run, op, "too many rows");
-  int cts = iv_buf_col(bop, op->iv.ts[j]), cdur = iv_buf_col(bop, op->iv.dur[j]);
-  if (cts < 0 || cdur < 0) return iv_fail(run, op, "the bounds were not buffered");
+  if (nrows >= (int64_t)RT_NO_ROW) return ex_op_fail(run, op, "too many rows");
+  int cts = ex_buf_col(bop, op->iv.ts[j]), cdur = ex_buf_col(bop, op->iv.dur[j]);
+  if (cts < 0 || cdur < 0) return ex_op_fail(run, op, "the bounds were not buffered");
   r->r.n = (uint32_t)nrows;
   r->r.ts = iv_rel_i64(r, cts, &r->own[RT_LANES_MAXKEYS]);
   r->r.dur = iv_rel_i64(r, cdur, &r->own[RT_LANES_MAXKEYS + 1]);
-  if ((!r->r.ts || !r->r.dur) && nrows) return iv_fail(run, op, "out of memory");
+  if ((!r->r.ts || !r->r.dur) && nrows) return ex_op_fail(run, op, "out of memory");
   r->r.ts_valid = iv_rel_valid(r, cts);
   r->r.dur_valid = iv_rel_valid(r, cdur);
   r->r.keys = r->keys;
   r->r.nkeys = op->iv.per[j] ? op->iv.nper : 0;
   for (int k = 0; k < r->r.nkeys; k++) {
-    int c = iv_buf_col(bop, op->iv.per[j][k]);
-    if (c < 0) return iv_fail(run, op, "a PER column was not buffered");
-    if (!iv_rel_key(r, c, &r->keys[k], &r->own[k])) return iv_fail(run, op, "out of memory");
+    int c = ex_buf_col(bop, op->iv.per[j][k]);
+    if (c < 0) return ex_op_fail(run, op, "a PER column was not buffered");
+    if (!iv_rel_key(r, c, &r->keys[k], &r->own[k])) return ex_op_fail(run, op, "out of memory");
   }
-  int cid = op->iv.id && op->iv.id[j] >= 0 ? iv_buf_col(bop, op->iv.id[j]) : -1;
+  int cid = op->iv.id && op->iv.id[j] >= 0 ? ex_buf_col(bop, op->iv.id[j]) : -1;
   if (cid >= 0 && iv_rel_key(r, cid, &r->id, &r->own[RT_LANES_MAXKEYS + 2])) r->r.id = &r->id;
   return 0;
 }
 
-/* Frees the buffers of the source's relations: their output has been
- * served. */
-static void iv_release(ex_run *run, const ir_op *op) {
-  for (int j = 0; j < op->iv.nrel; j++) {
-    int idx = iv_op_index(run->plan, op->iv.bufs[j]);
+void ex_iv_release(ex_run *run, ir_op *const *bufs, int n) {
+  for (int j = 0; j < n; j++) {
+    int idx = ex_op_index(run->plan, bufs[j]);
     if (idx < 0 || !run->bufs[idx]) continue;
-    const char *prev = rt_budget_owner(op->iv.bufs[j]->stage);   /* the buffer was its */
+    const char *prev = rt_budget_owner(bufs[j]->stage);   /* the buffer was its */
     rt_rowbuf_free(run->bufs[idx]);
     rt_budget_owner(prev);
     run->bufs[idx] = NULL;
@@ -379,7 +358,7 @@ static int iv_isect(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   rt_isect *it = NULL;
   rt_isect_stats st = {0};
   int rc = 0;
-  if (!rels || !rv) rc = iv_fail(run, op, "out of memory");
+  if (!rels || !rv) rc = ex_op_fail(run, op, "out of memory");
   for (int j = 0; j < k && rc == 0; j++) {
     rc = iv_rel_open(run, op, j, reads, &rels[j]);
     rels[j].r.name = op->iv.names[j];
@@ -406,7 +385,7 @@ static int iv_isect(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   free(rels);
   free(rv);
   free(reads);
-  iv_release(run, op);
+  ex_iv_release(run, op->iv.bufs, op->iv.nrel);
   return rc;
 }
 
@@ -422,7 +401,7 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
   rt_flat_agg *aggs = calloc((size_t)op->iv.naggs + 1, sizeof *aggs);
   int64_t **own = calloc(2 * (size_t)op->iv.naggs + 1, sizeof *own);
   int *outc = calloc((size_t)op->iv.naggs + 1, sizeof *outc);
-  if (rc == 0 && (!aggs || !own || !outc)) rc = iv_fail(run, op, "out of memory");
+  if (rc == 0 && (!aggs || !own || !outc)) rc = ex_op_fail(run, op, "out of memory");
   for (int a = 0; rc == 0 && a < op->iv.naggs; a++) {
     const ir_agg *ag = &op->iv.aggs[a];
     if (!ag->live) continue;
@@ -430,9 +409,9 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
     aggs[na].in = RT_I64;
     outc[na] = ag->out_col;
     if (ag->kind != RT_AGG_COUNT_STAR) {
-      int c = iv_buf_col(op->iv.bufs[0], ag->arg_col);
+      int c = ex_buf_col(op->iv.bufs[0], ag->arg_col);
       if (c < 0) {
-        rc = iv_fail(run, op, "an aggregate input was not buffered");
+        rc = ex_op_fail(run, op, "an aggregate input was not buffered");
         break;
       }
       aggs[na].valid = iv_rel_valid(&rel, c);
@@ -441,22 +420,22 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
       if (iv_rel_type(&rel, c) == RT_F64) aggs[na].in = RT_F64;
       if (ag->kind == RT_AGG_GROUP_CONCAT) aggs[na].in = RT_STR;
       aggs[na].v = iv_rel_i64(&rel, c, &own[2 * na]);
-      if (!aggs[na].v && rel.r.n) rc = iv_fail(run, op, "out of memory");
+      if (!aggs[na].v && rel.r.n) rc = ex_op_fail(run, op, "out of memory");
     }
     if (rc == 0 && ag->arg2_col >= 0) {
       /* ARG_MAX's value, GROUP_CONCAT's separator */
-      int c = iv_buf_col(op->iv.bufs[0], ag->arg2_col);
+      int c = ex_buf_col(op->iv.bufs[0], ag->arg2_col);
       if (c < 0) {
-        rc = iv_fail(run, op, "an aggregate input was not buffered");
+        rc = ex_op_fail(run, op, "an aggregate input was not buffered");
         break;
       }
       rt_type t = iv_rel_type(&rel, c);
       aggs[na].in2 = t == RT_F64 || t == RT_STR ? t : RT_I64;
       aggs[na].valid2 = iv_rel_valid(&rel, c);
       aggs[na].v2 = iv_rel_i64(&rel, c, &own[2 * na + 1]);
-      if (!aggs[na].v2 && rel.r.n) rc = iv_fail(run, op, "out of memory");
+      if (!aggs[na].v2 && rel.r.n) rc = ex_op_fail(run, op, "out of memory");
     } else if ((ag->kind == RT_AGG_ARG_MAX || ag->kind == RT_AGG_ARG_MIN) && rc == 0) {
-      rc = iv_fail(run, op, "an aggregate value was not buffered");
+      rc = ex_op_fail(run, op, "an aggregate value was not buffered");
     }
     na++;
   }
@@ -464,14 +443,14 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
     rc = iv_rt_failed(run, op);
   for (int a = 0; rc == 0 && a < na; a++)
     if (rt_store_type(p->cols[outc[a]].type) != out.type[a])
-      rc = iv_fail(run, op, "internal error: an aggregate has another type than planned");
+      rc = ex_op_fail(run, op, "internal error: an aggregate has another type than planned");
   for (size_t start = 0; rc == 0 && start < out.n && !s->done; start += RT_BATCH) {
     size_t left = out.n - start;
     uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
     b->cols[op->iv.ts_out] = iv_flat(RT_I64, out.ts, (int64_t)start, NULL);
     b->cols[op->iv.dur_out] = iv_flat(RT_I64, out.dur, (int64_t)start, NULL);
     for (int q = 0; q < op->iv.nper; q++) {
-      int c = iv_buf_col(op->iv.bufs[0], op->iv.per[0][q]);
+      int c = ex_buf_col(op->iv.bufs[0], op->iv.per[0][q]);
       iv_rel_view(&rel, c, out.rep + start, n, &b->cols[op->iv.per[0][q]]);
     }
     for (int a = 0; a < na; a++)
@@ -485,7 +464,7 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
   free(outc);
   free(reads);
   rt_flatten_free(&out);
-  iv_release(run, op);
+  ex_iv_release(run, op->iv.bufs, op->iv.nrel);
   return rc;
 }
 
@@ -523,7 +502,7 @@ static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   if (rc == 0 && !rt_ijoin_probe(&j, &in.r, op->iv.left, &pairs, &run->err)) rc = iv_rt_failed(run, op);
   if (rc == 0 && op->iv.left) {
     uint32_t null_row = iv_null_row(&opr);
-    if (null_row == RT_NO_ROW) rc = iv_fail(run, op, "out of memory");
+    if (null_row == RT_NO_ROW) rc = ex_op_fail(run, op, "out of memory");
     for (size_t i = 0; rc == 0 && i < pairs.n; i++)
       if (pairs.op[i] == RT_NO_ROW) pairs.op[i] = null_row;
   }
@@ -539,7 +518,7 @@ static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   iv_rel_free(&in);
   iv_rel_free(&opr);
   free(reads);
-  iv_release(run, op);
+  ex_iv_release(run, op->iv.bufs, op->iv.nrel);
   return rc;
 }
 
@@ -572,24 +551,24 @@ static int iv_fillgaps(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   if (rc == 0 && !rt_fillgaps_run(&in.r, &bg.r, op->iv.per[1] != NULL, op->stage, &out, &run->err))
     rc = iv_rt_failed(run, op);
   int64_t nin = in.buf ? in.buf->nrows : 0, total = nin + (int64_t)out.n;
-  if (rc == 0 && total >= (int64_t)RT_NO_ROW) rc = iv_fail(run, op, "too many rows");
+  if (rc == 0 && total >= (int64_t)RT_NO_ROW) rc = ex_op_fail(run, op, "too many rows");
   if (rc == 0) {
     rt_type types[nc > 0 ? nc : 1];
     for (int k = 0; k < nc; k++) types[k] = rt_store_type(p->cols[op->iv.out_cols[k]].type);
-    if (!rt_rowbuf_init(&res, nc, types)) rc = iv_fail(run, op, "out of memory");
+    if (!rt_rowbuf_init(&res, nc, types)) rc = ex_op_fail(run, op, "out of memory");
     else if (total > 0) {
       rt_rowbuf_reserve(&res, total);
-      if (res.cap < total) rc = iv_fail(run, op, "out of memory");
+      if (res.cap < total) rc = ex_op_fail(run, op, "out of memory");
     }
   }
   for (int k = 0; rc == 0 && k < nc; k++) {
-    int ic = op->iv.from_in[k] >= 0 ? iv_buf_col(op->iv.bufs[0], op->iv.from_in[k]) : -1;
-    int bc = op->iv.from_bg[k] >= 0 ? iv_buf_col(op->iv.bufs[1], op->iv.from_bg[k]) : -1;
+    int ic = op->iv.from_in[k] >= 0 ? ex_buf_col(op->iv.bufs[0], op->iv.from_in[k]) : -1;
+    int bc = op->iv.from_bg[k] >= 0 ? ex_buf_col(op->iv.bufs[1], op->iv.from_bg[k]) : -1;
     int kind = op->iv.fill_kind[k], key = op->iv.fill_key[k];
     if (ic >= 0)
       for (int64_t r = 0; r < nin; r++) iv_copy(&res, k, r, in.buf, ic, r);
-    int pin = kind == 3 ? iv_buf_col(op->iv.bufs[0], op->iv.per[0][key]) : -1;
-    int pbg = kind == 3 && op->iv.per[1] ? iv_buf_col(op->iv.bufs[1], op->iv.per[1][key]) : -1;
+    int pin = kind == 3 ? ex_buf_col(op->iv.bufs[0], op->iv.per[0][key]) : -1;
+    int pbg = kind == 3 && op->iv.per[1] ? ex_buf_col(op->iv.bufs[1], op->iv.per[1][key]) : -1;
     for (size_t f = 0; f < out.n; f++) {
       int64_t r = nin + (int64_t)f;
       switch (kind) {
@@ -611,7 +590,7 @@ static int iv_fillgaps(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   iv_rel_free(&in);
   iv_rel_free(&bg);
   rt_fillgaps_free(&out);
-  iv_release(run, op);
+  ex_iv_release(run, op->iv.bufs, op->iv.nrel);
   for (int64_t start = 0; rc == 0 && start < res.nrows && !s->done; start += RT_BATCH) {
     int64_t left = res.nrows - start;
     uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
@@ -639,9 +618,9 @@ static int iv_events(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void 
   const uint64_t *close_valid = NULL;
   int64_t *own = NULL;
   if (rc == 0 && op->iv.close_col >= 0) {
-    int c = iv_buf_col(op->iv.bufs[0], op->iv.close_col);
-    if (c < 0) rc = iv_fail(run, op, "the closing end was not buffered");
-    else if (!(close = iv_rel_i64(&ev, c, &own)) && ev.r.n) rc = iv_fail(run, op, "out of memory");
+    int c = ex_buf_col(op->iv.bufs[0], op->iv.close_col);
+    if (c < 0) rc = ex_op_fail(run, op, "the closing end was not buffered");
+    else if (!(close = iv_rel_i64(&ev, c, &own)) && ev.r.n) rc = ex_op_fail(run, op, "out of memory");
     else close_valid = iv_rel_valid(&ev, c);
   }
   if (rc == 0 && !rt_events_run(&ev.r, has_stop ? &st.r : NULL, op->iv.close_col >= 0 ? close : NULL,
@@ -661,7 +640,7 @@ static int iv_events(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void 
   iv_rel_free(&ev);
   iv_rel_free(&st);
   free(reads);
-  iv_release(run, op);
+  ex_iv_release(run, op->iv.bufs, op->iv.nrel);
   return rc;
 }
 
@@ -709,16 +688,16 @@ static int iv_reshape(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
     case IR_QUANTIZE: {
       const int64_t *origin = NULL;
       const uint64_t *ovalid = NULL;
-      int c = op->iv.origin >= 0 ? iv_buf_col(op->iv.bufs[0], op->iv.origin) : -1;
+      int c = op->iv.origin >= 0 ? ex_buf_col(op->iv.bufs[0], op->iv.origin) : -1;
       if (op->iv.origin >= 0 && c < 0) {
-        rc = iv_fail(run, op, "the origin was not buffered");
+        rc = ex_op_fail(run, op, "the origin was not buffered");
         break;
       }
       if (c >= 0) {
         origin = iv_rel_i64(&in, c, &own);
         ovalid = iv_rel_valid(&in, c);
         if (!origin && in.r.n) {
-          rc = iv_fail(run, op, "out of memory");
+          rc = ex_op_fail(run, op, "out of memory");
           break;
         }
       }
@@ -731,13 +710,13 @@ static int iv_reshape(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
       for (uint32_t i = 0; ok && i < in.r.n; i++)
         if (!rt_ivpieces_push(&pc, 0, 0, i, RT_NO_ROW, 0)) ok = rt_errorf(&run->err, -1, "%s: out of memory", op->stage);
       break;
-    default: rc = iv_fail(run, op, "not a reshaping stage"); break;
+    default: rc = ex_op_fail(run, op, "not a reshaping stage"); break;
     }
     if (rc == 0 && !ok) rc = iv_rt_failed(run, op);
   }
   if (rc == 0 && op->kind == IR_SPLIT) {
     uint32_t null_row = iv_null_row(&opr);
-    if (null_row == RT_NO_ROW) rc = iv_fail(run, op, "out of memory");
+    if (null_row == RT_NO_ROW) rc = ex_op_fail(run, op, "out of memory");
     for (size_t i = 0; rc == 0 && i < pc.n; i++)
       if (pc.orow[i] == RT_NO_ROW) pc.orow[i] = null_row;
   }
@@ -747,7 +726,7 @@ static int iv_reshape(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
   iv_rel_free(&in);
   iv_rel_free(&opr);
   free(reads);
-  iv_release(run, op);
+  ex_iv_release(run, op->iv.bufs, op->iv.nrel);
   return rc;
 }
 
@@ -762,12 +741,12 @@ static int iv_merge(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   int64_t *own[RT_LANES_MAXKEYS] = {0};
   bool *reads = iv_reads(run, s);
   int rc = iv_rel_open(run, op, 0, reads, &in);
-  if (rc == 0 && op->iv.nby > RT_LANES_MAXKEYS) rc = iv_fail(run, op, "too many BY columns");
+  if (rc == 0 && op->iv.nby > RT_LANES_MAXKEYS) rc = ex_op_fail(run, op, "too many BY columns");
   for (int k = 0; rc == 0 && k < op->iv.nby; k++) {
     memset(&by[k], 0, sizeof by[k]);
-    int c = iv_buf_col(op->iv.bufs[0], op->iv.by[k]);
-    if (c < 0) rc = iv_fail(run, op, "a BY column was not buffered");
-    else if (!iv_rel_key(&in, c, &by[k], &own[k])) rc = iv_fail(run, op, "out of memory");
+    int c = ex_buf_col(op->iv.bufs[0], op->iv.by[k]);
+    if (c < 0) rc = ex_op_fail(run, op, "a BY column was not buffered");
+    else if (!iv_rel_key(&in, c, &by[k], &own[k])) rc = ex_op_fail(run, op, "out of memory");
   }
   if (rc == 0 && !rt_ivmerge_run(&in.r, op->iv.nby, by, op->stage, &mo, &run->err)) rc = iv_rt_failed(run, op);
   for (size_t start = 0; rc == 0 && start < mo.n && !s->done; start += RT_BATCH) {
@@ -783,7 +762,7 @@ static int iv_merge(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   for (int k = 0; k < RT_LANES_MAXKEYS; k++) rt_mem_free(own[k]);
   iv_rel_free(&in);
   free(reads);
-  iv_release(run, op);
+  ex_iv_release(run, op->iv.bufs, op->iv.nrel);
   return rc;
 }
 
@@ -808,7 +787,7 @@ static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *c
   case IR__COUNT:
     break;
   }
-  return iv_fail(run, s->seg->source, "not an interval source");
+  return ex_op_fail(run, s->seg->source, "not an interval source");
 }
 
 /* The operator holds its working arrays (indexes, scratch, outputs) in

@@ -21,26 +21,6 @@
 
 #include "exec.h"
 
-static int sfail(ex_run *run, const ir_op *op, const char *msg) {
-  rt_errorf(&run->err, op->pos, "%s: %s", op->stage, msg);
-  return -1;
-}
-
-static int op_index(const ir_plan *p, const ir_op *op) {
-  for (int i = 0; i < p->nops; i++)
-    if (p->ops[i] == op) return i;
-  return -1;
-}
-
-/* Buffer column of plan column c in relation buffer `buf`. */
-static int buf_col(const ir_op *buf, int c) {
-  int n;
-  const int *cols = ir_buf_cols(buf, &n);
-  for (int i = 0; i < n; i++)
-    if (cols[i] == c) return i;
-  return -1;
-}
-
 typedef struct srel {
   const rt_rowbuf *buf;
   int *bc;             /* buffer column per output position */
@@ -96,20 +76,20 @@ int ex_setop_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ct
   rt_type types[n > 0 ? n : 1];
   for (int k = 0; k < n; k++) types[k] = rt_store_type(p->cols[so->out[k]].type);
   srel *rels = rt_arena_alloc(&run->arena, sizeof(srel) * (size_t)nrel);
-  if (!rels) return sfail(run, op, "out of memory");
+  if (!rels) return ex_op_fail(run, op, "out of memory");
   for (int j = 0; j < nrel; j++) {
-    int idx = op_index(p, so->bufs[j]);
+    int idx = ex_op_index(p, so->bufs[j]);
     rels[j].buf = idx >= 0 ? run->bufs[idx] : NULL;
-    if (!rels[j].buf) return sfail(run, op, "a relation was not buffered");
+    if (!rels[j].buf) return ex_op_fail(run, op, "a relation was not buffered");
     rels[j].bc = rt_arena_alloc(&run->arena, sizeof(int) * ((size_t)n + 1));
-    if (!rels[j].bc) return sfail(run, op, "out of memory");
+    if (!rels[j].bc) return ex_op_fail(run, op, "out of memory");
     for (int k = 0; k < n; k++)
-      if ((rels[j].bc[k] = buf_col(so->bufs[j], so->cols[j][k])) < 0)
-        return sfail(run, op, "a relation's column was not buffered");
+      if ((rels[j].bc[k] = ex_buf_col(so->bufs[j], so->cols[j][k])) < 0)
+        return ex_op_fail(run, op, "a relation's column was not buffered");
   }
   rt_rowbuf res;
   rt_rowbuf_init(&res, n, types);
-  if (res.ncols != n) return sfail(run, op, "out of memory");
+  if (res.ncols != n) return ex_op_fail(run, op, "out of memory");
   int rc = 0;
   bool distinct = !(so->kind == IR_SET_UNION && so->all);
   rt_aggtab tab;
@@ -183,7 +163,7 @@ int ex_setop_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ct
   if (distinct) rt_aggtab_free(&tab);
   if (rc < 0) {
     rt_rowbuf_free(&res);
-    return sfail(run, op, "out of memory");
+    return ex_op_fail(run, op, "out of memory");
   }
   for (int64_t start = 0; rc == 0 && start < res.nrows && !s->done; start += RT_BATCH) {
     int64_t left = res.nrows - start;

@@ -177,6 +177,30 @@ void ex_run_free(ex_run *run);
 /* Evaluates a LIMIT/OFFSET count expression (constant or parameter). */
 int ex_eval_count(ex_run *run, const ir_expr *e, const char *stage, int64_t *out);
 
+/* The index of op in plan->ops, which run->bufs and the run's other per-op
+ * arrays follow; -1 when op is not in the plan. */
+static inline int ex_op_index(const ir_plan *p, const ir_op *op) {
+  for (int i = 0; i < p->nops; i++)
+    if (p->ops[i] == op) return i;
+  return -1;
+}
+
+/* Sets run->err to "<op's stage>: msg" at op; returns -1. */
+static inline int ex_op_fail(ex_run *run, const ir_op *op, const char *msg) {
+  rt_errorf(&run->err, op->pos, "%s: %s", op->stage ? op->stage : "RUN", msg);
+  return -1;
+}
+
+/* Position of plan column c in the rowbuf of buffering op bop (its layout
+ * is ir_buf_cols), or -1. */
+static inline int ex_buf_col(const ir_op *bop, int c) {
+  int n;
+  const int *cols = ir_buf_cols(bop, &n);
+  for (int i = 0; i < n; i++)
+    if (cols[i] == c) return i;
+  return -1;
+}
+
 
 /* The sources of the INTERVAL operators (driver_interval.c; the
  * ir_op_is_interval ops): ex_iv_scan runs the operator over its
@@ -186,6 +210,9 @@ int ex_iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, 
  * IV_BUFFER whose interval source reads the table in place: the driver
  * then skips the segment (it would copy rows nobody reads). */
 bool ex_iv_direct(const ir_plan *p, const ir_segment *seg);
+/* Frees the n IV_BUFFERs bufs[] of a source (an interval or GRAPH source)
+ * once its output has been served, each charged back to its own stage. */
+void ex_iv_release(ex_run *run, ir_op *const *bufs, int n);
 
 /* A WINDOW sink's input has ended (driver_window.c): adds the live calls'
  * result columns to its buffer and computes them (runtime/window.h). 0, or

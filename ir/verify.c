@@ -214,6 +214,22 @@ static bool joins_after(const vctx *v, const ir_segment *seg) {
   return false;
 }
 
+/* A source over buffered relations (an interval or GRAPH source) runs
+ * right after its last buffer, or, when the source is followed by
+ * `|> JOIN`, after the segments of the JOIN's relations, which segment.c
+ * runs before the source's own segment (the source's segment is open when
+ * the relation's source is met). Then prev, the sink before seg, is the
+ * build of a JOIN probed in seg itself, and each of the n buffers was
+ * filled by an earlier segment. */
+static bool joins_between(const vctx *v, const ir_segment *seg, const ir_op *prev,
+                          ir_op *const *bufs, int n) {
+  if (!prev || prev->kind != IR_JOIN_BUILD || !bufs || n <= 0) return false;
+  bool probed = false;
+  for (int k = 0; k < seg->nsteps && !probed; k++) probed = seg->steps[k] == prev->join.probe;
+  for (int j = 0; probed && j < n; j++) probed = bufs[j] && done_before(v, seg, bufs[j]);
+  return probed;
+}
+
 static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink, bool last,
                          bool *avail) {
   const ir_plan *p = v->p;
@@ -235,22 +251,14 @@ static int check_segment(vctx *v, const ir_segment *seg, const ir_op *prev_sink,
     for (int i = 0; i < src->scan.nscan; i++)
       if (!carried(f, src->scan.table_cols[i])) return bad(v, NULL, "fork column is not buffered");
   } else if (ivsrc) {
-    /* Right after its last buffer, or after the segments of a JOIN's
-     * relation that segment.c runs before the source's own segment (an
-     * interval source followed by `|> JOIN`): then every buffer of it is
-     * filled by an earlier segment. */
     bool after_bufs = prev_sink && prev_sink->kind == IR_IV_BUFFER && prev_sink->ivbuf.user == src;
-    if (!after_bufs && prev_sink && prev_sink->kind == IR_JOIN_BUILD) {
-      after_bufs = src->iv.nrel > 0 && src->iv.bufs;
-      for (int j = 0; after_bufs && j < src->iv.nrel; j++)
-        after_bufs = done_before(v, seg, src->iv.bufs[j]);
-    }
-    if (!after_bufs) return bad(v, NULL, "interval source does not follow its buffers");
+    if (!after_bufs && !joins_between(v, seg, prev_sink, src->iv.bufs, src->iv.nrel))
+      return bad(v, NULL, "interval source does not follow its buffers");
     if (!check_interval(v, src)) return 0;
   } else if (src->kind == IR_GRAPH) {
     /* §9.5: after its three buffers, each carrying its keys */
     const struct ir_graph *g = &src->graph;
-    if (!prev_sink || prev_sink != g->bufs[2])
+    if ((!prev_sink || prev_sink != g->bufs[2]) && !joins_between(v, seg, prev_sink, g->bufs, 3))
       return bad(v, NULL, "graph source does not follow its buffers");
     for (int j = 0; j < 3; j++)
       if (!g->bufs[j] || g->bufs[j]->kind != IR_IV_BUFFER || g->bufs[j]->ivbuf.user != src ||

@@ -25,6 +25,8 @@
  *
  *   build/test_soak                 10 seconds (the ctest version)
  *   build/test_soak --minutes 10    the long soak (README, "Reliability")
+ *   PJ_SOAK_SEED=N                  the pipelines of the run that printed seed N
+ *   PJ_SOAK_SHOW=1                  each "other" error with its pipeline
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -83,6 +85,14 @@ static int classify(const char *msg) {
   return E_OTHER;
 }
 
+/* One failed run of pipeline q counted by class; PJ_SOAK_SHOW prints the
+ * pipeline of an unclassified one (classify printed its message). */
+static void count_error(long *errors, const char *msg, const char *q) {
+  int k = classify(msg);
+  errors[k]++;
+  if (k == E_OTHER && getenv("PJ_SOAK_SHOW")) fprintf(stderr, "soak:   in %s\n", q);
+}
+
 typedef struct interrupter {
   pj_engine *e;
   volatile int done;
@@ -135,7 +145,9 @@ static void test_soak(void **state) {
   assert_int_equal(pj_engine_open(NULL, &e), PJ_OK);
   assert_int_equal(pj_engine_load_sample_trace(e, 50000), PJ_OK);
   pj__engine_set_auto_rows(e, 0);
-  pg_gen g = {.rng = (uint64_t)time(NULL), .bad = 8};
+  /* PJ_SOAK_SEED repeats a run's pipelines (the seed it printed) */
+  const char *seed_env = getenv("PJ_SOAK_SEED");
+  pg_gen g = {.rng = seed_env ? strtoull(seed_env, NULL, 10) : (uint64_t)time(NULL), .bad = 8};
   uint64_t seed = g.rng;
   long queries = 0, runs = 0, mismatches = 0, errors[E_N] = {0};
   long schema_changes = 0, compile_interrupts = 0, iv_budget_runs = 0;
@@ -174,7 +186,7 @@ static void test_soak(void **state) {
     pj_timing t;
     pj_engine_last_timing(e, &t);
     if (t.mem_peak > run_peak) run_peak = t.mem_peak;
-    if (a.status != PJ_OK) errors[classify(a.err)]++;
+    if (a.status != PJ_OK) count_error(errors, a.err, b.s);
     if (!pg_same(&a, &c) && mismatches++ == 0)
       snprintf(first, sizeof first, "%s\n  interp: %d %s\n  other: %d %s", b.s, a.status, a.err,
                c.status, c.err);
@@ -184,7 +196,7 @@ static void test_soak(void **state) {
       pg_run(e, b.s, &c);
       pj_engine_set_max_memory(e, 0);
       runs++;
-      if (c.status != PJ_OK) errors[classify(c.err)]++;
+      if (c.status != PJ_OK) count_error(errors, c.err, b.s);
       break;
     }
     case 6: {   /* interrupted from another thread, at a random moment */
@@ -195,7 +207,7 @@ static void test_soak(void **state) {
       __atomic_store_n(&it.done, 1, __ATOMIC_RELEASE);
       pthread_join(th, NULL);
       runs++;
-      if (c.status != PJ_OK) errors[classify(c.err)]++;
+      if (c.status != PJ_OK) count_error(errors, c.err, b.s);
       break;
     }
     case 9: {   /* replace a table with the result, read it back */
