@@ -9,8 +9,9 @@
  *              keys[e-1] == key → group e-1; else slot = slot+1 & mask
  *
  * A NULL key is t->null_group (rt_aggtab_group_null the first time).
- * Several integer or string keys probe inline too (cg_aggkey.c); a double
- * key, or more than CG_AGG_INLINE_KEYS keys, go through rt_aggtab_group. Every call into
+ * One double key, and several keys of any type, probe inline too, the
+ * runtime's tuple probe (cg_aggkey.c); more than CG_AGG_INLINE_KEYS keys
+ * go through rt_aggtab_group. Every call into
  * the table may grow its arrays, so the table's pointers are read from the
  * table for each row (see cg_agg_array).
  * Updates follow interp/vm_agg.c exactly, branch-free where the C is:
@@ -33,7 +34,7 @@ struct cg_aggstate {
   LLVMValueRef t;                     /* rt_aggtab * */
   int naggs;
   cg_aggslot *aggs;
-  bool inline_probe;                  /* one integer or string key */
+  bool inline_probe;                  /* one key */
   bool inline_tuple;                  /* several, see cg_aggkey.c */
   rt_type keytype;                    /* stored type of the single key */
   LLVMValueRef aggs_ptr;              /* t->aggs, loaded for the current row */
@@ -64,9 +65,9 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
   }
   if (op->agg.ngroup == 1) {
     a->keytype = rt_store_type(cx->plan->cols[op->agg.group_cols[0]].type);
-    a->inline_probe = a->keytype != RT_F64;
+    a->inline_probe = true;
   }
-  a->inline_tuple = cg_agg_tuple_inline(cx->plan, op);
+  a->inline_tuple = cg_agg_tuple_inline(op);
   a->t = cg_load_field(cx, cx->st.seg, cx->s, CG_SEG_AGG, cx->t_ptr, "agg");
   /* The driver must have made the table the plan describes (live
    * aggregates only, in op order); otherwise the interpreter takes the
@@ -119,7 +120,9 @@ static LLVMValueRef cg_agg_lookup(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   LLVMBasicBlockRef from[3];
   int ng = 0;
   if (a->inline_tuple) {
-    LLVMValueRef g = cg_agg_group_tuple(cx, a->t, op);
+    cg_val v[CG_AGG_INLINE_KEYS];
+    for (int k = 0; k < op->agg.ngroup; k++) v[k] = cg_column(cx, op->agg.group_cols[k]);
+    LLVMValueRef g = cg_agg_group_tuple(cx, a->t, op->agg.ngroup, v);
     LLVMBuildBr(cx->b, done);
     cg_at(cx, done);
     return g;
@@ -177,6 +180,18 @@ static LLVMValueRef cg_agg_lookup(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   }
 
   cg_at(cx, hash);
+  if (a->keytype == RT_F64) {
+    /* the runtime's one double key is a tuple of one (its NULL is the
+     * null group above, as for every single key) */
+    cg_val nn = {key.v, cg_i1(cx, 0), RT_F64};
+    gs[ng] = cg_agg_group_tuple(cx, a->t, 1, &nn);
+    from[ng++] = cg_here(cx);
+    LLVMBuildBr(cx->b, done);
+    cg_at(cx, done);
+    LLVMValueRef phi = LLVMBuildPhi(cx->b, cx->t_i64, "group");
+    LLVMAddIncoming(phi, gs, from, (unsigned)ng);
+    return phi;
+  }
   LLVMValueRef h = cg_hash_i64(cx, kv);
   LLVMValueRef slots = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_SLOTS, cx->t_ptr, "agg.slots");
   LLVMValueRef mask = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_MASK, cx->t_i64, "agg.mask");

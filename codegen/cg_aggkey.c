@@ -1,6 +1,6 @@
 /*
- * cg_aggkey.c — the AGGREGATE group lookup for several integer or string
- * keys, inlined into the row loop: the runtime's tuple probe
+ * cg_aggkey.c — the AGGREGATE group lookup for several keys of any type
+ * (and for one double key), inlined into the row loop: the runtime's tuple probe
  * (runtime/aggtab.c, group_tuple) in IR, so both backends find the same
  * groups in the same order and the table stays the runtime's table.
  *
@@ -10,7 +10,10 @@
  *               else slot = slot+1 & mask
  *
  * A key equals the stored one when both are NULL, or both are not NULL
- * and their bits are equal (a NULL key's stored bits are never read). The
+ * and their bits are equal (a NULL key's stored bits are never read). A
+ * double key's bits are folded first as the runtime's key_bits folds them:
+ * -0.0 is 0.0 (they compare equal, so they group together, as in SQLite)
+ * and every NaN is one pattern. The
  * table's arrays (slots, hashes, key columns, validity) may move on every
  * insert, so they are loaded for each row, after the hash. The linear
  * probe's loop (cg_probe_*) serves the one-key probe of cg_agg.c too.
@@ -51,16 +54,22 @@ void cg_probe_close(cg_ctx *cx, cg_probe *p) {
   LLVMAddIncoming(p->slot, (LLVMValueRef[]){p->start, nslot}, (LLVMBasicBlockRef[]){p->entry, p->step}, 2);
 }
 
-bool cg_agg_tuple_inline(const ir_plan *plan, const ir_op *op) {
-  if (op->agg.ngroup < 2 || op->agg.ngroup > CG_AGG_INLINE_KEYS) return false;
-  for (int k = 0; k < op->agg.ngroup; k++)
-    if (rt_store_type(plan->cols[op->agg.group_cols[k]].type) == RT_F64) return false;
-  return true;
+bool cg_agg_tuple_inline(const ir_op *op) {
+  return op->agg.ngroup >= 2 && op->agg.ngroup <= CG_AGG_INLINE_KEYS;
 }
 
 /* Key k's value bits as tuple_hash sees them (a NULL key's bits are 0). */
 static LLVMValueRef key_bits(cg_ctx *cx, cg_val v) {
-  LLVMValueRef bits = v.type == RT_STR ? LLVMBuildZExt(cx->b, v.v, cx->t_i64, "") : v.v;
+  LLVMValueRef bits;
+  if (v.type == RT_F64) {
+    bits = LLVMBuildBitCast(cx->b, v.v, cx->t_i64, "");
+    LLVMValueRef zero = LLVMBuildFCmp(cx->b, LLVMRealOEQ, v.v, cg_f64(cx, 0), "");
+    LLVMValueRef nan = LLVMBuildFCmp(cx->b, LLVMRealUNO, v.v, v.v, "");
+    bits = LLVMBuildSelect(cx->b, zero, cg_i64(cx, 0), bits, "");
+    bits = LLVMBuildSelect(cx->b, nan, LLVMConstInt(cx->t_i64, 0x7ff8000000000000ull, 0), bits, "key.bits");
+  } else {
+    bits = v.type == RT_STR ? LLVMBuildZExt(cx->b, v.v, cx->t_i64, "") : v.v;
+  }
   return cg_is_false(v.null) ? bits : LLVMBuildSelect(cx->b, v.null, cg_i64(cx, 0), bits, "");
 }
 
@@ -81,14 +90,11 @@ static LLVMValueRef key_eq(cg_ctx *cx, LLVMValueRef data, LLVMValueRef valid, in
   return LLVMBuildSelect(cx->b, v.null, LLVMBuildNot(cx->b, stored, ""), same, "key.eq");
 }
 
-LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, const ir_op *op) {
-  int nk = op->agg.ngroup;
-  cg_val v[CG_AGG_INLINE_KEYS];
+LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, int nk, const cg_val *v) {
   LLVMValueRef bits[CG_AGG_INLINE_KEYS];
   /* tuple_hash, inline */
   LLVMValueRef h = LLVMConstInt(cx->t_i64, 0x9e3779b97f4a7c15ull, 0);
   for (int k = 0; k < nk; k++) {
-    v[k] = cg_column(cx, op->agg.group_cols[k]);
     bits[k] = key_bits(cx, v[k]);
     LLVMValueRef x = LLVMBuildXor(cx->b, h, bits[k], "");
     if (!cg_is_false(v[k].null))

@@ -181,8 +181,9 @@ typedef struct cg_aggstate cg_aggstate;
 cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fallback);
 void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op);
 /* cg_aggkey.c: rt_hash_i64 inline; the inlined tuple probe for 2 to
- * CG_AGG_INLINE_KEYS integer or string keys (cg_agg_tuple_inline says when
- * it applies): the row's group number, or the row fails out of memory. */
+ * CG_AGG_INLINE_KEYS keys of any type (cg_agg_tuple_inline says when it
+ * applies) and for one non-NULL double key: the group number of the key
+ * values v[0..nk), or the row fails out of memory. */
 #define CG_AGG_INLINE_KEYS 8
 /* The runtime's linear probe over slots (group+1, 0 empty) from slot
  * `start`: open leaves the builder where g is the group of a used slot;
@@ -196,8 +197,8 @@ typedef struct cg_probe {
 void cg_probe_open(cg_ctx *cx, LLVMValueRef slots, LLVMValueRef start, LLVMValueRef mask, cg_probe *p);
 void cg_probe_close(cg_ctx *cx, cg_probe *p);
 LLVMValueRef cg_hash_i64(cg_ctx *cx, LLVMValueRef h);
-bool cg_agg_tuple_inline(const ir_plan *plan, const ir_op *op);
-LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, const ir_op *op);
+bool cg_agg_tuple_inline(const ir_op *op);
+LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, int nk, const cg_val *v);
 
 /* cg_tree.c: TREE ACCUMULATE's streaming steps (runtime/tree/tree.h).
  * cg_tree_supported: the step can be lowered (else the segment is left to
