@@ -10,7 +10,8 @@
  *                              intersect_sql|compile_scaling|self_time|
  *                              sql_join|table_function|window|agg_1key|
  *                              agg_2keys|agg_3keys|agg_str|agg_3mixed|
- *                              dfs|bfs|dominator|retained|all]
+ *                              agg_0key|agg_100k|agg_1m|dfs|bfs|dominator|
+ *                              retained|all]
  *                 [--sizes 1000,10000,...] [--modes interp,jit,auto]
  *                 [--repeat N] [--opt 0..3] [--passes PIPELINE] [--threads 1,2,...]
  *                 [--sql-cap SECONDS] [--sql-max-size N] [--csv | --json]
@@ -39,8 +40,9 @@
  *   speedup     interpreter ns_per_row / this mode's ns_per_row
  *   same        1 when the result equals the interpreter's exactly
  * For `fused` a row with mode "c-ref" times bench/ref_fused.c; for the
- * agg_* workloads (grouped aggregation of the sample trace's slices by 1,
- * 2, 3 integer keys, a string key, or two integers and a string) bench/ref_agg.c, and a row "duckdb"
+ * agg_* workloads (aggregation of the sample trace's slices by no key, by
+ * 1, 2, 3 integer keys, a string key, two integers and a string, or one
+ * key of ~100k or ~1M values) bench/ref_agg.c, and a row "duckdb"
  * (DuckDB on one thread, when $PJ_DUCKDB_LIB names libduckdb.so).
  *
  * Tree workloads run on the sample trace with `size` slices; `same` also
@@ -93,7 +95,8 @@ static const char INTERSECT_Q[] =
 
 #define GRAPH_AGG "|> AGGREGATE COUNT(*) AS n, SUM(depth) AS d, MAX(depth) AS m"
 
-#define AGG_Q "FROM slice |> WHERE dur > 1000 |> AGGREGATE COUNT(*) AS n, SUM(dur) AS s, MAX(dur) AS m GROUP BY "
+#define AGG_Q0 "FROM slice |> WHERE dur > 1000 |> AGGREGATE COUNT(*) AS n, SUM(dur) AS s, MAX(dur) AS m"
+#define AGG_Q AGG_Q0 " GROUP BY "
 
 static const workload WORKLOADS[] = {
     {"fused", FUSED, 0, TREE_NONE},
@@ -141,6 +144,10 @@ static const workload WORKLOADS[] = {
     {"agg_3keys", AGG_Q "track_id, depth, parent_id", 0, AGG},
     {"agg_str", AGG_Q "name", 0, AGG},
     {"agg_3mixed", AGG_Q "track_id, depth, category", 0, AGG},
+    /* no groups; ~100k and ~1M groups of one key (ts spreads them) */
+    {"agg_0key", AGG_Q0, 0, AGG},
+    {"agg_100k", AGG_Q "ts % 100000 AS k", 0, AGG},
+    {"agg_1m", AGG_Q "ts % 1000000 AS k", 0, AGG},
     /* §9.5 graph sources (bench_graph.c): a random graph of `size` nodes
      * and 3 x size edges; ns/row is per node */
     {"dfs", "GRAPH DFS TREE NODES gnode EDGES gedge FROM groot " GRAPH_AGG, 0, GRAPHW},
@@ -371,8 +378,9 @@ static int join_peers(const options *o, pj_engine *e, int64_t n, const pj_result
 
 /* bench_ref_agg's shape of an agg_* workload */
 static int agg_shape(const char *name) {
-  static const char *const names[] = {"agg_1key", "agg_2keys", "agg_3keys", "agg_str", "agg_3mixed"};
-  for (int i = 0; i < 5; i++)
+  static const char *const names[] = {"agg_1key", "agg_2keys", "agg_3keys", "agg_str", "agg_3mixed",
+                                      "agg_0key", "agg_100k", "agg_1m"};
+  for (int i = 0; i < 8; i++)
     if (!strcmp(name, names[i])) return i + 1;
   return 0;
 }
@@ -544,7 +552,12 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     int drc = bench_agg_duck_load(e);
     if (drc < 0) die(e, "DuckDB");
     if (drc == 0) {
-      const char *keys = strstr(w->text, "GROUP BY ") + 9;
+      /* the text after GROUP BY without " AS k" (DuckDB takes no alias there) */
+      char keys[128] = "";
+      const char *gb = strstr(w->text, "GROUP BY ");
+      if (gb) snprintf(keys, sizeof keys, "%s", gb + 9);
+      char *as = strstr(keys, " AS ");
+      if (as) *as = 0;
       int64_t drows = 0, dsum[3], want[3];
       for (int r = 0; r < o->repeat; r++)
         if (bench_agg_duck_run(keys, &drows, dsum, &t[r]) != 0) die(e, "DuckDB query");
@@ -619,8 +632,9 @@ static void usage(void) {
           "                                 intersect_overlapping|flatten|interval_join|\n"
           "                                 intersect_sql|compile_scaling|self_time|sql_join|\n"
           "                                 table_function|window|agg_1key|agg_2keys|\n"
-          "                                 agg_3keys|agg_str|agg_3mixed|dfs|bfs|dominator|\n"
-          "                                 retained|all] [--sizes N,N,...]\n"
+          "                                 agg_3keys|agg_str|agg_3mixed|agg_0key|agg_100k|\n"
+          "                                 agg_1m|dfs|bfs|dominator|retained|all]\n"
+          "                                 [--sizes N,N,...]\n"
           "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
           "                     [--passes PIPELINE] [--sql-cap SECONDS] [--sql-max-size N]\n"
           "                     [--csv | --json] [--report REPORT.md] [--svg report.svg]\n"

@@ -44,7 +44,7 @@ int bench_ref_fused(const bench_data *d, bench_fused_group *out, int cap);
  * the columns the hand-written reference (bench/ref_agg.c, -O3
  * -march=native) reads, and its answer per group in first-seen order. */
 enum { BENCH_AGG_TRACK, BENCH_AGG_DEPTH, BENCH_AGG_PARENT, BENCH_AGG_NAME, BENCH_AGG_CATEGORY,
-       BENCH_AGG_NCOLS };
+       BENCH_AGG_TS, BENCH_AGG_NCOLS };
 typedef struct bench_agg_in {
   int64_t n;
   const int64_t *dur;
@@ -60,8 +60,9 @@ typedef struct bench_agg_out {
   int64_t *n, *s, *m;
 } bench_agg_out;
 /* shape 1: GROUP BY depth; 2: track_id, depth; 3: track_id, depth,
- * parent_id; 4: name; 5: track_id, depth, category. 0, or -1 on overflow
- * or out of memory. bench_agg_nkeys: the shape's number of keys. */
+ * parent_id; 4: name; 5: track_id, depth, category; 6: no GROUP BY (one
+ * group); 7: ts % 100000; 8: ts % 1000000. 0, or -1 on overflow or out of
+ * memory. bench_agg_nkeys: the shape's number of keys. */
 int bench_ref_agg(const bench_agg_in *in, int shape, bench_agg_out *out);
 int bench_agg_nkeys(int shape);
 void bench_agg_out_free(bench_agg_out *o);

@@ -14,8 +14,8 @@
 #include "bench/bench_duck.h"
 
 int bench_agg_view(pj_engine *e, bench_agg_in *in) {
-  static const char *const names[BENCH_AGG_NCOLS] = {"track_id", "depth", "parent_id", "name", "category"};
-  static const rt_type types[BENCH_AGG_NCOLS] = {RT_I64, RT_U32, RT_I64, RT_STR, RT_STR};
+  static const char *const names[BENCH_AGG_NCOLS] = {"track_id", "depth", "parent_id", "name", "category", "ts"};
+  static const rt_type types[BENCH_AGG_NCOLS] = {RT_I64, RT_U32, RT_I64, RT_STR, RT_STR, RT_I64};
   rt_table *t = rt_catalog_get(e->catalog, "slice");
   memset(in, 0, sizeof *in);
   if (!t) return -1;
@@ -64,9 +64,10 @@ int bench_agg_duck_load(pj_engine *e) {
   int fd = mkstemp(path);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f) return -1;
-  fprintf(f, "track_id,depth,parent_id,dur,name,category\n");
+  fprintf(f, "ts,track_id,depth,parent_id,dur,name,category\n");
   for (int64_t i = 0; i < in.n; i++) {
-    fprintf(f, "%lld,%u,", (long long)((const int64_t *)in.col[BENCH_AGG_TRACK])[i],
+    fprintf(f, "%lld,%lld,%u,", (long long)((const int64_t *)in.col[BENCH_AGG_TS])[i],
+            (long long)((const int64_t *)in.col[BENCH_AGG_TRACK])[i],
             ((const uint32_t *)in.col[BENCH_AGG_DEPTH])[i]);
     const uint64_t *pv = in.valid[BENCH_AGG_PARENT];
     if (!pv || rt_bit(pv, (uint32_t)i)) fprintf(f, "%lld", (long long)((const int64_t *)in.col[BENCH_AGG_PARENT])[i]);
@@ -91,7 +92,7 @@ int bench_agg_duck_load(pj_engine *e) {
   char sql[512];
   snprintf(sql, sizeof sql,
            "CREATE OR REPLACE TABLE slice AS SELECT * FROM read_csv('%s', header = true, columns = "
-           "{'track_id': 'BIGINT', 'depth': 'INTEGER', 'parent_id': 'BIGINT', 'dur': 'BIGINT', "
+           "{'ts': 'BIGINT', 'track_id': 'BIGINT', 'depth': 'INTEGER', 'parent_id': 'BIGINT', 'dur': 'BIGINT', "
            "'name': 'VARCHAR', 'category': 'VARCHAR'})",
            path);
   if (rc == 0) rc = bench_duck_exec(sql, 0, NULL);
@@ -105,8 +106,8 @@ int bench_agg_duck_run(const char *keys, int64_t *rows, int64_t sums[3], double 
   char sql[512];
   snprintf(sql, sizeof sql,
            "SELECT COUNT(*), SUM(n), SUM(s), SUM(m) FROM (SELECT COUNT(*) AS n, SUM(dur) AS s, "
-           "MAX(dur) AS m FROM slice WHERE dur > 1000 GROUP BY %s)",
-           keys);
+           "MAX(dur) AS m FROM slice WHERE dur > 1000%s%s)",
+           keys[0] ? " GROUP BY " : "", keys);
   int64_t v[4];
   int64_t t0 = rt_now_ns();
   int rc = bench_duck_exec(sql, 4, v);

@@ -1,6 +1,6 @@
 /*
- * ref_agg.c — the grouped-aggregation workloads (agg_1key, agg_2keys,
- * agg_3keys, agg_str, agg_3mixed) written by hand in C: the speed-of-light reference
+ * ref_agg.c — the grouped-aggregation workloads (agg_0key, agg_1key,
+ * agg_2keys, agg_3keys, agg_str, agg_3mixed, agg_100k, agg_1m) written by hand in C: the speed-of-light reference
  * the JIT is measured against. Built with -O3 -march=native
  * (bench/bench.cmake).
  *
@@ -109,9 +109,9 @@ static inline __attribute__((always_inline)) int64_t group(table *t, int nk, con
 }
 
 /* One shape: NK key columns kc[], of 32-bit values (depth, string ids)
- * where w32[k], else int64. */
+ * where w32[k], else int64; the ts column is taken modulo `mod`. */
 static inline __attribute__((always_inline)) int run(const bench_agg_in *in, int nk, const int *w32,
-                                                     const int *kc, bench_agg_out *o) {
+                                                     const int *kc, int64_t mod, bench_agg_out *o) {
   table t = {.o = o};
   memset(o, 0, sizeof *o);
   o->nkeys = nk;
@@ -127,6 +127,7 @@ static inline __attribute__((always_inline)) int run(const bench_agg_in *in, int
       nulls[k] = (uint8_t)!present(in->valid[kc[k]], i);
       if (!nulls[k])
         vals[k] = w32[k] ? (int64_t)((const uint32_t *)in->col[kc[k]])[i] : ((const int64_t *)in->col[kc[k]])[i];
+      if (kc[k] == BENCH_AGG_TS) vals[k] %= mod;
     }
     int64_t g = group(&t, nk, vals, nulls);
     if (g < 0 || __builtin_add_overflow(o->s[g], dur[i], &o->s[g])) {
@@ -141,6 +142,29 @@ static inline __attribute__((always_inline)) int run(const bench_agg_in *in, int
   return rc;
 }
 
+/* No GROUP BY: one group, its state in registers; the sum checked per row. */
+static int run0(const bench_agg_in *in, bench_agg_out *o) {
+  memset(o, 0, sizeof *o);
+  o->n = malloc(8);
+  o->s = malloc(8);
+  o->m = malloc(8);
+  if (!o->n || !o->s || !o->m) return -1;
+  const int64_t *dur = in->dur;
+  int64_t n = 0, s = 0, m = INT64_MIN;
+  int ovf = 0;
+  for (int64_t i = 0; i < in->n; i++) {
+    if (!present(in->vdur, i) || dur[i] <= 1000) continue;
+    ovf |= __builtin_add_overflow(s, dur[i], &s);
+    n++;
+    if (dur[i] > m) m = dur[i];
+  }
+  o->ngroups = 1;
+  o->n[0] = n;
+  o->s[0] = s;
+  o->m[0] = m;
+  return ovf ? -1 : 0;
+}
+
 int bench_ref_agg(const bench_agg_in *in, int shape, bench_agg_out *out) {
   /* the slice schema (checked by bench_agg_view): track_id and parent_id
    * int64, depth uint32, name and category string ids */
@@ -148,16 +172,27 @@ int bench_ref_agg(const bench_agg_in *in, int shape, bench_agg_out *out) {
                    k3[] = {BENCH_AGG_TRACK, BENCH_AGG_DEPTH, BENCH_AGG_PARENT}, ks[] = {BENCH_AGG_NAME},
                    km[] = {BENCH_AGG_TRACK, BENCH_AGG_DEPTH, BENCH_AGG_CATEGORY};
   static const int w1[] = {1}, w2[] = {0, 1}, w3[] = {0, 1, 0}, ws[] = {1}, wm[] = {0, 1, 1};
+  static const int kt[] = {BENCH_AGG_TS}, wt[] = {0};
   switch (shape) {
-  case 1: return run(in, 1, w1, k1, out);
-  case 2: return run(in, 2, w2, k2, out);
-  case 3: return run(in, 3, w3, k3, out);
-  case 4: return run(in, 1, ws, ks, out);
-  default: return run(in, 3, wm, km, out);
+  case 1: return run(in, 1, w1, k1, 0, out);
+  case 2: return run(in, 2, w2, k2, 0, out);
+  case 3: return run(in, 3, w3, k3, 0, out);
+  case 4: return run(in, 1, ws, ks, 0, out);
+  case 6: return run0(in, out);
+  case 7: return run(in, 1, wt, kt, 100000, out);
+  case 8: return run(in, 1, wt, kt, 1000000, out);
+  default: return run(in, 3, wm, km, 0, out);
   }
 }
 
-int bench_agg_nkeys(int shape) { return shape == 1 || shape == 4 ? 1 : shape == 2 ? 2 : 3; }
+int bench_agg_nkeys(int shape) {
+  switch (shape) {
+  case 6: return 0;
+  case 1: case 4: case 7: case 8: return 1;
+  case 2: return 2;
+  default: return 3;
+  }
+}
 
 void bench_agg_out_free(bench_agg_out *o) {
   for (int k = 0; k < 3; k++) {

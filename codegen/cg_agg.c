@@ -21,31 +21,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "emit.h"
-
-typedef struct cg_aggslot {
-  const ir_agg *ag;
-  rt_aggkind kind;
-  rt_type in;                         /* stored argument type */
-  int j;                              /* index in t->aggs */
-} cg_aggslot;
-
-struct cg_aggstate {
-  LLVMValueRef t;                     /* rt_aggtab * */
-  int naggs;
-  cg_aggslot *aggs;
-  bool inline_probe;                  /* one key */
-  bool inline_tuple;                  /* several, see cg_aggkey.c */
-  rt_type keytype;                    /* stored type of the single key */
-  LLVMValueRef aggs_ptr;              /* t->aggs, loaded for the current row */
-};
+#include "cg_aggint.h"
 
 /* The arrays of aggregate j, loaded from the table for this row: the
  * table may have grown them since the last row. Kept in memory rather than
  * registers: the loop has more live values than x86 has registers anyway,
  * and a phi web of a dozen pointers through every block of the row costs
  * the register allocator far more compile time than these L1 hits cost. */
-static LLVMValueRef cg_agg_array(cg_ctx *cx, cg_aggstate *a, const cg_aggslot *s, int field) {
+LLVMValueRef cg_agg_array(cg_ctx *cx, cg_aggstate *a, const cg_aggslot *s, int field) {
   LLVMValueRef ap = cg_elem_ptr(cx, cx->st.agg, a->aggs_ptr, cg_i64(cx, s->j), "");
   static const char *const nm[] = {[CG_AGG_I] = "agg.i", [CG_AGG_F] = "agg.f", [CG_AGG_N] = "agg.n", [CG_AGG_HAS] = "agg.has"};
   return cg_load_field(cx, cx->st.agg, ap, field, cx->t_ptr, nm[field]);
@@ -110,6 +93,41 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
   cg_at(cx, ready);
   if (op->agg.ngroup == 0) cg_call(cx, "rt_aggtab_ensure_one", &a->t, 1, "");
   return a;
+}
+
+/* The one-key probe of a non-NULL integer or string key (kv: as i64),
+ * adding its hit and its insert to the group phi's (gs, from, ng entries
+ * so far; returns the new count); both branch to done. */
+static int cg_agg_probe_one(cg_ctx *cx, cg_aggstate *a, cg_val key, LLVMValueRef kv, LLVMBasicBlockRef done,
+                            LLVMValueRef *gs, LLVMBasicBlockRef *from, int ng) {
+  bool str = a->keytype == RT_STR;
+  LLVMValueRef h = cg_hash_i64(cx, kv);
+  LLVMValueRef slots = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_SLOTS, cx->t_ptr, "agg.slots");
+  LLVMValueRef mask = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_MASK, cx->t_i64, "agg.mask");
+  LLVMValueRef kb = cg_field_ptr(cx, cx->st.aggtab, a->t, CG_AGGTAB_KEYS, "");
+  LLVMValueRef kd = cg_load_field(cx, cx->st.rowbuf, kb, CG_ROWBUF_DATA, cx->t_ptr, "");
+  LLVMValueRef keys = LLVMBuildLoad2(cx->b, cx->t_ptr, kd, "agg.keys");
+  cg_probe pr;
+  cg_probe_open(cx, slots, LLVMBuildAnd(cx->b, h, mask, ""), mask, &pr);
+  LLVMBasicBlockRef hit = cg_block(cx, "agg.hit");
+  LLVMValueRef g = pr.g;
+  LLVMValueRef have = cg_load_elem(cx, str ? cx->t_i32 : cx->t_i64, keys, g, "slot.key");
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, have, key.v, ""), hit, pr.step);
+  cg_probe_close(cx, &pr);
+  cg_at(cx, hit);
+  gs[ng] = g;
+  from[ng++] = hit;
+  LLVMBuildBr(cx->b, done);
+
+  cg_at(cx, pr.miss);
+  LLVMValueRef args[3] = {a->t, kv, h};
+  LLVMValueRef gnew = cg_call(cx, "rt_aggtab_insert_i64", args, 3, "group.new");
+  cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntSLT, gnew, cg_i64(cx, 0), ""), CG_ERR_NOMEM, "agg.inserted");
+  gs[ng] = gnew;
+  from[ng++] = cg_here(cx);
+  LLVMBuildBr(cx->b, done);
+
+  return ng;
 }
 
 /* Group number of the current row, leaving the builder where it is known. */
@@ -187,36 +205,9 @@ static LLVMValueRef cg_agg_lookup(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
     gs[ng] = cg_agg_group_tuple(cx, a->t, 1, &nn);
     from[ng++] = cg_here(cx);
     LLVMBuildBr(cx->b, done);
-    cg_at(cx, done);
-    LLVMValueRef phi = LLVMBuildPhi(cx->b, cx->t_i64, "group");
-    LLVMAddIncoming(phi, gs, from, (unsigned)ng);
-    return phi;
+  } else {
+    ng = cg_agg_probe_one(cx, a, key, kv, done, gs, from, ng);
   }
-  LLVMValueRef h = cg_hash_i64(cx, kv);
-  LLVMValueRef slots = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_SLOTS, cx->t_ptr, "agg.slots");
-  LLVMValueRef mask = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_MASK, cx->t_i64, "agg.mask");
-  LLVMValueRef kb = cg_field_ptr(cx, cx->st.aggtab, a->t, CG_AGGTAB_KEYS, "");
-  LLVMValueRef kd = cg_load_field(cx, cx->st.rowbuf, kb, CG_ROWBUF_DATA, cx->t_ptr, "");
-  LLVMValueRef keys = LLVMBuildLoad2(cx->b, cx->t_ptr, kd, "agg.keys");
-  cg_probe pr;
-  cg_probe_open(cx, slots, LLVMBuildAnd(cx->b, h, mask, ""), mask, &pr);
-  LLVMBasicBlockRef hit = cg_block(cx, "agg.hit");
-  LLVMValueRef g = pr.g;
-  LLVMValueRef have = cg_load_elem(cx, str ? cx->t_i32 : cx->t_i64, keys, g, "slot.key");
-  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, have, key.v, ""), hit, pr.step);
-  cg_probe_close(cx, &pr);
-  cg_at(cx, hit);
-  gs[ng] = g;
-  from[ng++] = hit;
-  LLVMBuildBr(cx->b, done);
-
-  cg_at(cx, pr.miss);
-  LLVMValueRef args[3] = {a->t, kv, h};
-  LLVMValueRef gnew = cg_call(cx, "rt_aggtab_insert_i64", args, 3, "group.new");
-  cg_fail_if(cx, LLVMBuildICmp(cx->b, LLVMIntSLT, gnew, cg_i64(cx, 0), ""), CG_ERR_NOMEM, "agg.inserted");
-  gs[ng] = gnew;
-  from[ng++] = cg_here(cx);
-  LLVMBuildBr(cx->b, done);
 
   cg_at(cx, done);
   LLVMValueRef phi = LLVMBuildPhi(cx->b, cx->t_i64, "group");

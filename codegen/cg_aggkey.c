@@ -90,9 +90,8 @@ static LLVMValueRef key_eq(cg_ctx *cx, LLVMValueRef data, LLVMValueRef valid, in
   return LLVMBuildSelect(cx->b, v.null, LLVMBuildNot(cx->b, stored, ""), same, "key.eq");
 }
 
-LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, int nk, const cg_val *v) {
-  LLVMValueRef bits[CG_AGG_INLINE_KEYS];
-  /* tuple_hash, inline */
+/* tuple_hash, inline; bits[k] gets key k's folded bits. */
+static LLVMValueRef tuple_hash(cg_ctx *cx, int nk, const cg_val *v, LLVMValueRef *bits) {
   LLVMValueRef h = LLVMConstInt(cx->t_i64, 0x9e3779b97f4a7c15ull, 0);
   for (int k = 0; k < nk; k++) {
     bits[k] = key_bits(cx, v[k]);
@@ -103,6 +102,12 @@ LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, int nk, const cg_val
                                        cg_i64(cx, 0), ""), "");
     h = LLVMBuildAdd(cx->b, cg_hash_i64(cx, x), cg_i64(cx, k), "");
   }
+  return h;
+}
+
+LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, int nk, const cg_val *v) {
+  LLVMValueRef bits[CG_AGG_INLINE_KEYS];
+  LLVMValueRef h = tuple_hash(cx, nk, v, bits);
   LLVMValueRef slots = cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_SLOTS, cx->t_ptr, "agg.slots");
   LLVMValueRef mask = cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_MASK, cx->t_i64, "agg.mask");
   LLVMValueRef hashes = cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_HASHES, cx->t_ptr, "agg.hashes");

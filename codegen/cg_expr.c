@@ -266,6 +266,16 @@ static cg_val cg_logic(cg_ctx *cx, const ir_expr *e, const char *name) {
   bool is_and = e->kind == IX_AND;
   cg_val a = cg_coerce(cx, cg_sub(cx, e, 0), RT_BOOL);
   LLVMValueRef decided = cg_is_val(cx, a, !is_and);
+  if (cx->vmode) {
+    /* straight-line: both sides, the same three-valued answer */
+    cg_val b = cg_coerce(cx, cg_sub(cx, e, 1), RT_BOOL);
+    LLVMValueRef bdec = cg_is_val(cx, b, !is_and);
+    LLVMValueRef null = LLVMBuildAnd(cx->b, cg_not(cx, bdec), cg_or(cx, a.null, b.null), "");
+    LLVMValueRef v = is_and ? LLVMBuildAnd(cx->b, cg_not(cx, bdec), cg_not(cx, null), "") : bdec;
+    v = LLVMBuildSelect(cx->b, decided, cg_i1(cx, !is_and), v, "");
+    null = LLVMBuildAnd(cx->b, cg_not(cx, decided), null, "");
+    return (cg_val){cg_bool64(cx, v, name[0] ? name : is_and ? "and" : "or"), null, RT_BOOL};
+  }
   LLVMBasicBlockRef from = cg_here(cx);
   LLVMBasicBlockRef rhs = cg_block(cx, is_and ? "and.rhs" : "or.rhs");
   LLVMBasicBlockRef join = cg_block(cx, is_and ? "and.join" : "or.join");

@@ -495,6 +495,53 @@ static void cg_seg_loop(cg_ctx *cx, cg_segfn *f) {
   cg_at(cx, exit);
 }
 
+/* The straight-line loop of an AGGREGATE without GROUP BY (cg_vagg.c), in
+ * front of the row loop: a batch without an active list runs through it
+ * and, committed, continues after the row loop; otherwise (an active list,
+ * a failed row, a sum that may have overflowed) the row loop runs the
+ * batch. Returns the block after the commit (unterminated) or NULL when
+ * the segment has no such loop; leaves the builder where the row loop
+ * starts. */
+static LLVMBasicBlockRef cg_seg_vloop(cg_ctx *cx, cg_segfn *f) {
+  const ir_segment *seg = cx->seg;
+  if (!f->as || !cg_vagg_wanted(cx, seg)) return NULL;
+  cg_vagg *v = cg_vagg_begin(cx, f->as);
+  if (!v) return NULL;   /* out of memory: error set */
+  size_t nc = (size_t)cx->plan->ncols + 1;
+  LLVMBasicBlockRef pre = cg_here(cx);
+  LLVMBasicBlockRef rows = cg_block(cx, "rows"), head = cg_block(cx, "vec.loop"), end = cg_block(cx, "vec.end");
+  cx->vfail = cg_slot(cx, cx->t_i1, "v.fail.slot");
+  LLVMBuildStore(cx->b, cg_i1(cx, 0), cx->vfail);
+  LLVMValueRef empty = LLVMBuildICmp(cx->b, LLVMIntEQ, f->count, cg_i32(cx, 0), "");
+  LLVMBuildCondBr(cx->b, LLVMBuildOr(cx->b, f->hasactive, empty, ""), rows, head);
+  cg_at(cx, head);
+  LLVMValueRef k = LLVMBuildPhi(cx->b, cx->t_i32, "vk");
+  cx->pos = k;
+  cx->vmode = true;
+  cx->vpass = cg_i1(cx, 1);
+  memset(cx->have, 0, sizeof *cx->have * nc);
+  for (int s = 0; s < seg->nsteps; s++) {
+    const ir_op *op = seg->steps[s];
+    if (op->dead) continue;
+    cx->step = s;
+    cg_emit_step(cx, op, NULL, f->ts, f->js);   /* FILTER and COMPUTE only (cg_vagg_wanted) */
+  }
+  cx->step = seg->nsteps;
+  cg_vagg_row(cx, v);
+  cx->vmode = false;
+  memset(cx->have, 0, sizeof *cx->have * nc);
+  LLVMValueRef k1 = LLVMBuildNUWAdd(cx->b, k, cg_i32(cx, 1), "vk.next");
+  LLVMBasicBlockRef latch = cg_here(cx);
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, k1, f->count, ""), head, end);
+  LLVMAddIncoming(k, (LLVMValueRef[]){cg_i32(cx, 0), k1}, (LLVMBasicBlockRef[]){pre, latch}, 2);
+  cg_at(cx, end);
+  cg_vagg_end(cx, v, rows);
+  LLVMBasicBlockRef done = cg_here(cx);
+  cx->vector_loops = true;
+  cg_at(cx, rows);
+  return done;
+}
+
 /* Epilogue, after the loop: the sink's and the trees' state, the LIMIT
  * counters written back (and s->done once a LIMIT that saw rows is used
  * up), then the error of the smallest failed step or 0. Frees f. */
@@ -538,7 +585,15 @@ static void cg_emit_segment(cg_ctx *cx, int si, const char *prefix) {
   rt_arena_init(&cx->arena);
   cg_seg_prologue(cx, si, prefix, &f);
   if (!cx->err->set) {
+    LLVMBasicBlockRef vdone = cg_seg_vloop(cx, &f);
     cg_seg_loop(cx, &f);
+    if (vdone) {
+      /* a committed batch goes where the row loop ends */
+      LLVMBasicBlockRef here = cg_here(cx);
+      cg_at(cx, vdone);
+      LLVMBuildBr(cx->b, cx->loop_exit);
+      cg_at(cx, here);
+    }
     cg_seg_epilogue(cx, &f);
   }
   rt_arena_free(&cx->arena);

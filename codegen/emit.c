@@ -82,6 +82,10 @@ LLVMBasicBlockRef cg_here(cg_ctx *cx) { return LLVMGetInsertBlock(cx->b); }
 
 void cg_drop_row_if(cg_ctx *cx, LLVMValueRef cond, const char *keep_name) {
   if (cg_is_false(cond)) return;
+  if (cx->vmode) {
+    cx->vpass = LLVMBuildAnd(cx->b, cx->vpass, LLVMBuildNot(cx->b, cond, ""), keep_name);
+    return;
+  }
   LLVMBasicBlockRef keep = cg_block(cx, keep_name);
   LLVMBuildCondBr(cx->b, cond, cx->next_row, keep);
   cg_at(cx, keep);
@@ -105,6 +109,13 @@ static LLVMBasicBlockRef cg_err_block(cg_ctx *cx) {
 
 void cg_fail_if(cg_ctx *cx, LLVMValueRef cond, int kind, const char *ok_name) {
   if (cg_is_false(cond)) return;
+  if (cx->vmode) {
+    /* the batch is redone by the row loop, which reports the error */
+    LLVMValueRef f = LLVMBuildAnd(cx->b, cond, cx->vpass, "");
+    LLVMValueRef old = LLVMBuildLoad2(cx->b, cx->t_i1, cx->vfail, "");
+    LLVMBuildStore(cx->b, LLVMBuildOr(cx->b, old, f, ok_name), cx->vfail);
+    return;
+  }
   LLVMBasicBlockRef fail = cg_err_block(cx);
   LLVMBasicBlockRef ok = cg_block(cx, ok_name);
   LLVMValueRef code = cg_i32(cx, cx->step * CG_ERR_KINDS + kind);

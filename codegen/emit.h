@@ -100,6 +100,14 @@ typedef struct cg_ctx {
   cg_val *row;                 /* by column id: value in the current row */
   bool *have;                  /* by column id: row[c] is set */
   cg_val *params;              /* 1-based, loaded in the prologue */
+  /* Straight-line mode (cg_vagg.c's vector loop): no step branches. A
+   * dropped row clears vpass (i1, the row still counts), a failing row
+   * (cg_fail_if) sets the alloca i1 vfail when vpass holds, and AND/OR
+   * evaluate both sides. vector_loops: some segment of the module has
+   * such a loop (jit.c then runs the loop vectorizer). */
+  bool vmode;
+  LLVMValueRef vpass, vfail;
+  bool vector_loops;
   rt_err *err;
   /* What emitting one segment needs besides LLVM's own objects (sink,
    * tree and LIMIT state, the columns it uses): allocated with cg_alloc,
@@ -135,9 +143,11 @@ LLVMValueRef cg_slot(cg_ctx *cx, LLVMTypeRef t, const char *name);
 LLVMBasicBlockRef cg_block(cg_ctx *cx, const char *name);
 void cg_at(cg_ctx *cx, LLVMBasicBlockRef bb);
 LLVMBasicBlockRef cg_here(cg_ctx *cx);
-/* Drops the current row when cond holds (branches to next_row). */
+/* Drops the current row when cond holds (branches to next_row; in
+ * straight-line mode clears vpass). */
 void cg_drop_row_if(cg_ctx *cx, LLVMValueRef cond, const char *keep_name);
-/* Fails the row with `kind` at the current step when cond holds. */
+/* Fails the row with `kind` at the current step when cond holds (in
+ * straight-line mode: sets vfail when the row has not been dropped). */
 void cg_fail_if(cg_ctx *cx, LLVMValueRef cond, int kind, const char *ok_name);
 /* One phi of type ty over the values va (from block a) and vb (from b). */
 LLVMValueRef cg_phi2_raw(cg_ctx *cx, LLVMTypeRef ty, LLVMValueRef va, LLVMBasicBlockRef a,
@@ -180,6 +190,17 @@ cg_val cg_column(cg_ctx *cx, int c);
 typedef struct cg_aggstate cg_aggstate;
 cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fallback);
 void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op);
+/* cg_vagg.c: the straight-line (vector) loop of an AGGREGATE without
+ * GROUP BY. wanted: the segment's steps and aggregates have that form;
+ * begin (before the loop): registers; row (in the loop, cx->vmode): one
+ * row's contribution; end (after it): commit to the table, or go to `rows`
+ * (the row loop redoes the batch) when a row failed or a sum may have
+ * overflowed; leaves the builder after the commit. */
+typedef struct cg_vagg cg_vagg;
+bool cg_vagg_wanted(const cg_ctx *cx, const ir_segment *seg);
+cg_vagg *cg_vagg_begin(cg_ctx *cx, cg_aggstate *a);
+void cg_vagg_row(cg_ctx *cx, cg_vagg *v);
+void cg_vagg_end(cg_ctx *cx, cg_vagg *v, LLVMBasicBlockRef rows);
 /* cg_aggkey.c: rt_hash_i64 inline; the inlined tuple probe for 2 to
  * CG_AGG_INLINE_KEYS keys of any type (cg_agg_tuple_inline says when it
  * applies) and for one non-NULL double key: the group number of the key

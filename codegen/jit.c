@@ -62,6 +62,11 @@
  * way: the loops are full of row-dependent control flow (filters, probes),
  * and sums must keep the interpreter's order to give identical results. */
 #define CG_DEFAULT_PIPELINE "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg)"
+/* The same for a module with a straight-line loop (cg_vagg.c), plus what
+ * that loop is for: rotated, vectorized, cleaned up. */
+#define CG_VECTOR_PIPELINE                                                              \
+  "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,loop-mssa(loop-rotate)," \
+  "loop-vectorize,instcombine<no-verify-fixpoint>,simplifycfg)"
 
 /* Free target machines kept per level: one per thread that compiles at
  * the same time is all that is ever needed (the caller and the background
@@ -254,13 +259,14 @@ static void cg_tm_put(cg_jit *j, int level, LLVMTargetMachineRef tm) {
 
 /* A new module holding the plan's segment functions, not yet optimized. */
 static LLVMModuleRef cg_build_module(cg_jit *j, LLVMContextRef ctx, const ir_plan *p,
-                                     const char *prefix, rt_err *err) {
+                                     const char *prefix, bool *vector, rt_err *err) {
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(prefix, ctx);
   LLVMSetTarget(mod, j->triple);
   LLVMSetDataLayout(mod, j->datalayout);
   cg_ctx cx;
   cg_ctx_init(&cx, ctx, mod, p, err);
   int ok = cx.src && cx.row && cx.have && cx.params && cg_emit_plan(&cx, prefix);
+  *vector = cx.vector_loops;
   cg_ctx_dispose(&cx);
   if (!ok) {
     if (!err->set) rt_errorf(err, -1, "JIT: out of memory");
@@ -324,8 +330,15 @@ cg_module *cg_compile_begin(cg_jit *j, const ir_plan *p, int opt_level, rt_err *
   if (!m->fns || !m->wanted || !m->passes) goto fail;
   for (int s = 0; s < p->nsegs; s++) m->nwanted += m->wanted[s] = cg_segment_wanted(&p->segs[s]);
   m->ctx = LLVMContextCreate();
-  m->mod = cg_build_module(j, m->ctx, p, m->prefix, err);
+  bool vector = false;
+  m->mod = cg_build_module(j, m->ctx, p, m->prefix, &vector, err);
   if (!m->mod) goto fail;
+  if (vector && !strcmp(m->passes, CG_DEFAULT_PIPELINE)) {
+    char *vp = rt_strdup(CG_VECTOR_PIPELINE);
+    if (!vp) goto fail;
+    free(m->passes);
+    m->passes = vp;
+  }
   m->compile_ns = rt_now_ns() - t0;
   return m;
 
@@ -496,7 +509,8 @@ const char *cg_ir_text(const cg_module *cm, int optimized) {
   if (!m->ir_raw && m->plan) {
     LLVMContextRef ctx = LLVMContextCreate();
     rt_err err = {0};
-    LLVMModuleRef mod = cg_build_module(m->jit, ctx, m->plan, m->prefix, &err);
+    bool vector;
+    LLVMModuleRef mod = cg_build_module(m->jit, ctx, m->plan, m->prefix, &vector, &err);
     if (mod) {
       m->ir_raw = cg_take_message(LLVMPrintModuleToString(mod));
       LLVMDisposeModule(mod);
