@@ -34,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/DebugInfo.h>
+
 #include "emit.h"
 
 void cg_ctx_init(cg_ctx *cx, LLVMContextRef c, LLVMModuleRef m, const ir_plan *p, rt_err *err) {
@@ -495,6 +497,19 @@ static void cg_seg_loop(cg_ctx *cx, cg_segfn *f) {
   cg_at(cx, exit);
 }
 
+/* Loop metadata on the straight-line loop's back edge: vectorize, but do
+ * not interleave (unroll) the vector body on top: the vector loop alone
+ * is what a batch needs, and each copy costs compile time. */
+static void cg_loop_hint(cg_ctx *cx, LLVMValueRef br) {
+  LLVMMetadataRef self = LLVMTemporaryMDNode(cx->c, NULL, 0);
+  LLVMMetadataRef ic[2] = {LLVMMDStringInContext2(cx->c, "llvm.loop.interleave.count", 26),
+                           LLVMValueAsMetadata(cg_i32(cx, 1))};
+  LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(cx->c, ic, 2)};
+  LLVMMetadataRef loop = LLVMMDNodeInContext2(cx->c, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(self, loop);
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(cx->c, "llvm.loop", 9), LLVMMetadataAsValue(cx->c, loop));
+}
+
 /* The straight-line loop of an AGGREGATE without GROUP BY (cg_vagg.c), in
  * front of the row loop: a batch without an active list runs through it
  * and, committed, continues after the row loop; otherwise (an active list,
@@ -532,7 +547,8 @@ static LLVMBasicBlockRef cg_seg_vloop(cg_ctx *cx, cg_segfn *f) {
   memset(cx->have, 0, sizeof *cx->have * nc);
   LLVMValueRef k1 = LLVMBuildNUWAdd(cx->b, k, cg_i32(cx, 1), "vk.next");
   LLVMBasicBlockRef latch = cg_here(cx);
-  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, k1, f->count, ""), head, end);
+  LLVMValueRef br = LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, k1, f->count, ""), head, end);
+  cg_loop_hint(cx, br);
   LLVMAddIncoming(k, (LLVMValueRef[]){cg_i32(cx, 0), k1}, (LLVMBasicBlockRef[]){pre, latch}, 2);
   cg_at(cx, end);
   cg_vagg_end(cx, v, rows);

@@ -15,7 +15,9 @@
  *    calls rt_aggtab_insert_tuple on a miss), so tuple_hash, the NULL
  *    marking of key rows and `hashes` are a contract as well.
  * The slot array doubles at 50% load (rehashing from `hashes`, so keys are
- * never re-read); per-group arrays double with the group count.
+ * never re-read); per-group arrays double with the group count. Big
+ * arrays ask for huge pages (hugepage.h): probes and updates land at
+ * random, and a table of a million groups spans thousands of 4 KiB pages.
  *
  * Out of memory: the table stops growing and the group functions return
  * -1; callers treat that as an error of the run.
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 
 #include "budget.h"
+#include "hugepage.h"
 #include "store.h"
 
 #define INIT_SLOTS 1024
@@ -131,6 +134,7 @@ void rt_aggtab_free(rt_aggtab *t) {
 static bool grow_array(void **p, size_t sz, int64_t old, int64_t cap) {
   char *d = realloc(*p, (size_t)cap * sz);
   if (!d) return false;
+  rt_advise_huge(d, (size_t)cap * sz);   /* read at random by group */
   memset(d + (size_t)old * sz, 0, (size_t)(cap - old) * sz);
   *p = d;
   return true;
@@ -161,6 +165,7 @@ static bool grow_slots(rt_aggtab *t) {
   if (!rt_budget_charge(slot_bytes(nmask) - slot_bytes(t->mask))) return false;
   uint32_t *ns = calloc(nmask + 1, sizeof *ns);
   if (!ns) return false;
+  rt_advise_huge(ns, (nmask + 1) * sizeof *ns);
   for (int64_t g = 0; g < t->ngroups; g++) {
     if (g == t->null_group && t->nkeys == 1) continue;   /* not slotted */
     uint64_t i = t->hashes[g] & nmask;
@@ -352,6 +357,18 @@ static void put_f(rt_rowbuf *out, int c, int64_t r, double v) {
   rt_bit_set(out->valid[c], (uint32_t)r);
 }
 
+/* Column c of out, rows at.. at+n, from n int64 values of which those
+ * with has[g] (all when has is NULL) are not NULL: the common case of
+ * rt_aggtab_emit without a call per value. */
+static void put_i64s(rt_rowbuf *out, int c, int64_t at, const int64_t *v, const uint8_t *has, int64_t n) {
+  memcpy((int64_t *)out->data[c] + at, v, (size_t)n * sizeof *v);
+  uint64_t *bits = out->valid[c];
+  for (int64_t g = 0; g < n; g++) {
+    uint64_t r = (uint64_t)(at + g);
+    bits[r >> 6] |= (uint64_t)(has ? has[g] != 0 : 1) << (r & 63);
+  }
+}
+
 int rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
   int64_t n = t->ngroups;
   if (n == 0) return 0;
@@ -360,6 +377,14 @@ int rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
   int64_t at = out->nrows;
   for (int k = 0; k < t->nkeys && k < out->ncols; k++) {
     rt_type kt = t->keys.types[k];
+    if (kt == RT_I64 && out->types[k] == RT_I64 && at % 64 == 0) {
+      /* values as they are; the key's validity words as they are */
+      memcpy((int64_t *)out->data[k] + at, t->keys.data[k], (size_t)n * 8);
+      const uint64_t *kv = t->keys.valid[k];
+      uint64_t *ov = out->valid[k] + at / 64;
+      for (size_t w = 0; w < RT_BITWORDS(n); w++) ov[w] |= kv[w];
+      continue;
+    }
     for (int64_t g = 0; g < n; g++) {
       if (!rt_bit(t->keys.valid[k], (uint32_t)g)) continue;
       if (kt == RT_F64) put_f(out, k, at + g, ((const double *)t->keys.data[k])[g]);
@@ -370,6 +395,19 @@ int rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
   for (int a = 0; a < t->naggs && t->nkeys + a < out->ncols; a++) {
     const rt_agg *ag = &t->aggs[a];
     int c = t->nkeys + a;
+    if (out->types[c] == RT_I64 && ag->in != RT_F64) {
+      switch (ag->kind) {
+      case RT_AGG_COUNT_STAR: case RT_AGG_COUNT:
+        put_i64s(out, c, at, ag->i, NULL, n);
+        continue;
+      case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE:
+        put_i64s(out, c, at, ag->i, ag->has, n);
+        continue;
+      case RT_AGG_COUNT_DISTINCT: case RT_AGG_AVG: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
+      case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+        break;
+      }
+    }
     for (int64_t g = 0; g < n; g++) {
       int64_t r = at + g;
       switch (ag->kind) {

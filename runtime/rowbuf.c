@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "budget.h"
+#include "hugepage.h"
 #include "store.h"
 
 bool rt_rowbuf_init(rt_rowbuf *b, int ncols, const rt_type *types) {
@@ -67,6 +68,7 @@ void rt_rowbuf_reserve(rt_rowbuf *b, int64_t extra) {
       rt_budget_oom();
       return;
     }
+    rt_advise_huge(d, (size_t)cap * sz);   /* e.g. an aggregation's key columns, read at random */
     memset(d + (size_t)b->cap * sz, 0, (size_t)(cap - b->cap) * sz);
     memset(v + RT_BITWORDS(b->cap), 0, (RT_BITWORDS(cap) - RT_BITWORDS(b->cap)) * 8);
   }
