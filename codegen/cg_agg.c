@@ -8,7 +8,9 @@
  *   agg.probe: e = slots[slot]; e == 0 → agg.miss (rt_aggtab_insert_i64)
  *              keys[e-1] == key → group e-1; else slot = slot+1 & mask
  *
- * A NULL key is t->null_group (rt_aggtab_group_null the first time).
+ * A key in [0, RT_AGG_DIRECT) looks in t->direct first (group+1, or 0:
+ * not seen, then the probe above). A NULL key is t->null_group
+ * (rt_aggtab_group_null the first time).
  * One double key, and several keys of any type, probe inline too, the
  * runtime's tuple probe (cg_aggkey.c); more than CG_AGG_INLINE_KEYS keys
  * go through rt_aggtab_group. Every call into
@@ -96,11 +98,25 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
 }
 
 /* The one-key probe of a non-NULL integer or string key (kv: as i64),
- * adding its hit and its insert to the group phi's (gs, from, ng entries
- * so far; returns the new count); both branch to done. */
+ * adding its hits and its insert to the group phi's (gs, from, ng entries
+ * so far; returns the new count); all branch to done. A key below
+ * RT_AGG_DIRECT (kv as unsigned) looks in the table's direct array first. */
 static int cg_agg_probe_one(cg_ctx *cx, cg_aggstate *a, cg_val key, LLVMValueRef kv, LLVMBasicBlockRef done,
                             LLVMValueRef *gs, LLVMBasicBlockRef *from, int ng) {
   bool str = a->keytype == RT_STR;
+  LLVMValueRef direct = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_DIRECT, cx->t_ptr, "agg.direct");
+  LLVMValueRef small = LLVMBuildAnd(cx->b, LLVMBuildIsNotNull(cx->b, direct, ""),
+                                    LLVMBuildICmp(cx->b, LLVMIntULT, kv, cg_i64(cx, RT_AGG_DIRECT), ""), "agg.small");
+  LLVMBasicBlockRef look = cg_block(cx, "agg.direct"), dhit = cg_block(cx, "agg.dhit"), hashb = cg_block(cx, "agg.probe.hash");
+  LLVMBuildCondBr(cx->b, small, look, hashb);
+  cg_at(cx, look);
+  LLVMValueRef e = cg_load_elem(cx, cx->t_i32, direct, kv, "direct.entry");
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntNE, e, cg_i32(cx, 0), ""), dhit, hashb);
+  cg_at(cx, dhit);
+  gs[ng] = LLVMBuildSub(cx->b, LLVMBuildZExt(cx->b, e, cx->t_i64, ""), cg_i64(cx, 1), "direct.group");
+  from[ng++] = dhit;
+  LLVMBuildBr(cx->b, done);
+  cg_at(cx, hashb);
   LLVMValueRef h = cg_hash_i64(cx, kv);
   LLVMValueRef slots = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_SLOTS, cx->t_ptr, "agg.slots");
   LLVMValueRef mask = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_MASK, cx->t_i64, "agg.mask");
@@ -134,8 +150,8 @@ static int cg_agg_probe_one(cg_ctx *cx, cg_aggstate *a, cg_val key, LLVMValueRef
 static LLVMValueRef cg_agg_lookup(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   if (op->agg.ngroup == 0) return cg_i64(cx, 0);
   LLVMBasicBlockRef done = cg_block(cx, "agg.group");
-  LLVMValueRef gs[3];
-  LLVMBasicBlockRef from[3];
+  LLVMValueRef gs[4];
+  LLVMBasicBlockRef from[4];
   int ng = 0;
   if (a->inline_tuple) {
     cg_val v[CG_AGG_INLINE_KEYS];

@@ -94,6 +94,14 @@ void rt_aggtab_init(rt_aggtab *t, int nkeys, const rt_type *key_types, int naggs
   }
   t->slots = calloc(INIT_SLOTS, sizeof *t->slots);
   t->mask = t->slots ? INIT_SLOTS - 1 : 0;
+  if (single_fast(t)) {
+    t->direct = calloc(RT_AGG_DIRECT, sizeof *t->direct);
+    if (!t->direct) {   /* the callers' check of slots fails the run */
+      free(t->slots);
+      t->slots = NULL;
+      t->mask = 0;
+    }
+  }
 }
 
 /* Bytes per group of the state arrays and hashes (the key rowbuf charges
@@ -124,6 +132,7 @@ void rt_aggtab_free(rt_aggtab *t) {
   free(t->aggs);
   free(t->slots);
   free(t->hashes);
+  free(t->direct);
   rt_rowbuf_free(&t->keys);
   memset(t, 0, sizeof *t);
   t->null_group = -1;
@@ -210,10 +219,14 @@ int64_t rt_aggtab_insert_i64(rt_aggtab *t, int64_t v, uint64_t hash) {
   else ((int64_t *)t->keys.data[0])[g] = v;
   rt_bit_set(t->keys.valid[0], (uint32_t)g);
   put_slot(t, hash, g);
+  uint64_t dv = t->keys.types[0] == RT_STR ? (uint32_t)v : (uint64_t)v;
+  if (t->direct && dv < RT_AGG_DIRECT) t->direct[dv] = (uint32_t)(g + 1);
   return g;
 }
 
 int64_t rt_aggtab_group_i64(rt_aggtab *t, int64_t v) {
+  uint64_t dv = t->keys.types[0] == RT_STR ? (uint32_t)v : (uint64_t)v;
+  if (t->direct && dv < RT_AGG_DIRECT && t->direct[dv]) return t->direct[dv] - 1;
   uint64_t h = rt_hash_i64((uint64_t)v);
   uint64_t i = h & t->mask;
   if (t->keys.types[0] == RT_STR) {

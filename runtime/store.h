@@ -108,7 +108,8 @@ typedef struct rt_agg {
  * `slots` is an open-addressed array of mask+1 entries holding group+1
  * (0 = empty); a key v (non-NULL) hashes to rt_hash_i64(v) and probes
  * linearly from h & mask, comparing keys.data[0][group]. A NULL key is
- * group `null_group` (-1 until seen). Insert and growth call the runtime. */
+ * group `null_group` (-1 until seen). Insert and growth call the runtime.
+ * Keys in [0, RT_AGG_DIRECT) are also in `direct` (below). */
 typedef struct rt_aggtab {
   int nkeys;
   int naggs;
@@ -121,7 +122,15 @@ typedef struct rt_aggtab {
   uint64_t *hashes;    /* per group, for rehashing */
   rt_rowbuf keys;      /* key values per group, columns = keys */
   rt_strpool *strings; /* ARG_MAX of strings compares, GROUP_CONCAT interns */
+  uint32_t *direct;    /* one integer or string key: group+1 of key v for
+                          0 <= v < RT_AGG_DIRECT (0: not seen), or NULL */
 } rt_aggtab;
+
+/* Small keys of a one-key table (depths, string ids, small ranges) find
+ * their group in `direct` with one load, no hash; every insert of such a
+ * key (rt_aggtab_insert_i64) sets its entry, so an entry of 0 means the
+ * key has no group. Generated code reads it too. */
+#define RT_AGG_DIRECT 4096
 
 static inline uint64_t rt_hash_i64(uint64_t x) {
   x ^= x >> 33; x *= 0xff51afd7ed558ccdull;

@@ -90,6 +90,8 @@ static void test_rowbuf_and_aggtab(void **state) {
   AT(CG_S_AGGTAB, CG_AGGTAB_NULL_GROUP, rt_aggtab, null_group);
   AT(CG_S_AGGTAB, CG_AGGTAB_HASHES, rt_aggtab, hashes);
   AT(CG_S_AGGTAB, CG_AGGTAB_KEYS, rt_aggtab, keys);
+  AT(CG_S_AGGTAB, CG_AGGTAB_STRINGS, rt_aggtab, strings);
+  AT(CG_S_AGGTAB, CG_AGGTAB_DIRECT, rt_aggtab, direct);
   SIZE(CG_S_AGGTAB, rt_aggtab);
 }
 
