@@ -94,7 +94,7 @@ void rt_aggtab_init(rt_aggtab *t, int nkeys, const rt_type *key_types, int naggs
   }
   t->slots = calloc(INIT_SLOTS, sizeof *t->slots);
   t->mask = t->slots ? INIT_SLOTS - 1 : 0;
-  if (single_fast(t)) {
+  if (t->keys.types && single_fast(t)) {   /* (types: NULL when out of memory) */
     t->direct = calloc(RT_AGG_DIRECT, sizeof *t->direct);
     if (!t->direct) {   /* the callers' check of slots fails the run */
       free(t->slots);
