@@ -98,6 +98,39 @@ void cli_watch(struct cli *c);
 int64_t cli_now_ns(void);
 double cli_ms(int64_t ns);
 
+/* ---- engine.c ---- */
+
+/* The engine settings of the command line. */
+typedef struct cli_engine_opts {
+  const char *db;
+  int mode, opt;
+  int64_t max_memory;
+  int threads;        /* --threads (0: the engine's default) */
+  const char **module_paths;
+  int nmodule_paths;
+  double timeout;     /* --timeout (also cli_timeout) */
+} cli_engine_opts;
+/* Opens an engine with those settings: 0, or 1 with the message in err
+ * (*e may still be set: close it). */
+int cli_engine_open(const cli_engine_opts *o, pj_engine **e, char *err, size_t cap);
+
+/* ---- batch.c ---- */
+
+typedef struct cli_batch_opts {
+  cli_engine_opts engine;
+  const char **patterns;   /* traces and glob patterns, in order */
+  int npatterns;
+  const char *script;      /* -c TEXT or the text of -q FILE */
+  size_t script_len;
+  const char *out;         /* --out */
+  int jobs;                /* --jobs (> 0) */
+  const char **params;     /* --param NAME=VALUE */
+  int nparams;
+} cli_batch_opts;
+/* pipejit --batch: the exit status (0: every trace ran; 1: some failed,
+ * or the output could not be written). */
+int cli_batch(const cli_batch_opts *o);
+
 /* The interactive shell on a terminal: reads statements until each ends
  * with a top-level ';', runs them, keeps going after errors. Returns the
  * exit status. */

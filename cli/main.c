@@ -8,6 +8,9 @@
  *           [--replace-trace] [--export OUT.db] [-i]
  *           [--load TABLE,…] [--max-memory SIZE] [--threads N] [--timeout SECONDS]
  *           [--module-path DIR]… [-c TEXT] [-q FILE] [TRACE] [FILE ...]
+ *   pipejit --batch TRACES [TRACE …] (-c TEXT | -q FILE) --out OUT.db
+ *           [--jobs N] [--mode …] [--opt …] [--param …] [--max-memory …]
+ *           [--timeout …] [--module-path …]
  *
  * Runs the statements (and dot-commands: input.c) of every -c TEXT, -q
  * FILE and FILE in the order given (`-` is standard input); with none,
@@ -19,6 +22,9 @@
  * line between result sets; errors go to standard error, and so do dumps,
  * timings and comparisons (or to --dump-file). The first error stops the
  * tool with exit status 1.
+ *
+ * With --batch the script runs on every trace in worker processes and
+ * the results go into OUT.db (batch.c).
  *
  * Running scripts, printing, the hooks and cancelling are run.c's; typing
  * --param values is param.c's; this file parses the options, reads the
@@ -85,6 +91,15 @@ static void usage(FILE *out) {
         "  --module-path DIR      look for INCLUDE PERFETTO MODULE a.b (DIR/a/b.sql) in\n"
         "                         DIR (repeatable; before PIPEJIT_MODULE_PATH and\n"
         "                         pipejit's own modules)\n"
+        "  --batch TRACES         run the script (-c or -q) on every trace matching\n"
+        "                         TRACES (a path or a glob pattern; repeatable; more\n"
+        "                         traces may follow as arguments), one worker process\n"
+        "                         per trace, and write each statement's rows, with a\n"
+        "                         trace column, into a table of --out: result_1, … or\n"
+        "                         the NAME of a '-- name: NAME' comment; failed traces\n"
+        "                         go to its table batch_errors (exit status 1)\n"
+        "  --out FILE.db          --batch's SQLite file (replaced if it exists)\n"
+        "  --jobs N               --batch's worker processes at a time (default: cores)\n"
         "  -c TEXT                run TEXT\n"
         "  -q FILE, --query-file FILE  run the statements of FILE (trace_processor_shell's\n"
         "                         spelling: pipejit TRACE -q query.sql)\n"
@@ -302,6 +317,60 @@ static int load_trace(struct cli *c, const char *path) {
   return 0;
 }
 
+/* --batch: the traces (patterns and the positional arguments), the one
+ * script (-c TEXT or -q FILE), --out; then batch.c. */
+static int run_batch(const cli_engine_opts *eo, const char **batch, int nbatch,
+                     const input *inputs, int ninputs, const char *out, int jobs,
+                     const char **params, int nparams) {
+  const input *script = NULL;
+  for (int i = 0; i < ninputs; i++) {
+    if (inputs[i].kind == IN_TRACE || inputs[i].kind == IN_FILE) {
+      batch[nbatch++] = inputs[i].s;   /* pipejit --batch a.json b.json … */
+    } else if (script) {
+      fprintf(stderr, "error: --batch runs one script: give one -c TEXT or -q FILE\n");
+      return 1;
+    } else {
+      script = &inputs[i];
+    }
+  }
+  if (!script) {
+    fprintf(stderr, "error: --batch needs the script to run: -c TEXT or -q FILE\n");
+    return 1;
+  }
+  if (!out) {
+    fprintf(stderr, "error: --batch needs --out FILE.db, the SQLite file the results go into\n");
+    return 1;
+  }
+  char *text = NULL;
+  size_t len = 0;
+  if (script->kind == IN_QUERY) {
+    FILE *f = strcmp(script->s, "-") ? fopen(script->s, "rb") : stdin;
+    if (!f) {
+      fprintf(stderr, "error: cannot open '%s'\n", script->s);
+      return 1;
+    }
+    text = cli_read_file(f, &len);
+    if (f != stdin) fclose(f);
+    if (!text) {
+      fprintf(stderr, "error: cannot read '%s'\n", script->s);
+      return 1;
+    }
+    if (not_a_script(script->s, "a query file", text, len)) {
+      free(text);
+      return 1;
+    }
+  }
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  cli_batch_opts o = {.engine = *eo, .patterns = batch, .npatterns = nbatch,
+                      .script = text ? text : script->s,
+                      .script_len = text ? len : strlen(script->s), .out = out,
+                      .jobs = jobs > 0 ? jobs : cores > 0 ? (int)cores : 1,
+                      .params = params, .nparams = nparams};
+  int rc = cli_batch(&o);
+  free(text);
+  return rc;
+}
+
 int main(int argc, char **argv) {
   struct cli c = {.fmt = CLI_TABLE};
   const char *db = NULL;
@@ -320,7 +389,10 @@ int main(int argc, char **argv) {
   int nmodule_paths = 0;
   static const char *const modes[] = {"auto", "interp", "jit", NULL};
   static const char *const dumps[] = {"plan", "llvm", "llvm-raw", "asm", NULL};
-  if (!inputs || !module_paths || !params) return 1;
+  const char **batch = calloc((size_t)argc + 1, sizeof *batch);   /* --batch and traces */
+  int nbatch = 0, jobs = 0;
+  const char *out = NULL, *not_batch = NULL;   /* an option --batch does not take */
+  if (!inputs || !module_paths || !params || !batch) return 1;
 
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
@@ -331,6 +403,7 @@ int main(int argc, char **argv) {
       free(params);
       return 0;
     } else if ((v = opt_value(argc, argv, &i, "--db"))) {
+      not_batch = a;
       db = v;
     } else if ((v = opt_value(argc, argv, &i, "--mode"))) {
       if ((mode = one_of(v, modes)) < 0) bad_value("--mode", v);
@@ -338,14 +411,17 @@ int main(int argc, char **argv) {
       if (!(v[0] >= '0' && v[0] <= '3' && !v[1])) bad_value("--opt", v);
       opt = v[0] - '0';
     } else if ((v = opt_value(argc, argv, &i, "--format"))) {
+      not_batch = a;
       int f = cli_format_find(v);
       if (f < 0) bad_value("--format", v);
       c.fmt = (cli_format)f;
     } else if ((v = opt_value(argc, argv, &i, "--dump"))) {
+      not_batch = a;
       int d = one_of(v, dumps);
       if (d < 0) bad_value("--dump", v);
       c.dump = dumps[d];
     } else if ((v = opt_value(argc, argv, &i, "--dump-file"))) {
+      not_batch = a;
       dump_file = v;
     } else if ((v = opt_value(argc, argv, &i, "--param"))) {
       const char *eq = strchr(v, '=');
@@ -355,14 +431,19 @@ int main(int argc, char **argv) {
       }
       params[nparams++] = v;
     } else if (!strcmp(a, "--echo")) {
+      not_batch = a;
       c.echo = 1;
     } else if (!strcmp(a, "--timing")) {
+      not_batch = a;
       c.timing = 1;
     } else if (!strcmp(a, "--compare")) {
+      not_batch = a;
       c.compare = 1;
     } else if (!strcmp(a, "--sample-trace")) {
+      not_batch = a;
       sample = 1000000;
     } else if (!strncmp(a, "--sample-trace=", 15)) {
+      not_batch = a;
       char *end;
       errno = 0;
       sample = strtoll(a + 15, &end, 10);
@@ -370,15 +451,20 @@ int main(int argc, char **argv) {
       if (*end || end == a + 15 || sample < 0 || errno == ERANGE)
         bad_value("--sample-trace", a + 15);
     } else if ((v = opt_value(argc, argv, &i, "--trace"))) {
+      not_batch = a;
       trace = v;
     } else if ((v = opt_value(argc, argv, &i, "--export")) ||
                (v = opt_value(argc, argv, &i, "-e"))) {
+      not_batch = a;
       export_path = v;   /* -e: trace_processor_shell's spelling */
     } else if (!strcmp(a, "-i") || !strcmp(a, "--interactive")) {
+      not_batch = a;
       interactive = 1;
     } else if (!strcmp(a, "--replace-trace")) {
+      not_batch = a;
       replace_trace = 1;
     } else if ((v = opt_value(argc, argv, &i, "--load"))) {
+      not_batch = a;
       load = v;
     } else if ((v = opt_value(argc, argv, &i, "--module-path"))) {
       module_paths[nmodule_paths++] = v;
@@ -394,6 +480,15 @@ int main(int argc, char **argv) {
       char *end;
       cli_timeout = strtod(v, &end);
       if (*end || end == v || !(cli_timeout > 0) || cli_timeout > 1e8) bad_value("--timeout", v);
+    } else if ((v = opt_value(argc, argv, &i, "--batch"))) {
+      batch[nbatch++] = v;
+    } else if ((v = opt_value(argc, argv, &i, "--out"))) {
+      out = v;
+    } else if ((v = opt_value(argc, argv, &i, "--jobs"))) {
+      char *end;
+      long n = strtol(v, &end, 10);
+      if (*end || end == v || n < 1 || n > 4096) bad_value("--jobs", v);
+      jobs = (int)n;
     } else if (!strcmp(a, "-c")) {
       if (i + 1 >= argc) {
         fprintf(stderr, "error: -c needs a value\n");
@@ -416,6 +511,15 @@ int main(int argc, char **argv) {
       inputs[ninputs++] = (input){is_trace_file(a) ? IN_TRACE : IN_FILE, a};
     }
   }
+  if (nbatch && not_batch) {
+    fprintf(stderr, "error: %s does not go with --batch (each trace's results go into --out)\n",
+            not_batch);
+    exit(1);
+  }
+  if (!nbatch && (out || jobs)) {
+    fprintf(stderr, "error: %s goes with --batch (see --help)\n", out ? "--out" : "--jobs");
+    exit(1);
+  }
   /* One trace, unless asked to replace it: a second one is most likely a
    * mistake (trace_processor takes one). */
   int ntraces = trace != NULL, nscripts = 0;
@@ -423,7 +527,7 @@ int main(int argc, char **argv) {
     ntraces += inputs[i].kind == IN_TRACE;
     nscripts += inputs[i].kind != IN_TRACE;
   }
-  if (ntraces > 1 && !replace_trace) {
+  if (ntraces > 1 && !replace_trace && !nbatch) {
     fprintf(stderr, "error: %d traces given; pipejit loads one (add --replace-trace to load each in"
                     " turn, replacing the one before)\n", ntraces);
     exit(1);
@@ -440,25 +544,18 @@ int main(int argc, char **argv) {
     exit(1);
   }
 
+  cli_engine_opts eo = {.db = db, .mode = mode, .opt = opt, .max_memory = max_memory,
+                        .threads = threads, .module_paths = module_paths,
+                        .nmodule_paths = nmodule_paths, .timeout = cli_timeout};
   int rc = 1;
-  if (pj_engine_open(db, &c.e) != PJ_OK) {
-    fprintf(stderr, "error: %s\n", c.e ? pj_engine_errmsg(c.e) : "out of memory");
+  if (nbatch) {
+    rc = run_batch(&eo, batch, nbatch, inputs, ninputs, out, jobs, params, nparams);
     goto done;
   }
-  if (mode == PJ_MODE_JIT && pj__engine_jit(c.e) != PJ_OK) {
-    /* say so before a shell or script starts (no LLVM in this build) */
-    fprintf(stderr, "error: --mode jit: %s\n", pj_engine_errmsg(c.e));
+  char err[1024];
+  if (cli_engine_open(&eo, &c.e, err, sizeof err)) {
+    fprintf(stderr, "error: %s\n", err);
     goto done;
-  }
-  pj_engine_set_mode(c.e, (pj_mode)mode);
-  pj_engine_set_opt_level(c.e, opt);
-  pj_engine_set_max_memory(c.e, max_memory);
-  if (threads > 0) pj_engine_set_threads(c.e, threads);
-  for (int i = 0; i < nmodule_paths; i++) {
-    if (pj_engine_add_module_path(c.e, module_paths[i]) != PJ_OK) {
-      fprintf(stderr, "error: --module-path: %s\n", pj_engine_errmsg(c.e));
-      goto done;
-    }
   }
   cli_install_handlers(c.e);
   cli_watch(&c);
@@ -524,5 +621,6 @@ done:
   free(inputs);
   free(module_paths);
   free(params);
+  free(batch);
   return rc;
 }

@@ -418,6 +418,43 @@ const char *pj_engine_table_name(pj_engine *e, int i, int64_t *rows);
  * replaced. Errors read "EXPORT: …". */
 pj_status pj_engine_export(pj_engine *e, const char *path);
 
+/* ---- many traces (batch mode) ------------------------------------------ */
+
+/* Batch mode runs one script on many traces, each in its own engine
+ * (usually its own process), and gathers every result into one SQLite
+ * file: a table per statement that returns rows, with a first column
+ * `trace` naming the trace, and batch_errors(trace, error) for the traces
+ * that failed. The CLI's --batch and Python's pipejit.batch are built on
+ * these calls.
+ *
+ * pj_batch_run runs `script` on e (whose trace the caller has loaded) and
+ * writes the rows of each statement that returns rows into a new SQLite
+ * file at part_path (replaced if it exists): the statement's table is
+ * named by a `-- name: NAME` line among the comments it starts with, else
+ * result_K (K counting those statements from 1). On failure the error is
+ * on the engine (pj_engine_errmsg, line, column) and no file is left. */
+pj_status pj_batch_run(pj_engine *e, const char *script, size_t len, const char *part_path);
+
+typedef struct pj_batch pj_batch;
+/* Creates the output file at out_path (an existing one is replaced) with
+ * an empty batch_errors. *out is set even on failure, for
+ * pj_batch_errmsg; close it with pj_batch_close. */
+pj_status pj_batch_open(const char *out_path, pj_batch **out);
+/* Copies trace's part file (from pj_batch_run) into the output, all of
+ * it or none. A table's columns are those of the first trace added that
+ * returned it: a later trace must return the same names; an integer in a
+ * double column becomes a double, a double in an integer column must be
+ * whole, text never mixes with numbers. Returns 0 when added; 1 when the
+ * trace failed that way (or its part cannot be read): the failure is
+ * recorded in batch_errors, and pj_batch_errmsg says it; -1 when the
+ * output cannot be written (pj_batch_errmsg): every later call fails. */
+int pj_batch_add(pj_batch *b, const char *trace, const char *part_path);
+/* Records a trace that failed (its import or its script) in batch_errors. */
+pj_status pj_batch_add_error(pj_batch *b, const char *trace, const char *message);
+const char *pj_batch_errmsg(const pj_batch *b);
+/* Closes the file; PJ_ERROR when it could not be written completely. */
+pj_status pj_batch_close(pj_batch *b);
+
 /* ---- what a file holds ------------------------------------------------ */
 
 /* What the first bytes of a file look like, so a tool handed a trace where
