@@ -5,9 +5,10 @@
 # `scripts/setup.sh fuzz` also installs clang and its runtime libraries
 # (libFuzzer, ASan, UBSan) for the fuzz targets in fuzz/ (`make fuzz`).
 # python3-venv, -numpy and -pandas: the Python package's tests (a venv
-# with --system-site-packages; no package index is needed).
+# with --system-site-packages; no package index is needed);
+# python3-distributed: pipejit.batch's test on a Dask LocalCluster.
 set -euo pipefail
-PKGS="cmake make gcc pkg-config llvm-19-dev libsqlite3-dev sqlite3 libcmocka-dev zlib1g-dev libzstd-dev libisal-dev libedit-dev python3 bsdutils python3-venv python3-numpy python3-pandas"
+PKGS="cmake make gcc pkg-config llvm-19-dev libsqlite3-dev sqlite3 libcmocka-dev zlib1g-dev libzstd-dev libisal-dev libedit-dev python3 bsdutils python3-venv python3-numpy python3-pandas python3-distributed"
 # test-only: protoc --decode_raw cross-checks the protobuf test traces
 PKGS="$PKGS protobuf-compiler"
 if [ "${1:-}" = fuzz ]; then

@@ -109,6 +109,12 @@ SIGNATURES = {
     "pj_result_clone": (_I, [_P, _PP]),
     "pj_result_free": (None, [_P]),
     "pj_result_export_arrow_stream": (_I, [_P, _P]),
+    "pj_batch_run": (_I, [_P, _S, _SZ, _S]),
+    "pj_batch_open": (_I, [_S, _PP]),
+    "pj_batch_add": (_I, [_P, _S, _S]),
+    "pj_batch_add_error": (_I, [_P, _S, _S]),
+    "pj_batch_errmsg": (_S, [_P]),
+    "pj_batch_close": (_I, [_P]),
 }
 
 _lib = None
