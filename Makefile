@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PJ_WERROR ?= OFF
 CMAKE_FLAGS = -DPJ_WERROR=$(PJ_WERROR)
 
-.PHONY: all setup build demo test test-asan test-tsan test-nollvm fuzz bench install clean
+.PHONY: all setup build demo test test-asan test-tsan test-nollvm fuzz bench bench-peers install clean
 
 all: build
 
@@ -95,6 +95,18 @@ BENCH_PY_ARGS ?= $(if $(findstring --quick,$(BENCH_ARGS)),--rows 100000 --repeat
 bench: build
 	@./$(BUILD)/pipejit-bench --report bench/REPORT.md --svg bench/report.svg $(BENCH_ARGS)
 	@PIPEJIT_LIB=$(BUILD)/libpipejit.so $(PYTHON3) bench/bench_python.py $(BENCH_PY_ARGS)
+
+# Every workload that has a SQL form, in pipejit, DuckDB (1 and 2 threads)
+# and SQLite on the same data in one run, checksums compared (a mismatch
+# fails): the section "Peers" of bench/REPORT.md and bench/report_peers.svg.
+# DuckDB's C library is fetched once by scripts/fetch_duckdb.sh (npm) into
+# ~/.cache/pipejit, unless PJ_DUCKDB_LIB names one. A few minutes on 2
+# cores; PEERS_ARGS='--sizes 100000 --repeat 3 --peers agg_2keys,join'.
+PEERS_ARGS ?=
+bench-peers: build
+	@lib="$${PJ_DUCKDB_LIB:-$$(./scripts/fetch_duckdb.sh)}" && \
+	  PJ_DUCKDB_LIB="$$lib" ./$(BUILD)/pipejit-bench --workload peers \
+	    --peers-report bench/REPORT.md --peers-svg bench/report_peers.svg $(PEERS_ARGS)
 
 # The CLI, the libraries, pipejit.h and pipejit's own modules into
 # $(PREFIX) (bin/, lib/, include/, share/pipejit/modules/).

@@ -20,7 +20,14 @@
  * --threads: the thread counts to run each mode with (default 1); a row of
  * more than one thread names its mode "jit 2t", its speedup still against
  * the one-thread interpreter, and `agg_*` add "duckdb 2t" (DuckDB on that
- * many threads). --workload also takes a comma list. --report / --svg also write the
+ * many threads).
+ *
+ * Workload `batch` (bench_batch.c) times `pipejit --batch` over 100
+ * copies of a trace; `peers` (bench_peers.c, only when named: `make
+ * bench-peers`) times the workloads that have a SQL form in DuckDB and
+ * SQLite too, on the same data, and checks their checksums.
+ *
+ * --workload also takes a comma list. --report / --svg also write the
  * benchmark report (bench/report.c) from every row measured; `make bench`
  * runs all workloads that way. --quick: sizes up to 100k, one repeat.
  * Without --repeat, medians are of 5 runs below 1M rows, 3 at 1M and 2 at
@@ -182,6 +189,8 @@ typedef struct options {
   int threads[8];       /* --threads: counts to run each mode with */
   int nthreads;
   const char *report, *svg;  /* output paths of the report, or NULL */
+  const char *peers;         /* --peers: the peer workloads (default all) */
+  const char *peers_report, *peers_svg;   /* --peers-report, --peers-svg */
 } options;
 
 typedef bench_row row;   /* bench.h: the report reads the same rows */
@@ -641,12 +650,17 @@ static void usage(void) {
           "                     [--quick] [--threads N,N,...]\n"
           "  --workload takes a name, a comma list, or all (import_proto, import_json: the trace importers;\n"
           "  self_time, sql_join: SQL over columnar tables against native SQLite, bench/bench_sql.c;\n"
-          "  window: LAG over 1M counter rows against DuckDB ($PJ_DUCKDB_LIB) and SQLite, bench/bench_window.c)\n");
+          "  window: LAG over 1M counter rows against DuckDB ($PJ_DUCKDB_LIB) and SQLite, bench/bench_window.c;\n"
+          "  batch: pipejit --batch over 100 copies of lthi_cats, bench/bench_batch.c;\n"
+          "  peers (only when named): every workload with a SQL form in DuckDB and SQLite too,\n"
+          "  checksums compared, bench/bench_peers.c: --peers LIST, --peers-report REPORT.md,\n"
+          "  --peers-svg FILE.svg; size --sizes N (default 1M), --repeat, --sql-cap)\n");
   exit(2);
 }
 
 static void parse_args(int argc, char **argv, options *o) {
-  *o = (options){.workload = "all", .repeat = 5, .opt = 2, .sql_cap = 30, .threads = {1}, .nthreads = 1};
+  *o = (options){.workload = "all", .repeat = 5, .opt = 2, .sql_cap = 30, .threads = {1}, .nthreads = 1,
+                 .peers = "all"};
   static const int64_t dflt[] = {1000, 10000, 100000, 1000000, 10000000};
   for (int i = 0; i < 5; i++) o->sizes[o->nsizes++] = dflt[i];
   o->modes[0] = PJ_MODE_INTERP;
@@ -664,6 +678,9 @@ static void parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--repeat")) o->repeat = atoi(v) > 0 ? atoi(v) : 1, o->repeat_set = 1, i++;
     else if (!strcmp(a, "--report")) o->report = v, i++;
     else if (!strcmp(a, "--svg")) o->svg = v, i++;
+    else if (!strcmp(a, "--peers")) o->peers = v, i++;
+    else if (!strcmp(a, "--peers-report")) o->peers_report = v, i++;
+    else if (!strcmp(a, "--peers-svg")) o->peers_svg = v, i++;
     else if (!strcmp(a, "--sql-max-size")) o->sql_max_size = strtoll(v, NULL, 10), i++;
     else if (!strcmp(a, "--opt")) o->opt = atoi(v), i++;
     else if (!strcmp(a, "--passes")) o->passes = v, i++;
@@ -709,7 +726,7 @@ static void parse_args(int argc, char **argv, options *o) {
 }
 
 /* name is `list` or one of its comma-separated names ("all": every one) */
-static int selected(const char *list, const char *name) {
+int bench_selected(const char *list, const char *name) {
   if (!strcmp(list, "all")) return 1;
   size_t n = strlen(name);
   for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
@@ -765,7 +782,7 @@ static void write_report(const options *o, int argc, char **argv, const row *all
       .command = cmd, .nworkloads = NWORKLOADS, .names = names, .texts = texts, .opt = o->opt,
       .quick = o->quick, .repeats = reps, .sql_cap_s = o->sql_cap,
       .sql_max_size = o->sql_max_size, .elapsed_s = elapsed_s,
-      .fused_opt0_compile_ms = selected(o->workload, "fused") ? fused_opt0_compile_ms() : -1};
+      .fused_opt0_compile_ms = bench_selected(o->workload, "fused") ? fused_opt0_compile_ms() : -1};
   if (o->report && bench_report_md(o->report, all, nall, &in) != 0) die(NULL, o->report);
   if (o->svg && bench_report_svg(o->svg, all, nall, &in) != 0) die(NULL, o->svg);
 }
@@ -879,7 +896,7 @@ int main(int argc, char **argv) {
   int64_t t_start = rt_now_ns();
   for (int wi = 0; wi < NWORKLOADS; wi++) {
     const workload *w = &WORKLOADS[wi];
-    if (!selected(o.workload, w->name)) continue;
+    if (!bench_selected(o.workload, w->name)) continue;
     any = 1;
     /* per workload: tree_sql hitting its cap says nothing of intersect_sql */
     int64_t sql_capped_at = 0;
@@ -909,14 +926,17 @@ int main(int argc, char **argv) {
     }
   }
   if (o.format == 2 && !first) printf("\n]\n");
-  if (selected(o.workload, "import_proto")) any = 1, run_import_proto(&o);
-  if (selected(o.workload, "import_json")) any = 1, run_import_json(&o);
-  int st = selected(o.workload, "self_time"), sj = selected(o.workload, "sql_join");
+  if (bench_selected(o.workload, "import_proto")) any = 1, run_import_proto(&o);
+  if (bench_selected(o.workload, "import_json")) any = 1, run_import_json(&o);
+  int st = bench_selected(o.workload, "self_time"), sj = bench_selected(o.workload, "sql_join");
   if (st || sj) any = 1, mismatch |= run_sql_targets(&o, st, sj);
-  int scaling = selected(o.workload, "compile_scaling");
-  int fn = selected(o.workload, "table_function");
-  int win = selected(o.workload, "window");
-  if (!any && !scaling && !fn && !win) usage();
+  int scaling = bench_selected(o.workload, "compile_scaling");
+  int fn = bench_selected(o.workload, "table_function");
+  int win = bench_selected(o.workload, "window");
+  int bat = bench_selected(o.workload, "batch");
+  /* peers only when named: DuckDB and SQLite take minutes (make bench-peers) */
+  int peers = strcmp(o.workload, "all") && bench_selected(o.workload, "peers");
+  if (!any && !scaling && !fn && !win && !bat && !peers) usage();
   if (o.report || o.svg) write_report(&o, argc, argv, all, nall, (double)(rt_now_ns() - t_start) / 1e9);
   /* after the report: its section is appended */
   if (scaling && o.format == 0 && bench_compile_scaling(o.opt, o.report) != 0) mismatch = 1;
@@ -924,6 +944,14 @@ int main(int argc, char **argv) {
   if (win && o.format == 0 &&
       bench_window(o.repeat_set ? o.repeat : 7, o.quick ? 100000 : 1000000, o.report) != 0)
     mismatch = 1;
+  if (bat && o.format == 0 && bench_batch(o.quick, o.report) != 0) mismatch = 1;
+  if (peers) {
+    bench_peers_opts po = {.workloads = o.peers, .size = o.sizes_set ? o.sizes[0] : o.quick ? 100000 : 1000000,
+                           .repeat = o.repeat_set ? o.repeat : 5, .opt = o.opt,
+                           .sql_cap = o.sql_cap, .report = o.peers_report, .svg = o.peers_svg};
+    int rc = bench_peers(&po);
+    if (rc != 0) mismatch = 1;
+  }
   free(all);
   for (int i = 0; i < ncache; i++) bench_data_free(&data_cache[i]);
   if (mismatch) fprintf(stderr, "pipejit-bench: some mode returned a different answer\n");

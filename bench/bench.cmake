@@ -13,3 +13,11 @@ if(Python3_Interpreter_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/bench/check_report.py
                    $<TARGET_FILE:pipejit-bench> ${CMAKE_BINARY_DIR}/bench_report_quick)
 endif()
+
+# ctest bench_peers_quick: workload peers at 20k rows against SQLite (no
+# DuckDB: the tests never need it): every checksum must agree.
+add_test(NAME bench_peers_quick
+         COMMAND ${CMAKE_COMMAND} -E env --unset=PJ_DUCKDB_LIB $<TARGET_FILE:pipejit-bench>
+                 --workload peers --sizes 20000 --repeat 1 --sql-cap 20
+                 --peers-report ${CMAKE_BINARY_DIR}/bench_peers_quick.md
+                 --peers-svg ${CMAKE_BINARY_DIR}/bench_peers_quick.svg)

@@ -201,4 +201,29 @@ int bench_table_function(int opt, const char *report);
  * the answers differ. */
 int bench_window(int repeat, int64_t n, const char *report);
 
+/* Workload peers (bench/bench_peers.c, `make bench-peers`): the workloads
+ * with a SQL equivalent in pipejit, DuckDB (1 and 2 threads; when
+ * $PJ_DUCKDB_LIB is set) and SQLite on the same data, checksums compared;
+ * with report, its section of REPORT.md (between the markers, replaced
+ * on each run) and the bar chart svg. 0, 1 when an engine's answer
+ * differs (printed), -1 on error. */
+#define BENCH_PEERS_BEGIN "<!-- bench-peers: written by make bench-peers -->"
+#define BENCH_PEERS_END "<!-- /bench-peers -->"
+typedef struct bench_peers_opts {
+  const char *workloads;   /* "all" or a comma list of peer workloads */
+  int64_t size;
+  int repeat, opt;
+  double sql_cap;
+  const char *report, *svg;
+} bench_peers_opts;
+int bench_peers(const bench_peers_opts *o);
+/* 1 when name is in the comma list (or list is "all"). */
+int bench_selected(const char *list, const char *name);
+
+/* Workload batch (bench/bench_batch.c): pipejit --batch over 100 copies
+ * of lthi_cats against one trace alone x 100 / cores; prints and appends
+ * a section to report (may be NULL). 0 (also when the trace is missing),
+ * -1 on error or a wrong output. */
+int bench_batch(int quick, const char *report);
+
 #endif

@@ -16,6 +16,8 @@ typedef struct duck {
   int (*query)(void *, const char *, void *);
   void (*destroy)(void *);
   int64_t (*value_int64)(void *, uint64_t, uint64_t);
+  double (*value_double)(void *, uint64_t, uint64_t);
+  _Bool (*value_is_null)(void *, uint64_t, uint64_t);
   uint64_t (*row_count)(void *);
   void *db, *con;
 } duck;
@@ -35,7 +37,10 @@ int bench_duck_open(void) {
   *(void **)&d->destroy = dlsym(d->lib, "duckdb_destroy_result");
   *(void **)&d->value_int64 = dlsym(d->lib, "duckdb_value_int64");
   *(void **)&d->row_count = dlsym(d->lib, "duckdb_row_count");
+  *(void **)&d->value_double = dlsym(d->lib, "duckdb_value_double");
+  *(void **)&d->value_is_null = dlsym(d->lib, "duckdb_value_is_null");
   if (!d->open || !d->connect || !d->query || !d->destroy || !d->value_int64 || !d->row_count ||
+      !d->value_double || !d->value_is_null ||
       d->open(NULL, &d->db) != 0 || d->connect(d->db, &d->con) != 0) {
     d->con = NULL;
     return fprintf(stderr, "pipejit-bench: cannot open DuckDB from %s\n", path), -1;
@@ -71,6 +76,24 @@ int bench_duck_exec(const char *sql, int ncols, int64_t *first) {
 
 int bench_duck_sums(const char *sql, int ncols, int64_t *rows, int64_t *sums) {
   return duck_run(sql, ncols, NULL, rows, sums);
+}
+
+int bench_duck_row(const char *sql, int ncols, int64_t *iv, double *dv, int *isnull) {
+  duck *d = &g_duck;
+  if (!d->con) return fprintf(stderr, "pipejit-bench: DuckDB is not open\n"), -1;
+  uint64_t res[16] = {0};   /* duckdb_result: 48 bytes */
+  int rc = d->query(d->con, sql, res);
+  if (rc == 0) {
+    int have = d->row_count(res) > 0;
+    for (int c = 0; c < ncols; c++) {
+      isnull[c] = !have || d->value_is_null(res, (uint64_t)c, 0);
+      iv[c] = have ? d->value_int64(res, (uint64_t)c, 0) : 0;
+      dv[c] = have ? d->value_double(res, (uint64_t)c, 0) : 0;
+    }
+  }
+  d->destroy(res);
+  if (rc != 0) fprintf(stderr, "pipejit-bench: DuckDB failed: %.300s\n", sql);
+  return rc == 0 ? 0 : -1;
 }
 
 int64_t bench_cpu_ns(void) {

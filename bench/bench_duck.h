@@ -20,6 +20,10 @@ int bench_duck_exec(const char *sql, int ncols, int64_t *first);
  * the first ncols columns, the sum of its int64 values over all rows. */
 int bench_duck_sums(const char *sql, int ncols, int64_t *rows, int64_t *sums);
 
+/* The first row of sql: ncols values as int64 (iv), double (dv) and
+ * whether NULL (isnull). 0, or -1 (printed). */
+int bench_duck_row(const char *sql, int ncols, int64_t *iv, double *dv, int *isnull);
+
 /* The process's CPU time in ns (the machine is shared: the time an engine
  * spent, whatever the others do). */
 int64_t bench_cpu_ns(void);

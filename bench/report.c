@@ -320,9 +320,29 @@ static void md_workload(FILE *f, const bench_row *r, int n, const char *wl,
   }
 }
 
+/* The section `make bench-peers` wrote into the report before (between
+ * its markers), so rewriting the report keeps it; NULL when none. */
+static char *peers_section(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *text = NULL, *out = NULL;
+  if (fseek(f, 0, SEEK_END) == 0) {
+    long len = ftell(f);
+    rewind(f);
+    text = len > 0 ? calloc((size_t)len + 1, 1) : NULL;
+    if (text && fread(text, 1, (size_t)len, f) != (size_t)len) text[0] = 0;
+  }
+  fclose(f);
+  char *b = text ? strstr(text, BENCH_PEERS_BEGIN) : NULL, *e = b ? strstr(b, BENCH_PEERS_END) : NULL;
+  if (e) out = strndup(b, (size_t)(e - b) + strlen(BENCH_PEERS_END));
+  free(text);
+  return out;
+}
+
 int bench_report_md(const char *path, const bench_row *r, int n, const bench_report_info *in) {
+  char *peers = peers_section(path);
   FILE *f = fopen(path, "w");
-  if (!f) return -1;
+  if (!f) return free(peers), -1;
   char date[64], cap[32];
   time_t now = time(NULL);
   strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
@@ -376,6 +396,8 @@ int bench_report_md(const char *path, const bench_row *r, int n, const bench_rep
   const char *wl[MAX_WL];
   int nw = workloads(r, n, wl);
   for (int i = 0; i < nw; i++) md_workload(f, r, n, wl[i], in);
+  if (peers) fprintf(f, "\n%s\n", peers);
+  free(peers);
   int bad = ferror(f);
   return fclose(f) != 0 || bad ? -1 : 0;
 }
