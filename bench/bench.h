@@ -200,6 +200,8 @@ int bench_table_function(int opt, const char *report);
  * appends a section to `report` (may be NULL). 0, or -1 on error or when
  * the answers differ. */
 int bench_window(int repeat, int64_t n, const char *report);
+/* Its counter(id, ts, track_id) table of n rows, in e. 0 or -1. */
+int bench_counter_setup(pj_engine *e, int64_t n);
 
 /* Workload peers (bench/bench_peers.c, `make bench-peers`): the workloads
  * with a SQL equivalent in pipejit, DuckDB (1 and 2 threads; when

@@ -155,7 +155,6 @@ static void fail(const char *what, const char *detail) {
 /* ---- the data --------------------------------------------------------- */
 
 static void make_data(pj_engine *e, int data, int64_t n, bench_data *t) {
-  char sql[2048];
   switch (data) {
   case D_SAMPLE:
     if (pj_engine_load_sample_trace(e, n) != PJ_OK) fail("sample trace", pj_engine_errmsg(e));
@@ -168,13 +167,7 @@ static void make_data(pj_engine *e, int data, int64_t n, bench_data *t) {
     if (bench_join_setup(e, n) != 0) fail("join tables", pj_engine_errmsg(e));
     return;
   case D_COUNTER:   /* bench_window.c's counter rows */
-    snprintf(sql, sizeof sql,
-             "CREATE TABLE src_counter(id INT, ts INT, track_id INT);"
-             "WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < %lld) "
-             "INSERT INTO src_counter SELECT i, i * 10 + i * 7 %% 3, i * 7919 %% 500 FROM r;"
-             "CREATE PERFETTO TABLE counter AS SELECT * FROM src_counter;",
-             (long long)(n - 1));
-    if (pj_engine_exec(e, sql, NULL, NULL) != PJ_OK) fail("counter table", pj_engine_errmsg(e));
+    if (bench_counter_setup(e, n) != 0) fail("counter table", pj_engine_errmsg(e));
     return;
   }
 }

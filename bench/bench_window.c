@@ -45,7 +45,7 @@ static int take(void *ctx, const pj_result *r, const char *t, size_t l, size_t o
   return 0;
 }
 
-static int setup(pj_engine *e, int64_t n) {
+int bench_counter_setup(pj_engine *e, int64_t n) {
   char sql[1024];
   snprintf(sql, sizeof sql,
            "CREATE TABLE src_counter(id INT, ts INT, track_id INT);"
@@ -53,7 +53,12 @@ static int setup(pj_engine *e, int64_t n) {
            "INSERT INTO src_counter SELECT i, i * 10 + i * 7 %% 3, i * 7919 %% 500 FROM r;"
            "CREATE PERFETTO TABLE counter AS SELECT * FROM src_counter;",
            (long long)(n - 1));
-  if (pj_engine_exec(e, sql, NULL, NULL) != PJ_OK) return -1;
+  return pj_engine_exec(e, sql, NULL, NULL) == PJ_OK ? 0 : -1;
+}
+
+static int setup(pj_engine *e, int64_t n) {
+  char sql[1024];
+  if (bench_counter_setup(e, n) != 0) return -1;
   snprintf(sql, sizeof sql,
            "CREATE TABLE counter AS SELECT i AS id, i * 10 + i * 7 %% 3 AS ts, i * 7919 %% 500 AS "
            "track_id FROM range(%lld) t(i)",
