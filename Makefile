@@ -98,14 +98,15 @@ bench: build
 
 # Every workload that has a SQL form, in pipejit, DuckDB (1 and 2 threads)
 # and SQLite on the same data in one run, checksums compared (a mismatch
-# fails): the section "Peers" of bench/REPORT.md and bench/report_peers.svg.
+# fails): the section "Peers" of bench/REPORT.md and bench/report_peers.svg;
+# and workload batch (pipejit --batch over 100 traces), section "batch".
 # DuckDB's C library is fetched once by scripts/fetch_duckdb.sh (npm) into
 # ~/.cache/pipejit, unless PJ_DUCKDB_LIB names one. A few minutes on 2
 # cores; PEERS_ARGS='--sizes 100000 --repeat 3 --peers agg_2keys,join'.
 PEERS_ARGS ?=
 bench-peers: build
 	@lib="$${PJ_DUCKDB_LIB:-$$(./scripts/fetch_duckdb.sh)}" && \
-	  PJ_DUCKDB_LIB="$$lib" ./$(BUILD)/pipejit-bench --workload peers \
+	  PJ_DUCKDB_LIB="$$lib" ./$(BUILD)/pipejit-bench --workload peers,batch \
 	    --peers-report bench/REPORT.md --peers-svg bench/report_peers.svg $(PEERS_ARGS)
 
 # The CLI, the libraries, pipejit.h and pipejit's own modules into

@@ -944,7 +944,9 @@ int main(int argc, char **argv) {
   if (win && o.format == 0 &&
       bench_window(o.repeat_set ? o.repeat : 7, o.quick ? 100000 : 1000000, o.report) != 0)
     mismatch = 1;
-  if (bat && o.format == 0 && bench_batch(o.quick, o.report) != 0) mismatch = 1;
+  /* into the full report, or beside peers' section (make bench-peers) */
+  if (bat && o.format == 0 && bench_batch(o.quick, o.report ? o.report : o.peers_report) != 0)
+    mismatch = 1;
   if (peers) {
     bench_peers_opts po = {.workloads = o.peers, .size = o.sizes_set ? o.sizes[0] : o.quick ? 100000 : 1000000,
                            .repeat = o.repeat_set ? o.repeat : 5, .opt = o.opt,

@@ -146,6 +146,11 @@ typedef struct bench_report_info {
  * cannot be written. */
 int bench_report_md(const char *path, const bench_row *rows, int n, const bench_report_info *info);
 int bench_report_svg(const char *path, const bench_row *rows, int n, const bench_report_info *info);
+/* Writes text as the section `name` of the report at path, between
+ * markers: in place of that section when the file has it, else at the
+ * end. bench_report_md keeps every such section when it rewrites the
+ * file, so workloads run on their own (peers, batch) stay in it. 0 or -1. */
+int bench_report_section(const char *path, const char *name, const char *text);
 
 /* INTERVAL workloads (bench/bench_interval.c). Per-cpu sums of overlap
  * lengths, the answer of `intersect`. */
@@ -206,11 +211,9 @@ int bench_counter_setup(pj_engine *e, int64_t n);
 /* Workload peers (bench/bench_peers.c, `make bench-peers`): the workloads
  * with a SQL equivalent in pipejit, DuckDB (1 and 2 threads; when
  * $PJ_DUCKDB_LIB is set) and SQLite on the same data, checksums compared;
- * with report, its section of REPORT.md (between the markers, replaced
- * on each run) and the bar chart svg. 0, 1 when an engine's answer
+ * with report, its section "peers" of REPORT.md (bench_report_section)
+ * and the bar chart svg. 0, 1 when an engine's answer
  * differs (printed), -1 on error. */
-#define BENCH_PEERS_BEGIN "<!-- bench-peers: written by make bench-peers -->"
-#define BENCH_PEERS_END "<!-- /bench-peers -->"
 typedef struct bench_peers_opts {
   const char *workloads;   /* "all" or a comma list of peer workloads */
   int64_t size;
@@ -223,8 +226,8 @@ int bench_peers(const bench_peers_opts *o);
 int bench_selected(const char *list, const char *name);
 
 /* Workload batch (bench/bench_batch.c): pipejit --batch over 100 copies
- * of lthi_cats against one trace alone x 100 / cores; prints and appends
- * a section to report (may be NULL). 0 (also when the trace is missing),
+ * of lthi_cats against one trace alone x 100 / cores; prints, and writes
+ * the section "batch" of report (may be NULL). 0 (also when the trace is missing),
  * -1 on error or a wrong output. */
 int bench_batch(int quick, const char *report);
 

@@ -121,21 +121,21 @@ int bench_batch(int quick, const char *report) {
          ratio <= 1.2 ? "met" : "MISSED", c1, cb, cpu_ratio, copies, bad ? "WRONG" : "checked",
          load[0]);
   if (report) {
-    FILE *f = fopen(report, "a");
-    if (!f) return -1;
-    fprintf(f, "\n## batch\n\n`pipejit --batch` over %d copies of lthi_cats (symlinks) with %ld "
-               "workers, against one trace run alone (`pipejit TRACE -c SCRIPT`: process, import, "
-               "query, output) x %d / %ld cores. Script: `%s`. Wall clock (and the CPU time of all "
-               "the processes: batch / (one x %d) is batch mode's own cost, whatever else runs); "
-               "load average %.1f.\n\n"
-               "| one trace ms | batch ms | ideal ms | batch / ideal | target | CPU one ms | CPU "
-               "batch ms | CPU batch / (one x %d) | output |\n"
-               "|---:|---:|---:|---:|---|---:|---:|---:|---|\n"
-               "| %.1f | %.1f | %.1f | %.2fx | <= 1.2x %s | %.1f | %.1f | %.2fx | %s |\n",
-            copies, cores, copies, cores, SCRIPT, copies, load[0], copies, t1, tb, ideal, ratio,
-            ratio <= 1.2 ? "met" : "**missed**", c1, cb, cpu_ratio,
-            bad ? "**wrong**" : "every copy's rows, no errors");
-    if (fclose(f) != 0) return -1;
+    char text[4096];
+    snprintf(text, sizeof text,
+             "## batch\n\n`pipejit --batch` over %d copies of lthi_cats (symlinks) with %ld "
+             "workers, against one trace run alone (`pipejit TRACE -c SCRIPT`: process, import, "
+             "query, output) x %d / %ld cores. Script: `%s`. Wall clock (and the CPU time of all "
+             "the processes: batch / (one x %d) is batch mode's own cost, whatever else runs); "
+             "load average %.1f.\n\n"
+             "| one trace ms | batch ms | ideal ms | batch / ideal | target | CPU one ms | CPU "
+             "batch ms | CPU batch / (one x %d) | output |\n"
+             "|---:|---:|---:|---:|---|---:|---:|---:|---|\n"
+             "| %.1f | %.1f | %.1f | %.2fx | <= 1.2x %s | %.1f | %.1f | %.2fx | %s |\n",
+             copies, cores, copies, cores, SCRIPT, copies, load[0], copies, t1, tb, ideal, ratio,
+             ratio <= 1.2 ? "met" : "**missed**", c1, cb, cpu_ratio,
+             bad ? "**wrong**" : "every copy's rows, no errors");
+    if (bench_report_section(report, "batch", text) != 0) return -1;
   }
   return bad ? -1 : 0;
 }

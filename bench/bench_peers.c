@@ -423,7 +423,7 @@ static void write_section(FILE *f, const peer_row *rows, int n, int duck, int re
   char date[64];
   time_t now = time(NULL);
   strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
-  fprintf(f, "%s\n## Peers: DuckDB and SQLite (`make bench-peers`)\n\n", BENCH_PEERS_BEGIN);
+  fprintf(f, "## Peers: DuckDB and SQLite (`make bench-peers`)\n\n");
   fprintf(f, "Measured on %s: every workload with a SQL equivalent, on the same data in one run "
              "(bench/bench_peers.c): pipejit's interpreter and JIT (one thread, compiled handle "
              "run again), %s and SQLite (its own copy, indexed where the SQL needs it; stopped "
@@ -458,8 +458,7 @@ static void write_section(FILE *f, const peer_row *rows, int n, int duck, int re
   fprintf(f, "\nLeft out: `flatten` (INTERVAL FLATTEN has no plain SQL form short of a "
              "hand-written sweep), `tiny` (`fused` at 1,000 rows), `tree_up_shuffled` (a SQLite "
              "source: the same tree as `tree_up` for the peers); `self_time`, `sql_join` and "
-             "`table_function` compare SQL with SQL (their own sections).\n%s\n",
-          BENCH_PEERS_END);
+             "`table_function` compare SQL with SQL (their own sections).\n");
 }
 
 /* Bars of ms per engine and workload, log scale. */
@@ -511,31 +510,17 @@ static int write_svg(const char *path, const peer_row *rows, int n) {
   return fclose(f) == 0 ? 0 : -1;
 }
 
-/* Replaces the section in report (or appends it). */
+/* The section "peers" of the report (bench_report_section). */
 static int update_report(const char *report, const peer_row *rows, int n, int duck, int repeat,
                          double cap_s, const char *svg_name) {
-  FILE *f = fopen(report, "rb");
-  char *old = NULL;
+  char *text = NULL;
   size_t len = 0;
-  if (f) {
-    fseek(f, 0, SEEK_END);
-    long l = ftell(f);
-    rewind(f);
-    old = calloc((size_t)(l > 0 ? l : 0) + 1, 1);
-    len = old ? fread(old, 1, (size_t)(l > 0 ? l : 0), f) : 0;
-    fclose(f);
-  }
-  char *b = old ? strstr(old, BENCH_PEERS_BEGIN) : NULL;
-  char *e = b ? strstr(b, BENCH_PEERS_END) : NULL;
-  f = fopen(report, "wb");
-  if (!f) return free(old), -1;
-  if (old) fwrite(old, 1, b ? (size_t)(b - old) : len, f);
-  if (old && !b && len && old[len - 1] != '\n') fputc('\n', f);
-  if (old && !b) fputc('\n', f);
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return -1;
   write_section(f, rows, n, duck, repeat, cap_s, svg_name);
-  if (e) fputs(e + strlen(BENCH_PEERS_END) + (e[strlen(BENCH_PEERS_END)] == '\n'), f);
-  free(old);
-  return fclose(f) == 0 ? 0 : -1;
+  int rc = fclose(f) == 0 ? bench_report_section(report, "peers", text) : -1;
+  free(text);
+  return rc;
 }
 
 int bench_peers(const bench_peers_opts *o) {

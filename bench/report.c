@@ -320,29 +320,79 @@ static void md_workload(FILE *f, const bench_row *r, int n, const char *wl,
   }
 }
 
-/* The section `make bench-peers` wrote into the report before (between
- * its markers), so rewriting the report keeps it; NULL when none. */
-static char *peers_section(const char *path) {
+/* ---- sections other runs keep in the report --------------------------- */
+
+#define SECTION_BEGIN "<!-- bench-section "
+#define SECTION_END "<!-- /bench-section "
+
+static char *read_all(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
-  char *text = NULL, *out = NULL;
+  char *text = NULL;
   if (fseek(f, 0, SEEK_END) == 0) {
     long len = ftell(f);
     rewind(f);
-    text = len > 0 ? calloc((size_t)len + 1, 1) : NULL;
-    if (text && fread(text, 1, (size_t)len, f) != (size_t)len) text[0] = 0;
+    text = calloc((size_t)(len > 0 ? len : 0) + 1, 1);
+    if (text && len > 0 && fread(text, 1, (size_t)len, f) != (size_t)len) text[0] = 0;
   }
   fclose(f);
-  char *b = text ? strstr(text, BENCH_PEERS_BEGIN) : NULL, *e = b ? strstr(b, BENCH_PEERS_END) : NULL;
-  if (e) out = strndup(b, (size_t)(e - b) + strlen(BENCH_PEERS_END));
-  free(text);
+  return text;
+}
+
+/* The end of the section whose begin marker is at b (past its end
+ * marker's line), or NULL. */
+static const char *section_end(const char *b) {
+  const char *name = b + strlen(SECTION_BEGIN), *sp = strchr(name, ' ');
+  if (!sp) return NULL;
+  char marker[128];
+  snprintf(marker, sizeof marker, SECTION_END "%.*s -->", (int)(sp - name), name);
+  const char *e = strstr(b, marker);
+  if (!e) return NULL;
+  e += strlen(marker);
+  return *e == '\n' ? e + 1 : e;
+}
+
+int bench_report_section(const char *path, const char *name, const char *text) {
+  char *old = read_all(path), begin[128], *b = NULL;
+  snprintf(begin, sizeof begin, SECTION_BEGIN "%s -->", name);
+  if (old) b = strstr(old, begin);
+  const char *e = b ? section_end(b) : NULL;
+  FILE *f = fopen(path, "wb");
+  if (!f) return free(old), -1;
+  if (old) fwrite(old, 1, b && e ? (size_t)(b - old) : strlen(old), f);
+  if (old && !(b && e)) fputs(*old && old[strlen(old) - 1] != '\n' ? "\n\n" : "\n", f);
+  fprintf(f, "%s\n%s%s" SECTION_END "%s -->\n", begin, text,
+          *text && text[strlen(text) - 1] == '\n' ? "" : "\n", name);
+  if (b && e) fputs(e, f);
+  free(old);
+  return fclose(f) == 0 ? 0 : -1;
+}
+
+/* Every section of the report at path (written by bench_report_section),
+ * to write again after the rewritten report; NULL when none. */
+static char *kept_sections(const char *path) {
+  char *old = read_all(path);
+  if (!old) return NULL;
+  size_t n = 0;
+  char *out = calloc(strlen(old) + 1, 1);
+  for (const char *b = strstr(old, SECTION_BEGIN); out && b; b = strstr(b, SECTION_BEGIN)) {
+    const char *e = section_end(b);
+    if (!e) break;
+    n += (size_t)snprintf(out + n, strlen(old) + 1 - n, "\n%.*s", (int)(e - b), b);
+    b = e;
+  }
+  free(old);
+  if (out && !n) {
+    free(out);
+    out = NULL;
+  }
   return out;
 }
 
 int bench_report_md(const char *path, const bench_row *r, int n, const bench_report_info *in) {
-  char *peers = peers_section(path);
+  char *kept = kept_sections(path);   /* make bench-peers' and the like */
   FILE *f = fopen(path, "w");
-  if (!f) return free(peers), -1;
+  if (!f) return free(kept), -1;
   char date[64], cap[32];
   time_t now = time(NULL);
   strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
@@ -396,8 +446,8 @@ int bench_report_md(const char *path, const bench_row *r, int n, const bench_rep
   const char *wl[MAX_WL];
   int nw = workloads(r, n, wl);
   for (int i = 0; i < nw; i++) md_workload(f, r, n, wl[i], in);
-  if (peers) fprintf(f, "\n%s\n", peers);
-  free(peers);
+  if (kept) fputs(kept, f);
+  free(kept);
   int bad = ferror(f);
   return fclose(f) != 0 || bad ? -1 : 0;
 }
