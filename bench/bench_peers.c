@@ -413,7 +413,10 @@ static void fmt_ms(char *buf, size_t cap, double ms, int capped) {
 
 static void fmt_ratio(char *buf, size_t cap, const peer_row *r, int a, int b) {
   if (r->ms[a] < 0 || r->ms[b] <= 0) snprintf(buf, cap, "–");
-  else snprintf(buf, cap, "%s%.2fx", r->capped[b] ? "< " : "", r->ms[a] / r->ms[b]);
+  else if (r->ms[a] / r->ms[b] >= 0.1)
+    snprintf(buf, cap, "%s%.2fx", r->capped[b] ? "< " : "", r->ms[a] / r->ms[b]);
+  else   /* two significant digits, not 0.00x */
+    snprintf(buf, cap, "%s%.2gx", r->capped[b] ? "< " : "", r->ms[a] / r->ms[b]);
 }
 
 /* The section, between markers, so a later run replaces it and `make
