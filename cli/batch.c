@@ -73,7 +73,11 @@ static void engine_error(pj_engine *e, char *buf, size_t cap) {
 static int work(const cli_batch_opts *o, const char *trace, const char *part, char *err,
                 size_t cap) {
   pj_engine *e = NULL;
-  if (cli_engine_open(&o->engine, &e, err, cap)) {
+  /* The workers already take every core: one thread each, unless
+   * --threads says otherwise. */
+  cli_engine_opts eo = o->engine;
+  if (eo.threads <= 0) eo.threads = 1;
+  if (cli_engine_open(&eo, &e, err, cap)) {
     pj_engine_close(e);
     return 1;
   }

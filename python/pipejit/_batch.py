@@ -42,7 +42,7 @@ def _run_trace(trace, script, mode, part_path):
     part file. Returns None, or the error's text."""
     from ._engine import Engine   # a worker imports only what it needs
     try:
-        with Engine(mode=mode) as e:
+        with Engine(mode=mode, threads=1) as e:   # the tasks take the cores already
             e.load_trace(trace)
             data = script.encode("utf-8")
             lib = _lib.load()

@@ -144,6 +144,17 @@ real|7.0" ] || fail "double first: $out"
 0
 2" ] || fail "clean batch contents"
 
+# --timeout is per trace and ends its worker; --param is bound in every worker
+rc=0
+"$PJ" --batch "$T/tr/a.json" "$T/tr/f.json" -c "SELECT 1 AS x" --out "$T/m.db" --timeout 0.000001 \
+  2>"$T/err" || rc=$?
+[ $rc = 1 ] || fail "--timeout status $rc"
+[ "$(grep -c "ran past --timeout" "$T/err")" = 2 ] || fail "--timeout: $(cat "$T/err")"
+"$PJ" --batch "$T/tr/a.json" "$T/tr/f.json" --param min=2500 \
+  -c "FROM slice |> WHERE dur > \$min |> AGGREGATE COUNT(*) AS n" --out "$T/m.db" 2>"$T/err" ||
+  fail "--param: $(cat "$T/err")"
+[ "$("$SQ" "$T/m.db" "SELECT group_concat(n) FROM result_1")" = "0,5" ] || fail "--param rows"
+
 # usage errors
 "$PJ" --batch "$T/tr/a.json" --out "$T/m.db" 2>"$T/err" && fail "no script accepted"
 grep -q "needs the script" "$T/err" || fail "no script: $(cat "$T/err")"
