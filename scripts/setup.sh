@@ -5,14 +5,20 @@
 # `scripts/setup.sh fuzz` also installs clang and its runtime libraries
 # (libFuzzer, ASan, UBSan) for the fuzz targets in fuzz/ (`make fuzz`).
 # python3-venv, -numpy and -pandas: the Python package's tests (a venv
-# with --system-site-packages; no package index is needed);
-# python3-distributed: pipejit.batch's test on a Dask LocalCluster.
+# with --system-site-packages; no package index is needed).
+# `scripts/setup.sh dask` also installs python3-distributed, for
+# pipejit.batch's test on a Dask LocalCluster (skipped without it: Dask
+# is optional for pipejit.batch, and a plain `make test` asks for nothing
+# beyond the packages above).
 set -euo pipefail
-PKGS="cmake make gcc pkg-config llvm-19-dev libsqlite3-dev sqlite3 libcmocka-dev zlib1g-dev libzstd-dev libisal-dev libedit-dev python3 bsdutils python3-venv python3-numpy python3-pandas python3-distributed"
+PKGS="cmake make gcc pkg-config llvm-19-dev libsqlite3-dev sqlite3 libcmocka-dev zlib1g-dev libzstd-dev libisal-dev libedit-dev python3 bsdutils python3-venv python3-numpy python3-pandas"
 # test-only: protoc --decode_raw cross-checks the protobuf test traces
 PKGS="$PKGS protobuf-compiler"
 if [ "${1:-}" = fuzz ]; then
   PKGS="$PKGS clang libclang-rt-14-dev"
+fi
+if [ "${1:-}" = dask ]; then
+  PKGS="$PKGS python3-distributed"
 fi
 missing=""
 for p in $PKGS; do
