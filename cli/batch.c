@@ -18,6 +18,12 @@
  * "error: TRACE: MESSAGE", recorded in batch_errors, and the others go
  * on; the exit status is 1 when any failed.
  *
+ * Ctrl-C (SIGINT), SIGTERM or SIGHUP stop the batch: the parent ends its
+ * workers, removes their folder, closes the output with the traces
+ * merged so far, and then ends by that signal as it would have (the shell
+ * sees an interrupted command). A SIGINT ignored when pipejit started
+ * (a background job of a script) stays ignored.
+ *
  * The parent opens no engine and starts no thread, so forking it is safe.
  */
 #include <errno.h>
@@ -56,6 +62,60 @@ static char *part_path(const char *dir, int i, const char *ext) {
   char *p = malloc(n);
   if (p) snprintf(p, n, "%s/%d.%s", dir, i, ext);
   return p;
+}
+
+/* ---- stopping ----------------------------------------------------------- */
+
+static const int STOP_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP};
+enum { NSTOP = sizeof STOP_SIGNALS / sizeof STOP_SIGNALS[0] };
+
+/* What the handler reads and writes: the signal that stopped the batch
+ * and the running workers' pids (a slot per --jobs; 0 when free), so it
+ * can end them itself: the parent's waitpid then returns even when the
+ * signal came between its check of the flag and the call. */
+static volatile sig_atomic_t g_stop;
+static volatile pid_t *g_pids;
+static int g_npids;
+
+static void on_stop(int sig) {
+  g_stop = sig;
+  for (int i = 0; i < g_npids; i++)
+    if (g_pids[i] > 0) kill(g_pids[i], SIGKILL);
+}
+
+/* Installs on_stop (no SA_RESTART: waitpid returns EINTR), keeping what
+ * was there in old; an ignored SIGINT or SIGHUP stays ignored. */
+static void stop_install(struct sigaction *old) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = on_stop;
+  for (int i = 0; i < NSTOP; i++) {
+    sigaction(STOP_SIGNALS[i], NULL, &old[i]);
+    if (old[i].sa_handler != SIG_IGN || STOP_SIGNALS[i] == SIGTERM)
+      sigaction(STOP_SIGNALS[i], &sa, NULL);
+  }
+}
+
+static void stop_restore(const struct sigaction *old) {
+  for (int i = 0; i < NSTOP; i++) sigaction(STOP_SIGNALS[i], &old[i], NULL);
+}
+
+/* Blocks the stop signals, the mask before in was. */
+static void stop_block(sigset_t *was) {
+  sigset_t stops;
+  sigemptyset(&stops);
+  for (int i = 0; i < NSTOP; i++) sigaddset(&stops, STOP_SIGNALS[i]);
+  sigprocmask(SIG_BLOCK, &stops, was);
+}
+
+/* The handler's slot holding pid becomes now (0: free). */
+static void pid_slot(pid_t pid, pid_t now) {
+  for (int i = 0; i < g_npids; i++)
+    if (g_pids[i] == pid) {
+      g_pids[i] = now;
+      return;
+    }
 }
 
 /* ---- the worker --------------------------------------------------------- */
@@ -106,7 +166,10 @@ static int work(const cli_batch_opts *o, const char *trace, const char *part, ch
   return rc;
 }
 
-static void child(const cli_batch_opts *o, const char *dir, int i, const char *trace) {
+static void child(const cli_batch_opts *o, const char *dir, int i, const char *trace,
+                  const struct sigaction *old) {
+  stop_restore(old);   /* a worker ends by Ctrl-C as pipejit would */
+  g_npids = 0;
   if (o->engine.timeout > 0) {   /* the default action ends the worker */
     struct itimerval t = {0};
     t.it_value.tv_sec = (time_t)o->engine.timeout;
@@ -212,39 +275,62 @@ int cli_batch(const cli_batch_opts *o) {
     return 1;
   }
   pj_batch *b = NULL;
+  int width = o->jobs > 0 ? o->jobs : 1;
   job *jobs = calloc((size_t)n, sizeof *jobs);
+  pid_t *pids = calloc((size_t)width, sizeof *pids);
   int rc = 0, failed = 0, next = 0, running = 0, started = 0;
-  if (!jobs || pj_batch_open(o->out, &b) != PJ_OK) {
-    fprintf(stderr, "error: %s\n", jobs ? pj_batch_errmsg(b) : "out of memory");
+  struct sigaction old[NSTOP];
+  g_stop = 0;
+  g_pids = pids;
+  g_npids = pids ? width : 0;
+  stop_install(old);
+  if (!jobs || !pids || pj_batch_open(o->out, &b) != PJ_OK) {
+    fprintf(stderr, "error: %s\n", jobs && pids ? pj_batch_errmsg(b) : "out of memory");
     rc = 1;
   }
   for (int i = 0; i < n && jobs; i++) jobs[i].trace = paths[i];
   int64_t t0 = cli_now_ns();
-  int width = o->jobs > 0 ? o->jobs : 1;
   fflush(NULL);   /* nothing buffered is written twice by the children */
-  while (!rc && next < n) {
-    while (running < width && started < n) {
+  while (!rc && next < n && !g_stop) {
+    while (running < width && started < n && !g_stop) {
+      /* the handler sees the new pid in its slot from the fork on */
+      sigset_t was;
+      stop_block(&was);
       pid_t pid = fork();
+      if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &was, NULL);
+        child(o, dir, started, jobs[started].trace, old);
+      }
+      if (pid > 0) pid_slot(0, pid);
+      sigprocmask(SIG_SETMASK, &was, NULL);
       if (pid < 0) {
         if (running) break;   /* wait for one to end, then try again */
         fprintf(stderr, "error: --batch: cannot start a worker: %s\n", strerror(errno));
         rc = 1;
         break;
       }
-      if (pid == 0) child(o, dir, started, jobs[started].trace);
       jobs[started].pid = pid;
       jobs[started++].state = T_RUN;
       running++;
     }
-    if (rc) break;
-    int status;
-    pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) {
+    if (rc || g_stop) break;
+    /* Which worker ended, left unreaped until its slot is free: the
+     * handler never kills a pid that may already be another process's. */
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) < 0) {
       if (errno == EINTR) continue;
       fprintf(stderr, "error: --batch: %s\n", strerror(errno));
       rc = 1;
       break;
     }
+    pid_t pid = si.si_pid;
+    sigset_t was;
+    stop_block(&was);
+    pid_slot(pid, 0);
+    sigprocmask(SIG_SETMASK, &was, NULL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     for (int i = 0; i < started; i++)
       if (jobs[i].state == T_RUN && jobs[i].pid == pid) {
         jobs[i].state = T_DONE;
@@ -253,8 +339,9 @@ int cli_batch(const cli_batch_opts *o) {
       }
     if (merge_ready(o, b, jobs, n, &next, dir, &failed) < 0) rc = 1;
   }
-  /* After a fatal error: the workers still running are not waited for. */
-  for (int i = 0; rc && jobs && i < started; i++)
+  /* After a fatal error or a stop: the workers still running are not
+   * waited for. */
+  for (int i = 0; (rc || g_stop) && jobs && i < started; i++)
     if (jobs[i].state == T_RUN) {
       kill(jobs[i].pid, SIGKILL);
       waitpid(jobs[i].pid, NULL, 0);
@@ -267,9 +354,23 @@ int cli_batch(const cli_batch_opts *o) {
     free(q);
   }
   rmdir(dir);
+  int stop = g_stop;
+  stop_restore(old);
+  g_npids = 0;
+  g_pids = NULL;
+  free(pids);
   if (pj_batch_close(b) != PJ_OK && !rc) {
     fprintf(stderr, "error: --out %s could not be written completely\n", o->out);
     rc = 1;
+  }
+  if (stop) {
+    fprintf(stderr, "batch: stopped by %s after %d of %d traces, %d failed; %s has those\n",
+            strsignal(stop), next, n, failed, o->out);
+    free(jobs);
+    globfree(&g);
+    signal(stop, SIG_DFL);   /* end as the signal would have ended pipejit */
+    raise(stop);
+    return 1;
   }
   if (!rc)
     fprintf(stderr, "batch: %d trace%s, %d ok, %d failed%s%s, into %s in %.1f s\n", n,

@@ -12,12 +12,13 @@ statement's `-- name: NAME` comment); the DataFrames are read back from
 the output by pipejit itself (Result.to_pandas), so their types are the
 same as a query's.
 """
-import concurrent.futures
 import ctypes
 import glob
 import multiprocessing
+import multiprocessing.connection as mpconn
 import os
 import shutil
+import signal
 import tempfile
 
 from . import _lib
@@ -138,20 +139,100 @@ def _frames(path):
                 for n in names}
 
 
+def _worker_main(conn, script, mode):
+    """A worker process of the local pool: runs the traces it is sent,
+    one at a time, until it is sent None."""
+    while True:
+        task = conn.recv()
+        if task is None:
+            return
+        i, trace, part = task
+        try:
+            err = _run_trace(trace, script, mode, part)
+        except Exception as ex:   # (never expected: _run_trace catches pipejit's)
+            err = "pipejit.batch: %s: %s" % (type(ex).__name__, ex)
+        conn.send((i, err))
+
+
+def _died(proc):
+    """What batch_errors says of a worker process that ended mid-trace."""
+    code = proc.exitcode
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "signal %d" % -code
+        return "pipejit.batch: the worker process ended by %s (%d)" % (name, -code)
+    return "pipejit.batch: the worker process ended (exit status %s)" % code
+
+
 def _local(traces, script, mode, jobs, parts, output):
-    ctx = multiprocessing.get_context("spawn")   # no fork of a threaded interpreter
-    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = {}
-        for i, t in enumerate(traces):
-            part = os.path.join(parts, "%d.db" % i)
-            futures[pool.submit(_run_trace, t, script, mode, part)] = (i, part)
-        for f in concurrent.futures.as_completed(futures):
-            i, part = futures[f]
-            try:
-                err = f.result()
-            except Exception as ex:   # the worker process died
-                err = "pipejit.batch: the worker failed: %s" % (ex or type(ex).__name__)
-            output.finished(i, err, None if err else part)
+    """A pool of `jobs` spawned worker processes, each sent one trace at a
+    time (no fork of a threaded interpreter). A worker that dies (a crash,
+    the OOM killer) fails only the trace it was running: a new worker
+    takes its place and the others go on, as in the CLI."""
+    ctx = multiprocessing.get_context("spawn")
+    todo = list(enumerate(traces))
+    todo.reverse()                       # popped from the end: in order
+    workers = {}                         # connection -> [process, task or None]
+
+    def start():
+        mine, theirs = ctx.Pipe()
+        p = ctx.Process(target=_worker_main, args=(theirs, script, mode), daemon=True)
+        p.start()
+        theirs.close()
+        workers[mine] = [p, None]
+        return mine
+
+    def give(conn):
+        i, t = todo.pop()
+        part = os.path.join(parts, "%d.db" % i)
+        workers[conn][1] = (i, part)
+        try:
+            conn.send((i, t, part))
+        except OSError:   # it died: its sentinel says so next
+            pass
+
+    try:
+        for _ in range(min(jobs, len(todo))):
+            give(start())
+        while workers:
+            ready = mpconn.wait(list(workers) + [w[0].sentinel for w in workers.values()])
+            for conn in list(workers):
+                p, task = workers[conn]
+                got = None
+                if conn in ready or p.sentinel in ready:
+                    try:
+                        got = conn.recv() if conn.poll() else None
+                    except (EOFError, OSError):
+                        got = None
+                if got is not None:
+                    i, err = got
+                    workers[conn][1] = None
+                    output.finished(i, err, None if err else task[1])
+                elif p.sentinel in ready:   # ended with a trace unfinished
+                    p.join()
+                    del workers[conn]
+                    conn.close()
+                    if task is not None:
+                        output.finished(task[0], _died(p), None)
+                    if todo:
+                        give(start())
+                    continue
+                else:
+                    continue
+                if todo:
+                    give(conn)
+                else:
+                    conn.send(None)
+                    p.join()
+                    del workers[conn]
+                    conn.close()
+    finally:
+        for conn, (p, _) in workers.items():
+            p.kill()
+            p.join()
+            conn.close()
 
 
 def _cluster(traces, script, mode, client, parts, output):

@@ -155,6 +155,42 @@ rc=0
   fail "--param: $(cat "$T/err")"
 [ "$("$SQ" "$T/m.db" "SELECT group_concat(n) FROM result_1")" = "0,5" ] || fail "--param rows"
 
+# Stopped by a signal (Ctrl-C, SIGTERM) while a worker waits on a trace (a
+# FIFO nobody writes: its open blocks): the workers end, their folder in
+# TMPDIR is removed, the output holds the traces merged so far, and pipejit
+# ends by the signal. (env --default-signal: a background job of sh starts
+# with SIGINT ignored, which --batch keeps ignoring. The FIFO is a --batch
+# pattern: a positional argument is opened to see whether it is a trace.)
+mkfifo "$T/tr/hang.json"
+# a worker left waiting (a failure) is let go before the folder is removed
+trap 'timeout 2 sh -c ": > \"\$1\"" sh "$T/tr/hang.json" 2>/dev/null; rm -rf "$T"' EXIT
+fifo_waiter() {   # a child of $1 waits in open() of a FIFO for a writer
+  for c in $(pgrep -P "$1"); do
+    [ "$(cat "/proc/$c/wchan" 2>/dev/null)" = wait_for_partner ] && return 0
+  done
+  return 1
+}
+for sig in INT TERM; do
+  mkdir "$T/tmp_$sig"
+  TMPDIR="$T/tmp_$sig" env --default-signal=INT "$PJ" --batch "$T/tr/a.json" --batch "$T/tr/hang.json" \
+    -c "SELECT 1 AS x" --out "$T/stop.db" --jobs 1 2>"$T/err" &
+  pid=$!
+  # until its worker for the FIFO waits in open() for a writer
+  i=0
+  until fifo_waiter $pid; do
+    i=$((i + 1)); [ $i -lt 300 ] || fail "--batch: no worker waits on the FIFO"; sleep 0.1
+  done
+  kill -"$sig" $pid
+  rc=0; wait $pid || rc=$?
+  [ $rc -gt 128 ] && [ "$(kill -l $rc)" = "$sig" ] || fail "SIG$sig: status $rc, $(cat "$T/err")"
+  [ -z "$(ls -A "$T/tmp_$sig")" ] || fail "SIG$sig left $(ls -A "$T/tmp_$sig")"
+  grep -q "batch: stopped by" "$T/err" || fail "SIG$sig message: $(cat "$T/err")"
+  [ "$("$SQ" "$T/stop.db" "SELECT group_concat(trace) FROM result_1")" = "$T/tr/a.json" ] ||
+    fail "SIG$sig: the output lacks the trace merged before the stop"
+done
+rm "$T/tr/hang.json"
+trap 'rm -rf "$T"' EXIT
+
 # usage errors
 "$PJ" --batch "$T/tr/a.json" --out "$T/m.db" 2>"$T/err" && fail "no script accepted"
 grep -q "needs the script" "$T/err" || fail "no script: $(cat "$T/err")"

@@ -7,11 +7,15 @@ file, and the same on a Dask LocalCluster of two worker processes
 without it that one test is skipped: the rest needs nothing past the
 standard library, pandas and the built library)."""
 import gzip
+import multiprocessing
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -130,6 +134,51 @@ class BatchTest(unittest.TestCase):
         self.check_frames(frames)
         for name in frames:
             pd.testing.assert_frame_equal(frames[name], self.frames[name])
+
+    def test_worker_dies(self):
+        """A worker process that dies mid-trace (SIGKILLed here while its
+        open() of a FIFO waits for a writer, as the OOM killer would end
+        it) fails that trace only: the traces after it still run, on a new
+        worker."""
+        d = os.path.join(self.tmp.name, "dies")
+        os.mkdir(d)
+        fifo = os.path.join(d, "hang.json")
+        os.mkfifo(fifo)
+        killed = []
+
+        def kill_the_waiter():
+            for _ in range(600):
+                for p in multiprocessing.active_children():
+                    try:
+                        with open("/proc/%d/wchan" % p.pid) as f:
+                            waiting = f.read() == "wait_for_partner"
+                    except OSError:
+                        continue
+                    if waiting:
+                        os.kill(p.pid, signal.SIGKILL)
+                        killed.append(p.pid)
+                        return
+                time.sleep(0.1)
+
+        killer = threading.Thread(target=kill_the_waiter, daemon=True)
+        killer.start()
+        try:
+            frames = pipejit.batch([self.ok[0], fifo, self.ok[1], self.ok[2]], SCRIPT, jobs=1)
+        finally:
+            killer.join(1)
+            if not killed:   # let a worker still waiting go
+                try:
+                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+                except OSError:
+                    pass
+        self.assertTrue(killed, "no worker waited on the FIFO")
+        errors = frames["batch_errors"]
+        self.assertEqual(list(errors["trace"]), [fifo])
+        self.assertIn("worker process ended by SIGKILL", errors["error"][0])
+        self.assertEqual(list(frames["per_name"]["trace"].unique()), self.ok)
+        for name in ALONE:
+            want = self.frames[name][self.frames[name]["trace"].isin(self.ok)].reset_index(drop=True)
+            pd.testing.assert_frame_equal(frames[name], want)
 
     def test_bad_arguments(self):
         with self.assertRaises(ValueError):
