@@ -487,6 +487,20 @@ static void test_liveness(void **state) {
   p = ok(f, "FROM v");
   assert_int_equal(find_op(p, IR_SCAN_SQL, 0)->scan.nscan, 2);
   ir_plan_free(p);
+
+  /* GRAPH (§9.5): each relation buffers its key and what is read after
+   * the source; NODES' unread payload and EDGES' and the seeds' other
+   * columns are neither buffered nor read by their scans */
+  p = ok(f, "GRAPH DFS TREE NODES (FROM slice |> SELECT id, name, ts) "
+            "EDGES (FROM slice |> SELECT id AS src, depth AS dst, ts AS w) "
+            "FROM (FROM slice |> WHERE dur > 10 |> SELECT id, name AS extra) |> SELECT name, depth");
+  const int carries[3] = {2, 2, 1};   /* id, name; src, dst; id */
+  const int reads[3] = {2, 2, 2};     /* id, name; id, depth; id, dur (the filter) */
+  for (int j = 0; j < 3; j++) {
+    assert_int_equal(find_op(p, IR_IV_BUFFER, j)->ivbuf.ncarry, carries[j]);
+    assert_int_equal(find_op(p, IR_SCAN_TABLE, j)->scan.nscan, reads[j]);
+  }
+  ir_plan_free(p);
 }
 
 static void test_segments(void **state) {
