@@ -1042,6 +1042,7 @@ static int ex_seg_run_body(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, vo
     break;
   case IR_SETOP: rc = ex_setop_scan(run, s, b, pick, ctx, dn); break;
   case IR_GRAPH: rc = ex_graph_scan(run, s, b, pick, ctx, dn); break;
+  case IR_TREE_SHAPE: rc = ex_tshape_scan(run, s, b, pick, ctx, dn); break;
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:

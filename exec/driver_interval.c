@@ -74,6 +74,7 @@ static bool iv_reads_tables(ir_opkind k) {
     return true;   /* SPLIT's operand is buffered: ex_iv_direct */
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
   case IR_GRAPH:
+  case IR_TREE_SHAPE:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -780,6 +781,7 @@ static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *c
     return iv_reshape(run, s, b, pick, ctx, dn);
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
   case IR_GRAPH:
+  case IR_TREE_SHAPE:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:

@@ -255,6 +255,9 @@ int ex_par_scan(ex_run *run, ex_seg *s, ex_pick_fn pick, void *ctx);
 /* A GRAPH source (§9.5; driver_graph.c): builds the tree of its
  * relations' IV_BUFFERs (runtime/graph/graph.h) and serves it. */
 int ex_graph_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *down);
+/* The TREE_SHAPE source (driver_tshape.c): a §9.4 tree operator over its
+ * relations' IV_BUFFERs, serving the reshaped forest. */
+int ex_tshape_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *down);
 
 /* The hash table a JOIN_PROBE reads (its build's), or NULL. */
 rt_jointab *ex_join_tab(const ex_run *run, const ir_op *probe);

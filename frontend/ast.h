@@ -232,13 +232,28 @@ typedef struct fe_stage {
   bool within;         /* INTERVAL FILL WITHIN (else FILL GAPS WITH) */
   bool consecutive;    /* INTERVAL MERGE CONSECUTIVE (else OVERLAPPING) */
   int nby;
-  fe_name *by;         /* MERGE CONSECUTIVE BY cols */
+  fe_name *by;         /* MERGE CONSECUTIVE BY cols; TREE MERGE's BY */
   fe_expr *begin_at, *end_at, *for_dur;   /* SET BOUNDS BEGIN AT e1 (END AT e2 | FOR e3) */
   int64_t width;       /* QUANTIZE: in ns, units applied */
   int widthpos;
   int align;           /* QUANTIZE ALIGNED TO: 0 TRACE START, 1 ZERO, 2 align_expr */
   fe_expr *align_expr;
+  /* §9.4 tree operators: src is the node set (OF / AT / IN rel), over the
+   * OVER tree (NULL: none); tmode the form (fe_tshape_mode); by/nby
+   * (above) the BY columns of TREE MERGE; ordered its ORDERED; items its (and
+   * CONTRACT's, ABSORB's) aggregates. */
+  struct fe_source *over;
+  int tmode;
+  bool ordered;
 } fe_stage;
+
+/* The form of a §9.4 stage (fe_stage.tmode). */
+typedef enum fe_tshape_mode {
+  TM_DESCENDANT,       /* TREE KEEP / DROP IF DESCENDANT OF */
+  TM_ANCESTOR,         /* TREE KEEP / DROP IF ANCESTOR OF */
+  TM_SIBLINGS,         /* TREE MERGE SIBLINGS BY */
+  TM_INTO_PARENT,      /* TREE MERGE INTO PARENT BY */
+} fe_tshape_mode;
 
 /* ---- sources and pipelines ----------------------------------------------- */
 

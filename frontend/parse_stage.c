@@ -443,9 +443,72 @@ static bool parse_aggregate(fe_parser *p, fe_stage *st) {
 }
 
 static bool parse_tree(fe_parser *p, fe_stage *st) {
-  if (!fe_expect_kw(p, "ACCUMULATE", NULL)) return false;
   if (fe_accept_kw(p, "UP")) st->up = true;
   else if (!fe_accept_kw(p, "DOWN")) return fe_syntax_error(p, fe_cur(p), "UP or DOWN");
+  return parse_items(p, &st->items, &st->nitems);
+}
+
+/* ---- §9.4 tree operators ---------------------------------------------- */
+
+static const char *const k_tree_words[] = {"OVER", "AGGREGATE", NULL};
+
+/* A node set or tree relation with an optional alias. */
+static fe_source *parse_tree_rel(fe_parser *p) {
+  const char *stage = p->stage;
+  fe_source *s = parse_relation(p);
+  p->stage = stage;
+  if (!s || parse_alias(p, &s->alias, k_tree_words) < 0) return NULL;
+  return s;
+}
+
+static bool parse_tree_over(fe_parser *p, fe_stage *st) {
+  if (!fe_accept_kw(p, "OVER")) return true;
+  return (st->over = parse_tree_rel(p)) != NULL;
+}
+
+/* `IF (DESCENDANT | ANCESTOR) OF rel [OVER t]` after TREE KEEP / DROP. */
+static bool parse_tree_filter(fe_parser *p, fe_stage *st) {
+  if (!fe_expect_kw(p, "IF", NULL)) return false;
+  if (fe_accept_kw(p, "DESCENDANT")) st->tmode = TM_DESCENDANT;
+  else if (fe_accept_kw(p, "ANCESTOR")) st->tmode = TM_ANCESTOR;
+  else return fe_syntax_error(p, fe_cur(p), "DESCENDANT or ANCESTOR");
+  if (!fe_expect_kw(p, "OF", NULL) || !(st->src = parse_tree_rel(p))) return false;
+  return parse_tree_over(p, st);
+}
+
+/* `AT rel` after TREE PRUNE ([OVER t]), CONTRACT and ABSORB (AGGREGATE …). */
+static bool parse_tree_at(fe_parser *p, fe_stage *st) {
+  if (!fe_expect_kw(p, "AT", NULL) || !(st->src = parse_tree_rel(p))) return false;
+  if (st->kind == ST_TREE_PRUNE) return parse_tree_over(p, st);
+  if (!fe_expect_kw(p, "AGGREGATE", NULL)) return false;
+  return parse_items(p, &st->items, &st->nitems);
+}
+
+/* `TO NEAREST ANCESTOR IN rel [OVER t]` after TREE REPARENT. */
+static bool parse_tree_reparent(fe_parser *p, fe_stage *st) {
+  if (!fe_expect_kw(p, "TO", NULL) || !fe_expect_kw(p, "NEAREST", NULL) ||
+      !fe_expect_kw(p, "ANCESTOR", NULL) || !fe_expect_kw(p, "IN", NULL) ||
+      !(st->src = parse_tree_rel(p)))
+    return false;
+  return parse_tree_over(p, st);
+}
+
+/* `SIBLINGS BY cols [ORDERED] AGGREGATE …` or `INTO PARENT BY cols
+ * AGGREGATE …` after TREE MERGE. */
+static bool parse_tree_merge(fe_parser *p, fe_stage *st) {
+  if (fe_accept_kw(p, "SIBLINGS")) {
+    st->tmode = TM_SIBLINGS;
+  } else if (fe_accept_kw(p, "INTO")) {
+    st->tmode = TM_INTO_PARENT;
+    if (!fe_expect_kw(p, "PARENT", NULL)) return false;
+  } else {
+    return fe_syntax_error(p, fe_cur(p), "SIBLINGS or INTO PARENT");
+  }
+  if (!fe_expect_kw(p, "BY", NULL) || !parse_names(p, &st->by, &st->nby, "a column name"))
+    return false;
+  if (st->tmode == TM_SIBLINGS && fe_accept_kw(p, "ORDERED")) st->ordered = true;
+  if (!fe_expect_kw(p, "AGGREGATE", st->tmode == TM_SIBLINGS && !st->ordered ? "ORDERED or AGGREGATE" : NULL))
+    return false;
   return parse_items(p, &st->items, &st->nitems);
 }
 

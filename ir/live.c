@@ -33,6 +33,8 @@
  *   SETOP      needs every column of its relations (rows compare whole)
  *   GRAPH      needs the keys of its relations (NODES.id, EDGES.src and
  *              dst, the seeds' id); defines parent_id and depth
+ *   TREE_SHAPE defines its parent_id (and id); drops dead aggregates like
+ *              AGGREGATE; needs the ids, BY columns and live arguments
  *   SCAN_FORK  reads only needed columns, which the fork then needs
  *   FORK       dead when no live SCAN_FORK reads it (the stream goes on
  *              unbuffered); else carry trimmed to the needed columns,
@@ -171,6 +173,26 @@ static void live_interval(ir_plan *p, ir_op *op, bool *need) {
     if (op->iv.id && op->iv.id[j] >= 0) need[op->iv.id[j]] = true;   /* names a bad row */
     for (int k = 0; op->iv.per[j] && k < op->iv.nper; k++) need[op->iv.per[j][k]] = true;
   }
+}
+
+/* A §9.4 tree operator: its new parent_id (and MERGE SIBLINGS' id) are
+ * always made (they are the forest); aggregates no one reads are
+ * dropped; it reads the tree's ids, the node set's, the BY columns and
+ * the live aggregates' arguments; the input columns it serves stay
+ * needed as they were, for its buffer to carry. */
+static void live_tshape(ir_plan *p, ir_op *op, bool *need) {
+  struct ir_tshape *ts = &op->tshape;
+  int made[2] = {ts->parent_out, ts->id_out};
+  for (int k = 0; k < 2; k++)
+    if (made[k] >= 0) {
+      need[made[k]] = false;
+      p->cols[made[k]].live = true;
+    }
+  live_aggs(p, ts->naggs, ts->aggs, need);
+  int reads[5] = {ts->id_col, ts->parent_col, ts->set_col, ts->over_id, ts->over_parent};
+  for (int k = 0; k < 5; k++)
+    if (reads[k] >= 0) need[reads[k]] = true;
+  for (int k = 0; k < ts->nby; k++) need[ts->by[k]] = true;
 }
 
 void ir_live(ir_plan *p) {
@@ -341,6 +363,7 @@ void ir_live(ir_plan *p) {
       need[op->graph.id_col] = need[op->graph.src_col] = need[op->graph.dst_col] = true;
       need[op->graph.seed_col] = true;
       break;
+    case IR_TREE_SHAPE: live_tshape(p, op, need); break;
     case IR__COUNT: break;
     }
   }

@@ -121,6 +121,14 @@ void ir_op_need(const ir_op *op, bool *need) {
   case IR_SETOP:
     for (int j = 0; j < op->setop.nrel; j++) need_cols(op->setop.ncols, op->setop.cols[j], need);
     return;
+  case IR_TREE_SHAPE: {
+    const struct ir_tshape *ts = &op->tshape;
+    int t[5] = {ts->id_col, ts->parent_col, ts->set_col, ts->over_id, ts->over_parent};
+    need_cols(5, t, need);
+    need_cols(ts->nby, ts->by, need);
+    need_aggs(ts->naggs, ts->aggs, need);
+    return;
+  }
   case IR_FILTER: need_expr(op->filter.pred, need); return;
   case IR_COMPUTE: need_expr(op->compute.expr, need); return;
   case IR_LIMIT:
@@ -211,6 +219,7 @@ const int *ir_source_cols(const ir_op *op, int *n) {
     return op->iv.out_cols;
   case IR_SETOP: *n = op->setop.ncols; return op->setop.out;
   case IR_GRAPH: *n = op->graph.nscan; return op->graph.out_cols;   /* §9.5 */
+  case IR_TREE_SHAPE: *n = op->tshape.nscan; return op->tshape.out_cols;
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -245,6 +254,7 @@ int64_t ir_op_size(const ir_op *op) {
   case IR_JOIN_BUILD: return op->join.ncarry;
   case IR_JOIN_PROBE: return 4 * op->join.nkeys + expr_size(op->join.residual) + 8;
   case IR_SETOP: return op->setop.ncols;
+  case IR_TREE_SHAPE: return op->tshape.naggs + op->tshape.nby;
   case IR_FORK: return op->fork.ncarry;
   case IR_SCAN_FORK: return op->scan.nscan;
   case IR_GRAPH: return 4;   /* §9.5: its keys */

@@ -442,6 +442,29 @@ struct ir_op {
       int align, origin;
       bool within;
     } iv;
+    /* TREE_SHAPE, the §9.4 tree operators (bind_tshape.c; runtime/tree/tshape.h,
+     * run by exec/driver_tshape.c): kind is an rt_tshape_kind. in_buf
+     * buffers the input (id_col, parent_col — -1 with OVER when it has no
+     * parent_id —, the BY columns by[0..nby), the aggregates' arguments and
+     * every column read later); set_buf the node set (its column set_col),
+     * over_buf the OVER tree (over_id, over_parent); NULL when absent.
+     * Output, through ir_source_cols: out_cols[0..nscan) (set by segment.c
+     * after liveness): parent_out (the new parent_id), id_out (MERGE
+     * SIBLINGS' new id, else -1), the live aggregates' out_col, and every
+     * column in_buf carries, read through the selection of output rows. */
+    struct ir_tshape {
+      int kind;
+      bool ordered;
+      ir_op *in_buf, *set_buf, *over_buf;
+      int id_col, parent_col, set_col, over_id, over_parent;
+      int nby;
+      int *by;
+      int naggs;
+      ir_agg *aggs;
+      int parent_out, id_out;
+      int nscan;
+      int *out_cols;
+    } tshape;
     struct ir_setop {           /* SETOP (bind_setop.c) */
       int kind;                 /* ir_setkind */
       bool all;                 /* ALL, else DISTINCT */

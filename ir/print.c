@@ -434,6 +434,7 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
     break;
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
   case IR_GRAPH:
+  case IR_TREE_SHAPE:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -459,6 +460,31 @@ static void put_sql_input(const ir_op *op, rt_buf *out) {
     rt_buf_printf(out, "    | %.*s\n", (int)n, s);
     s += n + (nl != NULL);
   }
+}
+
+/* `tree merge siblings by [name] aggregate sum(self) of input [id, parent_id]
+ * (…) -> `, the words of the stage, then how it runs. */
+static void put_tshape(const ir_plan *p, const ir_op *op, rt_buf *out) {
+  static const char *const kinds[] = {
+      "tree keep if descendant of", "tree keep if ancestor of", "tree drop if descendant of",
+      "tree drop if ancestor of", "tree prune at", "tree contract at", "tree absorb at",
+      "tree reparent to nearest ancestor in", "tree merge siblings", "tree merge into parent"};
+  const struct ir_tshape *ts = &op->tshape;
+  rt_buf_printf(out, "%s", ts->kind >= 0 && ts->kind < 10 ? kinds[ts->kind] : "tree ?");
+  if (ts->set_col >= 0) {
+    rt_buf_printf(out, " set ");
+    put_cols(p, 1, &ts->set_col, out);
+  }
+  if (ts->nby) {
+    rt_buf_printf(out, " by ");
+    put_cols(p, ts->nby, ts->by, out);
+    if (ts->ordered) rt_buf_printf(out, " ordered");
+  }
+  put_aggs(p, ts->naggs, ts->aggs, " aggregate ", out);
+  int t[2] = {ts->over_buf ? ts->over_id : ts->id_col, ts->over_buf ? ts->over_parent : ts->parent_col};
+  rt_buf_printf(out, " over %s ", ts->over_buf ? "the OVER tree" : "the input");
+  put_cols(p, 2, t, out);
+  rt_buf_printf(out, "; no sort when parents come first, no hash map when ids are 0, 1, 2, … -> ");
 }
 
 static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
@@ -523,6 +549,7 @@ static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
     rt_buf_printf(out, " -> ");
     break;
   }
+  case IR_TREE_SHAPE: put_tshape(p, op, out); break;
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:

@@ -117,6 +117,7 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
   case IR_IVMERGE: bounds = carries = true, pre = op->iv.gid_out; break;
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
   case IR_GRAPH:
+  case IR_TREE_SHAPE:
 #define IR_CASE_STEP(name) case IR_##name:
 #define IR_CASE_SINK(name) case IR_##name:
 #define IR_CASE_BREAKER(name) case IR_##name:
@@ -155,6 +156,20 @@ static void graph_outputs(ir_plan *p, ir_op *op) {
   op->graph.out_cols[op->graph.nscan++] = op->graph.depth_out;
 }
 
+/* What a TREE_SHAPE serves: its own columns, the live aggregates, then
+ * every column its input's buffer carries (after live.c trimmed it). */
+static void tshape_outputs(ir_plan *p, ir_op *op) {
+  struct ir_tshape *ts = &op->tshape;
+  int max = 2 + ts->naggs + ts->in_buf->ivbuf.ncarry;
+  ts->out_cols = ir_palloc(p, sizeof(int) * ((size_t)max + 1));
+  ts->nscan = 0;
+  ts->out_cols[ts->nscan++] = ts->parent_out;
+  if (ts->id_out >= 0) ts->out_cols[ts->nscan++] = ts->id_out;
+  for (int k = 0; k < ts->naggs; k++)
+    if (ts->aggs[k].live) ts->out_cols[ts->nscan++] = ts->aggs[k].out_col;
+  for (int k = 0; k < ts->in_buf->ivbuf.ncarry; k++) ts->out_cols[ts->nscan++] = ts->in_buf->ivbuf.carry[k];
+}
+
 void ir_segment_plan(ir_plan *p) {
   /* Rebuild the op list with fresh SCAN_BUF ops, then segment it. */
   ir_op **ops = ir_palloc(p, sizeof(ir_op *) * ((size_t)p->nops * 2 + 1));
@@ -174,6 +189,7 @@ void ir_segment_plan(ir_plan *p) {
     if (!ops[i]->dead && ir_op_is_source(ops[i]->kind)) nsegs++;
     if (ir_op_is_interval(ops[i]->kind)) iv_outputs(p, ops[i]);
     if (ops[i]->kind == IR_GRAPH) graph_outputs(p, ops[i]);
+    if (ops[i]->kind == IR_TREE_SHAPE) tshape_outputs(p, ops[i]);
   }
   p->segs = ir_palloc(p, sizeof(ir_segment) * ((size_t)nsegs + 1));
   p->nsegs = 0;

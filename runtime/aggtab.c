@@ -351,6 +351,65 @@ void rt_aggtab_ensure_one(rt_aggtab *t) {
   if (t->ngroups == 0) new_group(t, 0);
 }
 
+/* ---- rows already in groups (store.h) ---------------------------------------- */
+
+int64_t rt_aggtab_add_groups(rt_aggtab *t, int64_t k) {
+  if (t->nkeys != 0) return -1;
+  for (int64_t i = 0; i < k; i++)
+    if (new_group(t, 0) < 0) return -1;
+  return t->ngroups;
+}
+
+int rt_aggtab_fold(rt_aggtab *t, int a, int64_t g, int64_t v, bool vnull, int64_t w, bool wnull) {
+  rt_agg *ag = &t->aggs[a];
+  double d;
+  memcpy(&d, &v, 8);
+  bool f = ag->in == RT_F64;
+  switch (ag->kind) {
+  case RT_AGG_COUNT_STAR: ag->i[g]++; return 0;
+  case RT_AGG_COUNT: ag->i[g] += !vnull; return 0;
+  case RT_AGG_SUM:
+    if (vnull) return 0;
+    ag->has[g] = 1;
+    if (f) ag->f[g] += d;
+    else if (__builtin_add_overflow(ag->i[g], v, &ag->i[g])) return RT_AGGX_OVERFLOW;
+    return 0;
+  case RT_AGG_AVG:
+    if (vnull) return 0;
+    ag->f[g] += f ? d : (double)v;
+    ag->n[g]++;
+    ag->has[g] = 1;
+    return 0;
+  case RT_AGG_MIN:
+  case RT_AGG_MAX: {
+    if (vnull) return 0;
+    bool mn = ag->kind == RT_AGG_MIN, better;
+    if (!ag->has[g]) better = true;
+    else if (f) better = mn ? d < ag->f[g] : d > ag->f[g];
+    else if (ag->in == RT_STR) {
+      int c = rt_str_cmp(t->strings, (uint32_t)v, (uint32_t)ag->i[g]);
+      better = mn ? c < 0 : c > 0;
+    } else better = mn ? v < ag->i[g] : v > ag->i[g];
+    if (better) {
+      if (f) ag->f[g] = d;
+      else ag->i[g] = v;
+      ag->has[g] = 1;
+    }
+    return 0;
+  }
+  case RT_AGG_ANY_VALUE:
+    if (vnull || ag->has[g]) return 0;
+    if (f) ag->f[g] = d;
+    else ag->i[g] = v;
+    ag->has[g] = 1;
+    return 0;
+  case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
+  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    return rt_agg_add(t, a, g, v, vnull, w, wnull);
+  }
+  return 0;
+}
+
 /* ---- output ---------------------------------------------------------------- */
 
 /* Writes one value into out column c (of stored type out->types[c]) at row

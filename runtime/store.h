@@ -170,11 +170,21 @@ void rt_aggtab_set_arg2(rt_aggtab *t, int a, rt_type in2, double param);
  * RT_AGGX_INF (an infinite value reached MEDIAN or PERCENTILE: SQLite's
  * "Inf input to percentile()"), RT_AGGX_STRING (the pool refused a
  * GROUP_CONCAT: rt_strpool_error says why), RT_AGGX_NOMEM. */
-enum { RT_AGGX_NOMEM = -1, RT_AGGX_INF = -2, RT_AGGX_STRING = -3 };
+enum { RT_AGGX_NOMEM = -1, RT_AGGX_INF = -2, RT_AGGX_STRING = -3, RT_AGGX_OVERFLOW = -4 };
 int rt_agg_add(rt_aggtab *t, int32_t a, int64_t g, int64_t v, int32_t vnull, int64_t w,
                int32_t wnull);
 int rt_aggx_emit(const rt_aggtab *t, const rt_agg *a, rt_rowbuf *out, int c, int64_t at);
 void rt_aggx_free(rt_aggx *x);
+
+/* Aggregates over rows already put in groups (the §9.4 tree operators):
+ * rt_aggtab_add_groups appends k groups to a table without keys (nkeys 0)
+ * and returns the group count, -1 when out of memory; rt_aggtab_fold is
+ * one row's update of aggregate a in group g, for every kind, by the
+ * rules of AGGREGATE (v, w as for rt_agg_add; MIN/MAX of strings compare
+ * through t->strings). 0, RT_AGGX_NOMEM or RT_AGGX_OVERFLOW (an integer
+ * SUM beyond int64). */
+int64_t rt_aggtab_add_groups(rt_aggtab *t, int64_t k);
+int rt_aggtab_fold(rt_aggtab *t, int a, int64_t g, int64_t v, bool vnull, int64_t w, bool wnull);
 
 /* ---- sort ---------------------------------------------------------------- */
 

@@ -116,6 +116,9 @@ typedef struct rt_treenum {
    * rt_treenum_free); table_pnode_bytes is its rt_tree_big_alloc size. */
   uint32_t *table_pnode;
   size_t table_pnode_bytes;
+  /* Set before rt_treenum_finish to keep the HASH map for rt_treenum_find
+   * (the §9.4 operators look node sets up in it); rt_treenum_free frees it. */
+  bool keep_map;
 } rt_treenum;
 
 /* tier is RT_TREE_TIER_TABLE (then table_rows is the table's row count) or
@@ -135,6 +138,13 @@ int rt_treenum_row(rt_treenum *t, int64_t id, bool idnull, int64_t parent, bool 
  * each active position i (active NULL = 0..n-1). 0 or -1 (error set). */
 int rt_treenum_batch(rt_treenum *t, const rt_view *id, const rt_view *parent,
                      const uint32_t *active, uint32_t nactive);
+
+/* The node of a row with id `id` (after every row was numbered), or
+ * RT_TREE_NONE when no row has it (DENSE: ids 0..nrows-1 are their own
+ * nodes; HASH: the map, kept by keep_map). */
+uint32_t rt_treenum_find(const rt_treenum *t, int64_t id);
+/* An id as messages show it: 7, or 'name' for string ids. */
+void rt_treenum_id_text(const rt_treenum *t, int64_t id, char *buf, size_t n);
 
 /* End of input: checks every named parent arrived (else the missing
  * parent error) and frees the hash map; nnodes == nrows afterwards.

@@ -50,7 +50,7 @@ static int fail(rt_treenum *t, const char *msg) {
 }
 
 /* "7" or "'name'" for messages. */
-static void id_text(const rt_treenum *t, int64_t id, char *buf, size_t n) {
+void rt_treenum_id_text(const rt_treenum *t, int64_t id, char *buf, size_t n) {
   if (!t->str_ids) {
     snprintf(buf, n, "%lld", (long long)id);
     return;
@@ -63,7 +63,7 @@ static void id_text(const rt_treenum *t, int64_t id, char *buf, size_t n) {
 
 static int fail_id(rt_treenum *t, const char *fmt, int64_t id) {
   char idb[256], msg[400];
-  id_text(t, id, idb, sizeof idb);
+  rt_treenum_id_text(t, id, idb, sizeof idb);
   snprintf(msg, sizeof msg, fmt, idb);
   return fail(t, msg);
 }
@@ -73,8 +73,8 @@ static int fail_id(rt_treenum *t, const char *fmt, int64_t id) {
 /* A row names a parent that cannot be a row (TABLE tier: no such index). */
 static int fail_parent(rt_treenum *t, int64_t id, int64_t parent) {
   char idb[256], pb[256], msg[700];
-  id_text(t, id, idb, sizeof idb);
-  id_text(t, parent, pb, sizeof pb);
+  rt_treenum_id_text(t, id, idb, sizeof idb);
+  rt_treenum_id_text(t, parent, pb, sizeof pb);
   snprintf(msg, sizeof msg, MISSING_PARENT ": the row with id %s has parent_id %s", idb, pb);
   return fail(t, msg);
 }
@@ -86,7 +86,7 @@ static int fail_no_id(rt_treenum *t, int64_t parent, bool pnull) {
   if (pnull) snprintf(pb, sizeof pb, "no parent_id");
   else {
     char v[256];
-    id_text(t, parent, v, sizeof v);
+    rt_treenum_id_text(t, parent, v, sizeof v);
     snprintf(pb, sizeof pb, "parent_id %s", v);
   }
   snprintf(msg, sizeof msg, "a row has no id: row %llu of the input, with %s",
@@ -408,7 +408,7 @@ int rt_treenum_finish(rt_treenum *t) {
     for (uint64_t h = 0; t->map && h <= t->mask; h++) {
       uint32_t s = t->map[h].node1;
       if (s && !rt_bit(t->hasrow, s - 1)) {
-        id_text(t, t->map[h].key, pb, sizeof pb);
+        rt_treenum_id_text(t, t->map[h].key, pb, sizeof pb);
         break;
       }
     }
@@ -419,6 +419,7 @@ int rt_treenum_finish(rt_treenum *t) {
       snprintf(msg, sizeof msg, MISSING_PARENT ": no row has the id %s (a parent_id)", pb);
     return fail(t, msg);
   }
+  if (t->keep_map) return 0;
   free(t->keys);
   free(t->hasrow);
   free(t->slots);
@@ -429,4 +430,14 @@ int rt_treenum_finish(rt_treenum *t) {
   t->slots = NULL;
   t->cap = 0;
   return 0;
+}
+
+uint32_t rt_treenum_find(const rt_treenum *t, int64_t id) {
+  if (t->tier != RT_TREE_TIER_HASH)
+    return id >= 0 && (uint64_t)id < t->nrows ? (uint32_t)id : RT_TREE_NONE;
+  if (!t->map) return RT_TREE_NONE;
+  uint64_t h = rt_hash_i64((uint64_t)id) & t->mask;
+  for (uint32_t s; (s = t->map[h].node1) != 0; h = (h + 1) & t->mask)
+    if (t->map[h].key == id) return t->hasrow && rt_bit(t->hasrow, s - 1) ? s - 1 : RT_TREE_NONE;
+  return RT_TREE_NONE;
 }
