@@ -20,7 +20,8 @@
  * removed row folds into: CONTRACT its anc (none for a removed root's
  * subtree top: lost), ABSORB its top, MERGE INTO its tgt.
  *
- * MERGE SIBLINGS numbers groups in visit order: a row's group is the one
+ * MERGE SIBLINGS numbers groups in level order (by depth, each level in
+ * input order: parents first, siblings in first-seen order): a row's group is the one
  * keyed by (its parent's group, its BY values) — a hash map of group
  * numbers, compared against each group's first row — or, with ORDERED,
  * the last group made under that parent group when its BY values are
@@ -181,31 +182,114 @@ static uint64_t by_hash(const rt_tshape_in *in, uint32_t pg, uint32_t r) {
 
 /* ---- MERGE SIBLINGS ------------------------------------------------------------ */
 
+/* One slot of the (parent group, BY values) → group map, probed linearly:
+ * with one BY column `key` is its value bits (NULL: a sentinel, told from
+ * a real value equal to it by the group's bit in `gnull`), so a probe
+ * compares in the slot without reading the group's row; with several,
+ * `key` is the tuple's hash and a match is confirmed on the first row. */
+typedef struct sibslot {
+  uint64_t key;
+  uint32_t pg;       /* parent group, NONE for roots */
+  uint32_t g1;       /* group + 1, 0 = empty */
+} sibslot;
+
+typedef struct sibmap {
+  sibslot *s;
+  uint64_t mask;
+  uint64_t *gnull;   /* one BY column: bit per group, its key is NULL */
+} sibmap;
+
+#define SIB_NULL 0x6a09e667f3bcc909ull
+
+static uint64_t sib_key(const rt_tshape_in *in, uint32_t pg, uint32_t r, bool *isnull) {
+  if (in->nby == 1) {
+    *isnull = rt_tcol_null(&in->by[0], r);
+    return *isnull ? SIB_NULL : by_bits(&in->by[0], r);
+  }
+  *isnull = false;
+  return by_hash(in, pg, r);
+}
+
+static uint64_t sib_hash(uint64_t key, uint32_t pg) {
+  return rt_hash_i64(key ^ rt_hash_i64((uint64_t)pg + 0x9e3779b97f4a7c15ull));
+}
+
+static bool sib_grow(sibmap *m, uint64_t nslots) {
+  sibslot *ns = rt_mem_calloc(nslots, sizeof *ns);
+  if (!ns) return false;
+  uint64_t mask = nslots - 1;
+  for (uint64_t i = 0; m->s && i <= m->mask; i++) {
+    if (!m->s[i].g1) continue;
+    uint64_t h = sib_hash(m->s[i].key, m->s[i].pg) & mask;
+    while (ns[h].g1) h = (h + 1) & mask;
+    ns[h] = m->s[i];
+  }
+  rt_mem_free(m->s);
+  m->s = ns;
+  m->mask = mask;
+  return true;
+}
+
+/* Rows in level order: by depth, each level in input order (a stable
+ * counting sort by depth). Every parent comes before its children, and
+ * when a level is reached every parent's group is known, so the map's
+ * slots can be fetched ahead (the map is far larger than the caches). */
+static uint32_t *level_order(const tforest *f) {
+  uint32_t n = f->n, maxd = 0;
+  uint32_t *depth = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
+  uint32_t *lv = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
+  uint32_t *cnt = NULL;
+  if (depth && lv) {
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t x = f->order ? f->order[i] : i, p = f->par[x];
+      depth[x] = p == NONE ? 0 : depth[p] + 1;
+      if (depth[x] > maxd) maxd = depth[x];
+    }
+    cnt = rt_mem_calloc((size_t)maxd + 2, sizeof *cnt);
+  }
+  if (!cnt) {
+    rt_mem_free(depth);
+    rt_mem_free(lv);
+    return NULL;
+  }
+  for (uint32_t x = 0; x < n; x++) cnt[depth[x] + 1]++;
+  for (uint32_t d = 0; d <= maxd; d++) cnt[d + 1] += cnt[d];
+  for (uint32_t x = 0; x < n; x++) lv[cnt[depth[x]]++] = x;
+  rt_mem_free(depth);
+  rt_mem_free(cnt);
+  return lv;
+}
+
 static int merge_siblings(const rt_tshape_in *in, const tforest *f, rt_tshape_out *out,
                           rt_err *err, const char *stage, int pos) {
   uint32_t n = f->n;
   uint32_t *g = out->group, *rep = out->rows, *gpar = out->prow;
   uint32_t ng = 0;
-  uint64_t nslots = 16;
-  while (nslots < (uint64_t)n * 2) nslots *= 2;
-  uint64_t mask = nslots - 1;
-  uint32_t *slots = NULL, *last = NULL;
-  uint64_t *hashes = NULL;
+  sibmap m = {0};
+  uint32_t *last = NULL, *lv = level_order(f);
+  bool one = in->nby == 1;
+  if (!lv) return tfail(err, pos, stage, "out of memory");
   if (in->ordered) {
     last = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));   /* per group + 1; [0]: roots */
-    if (!last) return tfail(err, pos, stage, "out of memory");
-    memset(last, 0xff, sizeof(uint32_t) * ((size_t)n + 1));
+    if (last) memset(last, 0xff, sizeof(uint32_t) * ((size_t)n + 1));
   } else {
-    slots = rt_mem_calloc(nslots, sizeof *slots);
-    hashes = rt_mem_alloc(sizeof(uint64_t) * ((size_t)n + 1));
-    if (!slots || !hashes) {
-      rt_mem_free(slots);
-      rt_mem_free(hashes);
-      return tfail(err, pos, stage, "out of memory");
-    }
+    m.gnull = one ? rt_mem_calloc(RT_BITWORDS((size_t)n + 1), 8) : NULL;
+    /* Sized for half the rows as groups (a flamegraph of a trace merges
+     * about that many): no rehash below that. */
+    uint64_t want = 1024;
+    while (want < n) want *= 2;
+    if (!sib_grow(&m, want)) m.mask = 0;
   }
+  if (in->ordered ? !last : (!m.s || (one && !m.gnull))) {
+    rt_mem_free(m.s);
+    rt_mem_free(m.gnull);
+    rt_mem_free(lv);
+    return tfail(err, pos, stage, "out of memory");
+  }
+  memset(g, 0xff, sizeof(uint32_t) * n);
+  enum { AHEAD = 16 };
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t x = f->order ? f->order[i] : i, p = f->par[x];
+    uint32_t x = lv[i], p = f->par[x];
     uint32_t pg = p == NONE ? NONE : g[p], grp = NONE;
     if (in->ordered) {
       uint32_t *l = &last[pg == NONE ? 0 : pg + 1];
@@ -217,28 +301,54 @@ static int merge_siblings(const rt_tshape_in *in, const tforest *f, rt_tshape_ou
         rep[grp] = x;
         gpar[grp] = pg;
       }
-    } else {
-      uint64_t h = by_hash(in, pg, x), s = h & mask;
-      for (uint32_t v; (v = slots[s]) != 0; s = (s + 1) & mask) {
-        uint32_t c = v - 1;
-        if (hashes[c] == h && gpar[c] == pg && by_eq(in, rep[c], x)) {
-          grp = c;
-          break;
-        }
+      g[x] = grp;
+      continue;
+    }
+    /* Two steps ahead the parent's group, one step ahead the slot. */
+    if (i + 2 * AHEAD < n) {
+      uint32_t q = f->par[lv[i + 2 * AHEAD]];
+      if (q != NONE) __builtin_prefetch(&g[q]);
+    }
+    if (i + AHEAD < n) {
+      uint32_t y = lv[i + AHEAD], q = f->par[y];
+      uint32_t qg = q == NONE ? NONE : g[q];
+      if (q == NONE || qg != NONE) {
+        bool yn;
+        __builtin_prefetch(&m.s[sib_hash(sib_key(in, qg, y, &yn), qg) & m.mask]);
       }
-      if (grp == NONE) {
-        grp = ng++;
-        slots[s] = grp + 1;
-        hashes[grp] = h;
-        rep[grp] = x;
-        gpar[grp] = pg;
+    }
+    bool isnull;
+    uint64_t key = sib_key(in, pg, x, &isnull), h = sib_hash(key, pg) & m.mask;
+    for (;;) {
+      const sibslot *sl = &m.s[h];
+      if (!sl->g1) break;
+      uint32_t c = sl->g1 - 1;
+      if (sl->key == key && sl->pg == pg &&
+          (one ? rt_bit(m.gnull, c) == isnull : by_eq(in, rep[c], x))) {
+        grp = c;
+        break;
+      }
+      h = (h + 1) & m.mask;
+    }
+    if (grp == NONE) {
+      grp = ng++;
+      m.s[h] = (sibslot){.key = key, .pg = pg, .g1 = grp + 1};
+      if (one && isnull) rt_bit_set(m.gnull, grp);
+      rep[grp] = x;
+      gpar[grp] = pg;
+      if ((uint64_t)ng * 2 > m.mask + 1 && !sib_grow(&m, (m.mask + 1) * 4)) {
+        rt_mem_free(m.s);
+        rt_mem_free(m.gnull);
+        rt_mem_free(lv);
+        return tfail(err, pos, stage, "out of memory");
       }
     }
     g[x] = grp;
   }
-  rt_mem_free(slots);
-  rt_mem_free(hashes);
+  rt_mem_free(m.s);
+  rt_mem_free(m.gnull);
   rt_mem_free(last);
+  rt_mem_free(lv);
   out->n = ng;
   return 0;
 }

@@ -459,7 +459,7 @@ static void test_complete_context(void **state) {
   expect_comp(c, "FROM spans |> interval fl", "flatten");
   expect_comp(c, "FROM spans |> INTERVAL ", "FILL FLATTEN JOIN MERGE QUANTIZE SET SPLIT SUBTRACT");
   expect_comp(c, "FROM spans |> INTERVAL FILL ", "GAPS");
-  expect_comp(c, "FROM spans |> TREE ", "ACCUMULATE");
+  expect_comp(c, "FROM spans |> TREE ", "ABSORB ACCUMULATE CONTRACT DROP KEEP MERGE PRUNE REPARENT");
   expect_comp(c, "FROM spans |> ORDER ", "BY");
   expect_comp(c, "FROM spans |> LEFT ", "INTERVAL JOIN");   /* LEFT INTERVAL JOIN, LEFT JOIN */
   expect_comp(c, "FROM spans |> LEFT INTERVAL ", "JOIN");
