@@ -11,7 +11,7 @@
  *                              sql_join|table_function|window|agg_1key|
  *                              agg_2keys|agg_3keys|agg_str|agg_3mixed|
  *                              agg_0key|agg_100k|agg_1m|dfs|bfs|dominator|
- *                              retained|all]
+ *                              retained|flamegraph|join|all]
  *                 [--sizes 1000,10000,...] [--modes interp,jit,auto]
  *                 [--repeat N] [--opt 0..3] [--passes PIPELINE] [--threads 1,2,...]
  *                 [--sql-cap SECONDS] [--sql-max-size N] [--csv | --json]
@@ -51,6 +51,9 @@
  * 1, 2, 3 integer keys, a string key, two integers and a string, or one
  * key of ~100k or ~1M values) bench/ref_agg.c, and a row "duckdb"
  * (DuckDB on one thread, when $PJ_DUCKDB_LIB names libduckdb.so).
+ * flamegraph (TREE MERGE SIBLINGS BY name, then TREE ACCUMULATE UP, on the
+ * sample trace's slices; ns per input slice) adds a row "sqlite": the same
+ * checksum from a recursive CTE building name paths, under --sql-cap.
  *
  * Tree workloads run on the sample trace with `size` slices; `same` also
  * requires the answer computed by hand (bench_tree.c). tree_sql times the
@@ -79,7 +82,7 @@
 
 /* IV, IV_SQL: the INTERVAL workloads (bench_interval.c), also on the
  * sample trace; ns/row counts the rows of every operand. */
-enum { TREE_NONE, TREE_UP, TREE_DOWN, TREE_SHUFFLED, TREE_SQL, IV, IV_SQL, JOINW, AGG, GRAPHW };
+enum { TREE_NONE, TREE_UP, TREE_DOWN, TREE_SHUFFLED, TREE_SQL, IV, IV_SQL, JOINW, AGG, GRAPHW, FLAME };
 
 typedef struct workload {
   const char *name;
@@ -101,6 +104,14 @@ static const char INTERSECT_Q[] =
     "|> AGGREGATE SUM(dur) AS d GROUP BY cpu";
 
 #define GRAPH_AGG "|> AGGREGATE COUNT(*) AS n, SUM(depth) AS d, MAX(depth) AS m"
+
+/* The flamegraph, reduced to a checksum SQLite can give too. */
+static const char FLAME_Q[] =
+    "FROM slice |> EXTEND COALESCE(dur, 0) AS self "
+    "|> TREE MERGE SIBLINGS BY name AGGREGATE SUM(self) AS self "
+    "|> TREE ACCUMULATE UP SUM(self) AS total "
+    "|> AGGREGATE COUNT(*) AS nodes, SUM(self) AS s, SUM(total) AS t, "
+    "SUM((total % 1000003) * (self % 1009)) AS c";
 
 #define AGG_Q0 "FROM slice |> WHERE dur > 1000 |> AGGREGATE COUNT(*) AS n, SUM(dur) AS s, MAX(dur) AS m"
 #define AGG_Q AGG_Q0 " GROUP BY "
@@ -165,6 +176,10 @@ static const workload WORKLOADS[] = {
      "|> TREE ACCUMULATE UP SUM(self_size) AS retained "
      "|> AGGREGATE COUNT(*) AS n, SUM(depth) AS d, MAX(retained) AS m",
      0, GRAPHW},
+    /* §9.4 tree operators (bench_tree.c): the flamegraph of the sample
+     * trace's slices, with a row for the same answer in plain SQLite (a
+     * recursive CTE over name paths, capped) */
+    {"flamegraph", FLAME_Q, 0, FLAME},
     /* bench_join.c: with rows for SQLite and DuckDB (one thread) */
     {"join",
      "FROM slice |> JOIN thread_track AS tt ON track_id = tt.id |> JOIN thread USING (utid) "
@@ -324,6 +339,17 @@ static int tree_sql_run(const options *o, pj_engine *e, const void *ctx, double 
   return rc < 0 ? -1 : rc == 0 ? 2 : s == ref->s_up && m == ref->m_up;
 }
 
+/* flamegraph: SQLite's name-path CTE must give the interpreter's checksum. */
+static int flame_sql_run(const options *o, pj_engine *e, const void *ctx, double *ms) {
+  const pj_result *r = ctx;
+  int64_t got[4];
+  int rc = bench_flame_sql(e, o->sql_cap, got, ms);
+  if (rc <= 0) return rc < 0 ? -1 : 2;
+  for (int k = 0; k < 4; k++)
+    if (pj_result_int64(r, 0, k) != got[k]) return 0;
+  return 1;
+}
+
 /* intersect_sql: SQLite's per-cpu sums must equal the interpreter's result. */
 static int iv_sql_run(const options *o, pj_engine *e, const void *ctx, double *ms) {
   bench_iv_sums got;
@@ -421,6 +447,8 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     if (pj_engine_load_sample_trace(e, d->n) != PJ_OK) die(e, "sample trace");
   } else if (w->tree == GRAPHW) {
     if (bench_graph_setup(e, d->n) != 0) die(e, "graph setup");
+  } else if (w->tree == FLAME) {
+    if (pj_engine_load_sample_trace(e, d->n) != PJ_OK || bench_flame_setup(e) != 0) die(e, "flamegraph setup");
   } else if (w->tree >= IV) {
     if (bench_iv_setup(e, d->n, w->tree == IV_SQL) != 0) die(e, "interval setup");
   } else if (w->tree) {
@@ -500,7 +528,7 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
       t[r] = (double)(rt_now_ns() - s) / inner;
     }
     /* interval workloads: per row of every operand read */
-    bool per_in = w->tree >= IV && w->tree != AGG && w->tree != GRAPHW;
+    bool per_in = w->tree >= IV && w->tree != AGG && w->tree != GRAPHW && w->tree != FLAME;
     if (per_in && tm.rows_in > 0) iv_rows_in = tm.rows_in;
     int64_t denom = per_in ? iv_rows_in : d->n;
     rw->ns_per_row = median(t, o->repeat) / (double)(denom ? denom : 1);
@@ -599,6 +627,11 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
                 pj_result_row_count(interp_res), out, nrows, interp_ns, &out[nrows]);
     nrows++;
   }
+  if (w->tree == FLAME) {
+    run_sql_row(o, e, "flamegraph", "recursive CTE over name paths", flame_sql_run, interp_res, d->n,
+                d->n, pj_result_int64(interp_res, 0, 0), out, nrows, interp_ns, &out[nrows]);
+    nrows++;
+  }
   if (w->tree == JOINW) nrows += join_peers(o, e, d->n, interp_res, out, nrows, interp_ns);
   pj_result_free(interp_res);
   free(t);
@@ -642,7 +675,7 @@ static void usage(void) {
           "                                 intersect_sql|compile_scaling|self_time|sql_join|\n"
           "                                 table_function|window|agg_1key|agg_2keys|\n"
           "                                 agg_3keys|agg_str|agg_3mixed|agg_0key|agg_100k|\n"
-          "                                 agg_1m|dfs|bfs|dominator|retained|all]\n"
+          "                                 agg_1m|dfs|bfs|dominator|retained|flamegraph|join|all]\n"
           "                                 [--sizes N,N,...]\n"
           "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
           "                     [--passes PIPELINE] [--sql-cap SECONDS] [--sql-max-size N]\n"

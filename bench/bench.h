@@ -98,6 +98,16 @@ int bench_tree_matches(const pj_result *r, const bench_tree_ref *ref, int down);
  * on error. *ms is the time spent either way. */
 int bench_tree_sql(pj_engine *e, double cap_s, int64_t *s, int64_t *m, double *ms);
 
+/* Workload `flamegraph` (bench/bench_tree.c): bench_flame_setup copies the
+ * loaded slice table into the SQLite table fslice(id, parent_id, name,
+ * dur), indexed on parent_id; bench_flame_sql computes the flamegraph's
+ * checksum (nodes, SUM(self), SUM(total), SUM((total % 1000003) * (self %
+ * 1009)) over the merged nodes) in plain SQLite from name paths, stopped
+ * after cap_s seconds: 1 with out[4], 0 at the cap, -1 on error; *ms the
+ * time spent either way. */
+int bench_flame_setup(pj_engine *e);
+int bench_flame_sql(pj_engine *e, double cap_s, int64_t out[4], double *ms);
+
 /* Workload `join` (bench/bench_join.c): the tables in e (n slices), the
  * answer reduced to its group count and total, the same SQL timed in
  * plain SQLite, and in DuckDB on one thread (median of repeat runs; 1

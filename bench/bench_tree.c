@@ -4,7 +4,7 @@
  * row order, ids through a random permutation * 7 + 3, so numbering needs
  * the hash map and ordering the CSR walk), a C reference of the answer,
  * and the same subtree sums in plain SQLite with a recursive CTE under a
- * time cap.
+ * time cap; and the flamegraph workload's answer in plain SQLite.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -153,4 +153,58 @@ int bench_tree_sql(pj_engine *e, double cap_s, int64_t *s, int64_t *m, double *m
   }
   sqlite3_finalize(st);
   return out;
+}
+
+/* ---- flamegraph ------------------------------------------------------------ */
+
+int bench_flame_setup(pj_engine *e) {
+  sqlite3 *db = pj_engine_sqlite(e);
+  return sqlite3_exec(db,
+                      "DROP TABLE IF EXISTS fslice;"
+                      "CREATE TABLE fslice AS SELECT id, parent_id, name, dur FROM slice;"
+                      "CREATE INDEX fslice_parent ON fslice(parent_id)",
+                      NULL, NULL, NULL) == SQLITE_OK
+             ? 0
+             : -1;
+}
+
+/* Name paths from the roots (p); every (node, ancestor-or-self path) pair
+ * carrying the node's self time (d); a merged node is a path: its self
+ * is the sum over p, its total the sum over d. A NULL name is its own
+ * path step, as MERGE SIBLINGS keys NULL with NULL. */
+static const char FLAME_SQL[] =
+    "WITH RECURSIVE "
+    "p(id, path, self) AS ("
+    "  SELECT id, COALESCE('s' || name, 'n'), COALESCE(dur, 0) FROM fslice WHERE parent_id IS NULL"
+    "  UNION ALL"
+    "  SELECT c.id, p.path || char(31) || COALESCE('s' || c.name, 'n'), COALESCE(c.dur, 0)"
+    "  FROM fslice c JOIN p ON c.parent_id = p.id),"
+    "d(id, top, self) AS ("
+    "  SELECT id, path, self FROM p"
+    "  UNION ALL"
+    "  SELECT c.id, d.top, COALESCE(c.dur, 0) FROM fslice c JOIN d ON c.parent_id = d.id),"
+    "m AS (SELECT path, SUM(self) AS self FROM p GROUP BY path),"
+    "t AS (SELECT top, SUM(self) AS total FROM d GROUP BY top) "
+    "SELECT COUNT(*), SUM(m.self), SUM(t.total), SUM((t.total % 1000003) * (m.self % 1009)) "
+    "FROM m JOIN t ON t.top = m.path";
+
+int bench_flame_sql(pj_engine *e, double cap_s, int64_t out[4], double *ms) {
+  sqlite3 *db = pj_engine_sqlite(e);
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, FLAME_SQL, -1, &st, NULL) != SQLITE_OK) return -1;
+  int64_t t0 = rt_now_ns();
+  int64_t deadline = t0 + (int64_t)(cap_s * 1e9);
+  sqlite3_progress_handler(db, 10000, tree_sql_progress, &deadline);
+  int rc = sqlite3_step(st);
+  *ms = (double)(rt_now_ns() - t0) / 1e6;
+  sqlite3_progress_handler(db, 0, NULL, NULL);
+  int res = -1;
+  if (rc == SQLITE_ROW) {
+    for (int k = 0; k < 4; k++) out[k] = sqlite3_column_int64(st, k);
+    res = 1;
+  } else if (rc == SQLITE_INTERRUPT) {
+    res = 0;
+  }
+  sqlite3_finalize(st);
+  return res;
 }

@@ -162,7 +162,6 @@ static int ts_run(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ct
   }
   rt_tshape_out out;
   if (rt_tshape_run(&ti, &out, &run->err, op->stage, op->pos, run->strings) < 0) return -1;
-  run->rows_in += in->nrows;
 
   /* parent_id (and MERGE SIBLINGS' id) */
   bool siblings = ts->kind == RT_TS_MERGE_SIBLINGS;

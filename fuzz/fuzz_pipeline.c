@@ -14,9 +14,9 @@
  * Then one pipeline of
  * 1..6 stages — WHERE, EXTEND (window functions among its items), SET,
  * SELECT, DROP, RENAME, AS, ORDER BY,
- * LIMIT, AGGREGATE, TREE ACCUMULATE, INTERVAL FLATTEN / JOIN / FILL GAPS,
- * §9.2's INTERVAL SUBTRACT / SPLIT / QUANTIZE / SET BOUNDS / FILL WITHIN /
- * MERGE,
+ * LIMIT, AGGREGATE, TREE ACCUMULATE, the §9.4 tree operators, INTERVAL
+ * FLATTEN / JOIN / FILL GAPS, §9.2's INTERVAL SUBTRACT / SPLIT / QUANTIZE /
+ * SET BOUNDS / FILL WITHIN / MERGE,
  * JOIN, DISTINCT, FORK read back by UNION ALL / EXCEPT, SQL (… @input …),
  * or an INTERVAL INTERSECTION OF, INTERVALS FROM EVENTS or GRAPH … TREE source — tracking the row's columns so
  * most pipelines bind. It runs in interp, jit, auto with forced switching
@@ -519,12 +519,55 @@ static void gen_reshape(in *s, row *r, buf *o) {
   }
 }
 
+/* A §9.4 tree operator over the row's id / parent_id (LANGUAGE.md §9.4):
+ * the filters keep the row's shape, CONTRACT / ABSORB / MERGE INTO PARENT
+ * append their aggregates, MERGE SIBLINGS makes id, parent_id, the BY
+ * column and its aggregates. */
+static void gen_tree_shape(in *s, row *r, buf *o) {
+  static const char *const sets[] = {"(FROM pa |> WHERE id % 3 = 0 |> SELECT id)",
+                                     "(SELECT 1 AS id UNION ALL SELECT 4)", "(FROM pb |> SELECT id)",
+                                     "(SELECT NULL AS id)"};
+  const char *set = sets[pick(s, 4)];
+  unsigned f = pick(s, 8);
+  int c = (int)pick(s, (unsigned)r->n);
+  const char *by = r->c[c].name;
+  if (!strcasecmp(by, "id") || !strcasecmp(by, "parent_id")) by = find(r, "g") >= 0 ? "g" : NULL;
+  if (f >= 4 && !by) f = 2;
+  row nr = *r;
+  switch (f) {
+  case 0:
+  case 1:
+    bprintf(o, " |> TREE %s IF %s OF %s", f ? "DROP" : "KEEP", pick(s, 2) ? "ANCESTOR" : "DESCENDANT", set);
+    if (pick(s, 4) == 0) bprintf(o, " OVER (FROM pa |> SELECT id, parent_id)");
+    return;
+  case 2: bprintf(o, " |> TREE PRUNE AT %s", set); return;
+  case 3: bprintf(o, " |> TREE REPARENT TO NEAREST ANCESTOR IN %s", set); return;
+  case 7:
+    memset(&nr, 0, sizeof nr);
+    add(&nr, "id", T_INT);
+    add(&nr, "parent_id", T_INT);
+    add(&nr, by, r->c[find(r, by)].t);
+    bprintf(o, " |> TREE MERGE SIBLINGS BY %s%s AGGREGATE ", by, pick(s, 3) ? "" : " ORDERED");
+    break;
+  default:
+    if (f == 6) bprintf(o, " |> TREE MERGE INTO PARENT BY %s AGGREGATE ", by);
+    else bprintf(o, " |> TREE %s AT %s AGGREGATE ", f == 4 ? "CONTRACT" : "ABSORB", set);
+    break;
+  }
+  gen_aggs(s, r, &nr, o, 0, 0);
+  nr.fresh = r->fresh;
+  *r = nr;
+}
+
 static void gen_stage(in *s, row *r, buf *o) {
   char name[16];
-  unsigned k = pick(s, 21);
+  unsigned k = pick(s, 22);
   switch (k) {
   case 20:   /* §9.2 interval reshaping */
     gen_reshape(s, r, o);
+    return;
+  case 21:   /* §9.4 tree operators */
+    if (has(r, "id", "parent_id")) gen_tree_shape(s, r, o);
     return;
   case 16:   /* the relational stages of §8 that keep the row's shape */
     bprintf(o, " |> DISTINCT");

@@ -91,7 +91,7 @@ static int set_col(ir_binder *b, const fe_source *src, int want) {
   int k = id_kind(b->p->cols[c].type);
   if (k != want)
     return ir_fail(b, src->pos, "expected the node set's ids to be %s, as the tree's are, but they are %s",
-                   kind_word(want), k < 0 ? "doubles" : k ? "strings" : "integers"), -1;
+                   want ? "strings" : "integers", k < 0 ? "doubles" : k ? "strings" : "integers"), -1;
   return c;
 }
 
@@ -104,8 +104,8 @@ static int over_cols(ir_binder *b, const fe_source *src, int want, int *id, int 
     return ir_fail(b, src->pos, "expected the OVER tree to have id and parent_id columns");
   int ki = id_kind(b->p->cols[*id].type), kp = id_kind(b->p->cols[*parent].type);
   if (ki != want || kp != want)
-    return ir_fail(b, src->pos, "expected the OVER tree's id and parent_id to be %s, as the input's id is",
-                   kind_word(want));
+    return ir_fail(b, src->pos, "expected the OVER tree's id and parent_id to be %s, as the input's ids are",
+                   want ? "strings" : "integers");
   return 1;
 }
 

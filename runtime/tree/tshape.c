@@ -46,7 +46,7 @@ static int tfail(rt_err *err, int pos, const char *stage, const char *msg) {
 typedef struct tforest {
   uint32_t n;
   uint32_t *par;      /* parent row, NONE for roots */
-  uint32_t *order;    /* parent-first visit order; NULL: rows in order */
+  uint32_t *order;    /* parent-first visit order (rt_mem_*); NULL: rows in order */
   uint32_t *row_of;   /* node → row; NULL when node numbers are rows */
   rt_treenum num;     /* keeps the id → node map */
   bool num_open;
@@ -54,7 +54,7 @@ typedef struct tforest {
 
 static void forest_free(tforest *f) {
   rt_mem_free(f->par);
-  free(f->order);
+  rt_mem_free(f->order);   /* rt_tree_order allocates it so */
   rt_mem_free(f->row_of);
   if (f->num_open) rt_treenum_free(&f->num);
   memset(f, 0, sizeof *f);

@@ -6,8 +6,9 @@
  * Every generator has its own random state, so threads generate
  * independently. Pipelines start with FROM, or now and then with a GRAPH
  * … TREE source over the slices (§9.5), and chain WHERE / EXTEND / SET / SELECT / AGGREGATE /
- * ORDER BY / LIMIT / TREE ACCUMULATE / JOIN / DISTINCT / FORK (read back by UNION ALL) /
- * SQL (…FROM @input…) / §9.2's interval reshaping over the columnar table or a SQLite
+ * ORDER BY / LIMIT / TREE ACCUMULATE / the §9.4 tree operators / JOIN / DISTINCT /
+ * FORK (read back by UNION ALL) / SQL (…FROM @input…) / §9.2's interval reshaping
+ * over the columnar table or a SQLite
  * subquery of it; with `bad` > 0, that percentage of pipelines carries a
  * deliberate error (parse, bind, integer overflow, SQLite, tree cycle) so
  * error paths are exercised as often as the good ones. Results are
@@ -263,7 +264,7 @@ static void pg_pipeline(pg_gen *g, pg_buf *b) {
       }
       continue;
     }
-    int kind = pg_rnd(g, 14);
+    int kind = pg_rnd(g, 15);
     if (kind == 13) {   /* §9.2 interval reshaping, over the row's ts and dur */
       if (pg_reshape(g, &r, b, ext++)) continue;
       kind = 0;
@@ -294,6 +295,27 @@ static void pg_pipeline(pg_gen *g, pg_buf *b) {
     }
     if (kind == 10) {   /* DISTINCT keeps the row's columns */
       pg_put(b, " |> DISTINCT");
+      continue;
+    }
+    if (kind == 14 && r.tree) {   /* §9.4 tree operators: the filters keep the row */
+      static const char *const sets[] = {"(FROM slice |> WHERE depth = 1 |> SELECT id)",
+                                         "(SELECT 0 AS id UNION ALL SELECT 7)"};
+      const char *set = sets[pg_rnd(g, 2)];
+      switch (pg_rnd(g, 5)) {
+      case 0: pg_put(b, " |> TREE KEEP IF DESCENDANT OF %s", set); break;
+      case 1: pg_put(b, " |> TREE DROP IF ANCESTOR OF %s", set); break;
+      case 2: pg_put(b, " |> TREE PRUNE AT %s", set); break;
+      case 3: pg_put(b, " |> TREE REPARENT TO NEAREST ANCESTOR IN %s", set); break;
+      default:
+        if (r.nstr && pg_chance(g, 50))
+          pg_put(b, " |> TREE MERGE INTO PARENT BY %s AGGREGATE COUNT(*) AS mn%d", r.strs[pg_rnd(g, r.nstr)], ext);
+        else
+          pg_put(b, " |> TREE CONTRACT AT (SELECT 1 AS id) AGGREGATE COUNT(*) AS mn%d", ext);
+        char n1[16];
+        snprintf(n1, sizeof n1, "mn%d", ext++);
+        pg_add_int(&r, n1);
+        break;
+      }
       continue;
     }
     if (kind == 8 && r.tree) {
