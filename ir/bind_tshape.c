@@ -18,7 +18,7 @@
  * an aggregate named like a bare column replaces it, else is appended.
  * MERGE SIBLINGS' row is id, parent_id, the BY columns, the aggregates
  * (aliases cleared, as AGGREGATE's). Aggregates take what aggs.def's
- * FLATTEN column allows (the aggregate list of §9) and follow AGGREGATE's
+ * LIST column allows (the aggregate list of §9) and follow AGGREGATE's
  * NULL rule: NULLs are skipped, all NULL gives NULL.
  */
 #include "runtime/tree/tshape.h"
@@ -44,7 +44,7 @@ static const char *kind_word(int k) { return k ? "a string" : "an integer"; }
 static int bind_tshape_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
                            bool *out_null, bool *untyped) {
   ir_expr *e;
-  if (!ir_bind_agg_call(b, it, IR_AGG_IN_FLATTEN, "expected COUNT, SUM, MIN, MAX or AVG", ag, &e))
+  if (!ir_bind_agg_call(b, it, IR_AGG_IN_LIST, ir_agg_expected(b, IR_AGG_IN_LIST), ag, &e))
     return 0;
   *untyped = ir_agg_untyped(ag, e);
   *out_type = RT_I64;
