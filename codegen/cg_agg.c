@@ -281,7 +281,7 @@ static void cg_agg_one(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g
     cg_agg_x(cx, a, s, g);
     return;
   case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX:
-  case RT_AGG_AVG: case RT_AGG_ANY_VALUE:
+  case RT_AGG_AVG: case RT_AGG_ANY_VALUE: case RT_AGG_FIRST: case RT_AGG_LAST:
     break;
   }
   cg_val v = cg_column(cx, s->ag->arg_col);
@@ -314,7 +314,7 @@ static void cg_agg_one(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g
   }
   case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE: break;   /* below */
   case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX:
-  case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+  case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
     return;   /* done above */
   }
   /* MIN / MAX / ANY_VALUE: replace when not NULL and (no value yet or better) */

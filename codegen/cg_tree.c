@@ -88,8 +88,10 @@ static bool cg_tree_agg_ok(const ir_agg *ag) {
     rt_type t = rt_store_type(ag->arg_type);
     return ag->arg_col >= 0 && (t == RT_I64 || t == RT_F64);
   }
-  case RT_AGG_AVG: case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX:
-  case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+  case RT_AGG_AVG: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_FIRST: case RT_AGG_LAST:
+    return false;   /* §9.4's: the interpreter computes them (vm_tree.c) */
+  case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN:
+  case RT_AGG_PERCENTILE:
     return false;   /* not tree aggregates */
   }
   return false;
@@ -470,7 +472,8 @@ static void cg_tree_accumulate(cg_ctx *cx, cg_treeop *t) {
     case RT_AGG_MAX:
     case RT_AGG_AVG:        /* not tree aggregates: cg_tree_supported refuses them */
     case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN:
-    case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: {
+    case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST:
+    case RT_AGG_LAST: {
       cg_val x = cg_coerce(cx, cg_column(cx, g->ag->arg_col), g->in);
       out = cg_tree_minmax(cx, g, up, x, n, q, root, nm);
       break;

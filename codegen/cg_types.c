@@ -59,8 +59,8 @@ void cg_types_init(cg_types *t, LLVMContextRef c) {
   t->treenum = cg_struct(c, "rt_treenum",
                          (LLVMTypeRef[]){i32, i32, i64, i32, i32, i8, ptr, ptr, i32, ptr, i64, ptr, ptr},
                          13);
-  /* rt_treeagg { kind; in; i; f; has } */
-  t->treeagg = cg_struct(c, "rt_treeagg", (LLVMTypeRef[]){i32, i32, ptr, ptr, ptr}, 5);
+  /* rt_treeagg { kind; in; i; f; has; v } */
+  t->treeagg = cg_struct(c, "rt_treeagg", (LLVMTypeRef[]){i32, i32, ptr, ptr, ptr, ptr}, 6);
   /* rt_treeacc, the prefix generated code reads: { up; nnodes; naggs; aggs } */
   t->treeacc = cg_struct(c, "rt_treeacc", (LLVMTypeRef[]){i32, i32, i32, ptr}, 4);
   /* rt_jointab { nkeys; direct; slots; mask; dmin; drange; next; keys;

@@ -170,7 +170,7 @@ static int vm_agg_one(vm *m, rt_agg *a, const vm_vec *v, const vm_set *set) {
     break;
   }
   case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
-  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
     break;   /* vm_agg_x */
   case RT_AGG_ANY_VALUE:
     if (v->vt == VT_F64) {
@@ -224,7 +224,7 @@ static int vm_agg_x(vm *m, rt_aggtab *t, int j, const vm_vec *v, const vm_vec *w
 static bool vm_agg_is_x(rt_aggkind k) {
   switch (k) {
   case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
-  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
     return true;
   case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX:
   case RT_AGG_AVG: case RT_AGG_ANY_VALUE:

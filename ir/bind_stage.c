@@ -449,7 +449,7 @@ int ir_bind_group_agg(ir_binder *b, const fe_item *it, ir_aggplace where, const 
   switch (ag->kind) {
   case RT_AGG_COUNT_DISTINCT: *out_null = false; break;
   case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN:
-  case RT_AGG_PERCENTILE:
+  case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
     *out_null = true;   /* NULL for a group whose inputs are all NULL */
     break;
   case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX:

@@ -4,9 +4,11 @@
  *
  * The tree is the bare `id` and `parent_id` of the row: both integers of
  * any kind, or both strings (a double id is a compile error, as is a
- * mix). Aggregates: SUM(x), COUNT(*), COUNT(x), MIN(x), MAX(x) of numbers,
- * each named with AS; outputs are appended bare as 64-bit columns (SUM,
- * MIN and MAX of doubles are doubles), every column and alias is kept.
+ * mix). Aggregates: SUM(x), COUNT(*), COUNT(x), MIN(x), MAX(x), AVG(x) of
+ * numbers, ARG_MAX(ordering, x) / ARG_MIN, and for DOWN FIRST(x) / LAST(x)
+ * (§9.4; x of any type), each named with AS; outputs are appended bare as
+ * 64-bit columns (SUM, MIN and MAX of doubles are doubles, AVG a double,
+ * the others x's type), every column and alias is kept.
  *
  * Reuse (the seed's "consecutive stages"): when the ops since the previous
  * TREE_ACC are only COMPUTEs (reshaping stages; no WHERE, LIMIT, ORDER BY
@@ -18,21 +20,37 @@
  */
 #include "bind.h"
 
-static int bind_tree_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
-                         bool *out_null, bool *untyped) {
+static int bind_tree_agg(ir_binder *b, const fe_stage *st, const fe_item *it, ir_agg *ag,
+                         rt_type *out_type, bool *out_null, bool *untyped) {
   ir_expr *e;
-  if (!ir_bind_agg_call(b, it, IR_AGG_IN_TREE, "expected SUM, COUNT, MIN or MAX", ag, &e)) return 0;
-  /* SUM of NULLs is 0 here (NULL adds 0), so only MIN and MAX stay NULL. */
+  if (!ir_bind_agg_call(b, it, IR_AGG_IN_TREE, ir_agg_expected(b, IR_AGG_IN_TREE), ag, &e)) return 0;
+  bool path = ag->kind == RT_AGG_FIRST || ag->kind == RT_AGG_LAST;
+  if (path && st->up)
+    return ir_fail(b, it->expr ? it->expr->pos : it->pos, "%s() takes a root path: it is for TREE ACCUMULATE DOWN",
+                   ag->kind == RT_AGG_FIRST ? "FIRST" : "LAST");
+  /* SUM of NULLs is 0 here (NULL adds 0), so only the others stay NULL. */
   *untyped = ir_agg_untyped(ag, e) && ag->kind != RT_AGG_SUM;
   *out_type = RT_I64;
   *out_null = false;
   if (!e) return 1;
-  *out_type = ir_agg_out_type(ag->kind, e->type, true);
+  /* FIRST / LAST / ARG_MAX's value keep their type (strings too); the
+   * others are numbers */
+  bool keeps = path || ag->kind == RT_AGG_ARG_MAX || ag->kind == RT_AGG_ARG_MIN;
+  *out_type = ir_agg_out_type(ag->kind, e->type, !keeps);
   /* SUM and COUNT are never NULL (NULL adds 0), but a double SUM of +inf
-   * and -inf is NaN, which is NULL; MIN/MAX are NULL when no value in the
-   * subtree (or on the path) is there. */
-  *out_null = ((ag->kind == RT_AGG_MIN || ag->kind == RT_AGG_MAX) && e->nullable) ||
-              (ag->kind == RT_AGG_SUM && e->type == RT_F64);
+   * and -inf is NaN, which is NULL; MIN/MAX/AVG/FIRST/LAST are NULL when
+   * no value in the subtree (or on the path) is there, ARG_MAX also when
+   * the chosen row's value is NULL. */
+  switch (ag->kind) {
+  case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_AVG: case RT_AGG_FIRST: case RT_AGG_LAST:
+    *out_null = e->nullable || (ag->kind == RT_AGG_AVG && e->type == RT_F64);
+    break;
+  case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: *out_null = true; break;
+  case RT_AGG_SUM: *out_null = e->type == RT_F64; break;
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT:
+  case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    break;
+  }
   return 1;
 }
 
@@ -68,7 +86,7 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
   bool *nulls = ir_alloc(b, (size_t)na + 1);
   bool *untyped = ir_alloc(b, (size_t)na + 1);
   for (int i = 0; i < na; i++)
-    if (!bind_tree_agg(b, &st->items[i], &aggs[i], &types[i], &nulls[i], &untyped[i])) return 0;
+    if (!bind_tree_agg(b, st, &st->items[i], &aggs[i], &types[i], &nulls[i], &untyped[i])) return 0;
 
   ir_op *prev = prev_tree_acc(b);
   ir_op *num = NULL, *order = NULL;
@@ -95,12 +113,13 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
      * live.c trims this to what is read after the ordering. */
     int *all;
     int n = ir_row_all_cols(b, &all);
-    order->tree.carry = ir_alloc(b, sizeof(int) * ((size_t)n + (size_t)na + 3));
+    order->tree.carry = ir_alloc(b, sizeof(int) * ((size_t)n + 2 * (size_t)na + 3));
     memcpy(order->tree.carry, all, sizeof(int) * (size_t)n);
-    for (int i = 0; i < na; i++) {
-      bool have = aggs[i].arg_col < 0;
-      for (int j = 0; j < n && !have; j++) have = order->tree.carry[j] == aggs[i].arg_col;
-      if (!have) order->tree.carry[n++] = aggs[i].arg_col;
+    for (int i = 0; i < 2 * na; i++) {
+      int c = i < na ? aggs[i].arg_col : aggs[i - na].arg2_col;   /* ARG_MAX's value too */
+      bool have = c < 0;
+      for (int j = 0; j < n && !have; j++) have = order->tree.carry[j] == c;
+      if (!have) order->tree.carry[n++] = c;
     }
     order->tree.carry[n++] = num->tree.node_col;
     order->tree.carry[n++] = num->tree.pnode_col;

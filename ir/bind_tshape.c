@@ -62,7 +62,7 @@ static int bind_tshape_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type 
     break;
   case RT_AGG_COUNT_DISTINCT: *out_null = false; break;
   case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX:
-  case RT_AGG_AVG: case RT_AGG_ANY_VALUE:
+  case RT_AGG_AVG: case RT_AGG_ANY_VALUE: case RT_AGG_FIRST: case RT_AGG_LAST:
     break;
   }
   return 1;

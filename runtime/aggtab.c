@@ -41,7 +41,7 @@ static bool agg_needs_i(const rt_agg *a) {
   case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_COUNT_DISTINCT: return true;
   case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE: return a->in != RT_F64;
   case RT_AGG_AVG: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
-  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
     return false;
   }
   return false;
@@ -50,7 +50,7 @@ static bool agg_needs_i(const rt_agg *a) {
 static bool agg_needs_f(const rt_agg *a) {
   switch (a->kind) {
   case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX:
-  case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+  case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
     return false;
   case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE: return a->in == RT_F64;
   case RT_AGG_AVG: return true;
@@ -64,7 +64,7 @@ static rt_type agg_out_type(rt_aggkind k, rt_type in, rt_type in2) {
   case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_COUNT_DISTINCT: return RT_I64;
   case RT_AGG_AVG: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: return RT_F64;
   case RT_AGG_SUM: return in == RT_F64 ? RT_F64 : RT_I64;
-  case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE: return in;
+  case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE: case RT_AGG_FIRST: case RT_AGG_LAST: return in;
   case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: return in2;
   case RT_AGG_GROUP_CONCAT: return RT_STR;
   }
@@ -404,7 +404,7 @@ int rt_aggtab_fold(rt_aggtab *t, int a, int64_t g, int64_t v, bool vnull, int64_
     ag->has[g] = 1;
     return 0;
   case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
-  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
     return rt_agg_add(t, a, g, v, vnull, w, wnull);
   }
   return 0;
@@ -487,7 +487,7 @@ int rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
         put_i(out, c, r, ag->i[g]);
         break;
       case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN:
-      case RT_AGG_PERCENTILE:
+      case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
         break;   /* below, all groups at once */
       case RT_AGG_AVG:
         /* n counts the non-NULL inputs, so it decides NULL, and so does a

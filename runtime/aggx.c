@@ -212,8 +212,8 @@ int rt_agg_add(rt_aggtab *t, int32_t ai, int64_t g, int64_t v, int32_t vnull, in
     return 0;
   }
   case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX:
-  case RT_AGG_AVG: case RT_AGG_ANY_VALUE:
-    break;   /* updated inline by the backends */
+  case RT_AGG_AVG: case RT_AGG_ANY_VALUE: case RT_AGG_FIRST: case RT_AGG_LAST:
+    break;   /* updated inline by the backends (FIRST, LAST: TREE ACCUMULATE's) */
   }
   return 0;
 }
@@ -342,6 +342,7 @@ int rt_aggx_emit(const rt_aggtab *t, const rt_agg *a, rt_rowbuf *out, int c, int
     return 0;
   case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX:
   case RT_AGG_AVG: case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT:
+  case RT_AGG_FIRST: case RT_AGG_LAST:   /* TREE ACCUMULATE's, never here */
     break;   /* emitted by aggtab.c */
   }
   return 0;

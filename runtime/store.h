@@ -69,7 +69,7 @@ rt_table *rt_rowbuf_to_table(rt_rowbuf *b, const char *name, const char *const *
 typedef enum rt_aggkind {
   RT_AGG_COUNT_STAR, RT_AGG_COUNT, RT_AGG_SUM, RT_AGG_MIN, RT_AGG_MAX, RT_AGG_AVG,
   RT_AGG_ANY_VALUE, RT_AGG_COUNT_DISTINCT, RT_AGG_ARG_MAX, RT_AGG_ARG_MIN, RT_AGG_GROUP_CONCAT,
-  RT_AGG_MEDIAN, RT_AGG_PERCENTILE,
+  RT_AGG_MEDIAN, RT_AGG_PERCENTILE, RT_AGG_FIRST, RT_AGG_LAST,
 } rt_aggkind;
 
 /* State of the aggregates updated by rt_agg_add (aggx.c). */

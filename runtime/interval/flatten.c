@@ -341,7 +341,7 @@ static int emit(fctx *c, uint64_t ts, uint64_t dur, uint32_t rep, const uint32_t
     case RT_AGG_MIN:
     case RT_AGG_MAX:
     case RT_AGG_ANY_VALUE:   /* not a FLATTEN aggregate: refused when it starts */
-    case RT_AGG_COUNT_DISTINCT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    case RT_AGG_COUNT_DISTINCT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
       if (!has_ext) isnull = true;
       else if (ag->in == RT_F64) vf[at] = agg_f(ag, ext_row);
       else vi[at] = agg_i(ag, ext_row);
@@ -491,7 +491,7 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_st
     case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: out->type[a] = aggs[a].in; break;
     case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: out->type[a] = aggs[a].in2; break;
     case RT_AGG_GROUP_CONCAT: out->type[a] = RT_STR; break;
-    case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
       return rt_errorf(err, -1, "%s: unsupported aggregate", stage);
     }
   }

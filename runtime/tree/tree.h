@@ -257,12 +257,25 @@ int rt_treedown_finish(rt_treedown *d, rt_err *err, const char *stage, int pos);
  * UP works because child-first order brings every child (which already
  * folded its subtree into its own total) before its parent; DOWN because
  * parent-first order has stored the parent's path total before a child. */
+/* The aggregates of §9.4 (computed by the interpreter; the JIT leaves a
+ * segment with one of them to it, cg_tree_supported):
+ *   AVG(x): f[node] = running sum (as double) of the non-NULL values,
+ *     i[node] = their count; output sum / count, NULL for no value.
+ *   ARG_MAX(o, x) / ARG_MIN: i[node] or f[node] = the best ordering (in
+ *     = its type), v[node] = the bits of its row's x, has[node] = 1 a
+ *     value is there | 2 that x is NULL. A NULL ordering brings nothing;
+ *     ties keep the row nearest the root (UP: the node over its subtree,
+ *     and among children's subtrees the first accumulated).
+ *   FIRST(x) / LAST(x), DOWN only: i[node] = the bits of the non-NULL x
+ *     nearest the root / nearest the node on its path, has[node] = 1
+ *     when there is one. */
 typedef struct rt_treeagg {
-  rt_aggkind kind;       /* RT_AGG_SUM, COUNT_STAR, COUNT, MIN or MAX */
+  rt_aggkind kind;       /* RT_AGG_SUM, COUNT_STAR, COUNT, MIN, MAX, AVG, ARG_MAX, ARG_MIN, FIRST, LAST */
   rt_type in;            /* RT_I64 or RT_F64 */
   int64_t *i;
   double *f;
   uint8_t *has;
+  int64_t *v;            /* ARG_MAX / ARG_MIN: the value's bits */
 } rt_treeagg;
 
 typedef struct rt_treeacc {

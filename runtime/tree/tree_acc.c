@@ -31,10 +31,16 @@ int rt_treeacc_init(rt_treeacc *a, bool up, uint32_t nnodes, int naggs,
     /* COUNT counts (int) whatever its argument; SUM/MIN/MAX keep doubles */
     g->in = kinds[k] != RT_AGG_COUNT_STAR && kinds[k] != RT_AGG_COUNT && in[k] == RT_F64 ? RT_F64
                                                                                           : RT_I64;
-    if (g->in == RT_F64) g->f = rt_tree_big_alloc(n * sizeof *g->f);
-    else g->i = rt_tree_big_alloc(n * sizeof *g->i);
-    if (g->kind == RT_AGG_MIN || g->kind == RT_AGG_MAX) g->has = rt_tree_big_alloc(n);
-    if ((!g->f && !g->i) || ((g->kind == RT_AGG_MIN || g->kind == RT_AGG_MAX) && !g->has))
+    /* FIRST / LAST keep value bits of any type; AVG a double sum and a count */
+    bool avg = g->kind == RT_AGG_AVG, bits = g->kind == RT_AGG_FIRST || g->kind == RT_AGG_LAST;
+    bool arg = g->kind == RT_AGG_ARG_MAX || g->kind == RT_AGG_ARG_MIN;
+    if (bits) g->in = RT_I64;
+    if (g->in == RT_F64 || avg) g->f = rt_tree_big_alloc(n * sizeof *g->f);
+    if (g->in != RT_F64 || avg) g->i = rt_tree_big_alloc(n * sizeof *g->i);
+    bool has = g->kind == RT_AGG_MIN || g->kind == RT_AGG_MAX || arg || bits;
+    if (has) g->has = rt_tree_big_alloc(n);
+    if (arg) g->v = rt_tree_big_alloc(n * sizeof *g->v);
+    if ((!g->f && !g->i) || (avg && (!g->f || !g->i)) || (has && !g->has) || (arg && !g->v))
       return 0;
   }
   return 1;
@@ -46,6 +52,7 @@ void rt_treeacc_free(rt_treeacc *a) {
     rt_tree_big_free(a->aggs[k].i, n * sizeof(int64_t));
     rt_tree_big_free(a->aggs[k].f, n * sizeof(double));
     rt_tree_big_free(a->aggs[k].has, n);
+    rt_tree_big_free(a->aggs[k].v, n * sizeof(int64_t));
   }
   free(a->aggs);
   memset(a, 0, sizeof *a);
@@ -72,29 +79,32 @@ int rt_treeacc_reserve(rt_treeacc *a, uint32_t nnodes) {
   size_t old = a->cap, nc = (size_t)cap;
   /* Allocate every new array first: on failure nothing has moved, so
    * each array still matches a->cap (the size rt_tree_big_free needs). */
-  int n3 = a->naggs * 3;
+  int n3 = a->naggs * 4;
   void **fresh = calloc((size_t)(n3 > 0 ? n3 : 1), sizeof *fresh);
   bool ok = fresh != NULL;
   for (int k = 0; ok && k < a->naggs; k++) {
     rt_treeagg *g = &a->aggs[k];
-    if (g->i) ok &= (fresh[3 * k] = rt_tree_big_alloc(nc * sizeof *g->i)) != NULL;
-    if (g->f) ok &= (fresh[3 * k + 1] = rt_tree_big_alloc(nc * sizeof *g->f)) != NULL;
-    if (g->has) ok &= (fresh[3 * k + 2] = rt_tree_big_alloc(nc)) != NULL;
+    if (g->i) ok &= (fresh[4 * k] = rt_tree_big_alloc(nc * sizeof *g->i)) != NULL;
+    if (g->f) ok &= (fresh[4 * k + 1] = rt_tree_big_alloc(nc * sizeof *g->f)) != NULL;
+    if (g->has) ok &= (fresh[4 * k + 2] = rt_tree_big_alloc(nc)) != NULL;
+    if (g->v) ok &= (fresh[4 * k + 3] = rt_tree_big_alloc(nc * sizeof *g->v)) != NULL;
   }
   if (!ok) {
     for (int k = 0; fresh && k < a->naggs; k++) {
-      rt_tree_big_free(fresh[3 * k], nc * sizeof(int64_t));
-      rt_tree_big_free(fresh[3 * k + 1], nc * sizeof(double));
-      rt_tree_big_free(fresh[3 * k + 2], nc);
+      rt_tree_big_free(fresh[4 * k], nc * sizeof(int64_t));
+      rt_tree_big_free(fresh[4 * k + 1], nc * sizeof(double));
+      rt_tree_big_free(fresh[4 * k + 2], nc);
+      rt_tree_big_free(fresh[4 * k + 3], nc * sizeof(int64_t));
     }
     free(fresh);
     return 0;
   }
   for (int k = 0; k < a->naggs; k++) {
     rt_treeagg *g = &a->aggs[k];
-    grow_into((void **)&g->i, fresh[3 * k], old, nc, sizeof *g->i);
-    grow_into((void **)&g->f, fresh[3 * k + 1], old, nc, sizeof *g->f);
-    grow_into((void **)&g->has, fresh[3 * k + 2], old, nc, 1);
+    grow_into((void **)&g->i, fresh[4 * k], old, nc, sizeof *g->i);
+    grow_into((void **)&g->f, fresh[4 * k + 1], old, nc, sizeof *g->f);
+    grow_into((void **)&g->has, fresh[4 * k + 2], old, nc, 1);
+    grow_into((void **)&g->v, fresh[4 * k + 3], old, nc, sizeof *g->v);
   }
   free(fresh);
   a->cap = (uint32_t)cap;

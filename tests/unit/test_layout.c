@@ -124,6 +124,7 @@ static void test_tree(void **state) {
   AT(CG_S_TREEAGG, CG_TREEAGG_I, rt_treeagg, i);
   AT(CG_S_TREEAGG, CG_TREEAGG_F, rt_treeagg, f);
   AT(CG_S_TREEAGG, CG_TREEAGG_HAS, rt_treeagg, has);
+  AT(CG_S_TREEAGG, CG_TREEAGG_V, rt_treeagg, v);
   SIZE(CG_S_TREEAGG, rt_treeagg);   /* a->aggs[] stride */
   AT(CG_S_TREEACC, CG_TREEACC_UP, rt_treeacc, up);
   AT(CG_S_TREEACC, CG_TREEACC_NNODES, rt_treeacc, nnodes);

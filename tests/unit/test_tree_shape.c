@@ -16,7 +16,9 @@
  *     into paths through its new ids, which must be dense with parents
  *     first;
  *   - CONTRACT, ABSORB and MERGE INTO PARENT against a brute-force C
- *     reference below that walks each node's ancestors one by one.
+ *     reference below that walks each node's ancestors one by one;
+ *   - TREE ACCUMULATE's AVG, ARG_MAX, ARG_MIN (UP, DOWN) and FIRST, LAST
+ *     (DOWN) against a brute force over every pair of nodes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -471,6 +473,93 @@ static int test_folds(pj_engine *e, const mode_spec *modes, int nmodes, const fo
   return failures;
 }
 
+/* ---- TREE ACCUMULATE's §9.4 aggregates against a brute force ----------------------- */
+
+/* Whether node a is node x or one of its ancestors. */
+static bool at_or_above(const forest *f, int a, int x) {
+  for (; x >= 0; x = f->par[x])
+    if (x == a) return true;
+  return false;
+}
+
+/* The rows of `FROM f |> TREE ACCUMULATE <dir> AVG(v) AS av, ARG_MAX(v * 100000 + id, name) AS am,
+ * ARG_MIN(…) AS an[, FIRST(name) AS fn, LAST(v) AS lv] |> SELECT id, …`: for each node, the
+ * nodes it aggregates over (its subtree, or its root path) visited by testing every pair. The
+ * orderings are distinct (ids are below 100000), so no tie decides anything. */
+static void brute_accumulate(const forest *f, bool up, rows *out) {
+  for (int x = 0; x < f->n; x++) {
+    long long sum = 0, cnt = 0, bo = 0, wo = 0;
+    int best = -1, worst = -1, first = -1, last = -1, firstd = -1;
+    for (int y = 0; y < f->n; y++) {
+      if (!(up ? at_or_above(f, x, y) : at_or_above(f, y, x))) continue;
+      if (!f->vnull[y]) {
+        sum += f->v[y], cnt++;
+        long long o = (long long)f->v[y] * 100000 + f->id[y];
+        if (best < 0 || o > bo) best = y, bo = o;
+        if (worst < 0 || o < wo) worst = y, wo = o;
+      }
+      if (up) continue;
+      /* depth of y on x's path: the nearest the root has the fewest ancestors */
+      int d = 0;
+      for (int z = y; f->par[z] >= 0; z = f->par[z]) d++;
+      if (f->name[y] >= 0 && (first < 0 || d < firstd)) first = y, firstd = d;
+    }
+    /* LAST(v): walk up from x itself */
+    for (int z = x; z >= 0 && !up; z = f->par[z])
+      if (!f->vnull[z]) {
+        last = z;
+        break;
+      }
+    buf b = {0};
+    bprintf(&b, "%lld|", f->id[x]);
+    if (cnt) bprintf(&b, "%.17g|", (double)sum / (double)cnt);
+    else bprintf(&b, "N|");
+    const int pick[2] = {best, worst};
+    for (int k = 0; k < 2; k++) {
+      if (pick[k] < 0 || f->name[pick[k]] < 0) bprintf(&b, "N|");
+      else bprintf(&b, "'%s'|", g_names[f->name[pick[k]]]);
+    }
+    if (!up) {
+      if (first < 0) bprintf(&b, "N|");
+      else bprintf(&b, "'%s'|", g_names[f->name[first]]);
+      if (last < 0) bprintf(&b, "N|");
+      else bprintf(&b, "%d|", f->v[last]);
+    }
+    rows_add(out, bdone(&b));
+  }
+}
+
+/* Doubles print as %.17g; the rest as result_rows does. */
+static void accumulate_rows(const pj_result *r, rows *out) {
+  for (int64_t i = 0; i < pj_result_row_count(r); i++) {
+    buf b = {0};
+    for (int c = 0; c < pj_result_column_count(r); c++) {
+      if (pj_result_column_type(r, c) == PJ_TYPE_DOUBLE && !pj_result_is_null(r, i, c))
+        bprintf(&b, "%.17g|", pj_result_double(r, i, c));
+      else cell(&b, r, i, c);
+    }
+    rows_add(out, bdone(&b));
+  }
+}
+
+static int test_accumulate(pj_engine *e, const mode_spec *modes, int nmodes, const forest *f) {
+  if (f->n > 3000) return 0;   /* the brute force is quadratic */
+  int failures = 0;
+  for (int up = 0; up < 2; up++) {
+    rows want = {0};
+    brute_accumulate(f, up, &want);
+    char pipe[400];
+    snprintf(pipe, sizeof pipe,
+             "FROM %s |> TREE ACCUMULATE %s AVG(v) AS av, ARG_MAX(v * 100000 + id, name) AS am, "
+             "ARG_MIN(v * 100000 + id, name) AS an%s |> SELECT id, av, am, an%s",
+             chance(50) ? "pf" : "f", up ? "UP" : "DOWN", up ? "" : ", FIRST(name) AS fn, LAST(v) AS lv",
+             up ? "" : ", fn, lv");
+    failures += check(e, modes, nmodes, "accumulate", f->n, pipe, &want, accumulate_rows);
+    rows_free(&want);
+  }
+  return failures;
+}
+
 static void test_random_forests(void **state) {
   (void)state;
   g_rng = 0x7ee5eed;
@@ -488,6 +577,7 @@ static void test_random_forests(void **state) {
       failures += test_filters(e, modes, nmodes, f.n);
       failures += test_siblings(e, modes, nmodes, f.n);
       failures += test_folds(e, modes, nmodes, &f);
+      failures += test_accumulate(e, modes, nmodes, &f);
       forest_free(&f);
       runs++;
     }
