@@ -109,7 +109,7 @@ bool rt_aggtab_mergeable(const rt_aggtab *t) {
     case RT_AGG_AVG: case RT_AGG_ANY_VALUE:
       break;
     case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
-    case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
       return false;
     }
   return t->aggs != NULL;
@@ -199,7 +199,7 @@ int rt_aggtab_merge(rt_aggtab *dst, const rt_aggtab *src) {
         }
         break;
       case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
-      case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+      case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
         return RT_AGGX_NOMEM;   /* not mergeable: rt_aggtab_mergeable said so */
       }
       a->has[d] = had | has;
