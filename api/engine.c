@@ -86,7 +86,7 @@ pj_status pj_engine_load_table_progress(pj_engine *e, const char *name, pj_progr
   rt_err err = {.offset = -1};
   rt_table *t = rt_load_sqlite_table(e->db, e->strings, name, progress, ctx, &e->interrupt, &err);
   if (!t) return pj__fail(e, &err, NULL);
-  rt_catalog_put(e->catalog, t);
+  if (!rt_catalog_put(e->catalog, t)) return pj__nomem_msg(e, PJ_NOMEM);
   return expose(e, name);
 }
 

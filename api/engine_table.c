@@ -423,7 +423,10 @@ static pj_status install(pj_engine *e, rt_table *t, const char *name, int pos,
                          const char *script) {
   rt_table *old = rt_catalog_get(e->catalog, name);
   if (old) rt_table_ref(old);
-  rt_catalog_put(e->catalog, t);
+  if (!rt_catalog_put(e->catalog, t)) {
+    if (old) rt_table_unref(old);
+    return pj__nomem_msg(e, PJ_NOMEM);
+  }
   char *msg = NULL;
   if (rt_vtab_expose(e->db, name, &msg) == SQLITE_OK) {
     if (old) rt_table_unref(old);

@@ -314,7 +314,10 @@ cg_module *cg_compile_begin(cg_jit *j, const ir_plan *p, int opt_level, rt_err *
   if (opt_level > 3) opt_level = 3;
   if (cg_plan_size(p) > CG_BIG_PLAN) opt_level = 0;   /* linear: see cg.h */
   cg_module *m = calloc(1, sizeof *m);
-  if (!m) return NULL;
+  if (!m) {
+    rt_errorf(err, -1, "JIT: out of memory");
+    return NULL;
+  }
   atomic_init(&m->refs, 1);
   m->jit = j;
   m->plan = p;

@@ -769,7 +769,8 @@ static const char *stage_list(fe_parser *p, const char *w1, const char *lead, co
     n++;
   }
   rt_buf_printf(&m, "%s", tail);
-  const char *out = m.data ? rt_arena_strndup(p->a, m.data, m.len) : NULL;
+  /* a failed append leaves a shorter list: out of memory, not a message */
+  const char *out = m.data && !m.failed ? rt_arena_strndup(p->a, m.data, m.len) : NULL;
   if (!out) fe_oom(p), out = lead;
   rt_buf_free(&m);
   return out;

@@ -378,6 +378,10 @@ int im_trace_finish(im_trace *t, rt_catalog *cat, rt_err *err) {
     for (int i = 0; i < b.n; i++) rt_table_unref(b.t[i]);
     return rt_errorf(err, -1, "TRACE: out of memory");
   }
-  for (int i = 0; i < b.n; i++) rt_catalog_put(cat, b.t[i]);
+  for (int i = 0; i < b.n; i++)
+    if (!rt_catalog_put(cat, b.t[i])) {
+      while (++i < b.n) rt_table_unref(b.t[i]);
+      return rt_errorf(err, -1, "TRACE: out of memory");
+    }
   return 1;
 }

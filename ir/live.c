@@ -42,11 +42,9 @@
  *   SCAN_*     read only needed columns; a SQLite scan is rewritten to
  *              project just those (see wrap_sql)
  * ir_col.live ends up true for every column some op reads or some scan
- * produces. Running ir_live twice gives the same plan.
+ * produces. Running ir_live twice gives the same plan. Out of memory it
+ * jumps to p->oom_jmp (ir_plan_oom), like the passes after it.
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "plan.h"
 
 static void need_expr(const ir_expr *e, bool *need) {
@@ -69,11 +67,12 @@ static void wrap_sql(ir_plan *p, ir_op *op) {
     ir_sql_quote(&q, p->cols[op->scan.out_cols[i]].name);
   }
   rt_buf_printf(&q, " FROM __pipeline_source");
-  /* Out of memory, the query stays the unwrapped base (reads every
-   * column: still correct). */
+  /* Out of memory the statement fails: the unwrapped base would return
+   * every column, not the nscan the scan now reads. */
   char *sql = q.failed || !q.data ? NULL : rt_arena_strndup(&p->arena, q.data, q.len);
-  if (sql) op->scan.sql = sql;
   rt_buf_free(&q);
+  if (!sql) ir_plan_oom(p);
+  op->scan.sql = sql;
 }
 
 static void trim_scan(ir_plan *p, ir_op *op, bool *need) {
@@ -196,11 +195,12 @@ static void live_tshape(ir_plan *p, ir_op *op, bool *need) {
 }
 
 void ir_live(ir_plan *p) {
-  /* From the plan's arena: out of memory jumps to the statement's
-   * "out of memory" (an unpruned plan is not the same answer: an unread
-   * TREE ACCUMULATE still orders the rows child-first). */
-  bool *need = ir_palloc(p, (size_t)p->ncols + 1);
-  memset(need, 0, (size_t)p->ncols + 1);
+  /* Out of memory the statement fails: pruning is part of the answer (a
+   * stage that is gone neither orders rows nor checks its tree), so the
+   * unpruned plan is not an answer to run instead. */
+  /* In the arena, so that wrap_sql's jump leaves nothing to free. */
+  bool *need = rt_arena_alloc(&p->arena, (size_t)p->ncols + 1);
+  if (!need) ir_plan_oom(p);
   for (int c = 0; c < p->ncols; c++) p->cols[c].live = false;
   for (int i = 0; i < p->nops; i++)
     if (p->ops[i]->kind == IR_TREE_ORDER) p->ops[i]->tree.used = false;

@@ -315,9 +315,13 @@ int ir_buf_layout(const ir_op *op, int *cols) {
   return n;
 }
 
+void ir_plan_oom(ir_plan *p) {
+  longjmp(*p->oom_jmp, 1);
+}
+
 void *ir_palloc(ir_plan *p, size_t n) {
   void *v = rt_arena_alloc(&p->arena, n);
-  if (!v && p->oom_jmp) longjmp(*p->oom_jmp, 1);
+  if (!v && p->oom_jmp) ir_plan_oom(p);
   return v;
 }
 

@@ -759,6 +759,10 @@ int ir_col_new(ir_plan *p, const char *name, rt_type type, bool nullable);
  * p->oom_jmp when the binder set one (so the binder's code never sees
  * NULL), else returns NULL. */
 void *ir_palloc(ir_plan *p, size_t n);
+/* Out of memory in a pass after binding (liveness, segments): jumps to
+ * p->oom_jmp, which ir_build sets around them; the statement fails with
+ * "out of memory". */
+_Noreturn void ir_plan_oom(ir_plan *p);
 
 /* Appends `name` as a SQL identifier: "a""b" (added by ir/). */
 void ir_sql_quote(rt_buf *out, const char *name);

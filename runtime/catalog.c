@@ -33,26 +33,27 @@ rt_table *rt_catalog_get(rt_catalog *c, const char *name) {
   return i < 0 ? NULL : c->tables[i];
 }
 
-void rt_catalog_put(rt_catalog *c, rt_table *t) {
+bool rt_catalog_put(rt_catalog *c, rt_table *t) {
   int i = find(c, t->name);
   if (i >= 0) {
     /* Replace in place: the old table lives on while queries hold it. */
     rt_table *old = c->tables[i];
     c->tables[i] = t;
     rt_table_unref(old);
-    return;
+    return true;
   }
   if (c->n == c->cap) {
     int cap = c->cap ? c->cap * 2 : 8;
     rt_table **nt = realloc(c->tables, (size_t)cap * sizeof *nt);
     if (!nt) {
       rt_table_unref(t);   /* we were given the reference; do not leak it */
-      return;
+      return false;
     }
     c->tables = nt;
     c->cap = cap;
   }
   c->tables[c->n++] = t;
+  return true;
 }
 
 void rt_catalog_remove(rt_catalog *c, const char *name) {

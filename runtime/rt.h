@@ -262,8 +262,9 @@ typedef struct rt_catalog rt_catalog;
 rt_catalog *rt_catalog_new(void);
 void rt_catalog_free(rt_catalog *c);
 rt_table *rt_catalog_get(rt_catalog *c, const char *name);
-/* Replaces any table of that name; takes the caller's reference. */
-void rt_catalog_put(rt_catalog *c, rt_table *t);
+/* Replaces any table of that name; takes the caller's reference. False
+ * out of memory (the reference dropped, the catalog as it was). */
+bool rt_catalog_put(rt_catalog *c, rt_table *t);
 void rt_catalog_remove(rt_catalog *c, const char *name);
 int rt_catalog_count(const rt_catalog *c);
 rt_table *rt_catalog_at(rt_catalog *c, int i);

@@ -19,6 +19,10 @@
  *   plan-lacks: S       … and does not show S
  *   same-as:            another script (plain SQL, say) that must print
  *   <script>            exactly the same rows as the query
+ *   oom-sweep: every    (test_oom) the interpreter's sweep of this case
+ *                       fails each of its allocations in turn, not a
+ *                       sample (a case that pins a failure to one
+ *                       allocation, whatever the counts before it)
  *   sample-trace: N     (outside cases) loads the sample trace, N slices
  *   module-path: DIR    (outside cases) adds DIR (relative to the source
  *                       tree) to the module path (INCLUDE PERFETTO MODULE)
@@ -275,6 +279,7 @@ typedef struct block {
   int nplan;
   char *plan[16];
   int plan_neg[16];
+  int oom_every;       /* oom-sweep: every */
 } block;
 
 typedef struct testfile {
@@ -364,6 +369,10 @@ static void parse_file(testfile *f, const char *text) {
       if (cur->nplan == 16) fail_msg("%s:%d: too many plan lines", f->path, lineno);
       cur->plan_neg[cur->nplan] = line[5] == 'l';
       cur->plan[cur->nplan++] = strdup(rest);
+      where = NONE;
+    } else if (starts(line, "oom-sweep:", &rest) && cur) {
+      if (strcmp(rest, "every")) fail_msg("%s:%d: expected oom-sweep: every", f->path, lineno);
+      cur->oom_every = 1;
       where = NONE;
     } else if (!strcmp(line, "----")) {
       cur = NULL;
@@ -836,7 +845,7 @@ static long env_long(const char *name, long dflt) {
  * with its Nth allocation failing for the sampled N; e is left as it
  * was (the runs happen in children). */
 static void oom_sweep(pj_engine *e, const char *path, const char *mode, int line, const char *text,
-                      str *failures) {
+                      int every, str *failures) {
   if (!g_report) {
     g_report = mmap(NULL, OOM_REPORT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
                     0);
@@ -861,6 +870,7 @@ static void oom_sweep(pj_engine *e, const char *path, const char *mode, int line
   int jit = !strcmp(mode, "jit");
   long budget[2] = {env_long(jit ? "PJ_OOM_JIT_STMT_STEPS" : "PJ_OOM_STMT_STEPS", jit ? -1 : 60),
                     env_long(jit ? "PJ_OOM_JIT_STEPS" : "PJ_OOM_STEPS", jit ? 10 : 60)};
+  if (every && !jit) budget[0] = budget[1] = 0;
   /* The JIT's own code runs with the pipelines: a block that runs none
    * is the interpreter's sweep's alone. */
   int runs = 0;
@@ -962,7 +972,7 @@ static void run_file(void **state) {
         else if (b->modpath) pj_engine_add_module_path(scratch, b->modpath);
         else {
           if (!failures.n || g_keep_going)
-            oom_sweep(scratch, path, g_modes[m].name, b->line, str_get(&b->text), &failures);
+            oom_sweep(scratch, path, g_modes[m].name, b->line, str_get(&b->text), 0, &failures);
           pj_engine_exec(scratch, str_get(&b->text), NULL, NULL);
         }
 #endif
@@ -981,7 +991,8 @@ static void run_file(void **state) {
       g_par_cases += tm.threads > 1;
 #ifdef PJ_OOM_SWEEP
       if (!failures.n || g_keep_going)
-        oom_sweep(scratch, path, g_modes[m].name, b->line, str_get(&b->text), &failures);
+        oom_sweep(scratch, path, g_modes[m].name, b->line, str_get(&b->text), b->oom_every,
+                  &failures);
       pj_engine_exec(scratch, str_get(&b->text), NULL, NULL);
 #endif
       if (m == 0) first[i] = rows;
@@ -1003,7 +1014,7 @@ static void run_file(void **state) {
   free_file(&f);
   free(text.s);
   if (failures.n) {
-    print_error("%s", failures.s);
+    fputs(failures.s, stderr);   /* whole (print_error cuts long texts) */
     free(failures.s);
     fail_msg("%s: query cases failed", path);
   }
