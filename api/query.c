@@ -191,7 +191,7 @@ static pj_status new_query(pj_engine *e, const char *src, fe_pipeline *ast, pj_q
                            int run_next) {
   *out = NULL;
   pj_query *q = calloc(1, sizeof *q);
-  if (!q) return PJ_NOMEM;
+  if (!q) return pj__nomem_msg(e, PJ_NOMEM);
   q->e = e;
   q->src = src;
   q->ast = ast;

@@ -32,7 +32,7 @@ static pj_status compile(pj_engine *e, const char *script, const fe_sqlpipe *sp,
   int base = sp->pipe->pos;
   size_t len = (size_t)(sp->pipe->endpos - base);
   char *text = malloc(len + 1);
-  if (!text) return PJ_NOMEM;
+  if (!text) return pj__nomem_msg(e, PJ_NOMEM);
   memcpy(text, script + base, len);
   text[len] = 0;
   pj_status s = pj_query_compile(e, text, q);
@@ -65,7 +65,7 @@ pj_status pj__sql_rewrite(pj_engine *e, const char *script, int sqlpos, int sqle
   rw->copied = calloc((size_t)(2 * n + 1), sizeof *rw->copied);
   if (!rw->modules || !rw->new_at || !rw->old_at || !rw->copied) {
     pj__sql_rewrite_done(e, rw, 0);
-    return PJ_NOMEM;
+    return pj__nomem_msg(e, PJ_NOMEM);
   }
   pj_timing outer = e->timing;
   pj_status s = PJ_OK;
@@ -123,6 +123,12 @@ pj_status pj__sql_rewrite(pj_engine *e, const char *script, int sqlpos, int sqle
   rw->copied[pieces++] = true;
   rt_buf_append(&b, script + at, (size_t)(sqlend - at));
   rt_buf_append(&b, "", 1);
+  if (b.failed || !b.data) {
+    /* a text cut short is other SQL: out of memory, not a SQLite error */
+    rt_buf_free(&b);
+    pj__sql_rewrite_done(e, rw, 0);
+    return pj__nomem_msg(e, PJ_NOMEM);
+  }
   rw->text = b.data;
   rw->map = (pj__sqlmap){pieces, rw->new_at, rw->old_at, rw->copied};
   return PJ_OK;

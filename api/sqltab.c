@@ -240,7 +240,7 @@ pj_status pj__sqltab_register(pj_engine *e, const pj__sqltab_def *def) {
   if (!s) {
     pj_query_free(q);
     if (def->bind_ctx_free) def->bind_ctx_free(def->bind_ctx);
-    return PJ_NOMEM;
+    return pj__nomem_msg(e, PJ_NOMEM);
   }
   s->e = e;
   s->q = q;
@@ -265,7 +265,7 @@ pj_status pj__sqltab_register(pj_engine *e, const pj__sqltab_def *def) {
   }
   if (!ok) {
     sqltab_destroy(&s->base);
-    return PJ_NOMEM;
+    return pj__nomem_msg(e, PJ_NOMEM);
   }
   rt_vsource *b = &s->base;
   b->names = (const char *const *)s->names;

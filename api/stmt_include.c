@@ -277,8 +277,9 @@ static pj_status run_module(pj_engine *e, const found *m, const char *script, in
   size_t len = 0;
   char *text = read_file(m->file, &len);
   if (!text) {
-    rt_errorf(&err, pos, STAGE ": cannot read module '%s' (%s): %s", m->name, m->file,
-              strerror(errno));
+    if (errno == ENOMEM) rt_errorf(&err, pos, STAGE ": out of memory reading module '%s'", m->name);
+    else rt_errorf(&err, pos, STAGE ": cannot read module '%s' (%s): %s", m->name, m->file,
+                   strerror(errno));
     return pj__fail(e, &err, script);
   }
   pj_defs *d = e->defs;

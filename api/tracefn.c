@@ -26,8 +26,12 @@
 
 /* ---- the data ---------------------------------------------------------- */
 
+/* args_index's *why when the index could not be built for want of
+ * memory (not a column the table lacks). */
+static const char k_nomem[] = "";
+
 /* The index of the catalog's `args`, made or refreshed (NULL: no columnar
- * args, or one without the columns; *why then says which). */
+ * args, or one without the columns; *why then says which, or is k_nomem). */
 static rt_argindex *args_index(pj_engine *e, const char **why) {
   *why = NULL;
   rt_table *t = rt_catalog_get(e->catalog, "args");
@@ -36,7 +40,7 @@ static rt_argindex *args_index(pj_engine *e, const char **why) {
   if (d->args_index && rt_argindex_table(d->args_index) == t) return d->args_index;
   rt_argindex_unref(d->args_index);
   d->args_index = rt_argindex_new(t, why);
-  if (!d->args_index && !*why) *why = "memory";
+  if (!d->args_index && !*why) *why = k_nomem;
   return d->args_index;
 }
 
@@ -108,6 +112,10 @@ static void sql_extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv
   rt_argindex *x = args_index(e, &why);
   char msg[300];
   if (!x && why) {
+    if (why == k_nomem) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
     snprintf(msg, sizeof msg, "EXTRACT_ARG: the args table has no usable column '%s'", why);
     sqlite3_result_error(ctx, msg, -1);
     return;
@@ -293,7 +301,8 @@ static int extract_callout(pj_engine *e, int nargs, ir_expr *const *args, rt_are
   const char *why;
   rt_argindex *x = args_index(e, &why);
   if (!x && why) {
-    snprintf(msg, len, "EXTRACT_ARG: the args table has no usable column '%s'", why);
+    if (why == k_nomem) snprintf(msg, len, "EXTRACT_ARG: out of memory");
+    else snprintf(msg, len, "EXTRACT_ARG: the args table has no usable column '%s'", why);
     return -1;
   }
   if (!x && !rt_catalog_get(e->catalog, "args")) {

@@ -98,7 +98,8 @@ static const char *arg_text(expander *x, const xlist *in, int from, int to) {
     if (i > from) rt_buf_append(&b, " ", 1);
     rt_buf_append(&b, in->v[i].src + in->v[i].t->pos, (size_t)in->v[i].t->len);
   }
-  char *s = rt_arena_strndup(x->a, b.data ? b.data : "", b.len > 60 ? 60 : b.len);
+  /* a failed append leaves other text: out of memory, not that text */
+  char *s = b.failed ? NULL : rt_arena_strndup(x->a, b.data ? b.data : "", b.len > 60 ? 60 : b.len);
   rt_buf_free(&b);
   if (!s) expand_oom(x, in->v[from].origin);
   return s ? s : "";

@@ -755,7 +755,8 @@ static const struct stage_entry {
 };
 
 /* "a, b or c" of the stage names whose first word is `w1` (without that
- * word), or of every stage name when w1 is NULL. */
+ * word, then " after w1"), or of every stage name when w1 is NULL;
+ * between lead and tail. */
 static const char *stage_list(fe_parser *p, const char *w1, const char *lead, const char *tail) {
   rt_buf m = {0};
   rt_buf_printf(&m, "%s", lead);
@@ -768,7 +769,7 @@ static const char *stage_list(fe_parser *p, const char *w1, const char *lead, co
     rt_buf_printf(&m, "%s%s", n == 0 ? "" : w1 && n == total - 1 ? " or " : ", ", name);
     n++;
   }
-  rt_buf_printf(&m, "%s", tail);
+  rt_buf_printf(&m, "%s%s%s", w1 ? " after " : "", w1 ? w1 : "", tail);
   /* a failed append leaves a shorter list: out of memory, not a message */
   const char *out = m.data && !m.failed ? rt_arena_strndup(p->a, m.data, m.len) : NULL;
   if (!out) fe_oom(p), out = lead;
@@ -805,11 +806,7 @@ static bool parse_stage(fe_parser *p, fe_stage *st) {
   }
   if (lead) {
     /* "FLATTEN, JOIN or FILL GAPS after INTERVAL" */
-    rt_buf tail = {0};
-    rt_buf_printf(&tail, " after %s", lead);
-    const char *what = stage_list(p, lead, "", tail.data ? tail.data : "");
-    rt_buf_free(&tail);
-    return stage_error(p, fe_peek(p, 1), what);
+    return stage_error(p, fe_peek(p, 1), stage_list(p, lead, "", ""));
   }
   return stage_error(p, t, stage_list(p, NULL, "a pipe stage (", ")"));
 }

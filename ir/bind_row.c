@@ -107,6 +107,10 @@ int ir_lookup(ir_binder *b, ir_row row, bool bare_only, const char *qual, const 
     describe(b, row, qual, cands, ncand, m, &msg);
   }
   if (total > ncand) rt_buf_printf(&msg, " or %d more", total - ncand);
+  if (msg.failed || !msg.data) {   /* a list cut short would name fewer */
+    rt_buf_free(&msg);
+    ir_oom(b);
+  }
   ir_fail(b, pos, "column '%s'%s%s is ambiguous: it could be %s", name, where ? " of " : "",
           where ? where : "", msg.data);
   rt_buf_free(&msg);
