@@ -111,7 +111,10 @@ static void cg_collect(cg_ctx *cx, const ir_segment *seg, cg_uses *u) {
       cg_use_col(cx, u, op->tree.node_col);
       cg_use_col(cx, u, op->tree.pnode_col);
       for (int i = 0; i < op->tree.naggs; i++)
-        if (op->tree.aggs[i].live) cg_use_col(cx, u, op->tree.aggs[i].arg_col);
+        if (op->tree.aggs[i].live) {
+          cg_use_col(cx, u, op->tree.aggs[i].arg_col);
+          cg_use_col(cx, u, op->tree.aggs[i].arg2_col);   /* ARG_MAX / ARG_MIN's value */
+        }
       for (int i = 0; i < op->tree.naggs; i++)
         if (op->tree.aggs[i].live) u->computed[op->tree.aggs[i].out_col] = true;
     }

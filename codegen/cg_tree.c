@@ -43,7 +43,10 @@
  * children's rows, which come after n's row stored the real value. Integer
  * adds are checked (`TREE ACCUMULATE: integer overflow`), with the
  * overflow of a root's dummy add masked. MIN/MAX keep has[] and give NULL
- * when neither the row nor what it folds in has a value. The totals become
+ * when neither the row nor what it folds in has a value. §9.4's AVG
+ * (double sums, counts), ARG_MAX / ARG_MIN (best ordering, value bits,
+ * has) and FIRST / LAST (DOWN: value bits, has) follow vm_tree.c's
+ * choices on the same arrays (tree.h), with the same dummy root slot. The totals become
  * row values (cx->row) that later steps and the sink read like any column.
  */
 #include <stdio.h>
@@ -55,7 +58,10 @@
 typedef struct cg_treeagg {
   const ir_agg *ag;
   rt_type in;                 /* RT_I64 or RT_F64 */
+  rt_type out;                /* the output's store type (FIRST, LAST, ARG_*) */
   LLVMValueRef vals, has;     /* the per-node arrays (i or f, has) */
+  LLVMValueRef cnt;           /* AVG: the counts (i; vals is f, the sums) */
+  LLVMValueRef bits;          /* ARG_MAX / ARG_MIN: the values' bits (v) */
 } cg_treeagg;
 
 typedef struct cg_treeop {
@@ -88,8 +94,12 @@ static bool cg_tree_agg_ok(const ir_agg *ag) {
     rt_type t = rt_store_type(ag->arg_type);
     return ag->arg_col >= 0 && (t == RT_I64 || t == RT_F64);
   }
-  case RT_AGG_AVG: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_FIRST: case RT_AGG_LAST:
-    return false;   /* §9.4's: the interpreter computes them (vm_tree.c) */
+  case RT_AGG_AVG: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: {
+    rt_type t = rt_store_type(ag->arg_type);
+    return ag->arg_col >= 0 && (t == RT_I64 || t == RT_F64) &&
+           (ag->kind == RT_AGG_AVG || ag->arg2_col >= 0);
+  }
+  case RT_AGG_FIRST: case RT_AGG_LAST: return ag->arg_col >= 0;
   case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN:
   case RT_AGG_PERCENTILE:
     return false;   /* not tree aggregates */
@@ -153,10 +163,13 @@ static void cg_tree_acc_prologue(cg_ctx *cx, cg_treeop *t, LLVMValueRef st,
     if (!op->tree.aggs[k].live) continue;
     cg_treeagg *g = &t->aggs[t->naggs++];
     g->ag = &op->tree.aggs[k];
-    g->in = rt_store_type(op->tree.aggs[k].arg_type) == RT_F64 && op->tree.aggs[k].kind != RT_AGG_COUNT &&
-                    op->tree.aggs[k].kind != RT_AGG_COUNT_STAR
+    rt_aggkind kind = g->ag->kind;
+    /* as rt_treeacc_init: counts and FIRST / LAST's bits are int64 */
+    g->in = rt_store_type(g->ag->arg_type) == RT_F64 && kind != RT_AGG_COUNT &&
+                    kind != RT_AGG_COUNT_STAR && kind != RT_AGG_FIRST && kind != RT_AGG_LAST
                 ? RT_F64
                 : RT_I64;
+    g->out = rt_store_type(cx->plan->cols[g->ag->out_col].type);
   }
   /* the state must hold exactly the live aggregates, in op order */
   LLVMValueRef na = cg_load_field(cx, cx->st.treeacc, st, CG_TREEACC_NAGGS, cx->t_i32, "");
@@ -170,11 +183,21 @@ static void cg_tree_acc_prologue(cg_ctx *cx, cg_treeop *t, LLVMValueRef st,
     cg_colname(cx, g->ag->out_col, nm, sizeof nm);
     LLVMValueRef gp = cg_elem_ptr(cx, cx->st.treeagg, aggs, cg_i64(cx, j), "");
     snprintf(buf, sizeof buf, "tree.acc.%s", nm);
-    g->vals = cg_load_field(cx, cx->st.treeagg, gp, g->in == RT_F64 ? CG_TREEAGG_F : CG_TREEAGG_I,
+    rt_aggkind kind = g->ag->kind;
+    bool avg = kind == RT_AGG_AVG, arg = kind == RT_AGG_ARG_MAX || kind == RT_AGG_ARG_MIN;
+    g->vals = cg_load_field(cx, cx->st.treeagg, gp, g->in == RT_F64 || avg ? CG_TREEAGG_F : CG_TREEAGG_I,
                             cx->t_ptr, buf);
-    if (g->ag->kind == RT_AGG_MIN || g->ag->kind == RT_AGG_MAX) {
+    if (kind == RT_AGG_MIN || kind == RT_AGG_MAX || arg || kind == RT_AGG_FIRST || kind == RT_AGG_LAST) {
       snprintf(buf, sizeof buf, "tree.acc.%s.has", nm);
       g->has = cg_load_field(cx, cx->st.treeagg, gp, CG_TREEAGG_HAS, cx->t_ptr, buf);
+    }
+    if (avg) {
+      snprintf(buf, sizeof buf, "tree.acc.%s.count", nm);
+      g->cnt = cg_load_field(cx, cx->st.treeagg, gp, CG_TREEAGG_I, cx->t_ptr, buf);
+    }
+    if (arg) {
+      snprintf(buf, sizeof buf, "tree.acc.%s.value", nm);
+      g->bits = cg_load_field(cx, cx->st.treeagg, gp, CG_TREEAGG_V, cx->t_ptr, buf);
     }
   }
 }
@@ -433,12 +456,135 @@ static cg_val cg_tree_minmax(cg_ctx *cx, const cg_treeagg *g, bool up, cg_val x,
   return (cg_val){LLVMBuildSelect(cx->b, ht, t, zero, nm), LLVMBuildNot(cx->b, ht, ""), f ? RT_F64 : RT_I64};
 }
 
+/* ---- §9.4's aggregates (runtime/tree/tree.h has their arrays) ---------- */
+
+/* A value as the int64 bits the per-node arrays keep (a double's bits, a
+ * string id), and back. */
+static LLVMValueRef cg_tree_tobits(cg_ctx *cx, cg_val v) {
+  if (v.type == RT_F64) return LLVMBuildBitCast(cx->b, v.v, cx->t_i64, "");
+  if (v.type == RT_STR) return LLVMBuildZExt(cx->b, v.v, cx->t_i64, "");
+  return v.v;
+}
+
+static LLVMValueRef cg_tree_frombits(cg_ctx *cx, LLVMValueRef b, rt_type t) {
+  if (t == RT_F64) return LLVMBuildBitCast(cx->b, b, cx->t_f64, "");
+  if (t == RT_STR) return LLVMBuildTrunc(cx->b, b, cx->t_i32, "");
+  return b;
+}
+
+static LLVMValueRef cg_tree_has(cg_ctx *cx, LLVMValueRef hp, unsigned bit) {
+  LLVMValueRef h = LLVMBuildLoad2(cx->b, cx->t_i8, hp, "");
+  return LLVMBuildICmp(cx->b, LLVMIntNE, LLVMBuildAnd(cx->b, h, LLVMConstInt(cx->t_i8, bit, 0), ""),
+                       LLVMConstNull(cx->t_i8), "");
+}
+
+/* AVG: a double sum and a count per node, added in vm_tree.c's order (the
+ * same sums, bit for bit); NULL for no value, and for NaN. */
+static cg_val cg_tree_avg(cg_ctx *cx, const cg_treeagg *g, bool up, cg_val x, LLVMValueRef n,
+                          LLVMValueRef q, LLVMValueRef root, const char *nm) {
+  LLVMValueRef s = cg_is_false(x.null) ? x.v : LLVMBuildSelect(cx->b, x.null, cg_f64(cx, 0), x.v, "");
+  LLVMValueRef c = LLVMBuildZExt(cx->b, LLVMBuildNot(cx->b, x.null, ""), cx->t_i64, "");
+  LLVMValueRef sn = cg_elem_ptr(cx, cx->t_f64, g->vals, n, ""), sq = cg_elem_ptr(cx, cx->t_f64, g->vals, q, "");
+  LLVMValueRef cn = cg_elem_ptr(cx, cx->t_i64, g->cnt, n, ""), cq = cg_elem_ptr(cx, cx->t_i64, g->cnt, q, "");
+  if (up) {
+    s = LLVMBuildFAdd(cx->b, s, LLVMBuildLoad2(cx->b, cx->t_f64, sn, "tree.below"), "");
+    c = LLVMBuildAdd(cx->b, c, LLVMBuildLoad2(cx->b, cx->t_i64, cn, ""), "");
+    LLVMBuildStore(cx->b, LLVMBuildFAdd(cx->b, LLVMBuildLoad2(cx->b, cx->t_f64, sq, "tree.parent"), s, ""), sq);
+    LLVMBuildStore(cx->b, LLVMBuildAdd(cx->b, LLVMBuildLoad2(cx->b, cx->t_i64, cq, ""), c, ""), cq);
+  } else {
+    LLVMValueRef as = LLVMBuildFAdd(cx->b, s, LLVMBuildLoad2(cx->b, cx->t_f64, sq, "tree.above"), "");
+    LLVMValueRef ac = LLVMBuildAdd(cx->b, c, LLVMBuildLoad2(cx->b, cx->t_i64, cq, ""), "");
+    s = LLVMBuildSelect(cx->b, root, s, as, "");
+    c = LLVMBuildSelect(cx->b, root, c, ac, "");
+    LLVMBuildStore(cx->b, s, sn);
+    LLVMBuildStore(cx->b, c, cn);
+  }
+  LLVMValueRef none = LLVMBuildICmp(cx->b, LLVMIntEQ, c, cg_i64(cx, 0), "");
+  LLVMValueRef avg = LLVMBuildFDiv(cx->b, s, LLVMBuildSIToFP(cx->b, c, cx->t_f64, ""), "");
+  LLVMValueRef nul = LLVMBuildOr(cx->b, none, LLVMBuildFCmp(cx->b, LLVMRealUNO, avg, avg, ""), "");
+  return (cg_val){LLVMBuildSelect(cx->b, nul, cg_f64(cx, 0), avg, nm), nul, RT_F64};
+}
+
+/* ARG_MAX / ARG_MIN: the best ordering (vals), its row's value bits and
+ * has = 1 | 2 when that value is NULL; the same choices as vm_tree.c
+ * (UP: the node's own row over its subtree's best unless beaten; DOWN: an
+ * ancestor's best unless the row beats it). */
+static cg_val cg_tree_argbest(cg_ctx *cx, const cg_treeagg *g, bool up, cg_val x, cg_val w,
+                              LLVMValueRef n, LLVMValueRef q, LLVMValueRef root, const char *nm) {
+  bool f = g->in == RT_F64, min = g->ag->kind == RT_AGG_ARG_MIN;
+  LLVMTypeRef ty = f ? cx->t_f64 : cx->t_i64;
+  LLVMValueRef own = LLVMBuildNot(cx->b, x.null, ""), ob = x.v, ov = cg_tree_tobits(cx, w);
+  LLVMValueRef os = LLVMBuildSelect(cx->b, w.null, LLVMConstInt(cx->t_i8, 3, 0), LLVMConstInt(cx->t_i8, 1, 0), "");
+  LLVMValueRef zero8 = LLVMConstNull(cx->t_i8);
+  LLVMValueRef bn = cg_elem_ptr(cx, ty, g->vals, n, ""), bq = cg_elem_ptr(cx, ty, g->vals, q, "");
+  LLVMValueRef vn = cg_elem_ptr(cx, cx->t_i64, g->bits, n, ""), vq = cg_elem_ptr(cx, cx->t_i64, g->bits, q, "");
+  LLVMValueRef hn = cg_elem_ptr(cx, cx->t_i8, g->has, n, ""), hq = cg_elem_ptr(cx, cx->t_i8, g->has, q, "");
+  LLVMValueRef tb, tv, ts;
+  if (up) {
+    LLVMValueRef sub = cg_tree_has(cx, hn, 1);
+    LLVMValueRef b = LLVMBuildLoad2(cx->b, ty, bn, "tree.below"), v = LLVMBuildLoad2(cx->b, cx->t_i64, vn, "");
+    LLVMValueRef h = LLVMBuildLoad2(cx->b, cx->t_i8, hn, "");
+    LLVMValueRef mine = LLVMBuildAnd(cx->b, own, LLVMBuildNot(cx->b, LLVMBuildAnd(cx->b, sub, cg_better(cx, f, min, b, ob), ""), ""), "");
+    tb = LLVMBuildSelect(cx->b, mine, ob, b, "");
+    tv = LLVMBuildSelect(cx->b, mine, ov, v, "");
+    ts = LLVMBuildSelect(cx->b, mine, os, LLVMBuildSelect(cx->b, sub, h, zero8, ""), "");
+    /* the parent takes it when it has nothing yet or this beats its best
+     * (a root's dummy update of its own slot is never read) */
+    LLVMValueRef pb = LLVMBuildLoad2(cx->b, ty, bq, "tree.parent"), pv = LLVMBuildLoad2(cx->b, cx->t_i64, vq, "");
+    LLVMValueRef ph = LLVMBuildLoad2(cx->b, cx->t_i8, hq, "");
+    LLVMValueRef phas = cg_tree_has(cx, hq, 1);
+    LLVMValueRef take = LLVMBuildAnd(cx->b, LLVMBuildICmp(cx->b, LLVMIntNE, ts, zero8, ""),
+                                     LLVMBuildOr(cx->b, LLVMBuildNot(cx->b, phas, ""), cg_better(cx, f, min, tb, pb), ""), "");
+    LLVMBuildStore(cx->b, LLVMBuildSelect(cx->b, take, tb, pb, ""), bq);
+    LLVMBuildStore(cx->b, LLVMBuildSelect(cx->b, take, tv, pv, ""), vq);
+    LLVMBuildStore(cx->b, LLVMBuildSelect(cx->b, take, ts, ph, ""), hq);
+  } else {
+    LLVMValueRef above = LLVMBuildAnd(cx->b, LLVMBuildNot(cx->b, root, ""), cg_tree_has(cx, hq, 1), "");
+    LLVMValueRef b = LLVMBuildLoad2(cx->b, ty, bq, "tree.above"), v = LLVMBuildLoad2(cx->b, cx->t_i64, vq, "");
+    LLVMValueRef h = LLVMBuildLoad2(cx->b, cx->t_i8, hq, "");
+    LLVMValueRef theirs = LLVMBuildAnd(cx->b, above, LLVMBuildNot(cx->b, LLVMBuildAnd(cx->b, own, cg_better(cx, f, min, ob, b), ""), ""), "");
+    tb = LLVMBuildSelect(cx->b, theirs, b, ob, "");
+    tv = LLVMBuildSelect(cx->b, theirs, v, ov, "");
+    ts = LLVMBuildSelect(cx->b, theirs, h, LLVMBuildSelect(cx->b, own, os, zero8, ""), "");
+    LLVMBuildStore(cx->b, tb, bn);
+    LLVMBuildStore(cx->b, tv, vn);
+    LLVMBuildStore(cx->b, ts, hn);
+  }
+  /* NULL: no row with an ordering, or the best row's value is NULL */
+  LLVMValueRef nul = LLVMBuildICmp(cx->b, LLVMIntNE, LLVMBuildAnd(cx->b, ts, LLVMConstInt(cx->t_i8, 3, 0), ""),
+                                   LLVMConstInt(cx->t_i8, 1, 0), "");
+  LLVMValueRef out = cg_tree_frombits(cx, tv, g->out);
+  return (cg_val){LLVMBuildSelect(cx->b, nul, LLVMConstNull(cg_llty(cx, g->out)), out, nm), nul, g->out};
+}
+
+/* FIRST / LAST (DOWN): the bits of the non-NULL value nearest the root /
+ * nearest the node on its path, has = 1 when there is one. */
+static cg_val cg_tree_firstlast(cg_ctx *cx, const cg_treeagg *g, cg_val x, LLVMValueRef n,
+                                LLVMValueRef q, LLVMValueRef root, const char *nm) {
+  bool first = g->ag->kind == RT_AGG_FIRST;
+  LLVMValueRef hv = LLVMBuildNot(cx->b, x.null, ""), xb = cg_tree_tobits(cx, x);
+  LLVMValueRef an = cg_elem_ptr(cx, cx->t_i64, g->vals, n, ""), aq = cg_elem_ptr(cx, cx->t_i64, g->vals, q, "");
+  LLVMValueRef hn = cg_elem_ptr(cx, cx->t_i8, g->has, n, ""), hq = cg_elem_ptr(cx, cx->t_i8, g->has, q, "");
+  LLVMValueRef above = LLVMBuildAnd(cx->b, LLVMBuildNot(cx->b, root, ""), cg_tree_has(cx, hq, 1), "");
+  LLVMValueRef mine = first ? LLVMBuildAnd(cx->b, hv, LLVMBuildNot(cx->b, above, ""), "") : hv;
+  LLVMValueRef a = LLVMBuildLoad2(cx->b, cx->t_i64, aq, "tree.above");
+  LLVMValueRef t = LLVMBuildSelect(cx->b, mine, xb, LLVMBuildSelect(cx->b, above, a, cg_i64(cx, 0), ""), "");
+  LLVMValueRef ht = LLVMBuildOr(cx->b, mine, above, "");
+  LLVMBuildStore(cx->b, t, an);
+  LLVMBuildStore(cx->b, LLVMBuildZExt(cx->b, ht, cx->t_i8, ""), hn);
+  LLVMValueRef out = cg_tree_frombits(cx, t, g->out);
+  return (cg_val){LLVMBuildSelect(cx->b, ht, out, LLVMConstNull(cg_llty(cx, g->out)), nm),
+                  LLVMBuildNot(cx->b, ht, ""), g->out};
+}
+
 static void cg_tree_accumulate(cg_ctx *cx, cg_treeop *t) {
   const ir_op *op = t->op;
   bool up = op->tree.up;
   cg_val nv = cg_column(cx, op->tree.node_col), pv = cg_column(cx, op->tree.pnode_col);
-  for (int j = 0; j < t->naggs; j++)
-    if (t->aggs[j].ag->arg_col >= 0) cg_column(cx, t->aggs[j].ag->arg_col);   /* loads dominate */
+  for (int j = 0; j < t->naggs; j++) {   /* loads dominate */
+    if (t->aggs[j].ag->arg_col >= 0) cg_column(cx, t->aggs[j].ag->arg_col);
+    if (t->aggs[j].ag->arg2_col >= 0) cg_column(cx, t->aggs[j].ag->arg2_col);
+  }
   LLVMValueRef n = nv.v;
   LLVMValueRef root = LLVMBuildICmp(cx->b, LLVMIntEQ, pv.v, cg_i64(cx, (int64_t)RT_TREE_NONE), "tree.root");
   LLVMValueRef q = LLVMBuildSelect(cx->b, root, n, pv.v, "tree.q");
@@ -468,12 +614,28 @@ static void cg_tree_accumulate(cg_ctx *cx, cg_treeop *t) {
       out = cg_tree_sum(cx, g, up, v, n, q, root, nm);
       break;
     }
+    case RT_AGG_AVG:
+      out = cg_tree_avg(cx, g, up, cg_coerce(cx, cg_column(cx, g->ag->arg_col), RT_F64), n, q, root, nm);
+      break;
+    case RT_AGG_ARG_MAX:
+    case RT_AGG_ARG_MIN: {
+      cg_val x = cg_coerce(cx, cg_column(cx, g->ag->arg_col), g->in);
+      cg_val w = cg_column(cx, g->ag->arg2_col);
+      if (g->out != RT_STR) w = cg_coerce(cx, w, g->out);
+      out = cg_tree_argbest(cx, g, up, x, w, n, q, root, nm);
+      break;
+    }
+    case RT_AGG_FIRST:
+    case RT_AGG_LAST: {
+      cg_val x = cg_column(cx, g->ag->arg_col);
+      if (g->out != RT_STR) x = cg_coerce(cx, x, g->out);
+      out = cg_tree_firstlast(cx, g, x, n, q, root, nm);
+      break;
+    }
     case RT_AGG_MIN:
     case RT_AGG_MAX:
-    case RT_AGG_AVG:        /* not tree aggregates: cg_tree_supported refuses them */
-    case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN:
-    case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST:
-    case RT_AGG_LAST: {
+    case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT:   /* not tree aggregates: */
+    case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: {   /* refused */
       cg_val x = cg_coerce(cx, cg_column(cx, g->ag->arg_col), g->in);
       out = cg_tree_minmax(cx, g, up, x, n, q, root, nm);
       break;

@@ -257,8 +257,7 @@ int rt_treedown_finish(rt_treedown *d, rt_err *err, const char *stage, int pos);
  * UP works because child-first order brings every child (which already
  * folded its subtree into its own total) before its parent; DOWN because
  * parent-first order has stored the parent's path total before a child. */
-/* The aggregates of §9.4 (computed by the interpreter; the JIT leaves a
- * segment with one of them to it, cg_tree_supported):
+/* The aggregates of §9.4 (vm_tree.c and cg_tree.c, on these arrays):
  *   AVG(x): f[node] = running sum (as double) of the non-NULL values,
  *     i[node] = their count; output sum / count, NULL for no value.
  *   ARG_MAX(o, x) / ARG_MIN: i[node] or f[node] = the best ordering (in

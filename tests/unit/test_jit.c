@@ -458,6 +458,38 @@ static void test_tree_sql_sources(void **state) {
             "|> TREE ACCUMULATE DOWN MAX(w) AS m |> SELECT id, m");
 }
 
+/* §9.4's aggregates compiled (cg_tree.c): AVG, ARG_MAX / ARG_MIN over int
+ * and double orderings with int, double and string values (ties, NULL
+ * orderings and NULL values in forest), FIRST / LAST (DOWN) of every
+ * type; the same rows as the interpreter. */
+static void test_tree_more_aggs(void **state) {
+  (void)state;
+  for (int up = 0; up < 2; up++) {
+    char q[512];
+    const char *dir = up ? "UP" : "DOWN";
+    snprintf(q, sizeof q, "FROM (SELECT * FROM forest) |> TREE ACCUMULATE %s AVG(v) AS av, AVG(f) AS af, "
+             "ARG_MAX(v, sid) AS xs, ARG_MIN(v, f) AS nf, ARG_MAX(f, id) AS xi, ARG_MIN(f, v) AS nv "
+             "|> SELECT id, av, af, xs, nf, xi, nv", dir);
+    tree_both(q);
+    snprintf(q, sizeof q, "FROM (SELECT sid AS id, spid AS parent_id, v, f FROM forest) "
+             "|> TREE ACCUMULATE %s AVG(f) AS a, ARG_MAX(f, v) AS b, SUM(v) AS s |> SELECT id, a, b, s", dir);
+    tree_both(q);
+    snprintf(q, sizeof q, "FROM slice |> TREE ACCUMULATE %s AVG(dur) AS a, ARG_MAX(dur, name) AS n, "
+             "ARG_MIN(ts, dur) AS d |> SELECT id, a, n, d", dir);
+    tree_both(q);
+    snprintf(q, sizeof q, "FROM tmix |> TREE ACCUMULATE %s ARG_MIN(v, id) AS m, AVG(v) AS a "
+             "|> AGGREGATE SUM(m) AS s, MAX(a) AS x, COUNT(m) AS c", dir);
+    tree_both(q);
+  }
+  tree_both("FROM (SELECT * FROM forest) |> TREE ACCUMULATE DOWN FIRST(v) AS fv, LAST(v) AS lv, "
+            "FIRST(f) AS ff, LAST(f) AS lf, FIRST(sid) AS fs, LAST(sid) AS ls |> SELECT id, fv, lv, ff, lf, fs, ls");
+  tree_both("FROM slice |> TREE ACCUMULATE DOWN FIRST(name) AS root_name, LAST(dur) AS d, COUNT(*) AS lvl "
+            "|> SELECT id, root_name, d, lvl");
+  /* chained: a §9.4 aggregate feeding another stage */
+  tree_both("FROM (SELECT * FROM forest) |> TREE ACCUMULATE UP ARG_MAX(v, f) AS b "
+            "|> TREE ACCUMULATE DOWN LAST(b) AS l, AVG(b) AS a |> SELECT id, b, l, a");
+}
+
 static void test_tree_errors(void **state) {
   (void)state;
   tree_both_err("FROM (SELECT * FROM big) |> TREE ACCUMULATE UP SUM(v) AS s |> SELECT id, s",
@@ -517,6 +549,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_tree_slice, tree_setup),
       cmocka_unit_test(test_tree_sql_sources),
+      cmocka_unit_test(test_tree_more_aggs),
       cmocka_unit_test(test_tree_errors),
       cmocka_unit_test(test_tree_ir),
       cmocka_unit_test(test_filters_and_arith),
