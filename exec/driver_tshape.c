@@ -202,7 +202,7 @@ static int ts_run(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ct
     for (int a = 0; a < na; a++) rt_rowbuf_view(&res, a, start, NULL, &b->cols[outc[a]]);
     rc = run->feed(run, s, b, n, pick, ctx, dn);
   }
-  if (na > 0) rt_rowbuf_free(&res);
+  rt_rowbuf_free(&res);   /* also when ts_aggregate failed after making it */
   rt_mem_free(pv);
   rt_mem_free(pvalid);
   rt_mem_free(idv);
