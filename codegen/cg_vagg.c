@@ -68,7 +68,8 @@ bool cg_vagg_wanted(const cg_ctx *cx, const ir_segment *seg) {
       if (in == RT_STR || in == RT_F64) return false;   /* double MIN/MAX: ties of ±0 keep the first */
       continue;
     case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN:
-    case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST:
+    case RT_AGG_LAST:
       return false;
     }
   }
@@ -234,7 +235,8 @@ void cg_vagg_end(cg_ctx *cx, cg_vagg *v, LLVMBasicBlockRef rows) {
       break;
     }
     case RT_AGG_ANY_VALUE: case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN:
-    case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+    case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST:
+    case RT_AGG_LAST:
       break;   /* not taken (cg_vagg_wanted) */
     }
   }

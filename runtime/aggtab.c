@@ -476,7 +476,7 @@ int rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
         put_i64s(out, c, at, ag->i, ag->has, n);
         continue;
       case RT_AGG_COUNT_DISTINCT: case RT_AGG_AVG: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
-      case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE:
+      case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
         break;
       }
     }
