@@ -1036,7 +1036,7 @@ static int ex_seg_run_body(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, vo
   case IR_FLATTEN:
   case IR_IJOIN:
   case IR_FILLGAPS:
-  case IR_IV_EVENTS: rc = ex_iv_scan(run, s, b, pick, ctx, dn); break;
+  case IR_IV_EVENTS: case IR_IV_UNION: case IR_IV_FIND: case IR_IV_KEEP:
   case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
     rc = ex_iv_scan(run, s, b, pick, ctx, dn);
     break;

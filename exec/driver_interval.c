@@ -68,8 +68,11 @@ static bool iv_reads_tables(ir_opkind k) {
   case IR_ISECT:
   case IR_FLATTEN:
   case IR_IJOIN:
-  case IR_IV_EVENTS: return true;
-  case IR_FILLGAPS: return false;
+  case IR_IV_EVENTS:
+  case IR_IV_FIND:
+  case IR_IV_KEEP: return true;
+  case IR_FILLGAPS:
+  case IR_IV_UNION: return false;   /* regions without a row select an appended NULL row */
   case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
     return true;   /* SPLIT's operand is buffered: ex_iv_direct */
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
@@ -91,7 +94,8 @@ bool ex_iv_direct(const ir_plan *p, const ir_segment *seg) {
       !src->scan.table)
     return false;
   if (!iv_reads_tables(user->kind)) return false;
-  if (user->kind == IR_IJOIN && user->iv.left && user->iv.nrel > 1 && user->iv.bufs[1] == bop)
+  if ((user->kind == IR_IJOIN || user->kind == IR_IV_FIND) && user->iv.left && user->iv.nrel > 1 &&
+      user->iv.bufs[1] == bop)
     return false;
   /* SPLIT's uncovered pieces select a NULL row appended to the operand's buffer */
   if (user->kind == IR_SPLIT && user->iv.bufs[1] == bop) return false;
@@ -469,20 +473,43 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
   return rc;
 }
 
-/* One all-NULL row after relation r's buffered rows, for rows that
- * select no row of it (LEFT INTERVAL JOIN, SPLIT's uncovered pieces):
- * its index, or RT_NO_ROW when out of memory. Rows past nrows are zero
- * and NULL in a rowbuf. */
-static uint32_t iv_null_row(iv_rel *r) {
-  rt_rowbuf *ob = (rt_rowbuf *)r->buf;
-  uint32_t null_row = (uint32_t)ob->nrows;
-  rt_rowbuf_reserve(ob, 1);
-  if (ob->cap < ob->nrows + 1) return RT_NO_ROW;
-  ob->nrows++;
+/* ---- INTERVAL JOIN ---------------------------------------------------------- */
+
+/* One all-NULL row after a buffered relation's rows, for output rows that
+ * have no row of it to select (LEFT INTERVAL JOIN and FIND, UNION OF,
+ * SPLIT's uncovered pieces) (rows past nrows are zero and NULL in a
+ * rowbuf); its index, or -1 (out of memory: the error is set). */
+static int64_t iv_null_row(ex_run *run, const ir_op *op, iv_rel *r) {
+  rt_rowbuf *rb = (rt_rowbuf *)r->buf;
+  if (!rb) return ex_op_fail(run, op, "a relation was not buffered");
+  int64_t null_row = rb->nrows;
+  rt_rowbuf_reserve(rb, 1);
+  if (rb->cap < rb->nrows + 1) return ex_op_fail(run, op, "out of memory");
+  rb->nrows++;
   return null_row;
 }
 
-/* ---- INTERVAL JOIN ---------------------------------------------------------- */
+/* Serves (input, operand) pairs (INTERVAL JOIN, FIND) in batches: both
+ * relations' carried columns selected by the pairs; with `left`, a pair
+ * without operand row (RT_NO_ROW) selects the operand's NULL row. */
+static int iv_serve_pairs(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx,
+                          void *dn, iv_rel *in, iv_rel *opr, rt_ijpairs *pairs, bool left) {
+  int rc = 0;
+  if (left) {
+    int64_t null_row = iv_null_row(run, s->seg->source, opr);
+    if (null_row < 0) return -1;
+    for (size_t i = 0; i < pairs->n; i++)
+      if (pairs->op[i] == RT_NO_ROW) pairs->op[i] = (uint32_t)null_row;
+  }
+  for (size_t start = 0; rc == 0 && start < pairs->n && !s->done; start += RT_BATCH) {
+    size_t rest = pairs->n - start;
+    uint32_t n = rest < RT_BATCH ? (uint32_t)rest : RT_BATCH;
+    iv_sel_views(in, pairs->in + start, n, b);
+    iv_sel_views(opr, pairs->op + start, n, b);
+    rc = run->feed(run, s, b, n, pick, ctx, dn);
+  }
+  return rc;
+}
 
 static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
   const ir_op *op = s->seg->source;
@@ -501,19 +528,7 @@ static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
       rc = iv_rt_failed(run, op);
   }
   if (rc == 0 && !rt_ijoin_probe(&j, &in.r, op->iv.left, &pairs, &run->err)) rc = iv_rt_failed(run, op);
-  if (rc == 0 && op->iv.left) {
-    uint32_t null_row = iv_null_row(&opr);
-    if (null_row == RT_NO_ROW) rc = ex_op_fail(run, op, "out of memory");
-    for (size_t i = 0; rc == 0 && i < pairs.n; i++)
-      if (pairs.op[i] == RT_NO_ROW) pairs.op[i] = null_row;
-  }
-  for (size_t start = 0; rc == 0 && start < pairs.n && !s->done; start += RT_BATCH) {
-    size_t left = pairs.n - start;
-    uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
-    iv_sel_views(&in, pairs.in + start, n, b);
-    iv_sel_views(&opr, pairs.op + start, n, b);
-    rc = run->feed(run, s, b, n, pick, ctx, dn);
-  }
+  if (rc == 0) rc = iv_serve_pairs(run, s, b, pick, ctx, dn, &in, &opr, &pairs, op->iv.left);
   if (built) rt_ijoin_free(&j);
   rt_ijpairs_free(&pairs);
   iv_rel_free(&in);
@@ -602,7 +617,7 @@ static int iv_fillgaps(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
   return rc;
 }
 
-/* ---- §9.1 interval sources (ivsrc) ------------------------------------------ */
+/* ---- §9.1 INTERVALS FROM EVENTS ------------------------------------------------ */
 
 /* INTERVALS FROM EVENTS: ts, dur flat views of the result; the events'
  * carried columns selected by each interval's event row. */
@@ -716,10 +731,10 @@ static int iv_reshape(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
     if (rc == 0 && !ok) rc = iv_rt_failed(run, op);
   }
   if (rc == 0 && op->kind == IR_SPLIT) {
-    uint32_t null_row = iv_null_row(&opr);
-    if (null_row == RT_NO_ROW) rc = ex_op_fail(run, op, "out of memory");
+    int64_t null_row = iv_null_row(run, op, &opr);
+    if (null_row < 0) rc = -1;
     for (size_t i = 0; rc == 0 && i < pc.n; i++)
-      if (pc.orow[i] == RT_NO_ROW) pc.orow[i] = null_row;
+      if (pc.orow[i] == RT_NO_ROW) pc.orow[i] = (uint32_t)null_row;
   }
   if (rc == 0) rc = iv_serve_pieces(run, s, b, pick, ctx, dn, &pc, &in, op->kind == IR_SPLIT ? &opr : NULL);
   rt_ivpieces_free(&pc);
@@ -767,6 +782,162 @@ static int iv_merge(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   return rc;
 }
 
+/* ---- §9.1 INTERVAL UNION OF ------------------------------------------------------ */
+
+/* INTERVAL UNION OF: ts, dur flat; the PER values of each region's lane
+ * gathered per batch; each operand's carried columns selected by its row
+ * array (its NULL row where it has none). */
+static int iv_union(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
+  const ir_op *op = s->seg->source;
+  const ir_plan *p = run->plan;
+  int k = op->iv.nrel, np = op->iv.nper;
+  iv_rel *rels = calloc((size_t)k, sizeof *rels);
+  rt_ivrel *rv = calloc((size_t)k, sizeof *rv);
+  int64_t *pv = malloc(sizeof *pv * RT_BATCH * ((size_t)np + 1));
+  uint64_t *pbits = malloc(sizeof *pbits * RT_BITWORDS(RT_BATCH) * ((size_t)np + 1));
+  bool *reads = iv_reads(run, s);
+  rt_union_out out = {0};
+  int rc = 0;
+  if (!rels || !rv || !pv || !pbits) rc = ex_op_fail(run, op, "out of memory");
+  for (int j = 0; j < k && rc == 0; j++) {
+    rc = iv_rel_open(run, op, j, reads, &rels[j]);
+    rels[j].r.name = op->iv.names[j];
+    rv[j] = rels[j].r;
+  }
+  if (rc == 0 && !rt_union_run(k, rv, op->stage, &out, &run->err)) rc = iv_rt_failed(run, op);
+  for (int j = 0; j < k && rc == 0; j++) {
+    int64_t null_row = iv_null_row(run, op, &rels[j]);
+    if (null_row < 0) rc = -1;
+    for (size_t i = 0; rc == 0 && i < out.n; i++)
+      if (out.rows[j][i] == RT_NO_ROW) out.rows[j][i] = (uint32_t)null_row;
+  }
+  for (size_t start = 0; rc == 0 && start < out.n && !s->done; start += RT_BATCH) {
+    size_t rest = out.n - start;
+    uint32_t n = rest < RT_BATCH ? (uint32_t)rest : RT_BATCH;
+    b->cols[op->iv.ts_out] = iv_flat(RT_I64, out.ts, (int64_t)start, NULL);
+    b->cols[op->iv.dur_out] = iv_flat(RT_I64, out.dur, (int64_t)start, NULL);
+    for (int q = 0; q < np; q++) {
+      rt_type t = rt_store_type(p->cols[op->iv.per_out[q]].type);
+      int64_t *v = pv + (size_t)q * RT_BATCH;
+      uint32_t *v32 = (uint32_t *)v;
+      uint64_t *bits = pbits + (size_t)q * RT_BITWORDS(RT_BATCH);
+      memset(bits, 0, RT_BITWORDS(n) * 8);
+      for (uint32_t i = 0; i < n; i++) {
+        uint32_t lane = out.lane[start + i], j = out.rep_op[lane], row = out.rep_row[lane];
+        const rt_ivkey *key = &rels[j].keys[q];
+        if (key->valid && !rt_bit(key->valid, row)) continue;
+        int64_t x = rt_ivkey_get(key, row);
+        if (t == RT_STR) v32[i] = (uint32_t)x;
+        else v[i] = x;   /* a double's bits */
+        rt_bit_set(bits, i);
+      }
+      b->cols[op->iv.per_out[q]] = (rt_view){.type = t, .data = v, .valid = bits};
+    }
+    for (int j = 0; j < k; j++) iv_sel_views(&rels[j], out.rows[j] + start, n, b);
+    rc = run->feed(run, s, b, n, pick, ctx, dn);
+  }
+  rt_union_free(&out);
+  for (int j = 0; rels && j < k; j++) iv_rel_free(&rels[j]);
+  free(rels);
+  free(rv);
+  free(pv);
+  free(pbits);
+  free(reads);
+  iv_release(run, op);
+  return rc;
+}
+
+/* ---- §9.3 interval matching ------------------------------------------------------ */
+
+/* INTERVAL FIND: (input, operand) pairs served as INTERVAL JOIN's. */
+static int iv_find(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
+  const ir_op *op = s->seg->source;
+  iv_rel in, opr;
+  rt_find f;
+  rt_ijpairs pairs = {0};
+  memset(&f, 0, sizeof f);
+  memset(&opr, 0, sizeof opr);
+  bool *reads = iv_reads(run, s);
+  int rc = iv_rel_open(run, op, 0, reads, &in);
+  if (rc == 0) rc = iv_rel_open(run, op, 1, reads, &opr);
+  const int64_t *within = NULL;
+  const uint64_t *within_valid = NULL;
+  int64_t *own = NULL;
+  if (rc == 0 && op->iv.within_col >= 0) {
+    int c = ex_buf_col(op->iv.bufs[0], op->iv.within_col);
+    if (c < 0) rc = ex_op_fail(run, op, "the WITHIN distance was not buffered");
+    else if (!(within = iv_rel_i64(&in, c, &own)) && in.r.n) rc = ex_op_fail(run, op, "out of memory");
+    else within_valid = iv_rel_valid(&in, c);
+  }
+  bool built = false;
+  if (rc == 0) {
+    built = true;
+    if (!rt_find_build(&f, &opr.r, op->iv.rel & IR_FIND_ENDING, op->iv.rel & IR_FIND_BEFORE,
+                       op->stage, &run->err))
+      rc = iv_rt_failed(run, op);
+  }
+  if (rc == 0 && !rt_find_probe(&f, &in.r, op->iv.rel & IR_FIND_END,
+                                op->iv.within_col >= 0 ? within : NULL, within_valid, op->iv.left,
+                                &pairs, &run->err))
+    rc = iv_rt_failed(run, op);
+  if (rc == 0) rc = iv_serve_pairs(run, s, b, pick, ctx, dn, &in, &opr, &pairs, op->iv.left);
+  if (built) rt_find_free(&f);
+  rt_mem_free(own);
+  rt_ijpairs_free(&pairs);
+  iv_rel_free(&in);
+  iv_rel_free(&opr);
+  free(reads);
+  iv_release(run, op);
+  return rc;
+}
+
+/* INTERVAL KEEP IF / DROP IF: the input rows (selected) that stand (or do
+ * not) in the relationship to the union of the operand's rows in their
+ * lane. */
+static int iv_keep(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
+  const ir_op *op = s->seg->source;
+  iv_rel in, opr;
+  rt_ijoin j;
+  memset(&j, 0, sizeof j);
+  memset(&opr, 0, sizeof opr);
+  bool *reads = iv_reads(run, s);
+  uint32_t *sel = malloc(sizeof *sel * RT_BATCH);
+  int rc = sel ? iv_rel_open(run, op, 0, reads, &in) : ex_op_fail(run, op, "out of memory");
+  if (rc == 0) rc = iv_rel_open(run, op, 1, reads, &opr);
+  bool built = false;
+  if (rc == 0) {
+    built = true;
+    if (!rt_ijoin_build_union(&j, &opr.r, (rt_ijrel)op->iv.rel, op->stage, &run->err))
+      rc = iv_rt_failed(run, op);
+  }
+  uint32_t n = 0;
+  for (uint32_t i = 0; rc == 0 && i < in.r.n && !s->done; i++) {
+    bool hit = false;
+    if (rt_ivrel_bounds_valid(&in.r, i)) {
+      int64_t ts = in.r.ts[i], dur = in.r.dur[i];
+      if (dur >= 0 && ts > 0 && dur > INT64_MAX - ts) {
+        rc = ex_op_fail(run, op, "integer overflow");
+        break;
+      }
+      int64_t lane = rt_lanes_find_row(&j.lanes, &in.r, i, true);
+      hit = lane >= 0 && rt_ijoin_any(&j, (uint32_t)lane, ts, dur);
+    }
+    if (hit != op->iv.drop) sel[n++] = i;
+    if (n == RT_BATCH || (i + 1 == in.r.n && n)) {
+      iv_sel_views(&in, sel, n, b);
+      rc = run->feed(run, s, b, n, pick, ctx, dn);
+      n = 0;
+    }
+  }
+  if (built) rt_ijoin_free(&j);
+  free(sel);
+  iv_rel_free(&in);
+  iv_rel_free(&opr);
+  free(reads);
+  iv_release(run, op);
+  return rc;
+}
+
 /* ---- entry points ----------------------------------------------------------- */
 
 static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
@@ -779,6 +950,9 @@ static int iv_scan(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *c
   case IR_IVMERGE: return iv_merge(run, s, b, pick, ctx, dn);
   case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
     return iv_reshape(run, s, b, pick, ctx, dn);
+  case IR_IV_UNION: return iv_union(run, s, b, pick, ctx, dn);
+  case IR_IV_FIND: return iv_find(run, s, b, pick, ctx, dn);
+  case IR_IV_KEEP: return iv_keep(run, s, b, pick, ctx, dn);
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
   case IR_GRAPH:
   case IR_TREE_SHAPE:

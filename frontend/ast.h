@@ -245,6 +245,12 @@ typedef struct fe_stage {
   struct fe_source *over;
   int tmode;
   bool ordered;
+  /* §9.3 (ivsrc). [LEFT] INTERVAL FIND src (STARTING | ENDING) (AFTER |
+   * BEFORE) (BEGIN | END) [OF alias] [WITHIN d]: src, left, per; rel is
+   * KEEP IF / DROP IF's relationship. */
+  bool ending, before, anchor_end;
+  fe_name anchor_of;   /* name NULL: the input row */
+  fe_expr *within_d;    /* NULL: no limit */
 } fe_stage;
 
 /* The form of a §9.4 stage (fe_stage.tmode). */

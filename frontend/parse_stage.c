@@ -199,24 +199,29 @@ static fe_source *parse_from(fe_parser *p) {
   return s;
 }
 
-static fe_source *parse_intersection(fe_parser *p) {
-  p->stage = "INTERVAL INTERSECTION OF";
+/* `W1 W2 OF (src [AS] a, …) [PER cols]` (INTERSECTION OF, UNION OF). */
+static fe_source *parse_operands(fe_parser *p, const char *stage, fe_srckind kind) {
+  p->stage = stage;
   fe_source *s = fe_alloc(p, sizeof *s);
   if (!s) return NULL;
-  s->kind = SRC_INTERSECT;
+  s->kind = kind;
   s->pos = fe_cur(p)->pos;
   p->i += 2; /* INTERVAL INTERSECTION */
   if (!fe_expect_kw(p, "OF", NULL) || !fe_expect_punct(p, "(", NULL)) return NULL;
   int cap = 0;
   do {
     fe_source *op = parse_relation(p);
-    p->stage = "INTERVAL INTERSECTION OF";
+    p->stage = stage;
     if (!op || !require_alias(p, op, k_no_words)) return NULL;
     if (!fe_push_ptr(p, &s->ops, &s->nops, &cap, op)) return NULL;
   } while (fe_accept_punct(p, ","));
   if (!fe_expect_punct(p, ")", "',' or ')'")) return NULL;
   if (!parse_per(p, &s->per, &s->nper)) return NULL;
   return s;
+}
+
+static fe_source *parse_intersection(fe_parser *p) {
+  return parse_operands(p, "INTERVAL INTERSECTION OF", SRC_INTERSECT);
 }
 
 /* ---- §9.1 interval sources (ivsrc) ----------------------------------- */
@@ -287,6 +292,9 @@ static fe_source *parse_graph(fe_parser *p) {
     if (!fe_push_ptr(p, &s->ops, &s->nops, &cap, op)) return NULL;
   }
   return s;
+/* INTERVAL UNION OF (src [AS] a, …) [PER cols]: INTERSECTION OF's syntax */
+static fe_source *parse_iv_union(fe_parser *p) {
+  return parse_operands(p, "INTERVAL UNION OF", SRC_IV_UNION);
 }
 
 /* ---- select items ----------------------------------------------------- */
@@ -518,10 +526,9 @@ static bool parse_flatten(fe_parser *p, fe_stage *st) {
   return parse_items(p, &st->items, &st->nitems);
 }
 
-static bool parse_join(fe_parser *p, fe_stage *st) {
-  if (!(st->src = parse_relation(p))) return false;
-  p->stage = "INTERVAL JOIN";
-  if (!require_alias(p, st->src, k_join_words)) return false;
+/* OVERLAPPING BOUNDS, COVERING BEGIN, … into st->rel (INTERVAL JOIN,
+ * KEEP IF, DROP IF). */
+static bool parse_relationship(fe_parser *p, fe_stage *st) {
   static const struct { const char *a, *b; fe_joinrel rel; } rels[] = {
     {"OVERLAPPING", "BOUNDS", JR_OVERLAPPING_BOUNDS}, {"COVERING", "BEGIN", JR_COVERING_BEGIN},
     {"COVERING", "END", JR_COVERING_END}, {"COVERING", "BOUNDS", JR_COVERING_BOUNDS},
@@ -541,8 +548,47 @@ static bool parse_join(fe_parser *p, fe_stage *st) {
   }
   st->rel = rels[i].rel;
   p->i += 2;
+  return true;
+}
+
+static bool parse_join(fe_parser *p, fe_stage *st) {
+  if (!(st->src = parse_relation(p))) return false;
+  p->stage = "INTERVAL JOIN";
+  if (!require_alias(p, st->src, k_join_words)) return false;
+  if (!parse_relationship(p, st)) return false;
   return parse_per(p, &st->per, &st->nper);
 }
+
+/* ---- §9.3 interval matching (ivsrc) ------------------------------------ */
+
+/* [LEFT] INTERVAL FIND src [AS] a (STARTING | ENDING) (AFTER | BEFORE)
+ * (BEGIN | END) [OF alias] [WITHIN d] [PER cols] */
+static bool parse_ifind(fe_parser *p, fe_stage *st) {
+  static const char *const stop[] = {"STARTING", "ENDING", NULL};
+  if (!(st->src = parse_relation(p))) return false;
+  p->stage = fe_stage_names[ST_IV_FIND];
+  if (!require_alias(p, st->src, stop)) return false;
+  if (fe_accept_kw(p, "ENDING")) st->ending = true;
+  else if (!fe_accept_kw(p, "STARTING")) return fe_syntax_error(p, fe_cur(p), "STARTING or ENDING");
+  if (fe_accept_kw(p, "BEFORE")) st->before = true;
+  else if (!fe_accept_kw(p, "AFTER")) return fe_syntax_error(p, fe_cur(p), "AFTER or BEFORE");
+  if (fe_accept_kw(p, "END")) st->anchor_end = true;
+  else if (!fe_accept_kw(p, "BEGIN")) return fe_syntax_error(p, fe_cur(p), "BEGIN or END");
+  if (fe_accept_kw(p, "OF") && !fe_parse_name(p, &st->anchor_of, "an alias")) return false;
+  if (fe_accept_kw(p, "WITHIN") && !(st->within_d = fe_parse_expr(p))) return false;
+  return parse_per(p, &st->per, &st->nper);
+}
+
+/* INTERVAL KEEP IF / DROP IF relationship src [[AS] a] [PER cols] */
+static bool parse_ikeep(fe_parser *p, fe_stage *st) {
+  if (!fe_expect_kw(p, "IF", NULL) || !parse_relationship(p, st)) return false;
+  if (!(st->src = parse_relation(p))) return false;
+  p->stage = fe_stage_names[st->kind];
+  if (parse_alias(p, &st->src->alias, k_per_words) < 0) return false;
+  return parse_per(p, &st->per, &st->nper);
+}
+
+/* end §9.3 */
 
 static bool parse_fill_gaps(fe_parser *p, fe_stage *st) {
   /* INTERVAL FILL WITHIN src (§9.2) is FILL GAPS WITH whose fillers carry
@@ -788,10 +834,13 @@ static bool parse_stage(fe_parser *p, fe_stage *st) {
     return parse_hjoin(p, st);
   }
   if (fe_tok_is_kw(t, "LEFT")) {
-    begin(p, st, ST_IJOIN, 1);
+    /* LEFT INTERVAL JOIN, or §9.3's LEFT INTERVAL FIND */
+    bool find = fe_tok_is_kw(fe_peek(p, 1), "INTERVAL") && fe_tok_is_kw(fe_peek(p, 2), "FIND");
+    begin(p, st, find ? ST_IV_FIND : ST_IJOIN, 1);
     st->left = true;
-    if (!fe_expect_kw(p, "INTERVAL", NULL) || !fe_expect_kw(p, "JOIN", NULL)) return false;
-    return parse_join(p, st);
+    if (!fe_expect_kw(p, "INTERVAL", NULL) || !fe_expect_kw(p, find ? "FIND" : "JOIN", NULL))
+      return false;
+    return find ? parse_ifind(p, st) : parse_join(p, st);
   }
   const char *lead = NULL;   /* the first word of two-word stages, seen */
   for (int k = 0; k < ST__COUNT; k++) {

@@ -561,13 +561,30 @@ static void gen_tree_shape(in *s, row *r, buf *o) {
 
 static void gen_stage(in *s, row *r, buf *o) {
   char name[16];
-  unsigned k = pick(s, 22);
+  unsigned k = pick(s, 24);
   switch (k) {
   case 20:   /* §9.2 interval reshaping */
     gen_reshape(s, r, o);
     return;
   case 21:   /* §9.4 tree operators */
     if (has(r, "id", "parent_id")) gen_tree_shape(s, r, o);
+    return;
+  case 22:   /* §9.3: [LEFT] INTERVAL FIND */
+    if (has(r, "ts", "dur")) {
+      static const char *const var[] = {"STARTING AFTER BEGIN", "STARTING BEFORE END",
+                                        "ENDING AFTER END", "ENDING BEFORE BEGIN"};
+      unsigned v = pick(s, N(var));
+      bprintf(o, " |> %sINTERVAL FIND p%c AS o %s%s", pick(s, 2) ? "LEFT " : "",
+              pick(s, 2) ? 'a' : 'b', var[v], pick(s, 2) ? " WITHIN 5" : "");
+      per(s, r, o, NULL);
+    }
+    return;
+  case 23:   /* §9.3: INTERVAL KEEP IF / DROP IF */
+    if (has(r, "ts", "dur")) {
+      bprintf(o, " |> INTERVAL %s IF %s p%c", pick(s, 2) ? "KEEP" : "DROP", k_rel[pick(s, N(k_rel))],
+              pick(s, 2) ? 'a' : 'b');
+      per(s, r, o, NULL);
+    }
     return;
   case 16:   /* the relational stages of §8 that keep the row's shape */
     bprintf(o, " |> DISTINCT");
@@ -843,7 +860,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   row r;
   base_row(&r);
   buf q = {0};
-  unsigned src = pick(&s, 8);
+  unsigned src = pick(&s, 9);
   if (src == 7) {
     /* §9.5: a graph over the rows: the tree's edges, reversed ones
      * (cycles), or pb's (ids that may be no node: an error the backends
@@ -872,6 +889,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     add(&r, "s", T_STR);
     add(&r, "parent_id", T_INT);
     add(&r, "depth", T_INT);
+  } else if (src == 8) {   /* §9.1: INTERVAL UNION OF */
+    bprintf(&q, "INTERVAL UNION OF (pa AS x, (FROM pb |> WHERE dur >= 0 AND ts >= 0) AS y)");
+    row nr;
+    memset(&nr, 0, sizeof nr);
+    add(&nr, "ts", T_INT);
+    add(&nr, "dur", T_INT);
+    per(&s, &r, &q, &nr);
+    r = nr;
   } else if (src == 6) {   /* §9.1 (ivsrc): INTERVALS FROM EVENTS, ts and dur first */
     static const char *const last[] = {"", " KEEPING LAST OPEN", " CLOSING LAST AT (ts + i)",
                                        " CLOSING LAST AT (NULL)"};

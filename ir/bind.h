@@ -340,6 +340,19 @@ ir_op *ir_iv_one_rel_op(ir_binder *b, ir_opkind kind, const fe_stage *st, ir_op 
                         int dur, int *per, int id);
 /* The op of a two-relation stage: relation 0 the input (ts, dur, per),
  * relation 1 the operand (its PER columns opper, or NULL) named opname. */
+/* The operands of src (INTERVAL INTERSECTION OF, UNION OF), each bound
+ * inline with a distinct alias, its ts, dur and every PER column (of one
+ * kind across operands), buffered: the op of `kind` reading them (op->iv
+ * filled but for its outputs); their rows into *rows. NULL on error. */
+ir_op *ir_iv_bind_operands(ir_binder *b, const fe_source *src, const char *stage, ir_opkind kind,
+                           ir_row **rows);
+/* INTERVAL JOIN's relationship as an rt_ijrel. */
+int ir_iv_rt_rel(fe_joinrel rel);
+/* The row after a stage that attaches an operand (INTERVAL JOIN, FIND):
+ * the input's entries, then the operand's qualified-only; the input's
+ * aliases stay and the operand's joins them. */
+void ir_iv_join_row(ir_binder *b, ir_row in_row, int in_naliases, const ir_alias *in_aliases,
+                    const ir_iv_operand *o);
 ir_op *ir_iv_two_rel_op(ir_binder *b, ir_opkind kind, const fe_stage *st, ir_op *inbuf, int ts,
                         int dur, int *per, ir_op *opbuf, const ir_iv_operand *o, int *opper,
                         const char *opname);

@@ -25,57 +25,11 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
   b->stage = stage;
   int k = src->nops, np = src->nper;
   if (k < 2) return ir_fail(b, src->pos, "expected at least two relations to intersect");
-  const char **quals = ir_alloc(b, sizeof(char *) * (size_t)k);
-  for (int j = 0; j < k; j++) {
-    const fe_source *o = src->ops[j];
-    quals[j] = ir_iv_src_qual(o);
-    bool dup = !quals[j];
-    for (int i = 0; i < j && !dup; i++) dup = ir_name_eq(quals[i], quals[j]);
-    if (dup)
-      return ir_fail(b, o->alias.name ? o->alias.pos : o->pos,
-                     "expected a different alias for each relation");
-  }
-  int *ts = ir_alloc(b, sizeof(int) * (size_t)k);
-  int *dur = ir_alloc(b, sizeof(int) * (size_t)k);
-  int **per = ir_alloc(b, sizeof(int *) * (size_t)k);
-  ir_op **bufs = ir_alloc(b, sizeof(ir_op *) * (size_t)k);
-  ir_row *rows = ir_alloc(b, sizeof(ir_row) * (size_t)k);
-  for (int j = 0; j < k; j++) {
-    const fe_source *o = src->ops[j];
-    if (!ir_bind_source(b, o, stage)) return 0;
-    b->stage = stage;
-    rows[j] = b->row;
-    if ((ts[j] = ir_iv_rel_col(b, rows[j], quals[j], "ts", o->pos)) < 0 ||
-        (dur[j] = ir_iv_rel_col(b, rows[j], quals[j], "dur", o->pos)) < 0 ||
-        !ir_iv_check_bound(b, quals[j], "ts", ts[j], o->pos) ||
-        !ir_iv_check_bound(b, quals[j], "dur", dur[j], o->pos))
-      return 0;
-    per[j] = ir_alloc(b, sizeof(int) * ((size_t)np + 1));
-    for (int q = 0; q < np; q++) {
-      if ((per[j][q] = ir_iv_rel_col(b, rows[j], quals[j], src->per[q].name, o->pos)) < 0) return 0;
-      if (j && ir_iv_key_kind(p->cols[per[j][q]].type) != ir_iv_key_kind(p->cols[per[0][q]].type))
-        /* Perfetto's text, then which columns differ. */
-        return ir_fail(b, src->per[q].pos,
-                       "expected the PER columns to be the same in every operand, but %s.%s is "
-                       "%s and %s.%s is %s",
-                       quals[j], src->per[q].name, rt_type_name(p->cols[per[j][q]].type),
-                       quals[0], src->per[q].name, rt_type_name(p->cols[per[0][q]].type));
-    }
-    int *cols;
-    int n = ir_iv_row_cols(b, rows[j], &cols);
-    bufs[j] = ir_add_ivbuf(b, o->pos, n, cols);
-  }
-  ir_op *op = ir_op_add(b, IR_ISECT, src->pos);
-  ir_iv_rel_arrays(b, op, k, np);
-  for (int j = 0; j < k; j++) {
-    op->iv.bufs[j] = bufs[j];
-    bufs[j]->ivbuf.user = op;
-    op->iv.ts[j] = ts[j];
-    op->iv.dur[j] = dur[j];
-    op->iv.per[j] = per[j];
-    op->iv.names[j] = quals[j];
-    op->iv.id[j] = ir_iv_rel_id(b, rows[j]);
-  }
+  ir_row *rows;
+  ir_op *op = ir_iv_bind_operands(b, src, stage, IR_ISECT, &rows);
+  if (!op) return 0;
+  int **per = op->iv.per;
+  const char **quals = op->iv.names;
   op->iv.ts_out = ir_col_new(p, "ts", RT_I64, false);
   op->iv.dur_out = ir_col_new(p, "dur", RT_I64, false);
 
@@ -192,31 +146,13 @@ int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
   ir_op *opbuf = ir_add_ivbuf(b, st->src->pos, nop, op_cols);
 
   ir_op *op = ir_iv_two_rel_op(b, IR_IJOIN, st, inbuf, ts, dur, per, opbuf, &o, o.per, o.qual);
-  static const rt_ijrel rels[] = {
-      [JR_OVERLAPPING_BOUNDS] = RT_IJ_OVERLAPPING, [JR_COVERING_BEGIN] = RT_IJ_COVERING_BEGIN,
-      [JR_COVERING_END] = RT_IJ_COVERING_END,      [JR_COVERING_BOUNDS] = RT_IJ_COVERING_BOUNDS,
-      [JR_WITHIN_BOUNDS] = RT_IJ_WITHIN,
-  };
-  op->iv.rel = (int)rels[st->rel];
+  op->iv.rel = ir_iv_rt_rel(st->rel);
   op->iv.left = st->left;
   /* LEFT: an unmatched row reads the operand's columns as NULL. */
   if (st->left)
     for (int i = 0; i < nop; i++) p->cols[op_cols[i]].nullable = true;
 
-  ir_rowb rb = {0};
-  for (int i = 0; i < in_row.n; i++)
-    ir_rowb_add(b, &rb, in_row.e[i].name, in_row.e[i].col, in_row.e[i].qonly);
-  for (int i = 0; i < o.row.n; i++) ir_rowb_add(b, &rb, o.row.e[i].name, o.row.e[i].col, true);
-  b->row = ir_rowb_done(&rb);
-  /* The input's aliases stay; the operand's alias joins them (replacing
-   * one of the same name). */
-  ir_alias *al = ir_alloc(b, sizeof(ir_alias) * ((size_t)in_naliases + 1));
-  int na = 0;
-  for (int i = 0; i < in_naliases; i++)
-    if (!o.qual || !ir_name_eq(in_aliases[i].name, o.qual)) al[na++] = in_aliases[i];
-  if (o.qual) al[na++] = (ir_alias){o.qual, o.row};
-  b->naliases = na;
-  b->aliases = al;
+  ir_iv_join_row(b, in_row, in_naliases, in_aliases, &o);
   return 1;
 }
 

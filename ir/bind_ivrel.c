@@ -70,6 +70,7 @@ void ir_iv_rel_arrays(ir_binder *b, ir_op *op, int nrel, int nper) {
   op->iv.ts_out = op->iv.dur_out = -1;
   op->iv.close_col = -1;
   op->iv.gid_out = op->iv.bucket_out = op->iv.origin = -1;   /* §9.2's (bind_reshape.c) */
+  op->iv.within_col = -1;                                     /* §9.3's (bind_ivmatch.c) */
 }
 
 ir_op *ir_iv_agg_buffer(ir_binder *b, int pos, int ts, int dur, int id, int nkeys, const int *keys,
@@ -196,3 +197,94 @@ ir_op *ir_iv_two_rel_op(ir_binder *b, ir_opkind kind, const fe_stage *st, ir_op 
   return op;
 }
 
+/* ---- the operands of a source (INTERSECTION OF, UNION OF) -------------- */
+
+ir_op *ir_iv_bind_operands(ir_binder *b, const fe_source *src, const char *stage, ir_opkind kind,
+                           ir_row **rows_out) {
+  ir_plan *p = b->p;
+  int k = src->nops, np = src->nper;
+  const char **quals = ir_alloc(b, sizeof(char *) * (size_t)k);
+  for (int j = 0; j < k; j++) {
+    const fe_source *o = src->ops[j];
+    quals[j] = ir_iv_src_qual(o);
+    bool dup = !quals[j];
+    for (int i = 0; i < j && !dup; i++) dup = ir_name_eq(quals[i], quals[j]);
+    if (dup)
+      return ir_fail(b, o->alias.name ? o->alias.pos : o->pos,
+                     "expected a different alias for each relation"),
+             NULL;
+  }
+  int *ts = ir_alloc(b, sizeof(int) * (size_t)k);
+  int *dur = ir_alloc(b, sizeof(int) * (size_t)k);
+  int **per = ir_alloc(b, sizeof(int *) * (size_t)k);
+  ir_op **bufs = ir_alloc(b, sizeof(ir_op *) * (size_t)k);
+  ir_row *rows = ir_alloc(b, sizeof(ir_row) * (size_t)k);
+  for (int j = 0; j < k; j++) {
+    const fe_source *o = src->ops[j];
+    if (!ir_bind_source(b, o, stage)) return NULL;
+    b->stage = stage;
+    rows[j] = b->row;
+    if ((ts[j] = ir_iv_rel_col(b, rows[j], quals[j], "ts", o->pos)) < 0 ||
+        (dur[j] = ir_iv_rel_col(b, rows[j], quals[j], "dur", o->pos)) < 0 ||
+        !ir_iv_check_bound(b, quals[j], "ts", ts[j], o->pos) ||
+        !ir_iv_check_bound(b, quals[j], "dur", dur[j], o->pos))
+      return NULL;
+    per[j] = ir_alloc(b, sizeof(int) * ((size_t)np + 1));
+    for (int q = 0; q < np; q++) {
+      if ((per[j][q] = ir_iv_rel_col(b, rows[j], quals[j], src->per[q].name, o->pos)) < 0) return NULL;
+      if (j && ir_iv_key_kind(p->cols[per[j][q]].type) != ir_iv_key_kind(p->cols[per[0][q]].type))
+        /* Perfetto's text, then which columns differ. */
+        return ir_fail(b, src->per[q].pos,
+                       "expected the PER columns to be the same in every operand, but %s.%s is "
+                       "%s and %s.%s is %s",
+                       quals[j], src->per[q].name, rt_type_name(p->cols[per[j][q]].type),
+                       quals[0], src->per[q].name, rt_type_name(p->cols[per[0][q]].type)),
+               NULL;
+    }
+    int *cols;
+    int n = ir_iv_row_cols(b, rows[j], &cols);
+    bufs[j] = ir_add_ivbuf(b, o->pos, n, cols);
+  }
+  ir_op *op = ir_op_add(b, kind, src->pos);
+  ir_iv_rel_arrays(b, op, k, np);
+  for (int j = 0; j < k; j++) {
+    op->iv.bufs[j] = bufs[j];
+    bufs[j]->ivbuf.user = op;
+    op->iv.ts[j] = ts[j];
+    op->iv.dur[j] = dur[j];
+    op->iv.per[j] = per[j];
+    op->iv.names[j] = quals[j];
+    op->iv.id[j] = ir_iv_rel_id(b, rows[j]);
+  }
+  *rows_out = rows;
+  return op;
+}
+
+/* How a stage's relationship reads in the runtime (INTERVAL JOIN, KEEP
+ * IF, DROP IF). */
+int ir_iv_rt_rel(fe_joinrel rel) {
+  static const rt_ijrel rels[] = {
+      [JR_OVERLAPPING_BOUNDS] = RT_IJ_OVERLAPPING, [JR_COVERING_BEGIN] = RT_IJ_COVERING_BEGIN,
+      [JR_COVERING_END] = RT_IJ_COVERING_END,      [JR_COVERING_BOUNDS] = RT_IJ_COVERING_BOUNDS,
+      [JR_WITHIN_BOUNDS] = RT_IJ_WITHIN,
+  };
+  return (int)rels[rel];
+}
+
+void ir_iv_join_row(ir_binder *b, ir_row in_row, int in_naliases, const ir_alias *in_aliases,
+                    const ir_iv_operand *o) {
+  ir_rowb rb = {0};
+  for (int i = 0; i < in_row.n; i++)
+    ir_rowb_add(b, &rb, in_row.e[i].name, in_row.e[i].col, in_row.e[i].qonly);
+  for (int i = 0; i < o->row.n; i++) ir_rowb_add(b, &rb, o->row.e[i].name, o->row.e[i].col, true);
+  b->row = ir_rowb_done(&rb);
+  /* The input's aliases stay; the operand's alias joins them (replacing
+   * one of the same name). */
+  ir_alias *al = ir_alloc(b, sizeof(ir_alias) * ((size_t)in_naliases + 1));
+  int na = 0;
+  for (int i = 0; i < in_naliases; i++)
+    if (!o->qual || !ir_name_eq(in_aliases[i].name, o->qual)) al[na++] = in_aliases[i];
+  if (o->qual) al[na++] = (ir_alias){o->qual, o->row};
+  b->naliases = na;
+  b->aliases = al;
+}

@@ -1,6 +1,6 @@
 /*
  * bind_ivsrc.c — binds the interval sources of LANGUAGE.md §9.1:
- * INTERVALS FROM EVENTS (and INTERVAL UNION OF), as bind_interval.c binds
+ * INTERVALS FROM EVENTS and INTERVAL UNION OF, as bind_interval.c binds
  * INTERVAL INTERSECTION OF: each relation ends in an IV_BUFFER sink and
  * the operator is the source op after the last one (plan.h, op->iv).
  */
@@ -126,5 +126,49 @@ int ir_bind_iv_events(ir_binder *b, const fe_source *src) {
   }
   b->row = ir_rowb_done(&rb);
   ir_alias_set_one(b, qual, b->row);
+  return 1;
+}
+
+/* ---- INTERVAL UNION OF ------------------------------------------------------ */
+
+int ir_bind_iv_union(ir_binder *b, const fe_source *src) {
+  static const char *const stage = "INTERVAL UNION OF";
+  ir_plan *p = b->p;
+  b->stage = stage;
+  int k = src->nops, np = src->nper;
+  if (k < 2) return ir_fail(b, src->pos, "expected at least two relations to unite");
+  ir_row *rows;
+  ir_op *op = ir_iv_bind_operands(b, src, stage, IR_IV_UNION, &rows);
+  if (!op) return 0;
+  op->iv.ts_out = ir_col_new(p, "ts", RT_I64, false);
+  op->iv.dur_out = ir_col_new(p, "dur", RT_I64, false);
+  /* The lane's PER values: new columns (they come from whichever operand
+   * has a row in the lane), of the keys' kind. */
+  op->iv.per_out = ir_alloc(b, sizeof(int) * ((size_t)np + 1));
+  for (int q = 0; q < np; q++) {
+    rt_type t = p->cols[op->iv.per[0][q]].type;
+    bool nullable = false;
+    for (int j = 0; j < k; j++) nullable |= p->cols[op->iv.per[j][q]].nullable;
+    t = t == RT_F64 || t == RT_STR ? t : RT_I64;
+    op->iv.per_out[q] = ir_col_new(p, src->per[q].name, t, nullable);
+  }
+  /* Where an operand has no covering row its columns are NULL. */
+  for (int j = 0; j < k; j++)
+    for (int i = 0; i < op->iv.bufs[j]->ivbuf.ncarry; i++)
+      p->cols[op->iv.bufs[j]->ivbuf.carry[i]].nullable = true;
+  /* ts, dur, the PER columns bare; every operand column only through its
+   * alias (or a star). */
+  ir_rowb rb = {0};
+  ir_rowb_add(b, &rb, "ts", op->iv.ts_out, false);
+  ir_rowb_add(b, &rb, "dur", op->iv.dur_out, false);
+  for (int q = 0; q < np; q++) ir_rowb_add(b, &rb, src->per[q].name, op->iv.per_out[q], false);
+  ir_alias *al = ir_alloc(b, sizeof(ir_alias) * (size_t)k);
+  for (int j = 0; j < k; j++) {
+    for (int i = 0; i < rows[j].n; i++) ir_rowb_add(b, &rb, rows[j].e[i].name, rows[j].e[i].col, true);
+    al[j] = (ir_alias){op->iv.names[j], rows[j]};
+  }
+  b->row = ir_rowb_done(&rb);
+  b->naliases = k;
+  b->aliases = al;
   return 1;
 }

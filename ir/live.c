@@ -144,7 +144,7 @@ static void live_window(ir_plan *p, ir_op *op, bool *need) {
  * aggregates and FILL GAPS' columns); the carried columns it serves stay
  * needed as they were. */
 static void live_interval(ir_plan *p, ir_op *op, bool *need) {
-  /* the bounds it defines (ISECT, FLATTEN, IV_EVENTS, §9.2's), and
+  /* the bounds it defines (ISECT, FLATTEN, IV_EVENTS, IV_UNION, §9.2's), and
    * QUANTIZE's bucket and MERGE's merged interval */
   int defs[4] = {op->iv.ts_out, op->iv.dur_out, op->iv.gid_out, op->iv.bucket_out};
   for (int k = 0; k < 4 && op->kind != IR_FILLGAPS; k++)
@@ -156,6 +156,11 @@ static void live_interval(ir_plan *p, ir_op *op, bool *need) {
   if (op->iv.origin >= 0) need[op->iv.origin] = true;                /* QUANTIZE's origin */
   if (op->kind == IR_FLATTEN) live_aggs(p, op->iv.naggs, op->iv.aggs, need);
   if (op->kind == IR_IV_EVENTS && op->iv.close_col >= 0) need[op->iv.close_col] = true;
+  for (int k = 0; op->kind == IR_IV_UNION && k < op->iv.nper; k++) {
+    need[op->iv.per_out[k]] = false;
+    p->cols[op->iv.per_out[k]].live = true;
+  }
+  if (op->kind == IR_IV_FIND && op->iv.within_col >= 0) need[op->iv.within_col] = true;
   if (op->kind == IR_FILLGAPS) {
     /* Every output column is produced (the buffer is rebuilt anyway). */
     for (int k = 0; k < op->iv.nscan; k++) {
@@ -307,7 +312,7 @@ void ir_live(ir_plan *p) {
     case IR_FLATTEN:
     case IR_IJOIN:
     case IR_FILLGAPS:
-    case IR_IV_EVENTS: live_interval(p, op, need); break;
+    case IR_IV_EVENTS: case IR_IV_UNION: case IR_IV_FIND: case IR_IV_KEEP:
     case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
       live_interval(p, op, need);
       break;

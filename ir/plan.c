@@ -180,8 +180,12 @@ void ir_op_need(const ir_op *op, bool *need) {
   case IR_IJOIN:
   case IR_FILLGAPS:
   case IR_IV_EVENTS:
+  case IR_IV_UNION:
+  case IR_IV_FIND:
+  case IR_IV_KEEP:
   case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
     if (op->iv.close_col >= 0) need_cols(1, &op->iv.close_col, need);
+    if (op->iv.within_col >= 0) need_cols(1, &op->iv.within_col, need);
     need_cols(op->iv.nby, op->iv.by, need);   /* §9.2: MERGE's BY, QUANTIZE's origin */
     need_cols(1, &op->iv.origin, need);
     for (int j = 0; j < op->iv.nrel; j++) {
@@ -213,7 +217,7 @@ const int *ir_source_cols(const ir_op *op, int *n) {
   case IR_FLATTEN:
   case IR_IJOIN:
   case IR_FILLGAPS:
-  case IR_IV_EVENTS: *n = op->iv.nscan; return op->iv.out_cols;
+  case IR_IV_EVENTS: case IR_IV_UNION: case IR_IV_FIND: case IR_IV_KEEP:
   case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
     *n = op->iv.nscan;
     return op->iv.out_cols;
@@ -259,7 +263,8 @@ int64_t ir_op_size(const ir_op *op) {
   case IR_SCAN_FORK: return op->scan.nscan;
   case IR_GRAPH: return 4;   /* §9.5: its keys */
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_TREE_NUMBER: case IR_ISECT:
-  case IR_IJOIN: case IR_FILLGAPS: case IR_IV_EVENTS: case IR__COUNT:
+  case IR_IJOIN: case IR_FILLGAPS: case IR_IV_EVENTS: case IR_IV_UNION: case IR_IV_FIND:
+  case IR_IV_KEEP: case IR__COUNT:
   case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
     return 0;
   }

@@ -214,6 +214,11 @@ typedef struct ir_wincall {
 } ir_wincall;
 
 typedef struct ir_op ir_op;
+
+/* INTERVAL FIND's variant in op->iv.rel (§9.3): the operand's end (else
+ * its start), nearest at or before (else at or after) the anchor, the
+ * anchor the end of its interval (else the start). */
+enum { IR_FIND_ENDING = 1, IR_FIND_BEFORE = 2, IR_FIND_END = 4 };
 struct ir_op {
   ir_opkind kind;
   const char *stage;    /* "WHERE", "ORDER BY", … : prefix of runtime errors */
@@ -441,6 +446,14 @@ struct ir_op {
       int64_t width;
       int align, origin;
       bool within;
+      /* §9.1 IV_UNION: per_out[0..nper), the lane's PER values (flat
+       * columns the driver fills per batch). §9.3 IV_FIND: rel holds the
+       * IR_FIND_* bits, left LEFT, within_col WITHIN's distance computed
+       * on each input row (or -1); IV_KEEP: rel an rt_ijrel, drop for
+       * DROP IF. */
+      int *per_out;
+      int within_col;
+      bool drop;
     } iv;
     /* TREE_SHAPE, the §9.4 tree operators (bind_tshape.c; runtime/tree/tshape.h,
      * run by exec/driver_tshape.c): kind is an rt_tshape_kind. in_buf

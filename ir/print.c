@@ -394,6 +394,29 @@ static void put_interval(const ir_plan *p, const ir_op *op, rt_buf *out) {
     put_rels(p, op, out);
     rt_buf_printf(out, " -> ");
     break;
+  case IR_IV_UNION:
+    rt_buf_printf(out, "interval union of ");
+    put_rels(p, op, out);
+    rt_buf_printf(out, "; one sweep per lane, combinations changed at each instant -> ");
+    break;
+  case IR_IV_FIND:
+    rt_buf_printf(out, "%sinterval find %s %s %s ", op->iv.left ? "left " : "",
+                  op->iv.rel & IR_FIND_ENDING ? "ending" : "starting",
+                  op->iv.rel & IR_FIND_BEFORE ? "before" : "after",
+                  op->iv.rel & IR_FIND_END ? "end" : "begin");
+    put_rels(p, op, out);
+    if (op->iv.within_col >= 0) {
+      rt_buf_printf(out, " within ");
+      put_cols(p, 1, &op->iv.within_col, out);
+    }
+    rt_buf_printf(out, "; operand keys sorted per lane, binary search per row -> ");
+    break;
+  case IR_IV_KEEP:
+    rt_buf_printf(out, "interval %s if %s ", op->iv.drop ? "drop" : "keep",
+                  op->iv.rel >= 0 && op->iv.rel < 5 ? k_ijrels[op->iv.rel] : "?");
+    put_rels(p, op, out);
+    rt_buf_printf(out, "; operand merged into its union per lane, binary search per row -> ");
+    break;
   case IR_IV_EVENTS:
     rt_buf_printf(out, "intervals from events ");
     put_events(p, op, out);
@@ -494,7 +517,7 @@ static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
   case IR_FLATTEN:
   case IR_IJOIN:
   case IR_FILLGAPS:
-  case IR_IV_EVENTS: put_interval(p, op, out); break;
+  case IR_IV_EVENTS: case IR_IV_UNION: case IR_IV_FIND: case IR_IV_KEEP:
   case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
     put_interval(p, op, out);
     break;

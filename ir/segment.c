@@ -115,6 +115,10 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
   case IR_QUANTIZE: bounds = carries = true, post = op->iv.bucket_out; break;
   case IR_SETBOUNDS: carries = true; break;
   case IR_IVMERGE: bounds = carries = true, pre = op->iv.gid_out; break;
+  /* §9.1, §9.3 */
+  case IR_IV_UNION: bounds = carries = true; break;   /* and the PER values (below) */
+  case IR_IV_FIND: carries = true; break;
+  case IR_IV_KEEP: carries = true, ncarry = 1; break;   /* the input's rows only */
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
   case IR_GRAPH:
   case IR_TREE_SHAPE:
@@ -135,6 +139,8 @@ static void iv_outputs(ir_plan *p, ir_op *op) {
     op->iv.out_cols[op->iv.nscan++] = op->iv.dur_out;
   }
   if (post >= 0) op->iv.out_cols[op->iv.nscan++] = post;
+  for (int k = 0; op->kind == IR_IV_UNION && k < op->iv.nper; k++)
+    op->iv.out_cols[op->iv.nscan++] = op->iv.per_out[k];
   if (flat) {
     for (int k = 0; k < op->iv.nper; k++) op->iv.out_cols[op->iv.nscan++] = op->iv.per[0][k];
     for (int k = 0; k < op->iv.naggs; k++)

@@ -188,6 +188,8 @@ static int check_interval(vctx *v, const ir_op *op) {
           ((op->iv.aggs[k].arg_col >= 0 && !carried(op->iv.bufs[0], op->iv.aggs[k].arg_col)) ||
            (op->iv.aggs[k].arg2_col >= 0 && !carried(op->iv.bufs[0], op->iv.aggs[k].arg2_col))))
         return bad(v, NULL, "aggregate input is not buffered");
+  if (op->kind == IR_IV_FIND && op->iv.within_col >= 0 && !carried(op->iv.bufs[0], op->iv.within_col))
+    return bad(v, NULL, "the WITHIN distance is not buffered");
   if (op->kind == IR_IV_EVENTS && op->iv.close_col >= 0 && !carried(op->iv.bufs[0], op->iv.close_col))
     return bad(v, NULL, "the closing end is not buffered");
   if (op->kind == IR_FILLGAPS)

@@ -74,6 +74,11 @@ static inline bool end_of(int64_t ts, int64_t dur, uint64_t *e) {
 
 int rt_ijoin_build(rt_ijoin *j, const rt_ivrel *op, rt_ijrel rel, const char *stage,
                    rt_err *err) {
+  return rt_ijoin_build_keys(j, op, rel, false, stage, err);
+}
+
+int rt_ijoin_build_keys(rt_ijoin *j, const rt_ivrel *op, rt_ijrel rel, bool null_keys,
+                        const char *stage, rt_err *err) {
   memset(j, 0, sizeof *j);
   j->rel = rel;
   j->stage = stage;
@@ -83,7 +88,7 @@ int rt_ijoin_build(rt_ijoin *j, const rt_ivrel *op, rt_ijrel rel, const char *st
   uint32_t n = op->n;
   uint32_t *lane = rt_iv_big(((size_t)n + 1) * sizeof *lane);
   if (!lane) goto oom;
-  if (!rt_lanes_assign(&j->lanes, op, true, false, lane, stage, err)) {
+  if (!rt_lanes_assign(&j->lanes, op, true, null_keys, lane, stage, err)) {
     rt_mem_free(lane);
     return 0;
   }
@@ -189,7 +194,7 @@ static bool matches(rt_ijrel rel, uint64_t s, uint64_t e, bool ipt, uint64_t a, 
   return false;
 }
 
-static bool put_pair(rt_ijpairs *o, uint32_t in, uint32_t op) {
+bool rt_ijpairs_put(rt_ijpairs *o, uint32_t in, uint32_t op) {
   if (o->n == o->cap) {
     size_t c1 = o->cap, c2 = o->cap;
     if (!rt_iv_grow((void **)&o->in, &c1, o->n + 1, 4)) return false;
@@ -207,7 +212,11 @@ static bool consider(void *p, size_t i) {
   size_t it = q->lo + i;
   const rt_ijoin *j = q->j;
   if (!matches(j->rel, q->s, q->e, q->ipt, j->s[it], j->e[it], j->pt[it])) return true;
-  if (!put_pair(q->out, q->idx, j->row[it])) {
+  if (!q->out) {   /* only whether there is one (rt_ijoin_any) */
+    q->hits++;
+    return false;
+  }
+  if (!rt_ijpairs_put(q->out, q->idx, j->row[it])) {
     q->failed = true;
     return false;
   }
@@ -258,7 +267,7 @@ int rt_ijoin_probe(const rt_ijoin *j, const rt_ivrel *in, bool left, rt_ijpairs 
         return rt_errorf(err, -1, "%s: integer overflow", j->stage);
       if (lane >= 0) hits = rt_ijoin_probe_one(j, (uint32_t)lane, in->ts[i], in->dur[i], i, out);
     }
-    if (hits < 0 || (hits == 0 && left && !put_pair(out, i, RT_NO_ROW)))
+    if (hits < 0 || (hits == 0 && left && !rt_ijpairs_put(out, i, RT_NO_ROW)))
       return rt_errorf(err, -1, "%s: out of memory", j->stage);
   }
   return 1;

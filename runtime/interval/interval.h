@@ -337,11 +337,19 @@ int rt_ijoin_probe(const rt_ijoin *j, const rt_ivrel *in, bool left, rt_ijpairs 
                    rt_err *err);
 /* One input [ts, ts+dur) (dur < 0: never ends) in a known lane (from
  * rt_lanes_find_row(&j->lanes, …, false)); appends matches with input
- * index `idx`. Returns the number of matches, -1 on out of memory. */
+ * index `idx`. Returns the number of matches, -1 on out of memory; with
+ * out NULL it stops at the first match (1) and appends nothing. */
 int64_t rt_ijoin_probe_one(const rt_ijoin *j, uint32_t lane, int64_t ts, int64_t dur,
                            uint32_t idx, rt_ijpairs *out);
 void rt_ijoin_free(rt_ijoin *j);
 void rt_ijpairs_free(rt_ijpairs *p);
+/* Appends one pair; false when out of memory. */
+bool rt_ijpairs_put(rt_ijpairs *p, uint32_t in, uint32_t op);
+/* rt_ijoin_build, with null_keys: rows with NULL PER keys form a lane of
+ * their own (NULL agrees with NULL, as §9's operators want) instead of
+ * being left out. */
+int rt_ijoin_build_keys(rt_ijoin *j, const rt_ivrel *op, rt_ijrel rel, bool null_keys,
+                        const char *stage, rt_err *err);
 
 /* ---- INTERVAL FILL GAPS (fillgaps.c) ----------------------------------------- */
 
@@ -400,6 +408,27 @@ int rt_events_run(const rt_ivrel *ev, const rt_ivrel *stop, const int64_t *close
                   const uint64_t *close_valid, const char *stage, rt_events_out *out,
                   rt_events_stats *stats, rt_err *err);
 void rt_events_free(rt_events_out *out);
+
+/* INTERVAL UNION OF (ivunion.c). Regions: region i is [ts[i], ts[i] +
+ * dur[i]) (dur 0: a point) in lane lane[i]; rows[j][i] is the row of
+ * operand j that covers it, RT_NO_ROW where operand j has none there.
+ * rep_op[l] / rep_row[l]: the first row of lane l (operand, row), for its
+ * PER values. Order: lanes first-seen (operand 0's rows first), ts, point
+ * regions first, then rows of operand 0, 1, … (RT_NO_ROW last). NULL PER
+ * keys agree with each other. Errors: a negative ts or dur ("ts or dur is
+ * below zero"), ts + dur beyond int64 ("integer overflow"), out of
+ * memory. Returns 1 / 0 (out must be freed either way). */
+typedef struct rt_union_out {
+  int k;
+  size_t n, cap;
+  int64_t *ts, *dur;
+  uint32_t *lane;
+  uint32_t **rows;
+  uint32_t *rep_op, *rep_row;
+} rt_union_out;
+
+int rt_union_run(int k, const rt_ivrel *ops, const char *stage, rt_union_out *out, rt_err *err);
+void rt_union_free(rt_union_out *out);
 
 /* end §9.1 */
 /* ==== §9.2 interval reshaping (LANGUAGE.md §9.2) ============================ */
@@ -529,5 +558,55 @@ typedef struct rt_ivmerge_out {
 int rt_ivmerge_run(const rt_ivrel *in, int nby, const rt_ivkey *by, const char *stage,
                    rt_ivmerge_out *out, rt_err *err);
 void rt_ivmerge_free(rt_ivmerge_out *out);
+
+/* ---- §9.3 interval matching (ivsrc) ----------------------------------------- */
+
+/* INTERVAL FIND (ivfind.c): the operand's keys (starts, or with `ending`
+ * ends) per lane, sorted by (key, row). Operand rows with NULL bounds, and
+ * for ENDING those that never end (dur < 0), are left out; NULL PER keys
+ * agree. Errors: an end beyond int64 ("integer overflow"), out of memory. */
+typedef struct rt_find {
+  bool ending, before;
+  const char *stage;
+  rt_lanes lanes;
+  uint32_t nlanes;
+  uint32_t *off;
+  uint64_t *key;           /* rt_iv_u order */
+  uint32_t *row;
+} rt_find;
+
+int rt_find_build(rt_find *f, const rt_ivrel *op, bool ending, bool before, const char *stage,
+                  rt_err *err);
+/* The operand row nearest the anchor instant in a lane at or after it
+ * (or at or before it, `before`), the first such row on a tie; with
+ * `limited`, no farther than `within`. -1 when there is none. */
+int64_t rt_find_one(const rt_find *f, uint32_t lane, int64_t anchor, bool limited, uint64_t within);
+/* For every input row (ts, dur: the anchor's bounds; its PER keys in the
+ * operand's order and types): the anchor is ts, or ts + dur with
+ * anchor_end (none when dur < 0); within (validity within_valid) the
+ * WITHIN distance per input row or NULL. Appends (input, operand row)
+ * pairs in input order; with `left` a row without match once with
+ * RT_NO_ROW. A NULL anchor or NULL distance finds nothing. Errors: an
+ * anchor beyond int64 ("integer overflow"), a negative distance, out of
+ * memory. Returns 1 / 0. */
+int rt_find_probe(const rt_find *f, const rt_ivrel *in, bool anchor_end, const int64_t *within,
+                  const uint64_t *within_valid, bool left, rt_ijpairs *out, rt_err *err);
+void rt_find_free(rt_find *f);
+
+/* The union of the operand's rows per lane as an INTERVAL JOIN index
+ * (ijunion.c): its items are the union's disjoint pieces (rows that
+ * overlap or touch merge; points held by a piece disappear; row[] is the
+ * item's own index). NULL PER keys agree; rows with NULL bounds are left
+ * out. For INTERVAL KEEP IF / DROP IF (an input row against the union of
+ * its lane) and any operator that needs the time a relation covers.
+ * Errors as rt_ijoin_build. */
+int rt_ijoin_build_union(rt_ijoin *j, const rt_ivrel *op, rt_ijrel rel, const char *stage,
+                         rt_err *err);
+/* Whether [ts, ts+dur) (dur < 0: never ends) stands in j's relationship to
+ * some item of lane (early exit). */
+bool rt_ijoin_any(const rt_ijoin *j, uint32_t lane, int64_t ts, int64_t dur);
+
+/* end §9.3 */
+
 
 #endif

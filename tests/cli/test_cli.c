@@ -457,12 +457,12 @@ static void test_complete_context(void **state) {
   /* the stage's second word after INTERVAL / TREE / ORDER, nothing else */
   expect_comp(c, "FROM spans |> INTERVAL FL", "FLATTEN");
   expect_comp(c, "FROM spans |> interval fl", "flatten");
-  expect_comp(c, "FROM spans |> INTERVAL ", "FILL FLATTEN JOIN MERGE QUANTIZE SET SPLIT SUBTRACT");
+  expect_comp(c, "FROM spans |> INTERVAL ", "DROP FILL FIND FLATTEN JOIN KEEP MERGE QUANTIZE SET SPLIT SUBTRACT");
   expect_comp(c, "FROM spans |> INTERVAL FILL ", "GAPS");
   expect_comp(c, "FROM spans |> TREE ", "ABSORB ACCUMULATE CONTRACT DROP KEEP MERGE PRUNE REPARENT");
   expect_comp(c, "FROM spans |> ORDER ", "BY");
   expect_comp(c, "FROM spans |> LEFT ", "INTERVAL JOIN");   /* LEFT INTERVAL JOIN, LEFT JOIN */
-  expect_comp(c, "FROM spans |> LEFT INTERVAL ", "JOIN");
+  expect_comp(c, "FROM spans |> LEFT INTERVAL ", "FIND JOIN");
   /* after |>: the stages' first words, from ir/stages.def */
   char **v = comp(c, "FROM spans |> ", NULL);
   static const char *const first[] = {

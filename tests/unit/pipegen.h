@@ -264,10 +264,29 @@ static void pg_pipeline(pg_gen *g, pg_buf *b) {
       }
       continue;
     }
-    int kind = pg_rnd(g, 15);
+    int kind = pg_rnd(g, 17);
     if (kind == 13) {   /* §9.2 interval reshaping, over the row's ts and dur */
       if (pg_reshape(g, &r, b, ext++)) continue;
       kind = 0;
+    }
+    if (kind >= 15) {   /* §9.3: INTERVAL KEEP/DROP IF and FIND keep the row's columns */
+      int has_ts = 0, has_dur = 0, has_track = 0;
+      for (int i = 0; i < r.nint; i++) {
+        has_ts |= !strcmp(r.ints[i], "ts");
+        has_dur |= !strcmp(r.ints[i], "dur");
+        has_track |= !strcmp(r.ints[i], "track_id");
+      }
+      if (!has_ts || !has_dur) continue;
+      static const char *const rels[] = {"OVERLAPPING BOUNDS", "COVERING BEGIN", "WITHIN BOUNDS"};
+      static const char *const finds[] = {"STARTING AFTER END", "ENDING BEFORE BEGIN"};
+      if (kind == 15)
+        pg_put(b, " |> INTERVAL %s IF %s (FROM slice |> WHERE depth = %d)", pg_chance(g, 50) ? "KEEP" : "DROP",
+               rels[pg_rnd(g, 3)], pg_rnd(g, 3));
+      else
+        pg_put(b, " |> %sINTERVAL FIND (FROM slice |> WHERE depth = %d) AS f%d %s", pg_chance(g, 50) ? "LEFT " : "",
+               pg_rnd(g, 3), ext++, finds[pg_rnd(g, 2)]);
+      if (has_track && pg_chance(g, 50)) pg_put(b, " PER track_id");
+      continue;
     }
     if (kind == 11) {   /* FORK, read back by a later stage: the row's shape stays */
       pg_put(b, " |> FORK AS fk%d |> WHERE ", ext);

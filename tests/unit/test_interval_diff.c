@@ -742,6 +742,209 @@ static void test_quantize(void **state) {
   quantize_case(25, true, 0);       /* TRACE START without a trace: the smallest ts */
 }
 
+/* INTERVAL UNION OF of two relations (id, ts, dur, k) by the definition:
+ * per lane the elementary units (each boundary instant, and the open
+ * stretch between two boundaries) in time order; at each unit every
+ * combination of covering rows (NULL for none; not all NULL); a
+ * combination's output row spans a run of consecutive units it holds on.
+ * Lines "ts|dur|k|x|y" ordered by lane (first row with bounds), ts, zero
+ * length first, then x, y (NULL last). */
+typedef struct un_row {
+  int64_t rank, ts, dur, k, x, y;   /* x, y: -1 for none */
+  bool knull;
+} un_row;
+
+static int cmp_un(const void *p, const void *q) {
+  const un_row *a = p, *b = q;
+  uint64_t ax = (uint64_t)a->x, bx = (uint64_t)b->x, ay = (uint64_t)a->y, by = (uint64_t)b->y;
+  if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+  if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+  if ((a->dur == 0) != (b->dur == 0)) return a->dur == 0 ? -1 : 1;
+  if (ax != bx) return ax < bx ? -1 : 1;   /* -1 as unsigned: none last */
+  return ay < by ? -1 : ay > by;
+}
+
+static void union_ref(const char *sql_a, const char *sql_b, lines *out) {
+  cells r[2];
+  sql_cells(sql_a, 4, &r[0]);   /* id, ts, dur, k */
+  sql_cells(sql_b, 4, &r[1]);
+  int n = 0, cap = 1024, nl = 0;
+  un_row *rows = malloc(sizeof *rows * (size_t)cap);
+  /* lanes by first row with bounds */
+  int64_t lk[64];
+  bool lnull[64];
+  for (int j = 0; j < 2; j++)
+    for (int i = 0; i < r[j].n; i++) {
+      if (CN(&r[j], i, 1) || CN(&r[j], i, 2)) continue;
+      bool found = false;
+      for (int l = 0; l < nl && !found; l++)
+        found = lnull[l] == CN(&r[j], i, 3) && (lnull[l] || lk[l] == CV(&r[j], i, 3));
+      if (!found) lnull[nl] = CN(&r[j], i, 3), lk[nl] = CV(&r[j], i, 3), nl++;
+    }
+  for (int l = 0; l < nl; l++) {
+    /* the lane's rows and boundaries */
+    int64_t *bd = malloc(sizeof *bd * (size_t)(2 * (r[0].n + r[1].n) + 1));
+    int nb = 0;
+    for (int j = 0; j < 2; j++)
+      for (int i = 0; i < r[j].n; i++) {
+        if (CN(&r[j], i, 1) || CN(&r[j], i, 2)) continue;
+        if (!(lnull[l] ? CN(&r[j], i, 3) : !CN(&r[j], i, 3) && CV(&r[j], i, 3) == lk[l])) continue;
+        bd[nb++] = CV(&r[j], i, 1);
+        bd[nb++] = CV(&r[j], i, 1) + CV(&r[j], i, 2);
+      }
+    for (int a = 1; a < nb; a++)   /* insertion sort, then unique */
+      for (int b = a; b > 0 && bd[b - 1] > bd[b]; b--) {
+        int64_t t = bd[b];
+        bd[b] = bd[b - 1];
+        bd[b - 1] = t;
+      }
+    int nu = 0;
+    for (int a = 0; a < nb; a++)
+      if (!nu || bd[nu - 1] != bd[a]) bd[nu++] = bd[a];
+    /* open combinations: (x, y, start, seen at this unit) */
+    int64_t open[4096][3];
+    int nopen = 0;
+    for (int unit = 0; unit < 2 * nu - 1; unit++) {
+      bool instant = unit % 2 == 0;
+      int64_t t0 = bd[unit / 2], t1 = instant ? t0 : bd[unit / 2 + 1];
+      int cov[2][512], nc[2] = {0, 0};
+      for (int j = 0; j < 2; j++) {
+        for (int i = 0; i < r[j].n; i++) {
+          if (CN(&r[j], i, 1) || CN(&r[j], i, 2)) continue;
+          if (!(lnull[l] ? CN(&r[j], i, 3) : !CN(&r[j], i, 3) && CV(&r[j], i, 3) == lk[l])) continue;
+          int64_t s = CV(&r[j], i, 1), e = s + CV(&r[j], i, 2);
+          bool holds = instant ? (s == e ? s == t0 : s <= t0 && t0 < e) : (s < e && s <= t0 && t1 <= e);
+          if (holds) cov[j][nc[j]++] = (int)CV(&r[j], i, 0);
+        }
+        if (!nc[j]) cov[j][nc[j]++] = -1;
+      }
+      bool seen[4096] = {false};
+      for (int x = 0; x < nc[0]; x++)
+        for (int y = 0; y < nc[1]; y++) {
+          if (cov[0][x] < 0 && cov[1][y] < 0) continue;
+          int o = 0;
+          while (o < nopen && !(open[o][0] == cov[0][x] && open[o][1] == cov[1][y])) o++;
+          if (o == nopen) {
+            open[nopen][0] = cov[0][x], open[nopen][1] = cov[1][y], open[nopen][2] = t0;
+            nopen++;
+          }
+          seen[o] = true;
+        }
+      /* combinations that do not hold here ended where this unit starts */
+      for (int o = 0; o < nopen;) {
+        if (seen[o]) {
+          o++;
+          continue;
+        }
+        if (n == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap *= 2));
+        rows[n++] = (un_row){l, open[o][2], t0 - open[o][2], lk[l], open[o][0], open[o][1], lnull[l]};
+        /* a point-only stretch ends at its instant: t0 of the next unit */
+        memmove(open[o], open[o + 1], sizeof open[0] * (size_t)(nopen - o - 1));
+        memmove(&seen[o], &seen[o + 1], sizeof seen[0] * (size_t)(nopen - o - 1));
+        nopen--;
+      }
+    }
+    for (int o = 0; o < nopen; o++) {   /* the last unit is the last instant */
+      if (n == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap *= 2));
+      rows[n++] = (un_row){l, open[o][2], bd[nu - 1] - open[o][2], lk[l], open[o][0], open[o][1], lnull[l]};
+    }
+    free(bd);
+  }
+  qsort(rows, (size_t)n, sizeof *rows, cmp_un);
+  char line[160], xs[24], ys[24], ks[24];
+  for (int i = 0; i < n; i++) {
+    snprintf(xs, sizeof xs, rows[i].x < 0 ? "NULL" : "%lld", (long long)rows[i].x);
+    snprintf(ys, sizeof ys, rows[i].y < 0 ? "NULL" : "%lld", (long long)rows[i].y);
+    snprintf(ks, sizeof ks, rows[i].knull ? "NULL" : "%lld", (long long)rows[i].k);
+    snprintf(line, sizeof line, "%lld|%lld|%s|%s|%s", (long long)rows[i].ts, (long long)rows[i].dur, ks, xs, ys);
+    lines_add(out, line);
+  }
+  free(rows);
+  cells_free(&r[0]);
+  cells_free(&r[1]);
+}
+
+static void test_union(void **state) {
+  (void)state;
+  lines want = {0};
+  /* a: NULL bounds and keys, points (dur 0 every 7th row); c overlaps itself */
+  union_ref("SELECT id, ts, dur, k FROM sa WHERE id < 600", "SELECT id, ts, dur, k FROM sc WHERE id < 600", &want);
+  diff_want("INTERVAL UNION OF ((FROM a |> WHERE id < 600) AS x, (FROM c |> WHERE id < 600) AS y) PER k "
+            "|> WHERE dur >= 0 |> SELECT ts, dur, k, x.id AS xi, y.id AS yi",
+            &want, true, 500);
+  union_ref("SELECT id, ts, dur, 0 FROM sb WHERE id < 400", "SELECT id, ts, dur, 0 FROM sh WHERE id < 100", &want);
+  diff_want("INTERVAL UNION OF ((FROM b |> WHERE id < 400) AS x, (FROM h |> WHERE id < 100) AS y) "
+            "|> EXTEND 0 AS k |> SELECT ts, dur, k, x.id AS xi, y.id AS yi",
+            &want, true, 500);
+}
+
+/* INTERVAL FIND against SQLite: the nearest key by a correlated subquery
+ * (ties by operand rowid); key, anchor and the comparison by variant. */
+static void find_case(const char *variant, const char *key, const char *anchor, bool before,
+                      const char *within, bool left) {
+  char pipe[512], sql[2048], cond[256] = "";
+  snprintf(pipe, sizeof pipe,
+           "FROM a |> %sINTERVAL FIND o AS m %s%s%s PER k |> WHERE id >= 0 |> SELECT id, m.id AS mid",
+           left ? "LEFT " : "", variant, within ? " WITHIN " : "", within ? within : "");
+  if (within) snprintf(cond, sizeof cond, " AND abs(%s - %s) <= %s", key, anchor, within);
+  snprintf(sql, sizeof sql,
+           "SELECT * FROM (SELECT i.id, (SELECT o.id FROM so o WHERE o.k IS i.k AND " VALID("o") " AND " VALID("i")
+           " AND (%s) IS NOT NULL AND (%s) IS NOT NULL AND %s %s %s%s ORDER BY %s%s, o.rowid LIMIT 1) AS mid FROM sa i) "
+           "%s ORDER BY id",
+           key, anchor, key, before ? "<=" : ">=", anchor, cond, key, before ? " DESC" : "",
+           left ? "" : "WHERE mid IS NOT NULL");
+  diff(pipe, sql, true, 100);
+}
+
+static void test_find(void **state) {
+  (void)state;
+#define OSTART "o.ts"
+#define OEND "(CASE WHEN o.dur >= 0 THEN o.ts + o.dur END)"
+#define ISTART "i.ts"
+#define IEND "(CASE WHEN i.dur >= 0 THEN i.ts + i.dur END)"
+  find_case("STARTING AFTER BEGIN", OSTART, ISTART, false, NULL, false);
+  find_case("STARTING AFTER END", OSTART, IEND, false, NULL, true);
+  find_case("STARTING BEFORE BEGIN", OSTART, ISTART, true, NULL, true);
+  find_case("ENDING BEFORE END", OEND, IEND, true, NULL, false);
+  find_case("ENDING AFTER BEGIN", OEND, ISTART, false, "30", true);
+  find_case("ENDING BEFORE BEGIN", OEND, ISTART, true, "10", false);
+}
+
+/* INTERVAL KEEP IF / DROP IF against SQLite: the operand's union per lane
+ * by gaps and islands (a row starts an island when it starts after every
+ * earlier row's end), points no piece holds kept apart; then EXISTS with
+ * INTERVAL JOIN's relationship table (REL). */
+#define PIECES \
+  "WITH r AS (SELECT k, ts AS s, CASE WHEN dur < 0 THEN 9223372036854775807 ELSE ts + dur END AS e, dur = 0 AS pt " \
+  "  FROM so WHERE ts IS NOT NULL AND dur IS NOT NULL), " \
+  "pos AS (SELECT k, s, e FROM r WHERE NOT pt), " \
+  "ord AS (SELECT k, s, e, max(e) OVER (PARTITION BY k ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pe FROM pos), " \
+  "isl AS (SELECT k, s, e, sum(CASE WHEN pe IS NULL OR s > pe THEN 1 ELSE 0 END) OVER (PARTITION BY k ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS g FROM ord), " \
+  "pieces AS (SELECT k, min(s) AS ts, CASE WHEN max(e) = 9223372036854775807 THEN -1 ELSE max(e) - min(s) END AS dur FROM isl GROUP BY k, g " \
+  "  UNION ALL SELECT DISTINCT k, s, 0 FROM r WHERE pt AND NOT EXISTS (SELECT 1 FROM pos p WHERE p.k IS r.k AND p.s <= r.s AND r.s < p.e)) "
+
+static void keep_case(const char *rel, const char *cond) {
+  for (int drop = 0; drop < 2; drop++) {
+    char pipe[512], sql[4096];
+    snprintf(pipe, sizeof pipe, "FROM a |> INTERVAL %s IF %s o PER k |> WHERE id >= 0 |> SELECT id, v",
+             drop ? "DROP" : "KEEP", rel);
+    snprintf(sql, sizeof sql,
+             PIECES "SELECT i.id, i.v FROM sa i WHERE %s(" VALID("i") " AND EXISTS (SELECT 1 FROM pieces o WHERE o.k IS i.k AND %s)) ORDER BY i.id",
+             drop ? "NOT " : "", cond);
+    diff(pipe, sql, true, 20);
+  }
+}
+
+static void test_keep(void **state) {
+  (void)state;
+  keep_case("OVERLAPPING BOUNDS", REL("o.ts < " IE " AND i.ts < " OE, "o.ts <= i.ts AND i.ts < " OE, "i.ts <= o.ts AND o.ts < " IE));
+  keep_case("COVERING BEGIN", REL("o.ts <= i.ts AND i.ts < " OE, "o.ts <= i.ts AND i.ts < " OE, "o.ts = i.ts"));
+  keep_case("COVERING END", REL("o.ts < " IE " AND " IE " <= " OE, "o.ts <= i.ts AND i.ts < " OE, "0"));
+  keep_case("COVERING BOUNDS", REL("o.ts <= i.ts AND " IE " <= " OE, "o.ts <= i.ts AND i.ts < " OE, "0"));
+  keep_case("WITHIN BOUNDS", REL("i.ts <= o.ts AND " OE " <= " IE, "0", "i.ts <= o.ts AND o.ts < " IE));
+}
+/* end §9.1 / §9.3 */
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_intersect_two),
@@ -754,6 +957,9 @@ int main(void) {
       cmocka_unit_test(test_merge),
       cmocka_unit_test(test_split),
       cmocka_unit_test(test_quantize),
+      cmocka_unit_test(test_union),   /* §9.1, §9.3 */
+      cmocka_unit_test(test_find),
+      cmocka_unit_test(test_keep),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
