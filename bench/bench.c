@@ -11,7 +11,8 @@
  *                              sql_join|table_function|window|agg_1key|
  *                              agg_2keys|agg_3keys|agg_str|agg_3mixed|
  *                              agg_0key|agg_100k|agg_1m|dfs|bfs|dominator|
- *                              retained|flamegraph|join|all]
+ *                              retained|flamegraph|join|events_to_intervals|union_of|
+ *                              interval_find|all]
  *                 [--sizes 1000,10000,...] [--modes interp,jit,auto]
  *                 [--repeat N] [--opt 0..3] [--passes PIPELINE] [--threads 1,2,...]
  *                 [--sql-cap SECONDS] [--sql-max-size N] [--csv | --json]
@@ -82,7 +83,9 @@
 
 /* IV, IV_SQL: the INTERVAL workloads (bench_interval.c), also on the
  * sample trace; ns/row counts the rows of every operand. */
-enum { TREE_NONE, TREE_UP, TREE_DOWN, TREE_SHUFFLED, TREE_SQL, IV, IV_SQL, JOINW, AGG, GRAPHW, FLAME };
+/* EVT: events_to_intervals (bench_ivsrc.c): its own counter table, and a row
+ * "sqlite" for LEAD() OVER. */
+enum { TREE_NONE, TREE_UP, TREE_DOWN, TREE_SHUFFLED, TREE_SQL, IV, IV_SQL, JOINW, AGG, GRAPHW, FLAME, EVT };
 
 typedef struct workload {
   const char *name;
@@ -180,6 +183,22 @@ static const workload WORKLOADS[] = {
      * trace's slices, with a row for the same answer in plain SQLite (a
      * recursive CTE over name paths, capped) */
     {"flamegraph", FLAME_Q, 0, FLAME},
+    /* §9.1 / §9.3 (ivsrc): events_to_intervals on n counter samples of 64
+     * tracks (bench_ivsrc.c, with a row "sqlite" for LEAD() OVER); union_of
+     * and interval_find on the sample trace (ns/row over every operand) */
+    {"events_to_intervals",
+     "INTERVALS FROM EVENTS counter PER track_id |> WHERE dur >= 0 "
+     "|> AGGREGATE COUNT(*) AS n, SUM(dur) AS d, SUM(value) AS v",
+     0, EVT},
+    {"union_of",
+     "INTERVAL UNION OF (sched AS s, cpu_frequency AS f) PER cpu "
+     "|> AGGREGATE COUNT(*) AS n, SUM(dur) AS d, COUNT(f.freq) AS nf",
+     0, IV},
+    {"interval_find",
+     "FROM sched |> INTERVAL FIND cpu_frequency AS f STARTING AFTER BEGIN PER cpu "
+     "|> AGGREGATE COUNT(*) AS n, SUM(f.freq) AS fr, SUM(f.ts - ts) AS gap",
+     0, IV},
+    /* end ivsrc */
     /* bench_join.c: with rows for SQLite and DuckDB (one thread) */
     {"join",
      "FROM slice |> JOIN thread_track AS tt ON track_id = tt.id |> JOIN thread USING (utid) "
@@ -357,6 +376,17 @@ static int iv_sql_run(const options *o, pj_engine *e, const void *ctx, double *m
   return rc < 0 ? -1 : rc == 0 ? 2 : bench_iv_matches(ctx, &got) != 0;
 }
 
+/* events_to_intervals: SQLite's count and sum of the LEAD() gaps must be
+ * the interpreter's n and d. */
+static int evt_sql_run(const options *o, pj_engine *e, const void *ctx, double *ms) {
+  (void)o;
+  const pj_result *ref = ctx;
+  int64_t n = 0, d = 0;
+  if (bench_evt_sql(e, &n, &d, ms) != 0) return -1;
+  return pj_result_row_count(ref) == 1 && pj_result_int64(ref, 0, 0) == n &&
+         pj_result_int64(ref, 0, 1) == d;
+}
+
 /* join: the same SQL in plain SQLite and in DuckDB on one thread
  * (bench_join.c), after the pipejit rows: each must give the
  * interpreter's answer. Returns the rows added. */
@@ -449,6 +479,8 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     if (bench_graph_setup(e, d->n) != 0) die(e, "graph setup");
   } else if (w->tree == FLAME) {
     if (pj_engine_load_sample_trace(e, d->n) != PJ_OK || bench_flame_setup(e) != 0) die(e, "flamegraph setup");
+  } else if (w->tree == EVT) {
+    if (bench_evt_setup(e, d->n) != 0) die(e, "events setup");
   } else if (w->tree >= IV) {
     if (bench_iv_setup(e, d->n, w->tree == IV_SQL) != 0) die(e, "interval setup");
   } else if (w->tree) {
@@ -630,6 +662,12 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
   if (w->tree == FLAME) {
     run_sql_row(o, e, "flamegraph", "recursive CTE over name paths", flame_sql_run, interp_res, d->n,
                 d->n, pj_result_int64(interp_res, 0, 0), out, nrows, interp_ns, &out[nrows]);
+    nrows++;
+  }
+  if (w->tree == EVT) {
+    run_sql_row(o, e, "events_to_intervals", "LEAD() OVER (PARTITION BY track_id ORDER BY ts)",
+                evt_sql_run, interp_res, d->n, iv_rows_in, pj_result_row_count(interp_res), out,
+                nrows, interp_ns, &out[nrows]);
     nrows++;
   }
   if (w->tree == JOINW) nrows += join_peers(o, e, d->n, interp_res, out, nrows, interp_ns);

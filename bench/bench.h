@@ -184,6 +184,14 @@ int bench_iv_sql(pj_engine *e, double cap_s, bench_iv_sums *out, double *ms);
 /* 1 when r (cpu, d) holds exactly the groups of want, in any order. */
 int bench_iv_matches(const pj_result *r, const bench_iv_sums *want);
 
+/* events_to_intervals (bench/bench_ivsrc.c): n counter samples on 64
+ * tracks as the columnar table `counter` (id, ts, track_id, value) and an
+ * SQLite copy indexed on (track_id, ts); 0 or -1. bench_evt_sql: the
+ * count and sum of the LEAD() gaps by plain SQLite (*ms its time); 0 or
+ * -1. */
+int bench_evt_setup(pj_engine *e, int64_t n);
+int bench_evt_sql(pj_engine *e, int64_t *count, int64_t *sum, double *ms);
+
 /* Workload compile_scaling (bench/bench_compile.c): prints compile time
  * against query size at opt level `opt` and appends a section to
  * `report` (may be NULL). 0, or -1 on error. */

@@ -89,16 +89,17 @@ static bool slot_is(const usweep *u, uint32_t slot, const uint32_t *rows) {
   return true;
 }
 
+/* Rebuilds the table for its live entries (dropping deleted ones): sized
+ * by what is open, not by how many have passed, so it stays in cache. */
 static bool hash_grow(usweep *u) {
-  size_t cap = u->hcap ? u->hcap * 2 : 1024;
-  while (u->hlive * 2 >= cap) cap *= 2;
+  size_t cap = 1024;
+  while (u->hlive * 4 >= cap) cap *= 2;
   uint32_t *ns = rt_mem_calloc(cap, sizeof *ns);
   if (!ns) return false;
   for (size_t i = 0; i < u->hcap; i++) {
     uint32_t v = u->slots[i];
     if (v == 0 || v == UINT32_MAX) continue;
-    uint32_t r[64], *rows = u->k <= 64 ? r : NULL;
-    if (!rows) break;
+    uint32_t rows[64];   /* k <= 64 (rt_union_run) */
     for (int j = 0; j < u->k; j++) rows[j] = u->out->rows[j][v - 1];
     size_t h = combo_hash(rows, u->k) & (cap - 1);
     while (ns[h]) h = (h + 1) & (cap - 1);
