@@ -334,6 +334,27 @@ static bool *iv_reads(ex_run *run, ex_seg *s) {
   return need;
 }
 
+/* Opens what the segment reads of the input (relation 0) and, when opr is
+ * given and the op has a second relation, of the operand; *reads is the
+ * segment's column set. Whatever happens, iv_close_rels frees it all. */
+static int iv_open_rels(ex_run *run, ex_seg *s, iv_rel *in, iv_rel *opr, bool **reads) {
+  const ir_op *op = s->seg->source;
+  if (opr) memset(opr, 0, sizeof *opr);
+  *reads = iv_reads(run, s);
+  int rc = iv_rel_open(run, op, 0, *reads, in);
+  if (rc == 0 && opr && op->iv.nrel > 1) rc = iv_rel_open(run, op, 1, *reads, opr);
+  return rc;
+}
+
+/* Frees what iv_open_rels opened and the op's buffers; returns rc. */
+static int iv_close_rels(ex_run *run, const ir_op *op, iv_rel *in, iv_rel *opr, bool *reads, int rc) {
+  iv_rel_free(in);
+  if (opr) iv_rel_free(opr);
+  free(reads);
+  ex_iv_release(run, op->iv.bufs, op->iv.nrel);
+  return rc;
+}
+
 /* ---- INTERVAL INTERSECTION OF ------------------------------------------ */
 
 static void iv_add_stats(rt_isect_stats *t, const rt_isect_stats *st) {
@@ -517,10 +538,8 @@ static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   rt_ijoin j;
   rt_ijpairs pairs = {0};
   memset(&j, 0, sizeof j);
-  memset(&opr, 0, sizeof opr);
-  bool *reads = iv_reads(run, s);
-  int rc = iv_rel_open(run, op, 0, reads, &in);
-  if (rc == 0) rc = iv_rel_open(run, op, 1, reads, &opr);
+  bool *reads;
+  int rc = iv_open_rels(run, s, &in, &opr, &reads);
   bool built = false;
   if (rc == 0) {
     built = true;
@@ -531,11 +550,7 @@ static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   if (rc == 0) rc = iv_serve_pairs(run, s, b, pick, ctx, dn, &in, &opr, &pairs, op->iv.left);
   if (built) rt_ijoin_free(&j);
   rt_ijpairs_free(&pairs);
-  iv_rel_free(&in);
-  iv_rel_free(&opr);
-  free(reads);
-  ex_iv_release(run, op->iv.bufs, op->iv.nrel);
-  return rc;
+  return iv_close_rels(run, op, &in, &opr, reads, rc);
 }
 
 /* ---- INTERVAL FILL GAPS ---------------------------------------------------- */
@@ -688,13 +703,11 @@ static int iv_serve_pieces(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick,
 static int iv_reshape(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
   const ir_op *op = s->seg->source;
   iv_rel in, opr;
-  memset(&opr, 0, sizeof opr);
   rt_ivpieces pc = {0};
   int64_t *own = NULL;
-  bool *reads = iv_reads(run, s);
+  bool *reads;
   bool two = op->iv.nrel > 1;
-  int rc = iv_rel_open(run, op, 0, reads, &in);
-  if (rc == 0 && two) rc = iv_rel_open(run, op, 1, reads, &opr);
+  int rc = iv_open_rels(run, s, &in, &opr, &reads);
   opr.r.name = two ? op->iv.names[1] : NULL;   /* "a row of b" in messages */
   if (rc == 0) {
     int ok = 1;
@@ -739,11 +752,7 @@ static int iv_reshape(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
   if (rc == 0) rc = iv_serve_pieces(run, s, b, pick, ctx, dn, &pc, &in, op->kind == IR_SPLIT ? &opr : NULL);
   rt_ivpieces_free(&pc);
   rt_mem_free(own);
-  iv_rel_free(&in);
-  iv_rel_free(&opr);
-  free(reads);
-  ex_iv_release(run, op->iv.bufs, op->iv.nrel);
-  return rc;
+  return iv_close_rels(run, op, &in, &opr, reads, rc);
 }
 
 /* MERGE: the input's rows in merge order, each with its merged interval
@@ -755,8 +764,8 @@ static int iv_merge(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   rt_ivmerge_out mo = {0};
   rt_ivkey by[RT_LANES_MAXKEYS];
   int64_t *own[RT_LANES_MAXKEYS] = {0};
-  bool *reads = iv_reads(run, s);
-  int rc = iv_rel_open(run, op, 0, reads, &in);
+  bool *reads;
+  int rc = iv_open_rels(run, s, &in, NULL, &reads);
   if (rc == 0 && op->iv.nby > RT_LANES_MAXKEYS) rc = ex_op_fail(run, op, "too many BY columns");
   for (int k = 0; rc == 0 && k < op->iv.nby; k++) {
     memset(&by[k], 0, sizeof by[k]);
@@ -776,10 +785,7 @@ static int iv_merge(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   }
   rt_ivmerge_free(&mo);
   for (int k = 0; k < RT_LANES_MAXKEYS; k++) rt_mem_free(own[k]);
-  iv_rel_free(&in);
-  free(reads);
-  ex_iv_release(run, op->iv.bufs, op->iv.nrel);
-  return rc;
+  return iv_close_rels(run, op, &in, NULL, reads, rc);
 }
 
 /* ---- §9.1 INTERVAL UNION OF ------------------------------------------------------ */
@@ -843,7 +849,7 @@ static int iv_union(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   free(pv);
   free(pbits);
   free(reads);
-  iv_release(run, op);
+  ex_iv_release(run, op->iv.bufs, op->iv.nrel);
   return rc;
 }
 
@@ -856,10 +862,8 @@ static int iv_find(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *c
   rt_find f;
   rt_ijpairs pairs = {0};
   memset(&f, 0, sizeof f);
-  memset(&opr, 0, sizeof opr);
-  bool *reads = iv_reads(run, s);
-  int rc = iv_rel_open(run, op, 0, reads, &in);
-  if (rc == 0) rc = iv_rel_open(run, op, 1, reads, &opr);
+  bool *reads;
+  int rc = iv_open_rels(run, s, &in, &opr, &reads);
   const int64_t *within = NULL;
   const uint64_t *within_valid = NULL;
   int64_t *own = NULL;
@@ -884,11 +888,7 @@ static int iv_find(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *c
   if (built) rt_find_free(&f);
   rt_mem_free(own);
   rt_ijpairs_free(&pairs);
-  iv_rel_free(&in);
-  iv_rel_free(&opr);
-  free(reads);
-  iv_release(run, op);
-  return rc;
+  return iv_close_rels(run, op, &in, &opr, reads, rc);
 }
 
 /* INTERVAL KEEP IF / DROP IF: the input rows (selected) that stand (or do
@@ -899,11 +899,10 @@ static int iv_keep(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *c
   iv_rel in, opr;
   rt_ijoin j;
   memset(&j, 0, sizeof j);
-  memset(&opr, 0, sizeof opr);
-  bool *reads = iv_reads(run, s);
+  bool *reads;
   uint32_t *sel = malloc(sizeof *sel * RT_BATCH);
-  int rc = sel ? iv_rel_open(run, op, 0, reads, &in) : ex_op_fail(run, op, "out of memory");
-  if (rc == 0) rc = iv_rel_open(run, op, 1, reads, &opr);
+  int rc = iv_open_rels(run, s, &in, &opr, &reads);
+  if (rc == 0 && !sel) rc = ex_op_fail(run, op, "out of memory");
   bool built = false;
   if (rc == 0) {
     built = true;
@@ -931,11 +930,7 @@ static int iv_keep(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *c
   }
   if (built) rt_ijoin_free(&j);
   free(sel);
-  iv_rel_free(&in);
-  iv_rel_free(&opr);
-  free(reads);
-  iv_release(run, op);
-  return rc;
+  return iv_close_rels(run, op, &in, &opr, reads, rc);
 }
 
 /* ---- entry points ----------------------------------------------------------- */
