@@ -292,6 +292,8 @@ static fe_source *parse_graph(fe_parser *p) {
     if (!fe_push_ptr(p, &s->ops, &s->nops, &cap, op)) return NULL;
   }
   return s;
+}
+
 /* INTERVAL UNION OF (src [AS] a, …) [PER cols]: INTERSECTION OF's syntax */
 static fe_source *parse_iv_union(fe_parser *p) {
   return parse_operands(p, "INTERVAL UNION OF", SRC_IV_UNION);
