@@ -491,6 +491,10 @@ typedef struct rt_ivunion {
 int rt_ivunion_build(rt_ivunion *u, const rt_lanes *lanes, const rt_ivrel *op, unsigned flags,
                      const char *stage, const char *what, rt_err *err);
 void rt_ivunion_free(rt_ivunion *u);
+/* One lane's union (ivunion.c): items sorted by start (start = end: a
+ * point) to os, oe, in place allowed; pts scratch of n; returns the count. */
+size_t rt_ivunion_lane(const uint64_t *s, const uint64_t *e, size_t n, uint64_t *os, uint64_t *oe,
+                       uint64_t *pts);
 
 /* ---- pieces: new bounds over input rows (pieces.c) ---------------------------- */
 

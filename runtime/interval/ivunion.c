@@ -19,6 +19,51 @@ void rt_ivunion_free(rt_ivunion *u) {
   memset(u, 0, sizeof *u);
 }
 
+/* One lane's items sorted by start (a point: start = end) into their
+ * union at os, oe: positive items that overlap or touch merge into one;
+ * the points no merged item holds stay, one per instant; all sorted by
+ * start. Returns the number written. os, oe may be s, e themselves or lie
+ * before them (each write is at or before the items still to be read);
+ * pts is scratch of n. */
+size_t rt_ivunion_lane(const uint64_t *s, const uint64_t *e, size_t n, uint64_t *os, uint64_t *oe,
+                       uint64_t *pts) {
+  size_t w = 0, np = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t si = s[i], ei = e[i];
+    if (si == ei) {
+      pts[np++] = si;   /* in order */
+    } else if (w && si <= oe[w - 1]) {
+      if (ei > oe[w - 1]) oe[w - 1] = ei;
+    } else {
+      os[w] = si;
+      oe[w] = ei;
+      w++;
+    }
+  }
+  /* the points no item holds, one per instant */
+  size_t k = 0, kept = 0;
+  for (size_t q = 0; q < np; q++) {
+    uint64_t t = pts[q];
+    while (k < w && oe[k] <= t) k++;
+    if ((k < w && os[k] <= t) || (kept && pts[kept - 1] == t)) continue;
+    pts[kept++] = t;
+  }
+  /* merged in by start, from the back (every item has been read) */
+  size_t a = w, b = kept, out = w + kept;
+  while (b > 0) {
+    out--;
+    if (a > 0 && os[a - 1] > pts[b - 1]) {
+      a--;
+      os[out] = os[a];
+      oe[out] = oe[a];
+    } else {
+      b--;
+      os[out] = oe[out] = pts[b];
+    }
+  }
+  return w + kept;
+}
+
 int rt_ivunion_build(rt_ivunion *u, const rt_lanes *lanes, const rt_ivrel *op, unsigned flags,
                      const char *stage, const char *what, rt_err *err) {
   memset(u, 0, sizeof *u);
@@ -35,42 +80,9 @@ int rt_ivunion_build(rt_ivunion *u, const rt_lanes *lanes, const rt_ivrel *op, u
     ok = rt_errorf(err, -1, "%s: out of memory", stage);
   size_t w = 0;
   for (uint32_t l = 0; ok && l < nl; l++) {
-    const uint64_t *s = o.s + o.off[l], *e = o.e + o.off[l];
-    size_t m = o.off[l + 1] - o.off[l], from = w, np = 0;
-    u->off[l] = (uint32_t)from;
-    for (size_t i = 0; i < m; i++) {
-      if (s[i] == e[i]) {
-        pts[np++] = s[i];   /* in order */
-      } else if (w > from && s[i] <= u->e[w - 1]) {
-        if (e[i] > u->e[w - 1]) u->e[w - 1] = e[i];
-      } else {
-        u->s[w] = s[i];
-        u->e[w] = e[i];
-        w++;
-      }
-    }
-    /* the points no item holds, one per instant */
-    size_t k = from, kept = 0;
-    for (size_t q = 0; q < np; q++) {
-      uint64_t t = pts[q];
-      while (k < w && u->e[k] <= t) k++;
-      if ((k < w && u->s[k] <= t) || (kept && pts[kept - 1] == t)) continue;
-      pts[kept++] = t;
-    }
-    /* merged in by start, from the back */
-    size_t a = w, b = kept, out = w + kept;
-    while (b > 0) {
-      out--;
-      if (a > from && u->s[a - 1] > pts[b - 1]) {
-        a--;
-        u->s[out] = u->s[a];
-        u->e[out] = u->e[a];
-      } else {
-        b--;
-        u->s[out] = u->e[out] = pts[b];
-      }
-    }
-    w += kept;
+    u->off[l] = (uint32_t)w;
+    size_t lo = o.off[l];
+    w += rt_ivunion_lane(o.s + lo, o.e + lo, o.off[l + 1] - lo, u->s + w, u->e + w, pts);
   }
   if (ok) u->off[nl] = (uint32_t)w;
   rt_mem_free(pts);
