@@ -316,6 +316,7 @@ int ir_iv_rel_id(ir_binder *b, ir_row row);
 /* The alias a source binds: its AS name, else a table's name, or NULL. */
 const char *ir_iv_src_qual(const fe_source *s);
 /* Bare integer ts and dur of the current row and st's PER columns. */
+ir_op *ir_iv_input_buffer(ir_binder *b, const fe_stage *st, int nmore, const int *more);
 int ir_iv_input_bounds(ir_binder *b, const fe_stage *st, int *ts, int *dur, int **per,
                        const char ***per_names);
 /* A stage's operand (st->src) once bound: its row, alias, bounds and the

@@ -131,9 +131,7 @@ int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
   ir_row in_row = b->row;
   int in_naliases = b->naliases;
   const ir_alias *in_aliases = b->aliases;
-  int *in_cols;
-  int nin = ir_row_all_cols(b, &in_cols);
-  ir_op *inbuf = ir_add_ivbuf(b, st->pos, nin, in_cols);
+  ir_op *inbuf = ir_iv_input_buffer(b, st, 0, NULL);
 
   ir_iv_operand o;
   if (!ir_iv_bind_operand(b, st, "the operand", &o)) return 0;

@@ -61,15 +61,7 @@ int ir_bind_ifind(ir_binder *b, const fe_stage *st) {
   ir_row in_row = b->row;
   int in_naliases = b->naliases;
   const ir_alias *in_aliases = b->aliases;
-  int *in_cols;
-  int nin = ir_row_all_cols(b, &in_cols);
-  if (within >= 0) {
-    int *c2 = ir_alloc(b, sizeof(int) * ((size_t)nin + 2));
-    memcpy(c2, in_cols, sizeof(int) * (size_t)nin);
-    c2[nin++] = within;
-    in_cols = c2;
-  }
-  ir_op *inbuf = ir_add_ivbuf(b, st->pos, nin, in_cols);
+  ir_op *inbuf = ir_iv_input_buffer(b, st, 1, &within);
   ir_iv_operand o;
   ir_op *opbuf = bind_match_operand(b, st, per, &o);
   if (!opbuf) return 0;
@@ -93,9 +85,7 @@ int ir_bind_ikeep(ir_binder *b, const fe_stage *st) {
   ir_row in_row = b->row;
   int in_naliases = b->naliases;
   const ir_alias *in_aliases = b->aliases;
-  int *in_cols;
-  int nin = ir_row_all_cols(b, &in_cols);
-  ir_op *inbuf = ir_add_ivbuf(b, st->pos, nin, in_cols);
+  ir_op *inbuf = ir_iv_input_buffer(b, st, 0, NULL);
   ir_iv_operand o;
   ir_op *opbuf = bind_match_operand(b, st, per, &o);
   if (!opbuf) return 0;

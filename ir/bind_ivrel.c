@@ -288,3 +288,19 @@ void ir_iv_join_row(ir_binder *b, ir_row in_row, int in_naliases, const ir_alias
   b->naliases = na;
   b->aliases = al;
 }
+
+/* An IV_BUFFER of every column of the current row, then the nmore
+ * columns of more (-1 and columns already in it skipped): an interval
+ * stage's input, with what the stage computes on it per row. */
+ir_op *ir_iv_input_buffer(ir_binder *b, const fe_stage *st, int nmore, const int *more) {
+  int *cols;
+  int n = ir_row_all_cols(b, &cols);
+  int *all = ir_alloc(b, sizeof(int) * ((size_t)n + (size_t)nmore + 1));
+  memcpy(all, cols, sizeof(int) * (size_t)n);
+  for (int k = 0; k < nmore; k++) {
+    bool dup = more[k] < 0;
+    for (int i = 0; i < n && !dup; i++) dup = all[i] == more[k];
+    if (!dup) all[n++] = more[k];
+  }
+  return ir_add_ivbuf(b, st->pos, n, all);
+}

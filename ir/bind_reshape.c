@@ -45,21 +45,6 @@ static ir_row new_bounds_row(ir_binder *b, ir_row in, int ts_out, int dur_out, c
   return ir_rowb_done(&rb);
 }
 
-/* The input's IV_BUFFER: every column the row and its aliases name (the
- * stage keeps them), plus `more` (an origin, computed bounds). */
-static ir_op *input_buffer(ir_binder *b, const fe_stage *st, int nmore, const int *more) {
-  int *cols;
-  int n = ir_row_all_cols(b, &cols);
-  int *all = ir_alloc(b, sizeof(int) * ((size_t)n + (size_t)nmore + 1));
-  memcpy(all, cols, sizeof(int) * (size_t)n);
-  for (int k = 0; k < nmore; k++) {
-    bool dup = more[k] < 0;
-    for (int i = 0; i < n && !dup; i++) dup = all[i] == more[k];
-    if (!dup) all[n++] = more[k];
-  }
-  return ir_add_ivbuf(b, st->pos, n, all);
-}
-
 /* ---- SUBTRACT and SPLIT: the input and an operand ---------------------------- */
 
 static int bind_two(ir_binder *b, const fe_stage *st, ir_opkind kind) {
@@ -71,7 +56,7 @@ static int bind_two(ir_binder *b, const fe_stage *st, ir_opkind kind) {
   int in_naliases = b->naliases;
   const ir_alias *in_aliases = b->aliases;
   int id = ir_iv_rel_id(b, in_row);
-  ir_op *inbuf = input_buffer(b, st, 0, NULL);
+  ir_op *inbuf = ir_iv_input_buffer(b, st, 0, NULL);
 
   ir_iv_operand o;
   if (!ir_iv_bind_operand(b, st, "the operand", &o)) return 0;
@@ -156,7 +141,7 @@ int ir_bind_quantize(ir_binder *b, const fe_stage *st) {
   int in_naliases = b->naliases;
   const ir_alias *in_aliases = b->aliases;
   int id = ir_iv_rel_id(b, in_row);
-  ir_op *inbuf = input_buffer(b, st, 1, &origin);
+  ir_op *inbuf = ir_iv_input_buffer(b, st, 1, &origin);
   ir_op *op = ir_iv_one_rel_op(b, IR_QUANTIZE, st, inbuf, ts, dur, per, id);
   op->iv.origin = origin;
   op->iv.align = st->align;
@@ -211,7 +196,7 @@ int ir_bind_set_bounds(ir_binder *b, const fe_stage *st) {
   if (nts < 0 || ndur < 0) return 0;
   ir_row in_row = b->row;
   int more[2] = {nts, ndur};
-  ir_op *inbuf = input_buffer(b, st, 2, more);
+  ir_op *inbuf = ir_iv_input_buffer(b, st, 2, more);
   ir_op *op = ir_iv_one_rel_op(b, IR_SETBOUNDS, st, inbuf, nts, ndur, NULL, ir_iv_rel_id(b, in_row));
   op->iv.nper = 0;
   b->row = new_bounds_row(b, in_row, nts, ndur, NULL, -1);
