@@ -870,8 +870,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                         "(SELECT id, parent_id AS up, ts, dur, g, i, d, s FROM sa)"};
     static const char *const edges[] = {
         "(SELECT parent_id AS src, id AS dst FROM sa)",
-        "(SELECT parent_id AS src, id AS dst FROM sa UNION ALL "
-        "SELECT a.id, b.id FROM sa a JOIN sa b ON b.id = a.parent_id)",
+        ("(SELECT parent_id AS src, id AS dst FROM sa UNION ALL "
+         "SELECT a.id, b.id FROM sa a JOIN sa b ON b.id = a.parent_id)"),
         "(FROM pb |> SELECT id AS src, parent_id AS dst)"};
     static const char *const seeds[] = {"(SELECT id FROM sa WHERE g = 0)",
                                         "(FROM pa |> WHERE parent_id IS NULL |> SELECT id)",
