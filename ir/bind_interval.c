@@ -56,28 +56,16 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
 
 /* ---- INTERVAL FLATTEN --------------------------------------------------- */
 
-/* FLATTEN's aggregates (aggs.def's FLATTEN column): COUNT(*), COUNT of
- * anything, SUM, MIN, MAX, AVG of numbers, ARG_MAX / ARG_MIN ordered by a
- * number (any value), GROUP_CONCAT. */
+/* FLATTEN's aggregates (aggs.def's FLATTEN column) are typed as a grouped
+ * AGGREGATE's: every segment has a covering row, so only NULL inputs make
+ * them NULL. The one difference: ARG_MAX / ARG_MIN of a boolean value give
+ * its integer (the sweep keeps values as integers, doubles or strings). */
 static int bind_flat_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
                          bool *out_null, bool *untyped) {
-  ir_expr *e;
-  if (!ir_bind_agg_call(b, it, IR_AGG_IN_FLATTEN, ir_agg_expected(b, IR_AGG_IN_FLATTEN), ag, &e))
+  if (!ir_bind_group_agg(b, it, IR_AGG_IN_FLATTEN, ir_agg_expected(b, IR_AGG_IN_FLATTEN), ag, 1, out_type,
+                         out_null, untyped))
     return 0;
-  *untyped = ir_agg_untyped(ag, e);
-  *out_type = RT_I64;
-  *out_null = false;
-  if (!e) return 1;
-  *out_type = ir_agg_out_type(ag->kind, e->type, true);
-  /* Every segment has a covering row; only NULL inputs make it NULL, or a
-   * double SUM/AVG of +inf and -inf (NaN is NULL). ARG_MAX's value and
-   * GROUP_CONCAT's text keep their own type (strings too). */
-  *out_null = (ag->kind != RT_AGG_COUNT && e->nullable) ||
-              ((ag->kind == RT_AGG_SUM || ag->kind == RT_AGG_AVG) && e->type == RT_F64);
-  if (ag->kind == RT_AGG_ARG_MAX || ag->kind == RT_AGG_ARG_MIN || ag->kind == RT_AGG_GROUP_CONCAT) {
-    *out_type = ag->kind == RT_AGG_GROUP_CONCAT ? RT_STR : e->type == RT_STR || e->type == RT_F64 ? e->type : RT_I64;
-    *out_null = true;
-  }
+  if (*out_type == RT_BOOL) *out_type = RT_I64;
   return 1;
 }
 

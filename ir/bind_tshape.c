@@ -41,33 +41,6 @@ static int id_kind(rt_type t) { return t == RT_F64 ? -1 : t == RT_STR ? 1 : 0; }
 
 static const char *kind_word(int k) { return k ? "a string" : "an integer"; }
 
-static int bind_tshape_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
-                           bool *out_null, bool *untyped) {
-  ir_expr *e;
-  if (!ir_bind_agg_call(b, it, IR_AGG_IN_LIST, ir_agg_expected(b, IR_AGG_IN_LIST), ag, &e))
-    return 0;
-  *untyped = ir_agg_untyped(ag, e);
-  *out_type = RT_I64;
-  *out_null = false;
-  if (!e) return 1;
-  *out_type = ir_agg_out_type(ag->kind, e->type, false);
-  /* Every output row has a row of its own: only NULL inputs make it NULL,
-   * or a double SUM/AVG of +inf and -inf (NaN is NULL). */
-  *out_null = (ag->kind != RT_AGG_COUNT && e->nullable) ||
-              ((ag->kind == RT_AGG_SUM || ag->kind == RT_AGG_AVG) && e->type == RT_F64);
-  switch (ag->kind) {
-  case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN:
-  case RT_AGG_PERCENTILE:
-    *out_null = true;
-    break;
-  case RT_AGG_COUNT_DISTINCT: *out_null = false; break;
-  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX:
-  case RT_AGG_AVG: case RT_AGG_ANY_VALUE: case RT_AGG_FIRST: case RT_AGG_LAST:
-    break;
-  }
-  return 1;
-}
-
 /* The bare column `name` of the current row, -1 when it has none (0 with
  * the error set when it is ambiguous: returned as -2). */
 static int bare_col(ir_binder *b, const char *name, const char *rel, int pos) {
@@ -139,7 +112,10 @@ int ir_bind_tshape(ir_binder *b, const fe_stage *st) {
   bool *nulls = ir_alloc(b, (size_t)na + 1);
   bool *untyped = ir_alloc(b, (size_t)na + 1);
   for (int i = 0; i < na; i++)
-    if (!bind_tshape_agg(b, &st->items[i], &aggs[i], &types[i], &nulls[i], &untyped[i])) return 0;
+    /* Every output row has rows of its own: typed as a grouped AGGREGATE's. */
+    if (!ir_bind_group_agg(b, &st->items[i], IR_AGG_IN_LIST, ir_agg_expected(b, IR_AGG_IN_LIST), &aggs[i], 1,
+                           &types[i], &nulls[i], &untyped[i]))
+      return 0;
   /* Output names: an aggregate may not take the tree's own columns, nor
    * (MERGE SIBLINGS) a BY column's name, and each is given once. */
   int nout = (siblings ? 2 + st->nby : 0) + na;
