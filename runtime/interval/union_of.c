@@ -18,6 +18,14 @@
  * Open combinations sit in a hash table keyed by their rows, holding the
  * output slot whose dur is set when they end.
  *
+ * Most lanes never need the sets: when no operand's rows overlap each
+ * other in the lane (a cpu's sched slices, a counter's samples), each
+ * state is one combination, and a k-way merge of the operands' rows in
+ * start order (fast_lane) gives the same rows in the same order. Items
+ * are laid out once by (lane, operand), each bucket sorted by start only
+ * when it is not in order already, and that one layout feeds both the
+ * merge and, for a lane that overlaps, the general sweep.
+ *
  * Points: the instant t itself is a state of its own (the sets with t's
  * points added): combinations with a point hold only there and come out
  * with dur = 0; one that a point interrupts (a NULL for the point's
@@ -340,8 +348,196 @@ static bool emit_fresh(usweep *u, uint32_t lane) {
   return true;
 }
 
+/* ---- laying the items out ------------------------------------------------- */
+
+/* Whether bucket [lo, hi) (one operand of one lane, in start order) is
+ * disjoint: no row overlaps or touches a point of the same operand, so at
+ * any instant the operand has at most one row (a positive one, or a point
+ * at an instant no other of its rows covers or bounds). Positive rows may
+ * touch (end = next start), as a cpu's sched slices do. */
+static bool bucket_disjoint(const usweep *u, size_t lo, size_t hi) {
+  for (size_t p = lo + 1; p < hi; p++)
+    if (u->pt[p - 1] || u->pt[p] ? u->e[p - 1] >= u->s[p] : u->e[p - 1] > u->s[p]) return false;
+  return true;
+}
+
+/* Sorts bucket [lo, hi) by (start, row) when it is not in that order
+ * already (a table in ts order never is sorted), then recomputes the
+ * items' ends and point flags from their rows. */
+static bool bucket_sort(usweep *u, const rt_ivrel *r, size_t lo, size_t hi) {
+  size_t p = lo + 1;
+  while (p < hi && (u->s[p - 1] < u->s[p] || (u->s[p - 1] == u->s[p] && u->row[p - 1] < u->row[p])))
+    p++;
+  if (p >= hi) return true;
+  if (!rt_iv_sort(u->s + lo, NULL, u->row + lo, hi - lo)) return false;
+  for (p = lo; p < hi; p++) {
+    uint32_t i = u->row[p];
+    u->e[p] = rt_iv_u(r->ts[i] + r->dur[i]);
+    u->pt[p] = r->dur[i] == 0;
+  }
+  return true;
+}
+
+/* ---- a lane of disjoint operands -------------------------------------------- */
+
+/* Every operand of lane l is disjoint (bucket_disjoint), so each state is
+ * one combination: the row each operand has there, or none. One k-way
+ * merge over the buckets: at each instant the combination before it ends,
+ * the instant's own (its points added) comes out with dur 0, and the one
+ * after it starts — the general sweep's output, with no sets or hashing. */
+static bool fast_lane(usweep *u, const uint32_t *boff, uint32_t l, uint32_t *p, uint32_t *cur,
+                      uint32_t *ptat) {
+  int k = u->k;
+  rt_union_out *o = u->out;
+  const uint32_t *b = boff + (size_t)l * (size_t)k;
+  for (int j = 0; j < k; j++) p[j] = b[j], cur[j] = ptat[j] = RT_NO_ROW;
+  size_t open = SIZE_MAX;
+  for (;;) {
+    /* the next instant: an active row's end, else a next row's start (the
+     * operand's next row starts at or after its active row's end) */
+    uint64_t t = UINT64_MAX;
+    for (int j = 0; j < k; j++) {
+      uint64_t x = cur[j] != RT_NO_ROW ? u->e[cur[j]] : p[j] < b[j + 1] ? u->s[p[j]] : UINT64_MAX;
+      t = x < t ? x : t;
+    }
+    if (t == UINT64_MAX) break;
+    bool anypt = false, any = false;
+    for (int j = 0; j < k; j++) {
+      if (cur[j] != RT_NO_ROW && u->e[cur[j]] == t) cur[j] = RT_NO_ROW;
+      if (cur[j] == RT_NO_ROW && p[j] < b[j + 1] && u->s[p[j]] == t) {
+        if (u->pt[p[j]]) ptat[j] = p[j], anypt = true;
+        else cur[j] = p[j];
+        p[j]++;
+      }
+      any |= cur[j] != RT_NO_ROW;
+    }
+    int64_t ts = rt_iv_s(t);
+    if (open != SIZE_MAX) o->dur[open] = ts - o->ts[open], open = SIZE_MAX;
+    uint32_t rows[64];
+    if (anypt) {
+      for (int j = 0; j < k; j++) {
+        uint32_t it = ptat[j] != RT_NO_ROW ? ptat[j] : cur[j];
+        rows[j] = it == RT_NO_ROW ? RT_NO_ROW : u->row[it];
+        ptat[j] = RT_NO_ROW;
+      }
+      if (!put_region(o, ts, l, rows)) return false;
+    }
+    if (any) {
+      for (int j = 0; j < k; j++) rows[j] = cur[j] == RT_NO_ROW ? RT_NO_ROW : u->row[cur[j]];
+      if (!put_region(o, ts, l, rows)) return false;
+      open = o->n - 1;
+    }
+  }
+  return true;
+}
+
+/* ---- a lane of overlapping rows ------------------------------------------- */
+
+/* The general sweep's working arrays, made when a first lane needs them. */
+typedef struct gwork {
+  uint32_t *item, *byend;  /* a lane's items by (start, id) and the ends by (end, id) */
+  uint64_t *key;
+  uint32_t **rem, **add, **pts;
+  size_t *nrem, *nadd, *npts, *zero;
+} gwork;
+
+static void gwork_free(gwork *g, usweep *u) {
+  for (int j = 0; j < u->k; j++) {
+    if (u->act) rt_mem_free(u->act[j]);
+    if (g->rem) rt_mem_free(g->rem[j]), rt_mem_free(g->add[j]), rt_mem_free(g->pts[j]);
+  }
+  free(u->act);
+  free(u->nact);
+  free(u->chg);
+  free(u->nchg);
+  free(u->other_empty);
+  free(u->cur);
+  free(g->rem);
+  free(g->nrem);
+  rt_mem_free(u->pos);
+  rt_mem_free(u->marked);
+  rt_mem_free(g->item);
+  rt_mem_free(g->byend);
+  rt_mem_free(g->key);
+}
+
+static bool gwork_init(gwork *g, usweep *u, size_t m, const uint32_t *opn) {
+  int k = u->k;
+  u->pos = rt_iv_big((m + 1) * sizeof *u->pos);
+  u->marked = rt_mem_calloc(m + 1, 1);
+  g->item = rt_iv_big((m + 1) * sizeof *g->item);
+  g->byend = rt_iv_big((m + 1) * sizeof *g->byend);
+  g->key = rt_iv_big((m + 1) * sizeof *g->key);
+  u->act = calloc((size_t)k, sizeof *u->act);
+  u->nact = calloc((size_t)k, sizeof *u->nact);
+  u->chg = calloc((size_t)k, sizeof *u->chg);
+  u->nchg = calloc((size_t)k, sizeof *u->nchg);
+  u->other_empty = calloc((size_t)k, sizeof *u->other_empty);
+  u->cur = calloc((size_t)k, sizeof *u->cur);
+  g->rem = calloc((size_t)k * 3, sizeof *g->rem);
+  g->nrem = calloc((size_t)k * 4, sizeof *g->nrem);
+  if (g->rem) g->add = g->rem + k, g->pts = g->rem + 2 * k;   /* gwork_free reads them */
+  if (!u->pos || !u->marked || !g->item || !g->byend || !g->key || !u->act || !u->nact || !u->chg ||
+      !u->nchg || !u->other_empty || !u->cur || !g->rem || !g->nrem)
+    return false;
+  g->nadd = g->nrem + k, g->npts = g->nrem + 2 * k, g->zero = g->nrem + 3 * k;
+  for (int j = 0; j < k; j++) {
+    u->act[j] = rt_mem_alloc(((size_t)opn[j] + 1) * sizeof **u->act);
+    g->rem[j] = rt_mem_alloc(((size_t)opn[j] + 1) * sizeof **g->rem);
+    g->add[j] = rt_mem_alloc(((size_t)opn[j] + 1) * sizeof **g->add);
+    g->pts[j] = rt_mem_alloc(((size_t)opn[j] + 1) * sizeof **g->pts);
+    if (!u->act[j] || !g->rem[j] || !g->add[j] || !g->pts[j]) return false;
+  }
+  return true;
+}
+
+/* Lane l's items [lo, hi) (ids follow operand, then start): the sets of
+ * covering rows swept over the lane's instants (the header). */
+static bool general_lane(usweep *u, gwork *g, uint32_t l, size_t lo, size_t hi) {
+  int k = u->k;
+  uint32_t *item = g->item, *byend = g->byend;
+  /* items by (start, id) and the positive ones by (end, id) */
+  for (size_t i = lo; i < hi; i++) item[i] = (uint32_t)i, byend[i] = (uint32_t)i;
+  memcpy(g->key + lo, u->s + lo, (hi - lo) * sizeof *g->key);
+  if (!rt_iv_sort(g->key + lo, NULL, item + lo, hi - lo)) return false;
+  memcpy(g->key + lo, u->e + lo, (hi - lo) * sizeof *g->key);
+  if (!rt_iv_sort(g->key + lo, NULL, byend + lo, hi - lo)) return false;
+  size_t ps = lo, pe = lo;
+  /* skip points in the end order: they end at their own instant */
+  while (pe < hi || ps < hi) {
+    while (pe < hi && u->pt[byend[pe]]) pe++;
+    uint64_t t = UINT64_MAX;
+    if (ps < hi) t = u->s[item[ps]];
+    if (pe < hi && u->e[byend[pe]] < t) t = u->e[byend[pe]];
+    if (ps >= hi && pe >= hi) break;
+    u->t = t;
+    for (int j = 0; j < k; j++) g->nrem[j] = g->nadd[j] = g->npts[j] = 0;
+    for (; pe < hi && u->e[byend[pe]] == t; pe++) {
+      uint32_t it = byend[pe];
+      if (!u->pt[it]) g->rem[u->op[it]][g->nrem[u->op[it]]++] = it;
+    }
+    bool anypt = false;
+    for (; ps < hi && u->s[item[ps]] == t; ps++) {
+      uint32_t it = item[ps];
+      int j = u->op[it];
+      if (u->pt[it]) g->pts[j][g->npts[j]++] = it, anypt = true;
+      g->add[j][g->nadd[j]++] = it;   /* the instant's state holds the points too */
+    }
+    transition(u, g->rem, g->nrem, g->add, g->nadd, true);
+    if (anypt) transition(u, g->pts, g->npts, g->add, g->zero, false);   /* after the instant */
+    if (u->failed || !emit_fresh(u, l)) return false;
+  }
+  for (int j = 0; j < k; j++) u->nact[j] = 0;
+  return true;
+}
+
 /* ---- the sweep ------------------------------------------------------------- */
 
+/* Items are laid out by (lane, operand) — one bucket per pair, lanes in
+ * number order, operands in order, each bucket in (start, row) order —
+ * so one sorted layout serves both sweeps: a lane whose buckets are all
+ * disjoint (the usual trace table: a cpu's slices, a counter's samples)
+ * takes fast_lane, any other the general sweep. */
 int rt_union_run(int k, const rt_ivrel *ops, const char *stage, rt_union_out *out, rt_err *err) {
   memset(out, 0, sizeof *out);
   out->k = k;
@@ -350,6 +546,9 @@ int rt_union_run(int k, const rt_ivrel *ops, const char *stage, rt_union_out *ou
   memset(&u, 0, sizeof u);
   u.k = k;
   u.out = out;
+  gwork g;
+  memset(&g, 0, sizeof g);
+  bool gready = false;
   rt_lanes lanes;
   rt_type types[RT_LANES_MAXKEYS];
   for (int q = 0; q < ops[0].nkeys && q < RT_LANES_MAXKEYS; q++) types[q] = ops[0].keys[q].type;
@@ -362,10 +561,7 @@ int rt_union_run(int k, const rt_ivrel *ops, const char *stage, rt_union_out *ou
     return rt_errorf(err, -1, "%s: too many rows", stage);
   }
   uint32_t *lane = rt_iv_big((total + 1) * sizeof *lane);
-  uint32_t *off = NULL, *next = NULL, *byend = NULL, *order = NULL;
-  uint64_t *ekey = NULL;
-  uint32_t **rem = NULL, **add = NULL;
-  size_t *nrem = NULL, *nadd = NULL;
+  uint32_t *boff = NULL, *next = NULL, *order = NULL, *scratch = NULL;
   uint32_t *opn = calloc((size_t)k, sizeof *opn);
   out->rows = rt_mem_calloc((size_t)k, sizeof *out->rows);
   if (!lane || !opn || !out->rows) goto oom;
@@ -376,23 +572,30 @@ int rt_union_run(int k, const rt_ivrel *ops, const char *stage, rt_union_out *ou
     base += ops[j].n;
   }
   uint32_t nl = lanes.n;
-  off = rt_mem_calloc((size_t)nl + 2, sizeof *off);
-  if (!off) goto oom;
-  /* lanes run in the order of their first row with bounds */
+  size_t nb = (size_t)nl * (size_t)k;
+  boff = rt_mem_calloc(nb + 2, sizeof *boff);
+  /* lanes run in the order of their first row with bounds, which also
+   * gives the lane's PER values */
   order = rt_mem_alloc(((size_t)nl + 1) * sizeof *order);
-  if (!order) goto oom;
-  for (uint32_t l = 0; l < nl; l++) order[l] = RT_NO_LANE;
+  out->rep_op = rt_mem_alloc(((size_t)nl + 1) * sizeof *out->rep_op);
+  out->rep_row = rt_mem_alloc(((size_t)nl + 1) * sizeof *out->rep_row);
+  if (!boff || !order || !out->rep_op || !out->rep_row) goto oom;
+  for (uint32_t l = 0; l < nl; l++) out->rep_op[l] = RT_NO_ROW;
   uint32_t nranked = 0;
   base = 0;
   size_t m = 0;
   for (int j = 0; j < k; j++, base += ops[j - 1].n) {
     const rt_ivrel *r = &ops[j];
     for (uint32_t i = 0; i < r->n; i++) {
+      uint32_t g0 = lane[base + i];
       if (!rt_ivrel_bounds_valid(r, i)) {
         lane[base + i] = RT_NO_LANE;
         continue;
       }
-      if (!off[lane[base + i] + 1]) order[nranked++] = lane[base + i];
+      if (out->rep_op[g0] == RT_NO_ROW) {
+        order[nranked++] = g0;
+        out->rep_op[g0] = (uint32_t)j, out->rep_row[g0] = i;
+      }
       if (r->ts[i] < 0 || r->dur[i] < 0) {
         rt_iv_below_zero(r, i, stage, "", err);
         goto done;
@@ -401,34 +604,26 @@ int rt_union_run(int k, const rt_ivrel *ops, const char *stage, rt_union_out *ou
         rt_errorf(err, -1, "%s: integer overflow", stage);
         goto done;
       }
-      off[lane[base + i] + 1]++;
+      boff[(size_t)g0 * (size_t)k + (size_t)j + 1]++;
       m++;
     }
   }
-  for (uint32_t l = 0; l < nl; l++) off[l + 1] += off[l];
+  for (size_t q = 0; q < nb; q++) boff[q + 1] += boff[q];
   u.s = rt_iv_big((m + 1) * sizeof *u.s);
   u.e = rt_iv_big((m + 1) * sizeof *u.e);
   u.pt = rt_iv_big(m + 1);
   u.op = rt_iv_big(m + 1);
   u.row = rt_iv_big((m + 1) * sizeof *u.row);
-  u.pos = rt_iv_big((m + 1) * sizeof *u.pos);
-  u.marked = rt_mem_calloc(m + 1, 1);
-  next = rt_mem_alloc(((size_t)nl + 1) * sizeof *next);
-  uint32_t *item = rt_iv_big((m + 1) * sizeof *item);   /* start order: item ids */
-  byend = rt_iv_big((m + 1) * sizeof *byend);
-  ekey = rt_iv_big((m + 1) * sizeof *ekey);
-  if (!u.s || !u.e || !u.pt || !u.op || !u.row || !u.pos || !u.marked || !next || !item || !byend ||
-      !ekey) {
-    rt_mem_free(item);
-    goto oom;
-  }
-  memcpy(next, off, (size_t)nl * sizeof *next);
+  next = rt_mem_alloc((nb + 1) * sizeof *next);
+  scratch = rt_mem_alloc(3 * (size_t)k * sizeof *scratch);
+  if (!u.s || !u.e || !u.pt || !u.op || !u.row || !next || !scratch) goto oom;
+  memcpy(next, boff, nb * sizeof *next);
   base = 0;
   for (int j = 0; j < k; j++, base += ops[j - 1].n) {
     const rt_ivrel *r = &ops[j];
     for (uint32_t i = 0; i < r->n; i++) {
       if (lane[base + i] == RT_NO_LANE) continue;
-      uint32_t p = next[lane[base + i]]++;
+      uint32_t p = next[(size_t)lane[base + i] * (size_t)k + (size_t)j]++;
       u.s[p] = rt_iv_u(r->ts[i]);
       u.e[p] = rt_iv_u(r->ts[i] + r->dur[i]);
       u.pt[p] = r->dur[i] == 0;
@@ -437,131 +632,45 @@ int rt_union_run(int k, const rt_ivrel *ops, const char *stage, rt_union_out *ou
       opn[j]++;
     }
   }
-  /* per lane: items by (start, id) — ids follow operand then row — and
-   * the positive ones by (end, id) */
-  for (size_t i = 0; i < m; i++) item[i] = (uint32_t)i, byend[i] = (uint32_t)i;
-  {
-    uint64_t *skey = ekey;   /* start keys first, then end keys */
-    memcpy(skey, u.s, m * sizeof *skey);
-    for (uint32_t l = 0; l < nl; l++)
-      if (!rt_iv_sort(skey + off[l], NULL, item + off[l], off[l + 1] - off[l])) {
-        rt_mem_free(item);
-        goto oom;
-      }
-    memcpy(ekey, u.e, m * sizeof *ekey);
-    for (uint32_t l = 0; l < nl; l++)
-      if (!rt_iv_sort(ekey + off[l], NULL, byend + off[l], off[l + 1] - off[l])) {
-        rt_mem_free(item);
-        goto oom;
-      }
-  }
-  u.act = calloc((size_t)k, sizeof *u.act);
-  u.nact = calloc((size_t)k, sizeof *u.nact);
-  u.chg = calloc((size_t)k, sizeof *u.chg);
-  u.nchg = calloc((size_t)k, sizeof *u.nchg);
-  u.other_empty = calloc((size_t)k, sizeof *u.other_empty);
-  u.cur = calloc((size_t)k, sizeof *u.cur);
-  rem = calloc((size_t)k * 3, sizeof *rem);
-  add = rem ? rem + k : NULL;
-  uint32_t **pts = rem ? rem + 2 * k : NULL;
-  nrem = calloc((size_t)k * 4, sizeof *nrem);
-  nadd = nrem ? nrem + k : NULL;
-  size_t *npts = nrem ? nrem + 2 * k : NULL, *zero = nrem ? nrem + 3 * k : NULL;
-  if (!u.act || !u.nact || !u.chg || !u.nchg || !u.other_empty || !u.cur || !rem || !nrem) {
-    rt_mem_free(item);
-    goto oom;
-  }
-  for (int j = 0; j < k; j++) {
-    u.act[j] = rt_mem_alloc(((size_t)opn[j] + 1) * sizeof **u.act);
-    rem[j] = rt_mem_alloc(((size_t)opn[j] + 1) * sizeof **rem);
-    add[j] = rt_mem_alloc(((size_t)opn[j] + 1) * sizeof **add);
-    pts[j] = rt_mem_alloc(((size_t)opn[j] + 1) * sizeof **pts);
-    if (!u.act[j] || !rem[j] || !add[j] || !pts[j]) {
-      rt_mem_free(item);
-      goto oom;
-    }
-  }
-  for (uint32_t r = 0; r < nranked && !u.failed; r++) {
+  for (uint32_t r = 0; r < nranked; r++) {
     uint32_t l = order[r];
-    size_t ps = off[l], pe = off[l], hi = off[l + 1];
-    /* skip points in the end order: they end at their own instant */
-    while (pe < hi || ps < hi) {
-      while (pe < hi && u.pt[byend[pe]]) pe++;
-      uint64_t t = UINT64_MAX;
-      if (ps < hi) t = u.s[item[ps]];
-      if (pe < hi && u.e[byend[pe]] < t) t = u.e[byend[pe]];
-      if (ps >= hi && pe >= hi) break;
-      u.t = t;
-      for (int j = 0; j < k; j++) nrem[j] = nadd[j] = npts[j] = 0;
-      for (; pe < hi && u.e[byend[pe]] == t; pe++) {
-        uint32_t it = byend[pe];
-        if (!u.pt[it]) rem[u.op[it]][nrem[u.op[it]]++] = it;
-      }
-      bool anypt = false;
-      for (; ps < hi && u.s[item[ps]] == t; ps++) {
-        uint32_t it = item[ps];
-        int j = u.op[it];
-        if (u.pt[it]) pts[j][npts[j]++] = it, anypt = true;
-        add[j][nadd[j]++] = it;   /* the instant's state holds the points too */
-      }
-      transition(&u, rem, nrem, add, nadd, true);
-      if (anypt) transition(&u, pts, npts, add, zero, false);   /* after the instant */
-      if (u.failed || !emit_fresh(&u, l)) {
-        u.failed = true;
-        break;
-      }
+    bool disjoint = true;
+    for (int j = 0; j < k; j++) {
+      size_t lo = boff[(size_t)l * (size_t)k + (size_t)j], hi = boff[(size_t)l * (size_t)k + (size_t)j + 1];
+      if (!bucket_sort(&u, &ops[j], lo, hi)) goto oom;
+      disjoint = disjoint && bucket_disjoint(&u, lo, hi);
     }
-    for (int j = 0; j < k; j++) u.nact[j] = 0;
+    if (disjoint) {
+      if (!fast_lane(&u, boff, l, scratch, scratch + k, scratch + 2 * k)) goto oom;
+      continue;
+    }
+    if (!gready && !(gready = true, gwork_init(&g, &u, m, opn))) goto oom;
+    if (!general_lane(&u, &g, l, boff[(size_t)l * (size_t)k], boff[(size_t)(l + 1) * (size_t)k]))
+      goto oom;
   }
-  rt_mem_free(item);
-  if (u.failed) goto oom;
   if (u.lost || u.hlive) {
     rt_errorf(err, -1, "%s: internal error: a region was lost", stage);
     goto done;
   }
-  out->rep_op = rt_mem_alloc(((size_t)nl + 1) * sizeof *out->rep_op);
-  out->rep_row = rt_mem_alloc(((size_t)nl + 1) * sizeof *out->rep_row);
-  if (!out->rep_op || !out->rep_row) goto oom;
-  for (uint32_t l = 0; l < nl; l++) out->rep_op[l] = RT_NO_ROW;
-  base = 0;
-  for (int j = 0; j < k; j++, base += ops[j - 1].n)
-    for (uint32_t i = 0; i < ops[j].n; i++) {
-      uint32_t g = lane[base + i];
-      if (g != RT_NO_LANE && out->rep_op[g] == RT_NO_ROW) out->rep_op[g] = (uint32_t)j, out->rep_row[g] = i;
-    }
   rc = 1;
   goto done;
 oom:
   rt_errorf(err, -1, "%s: out of memory", stage);
 done:
-  for (int j = 0; j < k; j++) {
-    if (u.act) rt_mem_free(u.act[j]);
-    if (rem) rt_mem_free(rem[j]), rt_mem_free(add[j]), rt_mem_free(rem[2 * k + j]);
-  }
-  free(u.act);
-  free(u.nact);
-  free(u.chg);
-  free(u.nchg);
-  free(u.other_empty);
-  free(u.cur);
-  free(rem);
-  free(nrem);
+  if (gready) gwork_free(&g, &u);
   free(opn);
   rt_mem_free(u.s);
   rt_mem_free(u.e);
   rt_mem_free(u.pt);
   rt_mem_free(u.op);
   rt_mem_free(u.row);
-  rt_mem_free(u.pos);
-  rt_mem_free(u.marked);
   rt_mem_free(u.fresh);
   rt_mem_free(u.order);
   rt_mem_free(u.slots);
   rt_mem_free(next);
-  rt_mem_free(byend);
-  rt_mem_free(ekey);
+  rt_mem_free(scratch);
   rt_mem_free(lane);
-  rt_mem_free(off);
+  rt_mem_free(boff);
   rt_mem_free(order);
   rt_lanes_free(&lanes);
   return rc;
