@@ -1032,12 +1032,8 @@ static int ex_seg_run_body(ex_run *run, int si, rt_batch *b, ex_pick_fn pick, vo
   case IR_SCAN_SQL: rc = ex_scan_sql(run, s, b, pick, ctx, dn); break;
   case IR_SCAN_BUF: rc = ex_scan_buf(run, s, b, pick, ctx, dn); break;
   case IR_SCAN_FORK: rc = ex_scan_fork(run, s, b, pick, ctx, dn); break;
-  case IR_ISECT:
-  case IR_FLATTEN:
-  case IR_IJOIN:
-  case IR_FILLGAPS:
-  case IR_IV_EVENTS: case IR_IV_UNION: case IR_IV_FIND: case IR_IV_KEEP:
-  case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
+#define IR_CASE_IVSOURCE(name) case IR_##name:
+#include "ir/op_cases.h"
     rc = ex_iv_scan(run, s, b, pick, ctx, dn);
     break;
   case IR_SETOP: rc = ex_setop_scan(run, s, b, pick, ctx, dn); break;

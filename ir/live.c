@@ -308,12 +308,8 @@ void ir_live(ir_plan *p) {
       for (int k = 0; k < n; k++) p->cols[carry[k]].live = true;
       break;
     }
-    case IR_ISECT:
-    case IR_FLATTEN:
-    case IR_IJOIN:
-    case IR_FILLGAPS:
-    case IR_IV_EVENTS: case IR_IV_UNION: case IR_IV_FIND: case IR_IV_KEEP:
-    case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
+#define IR_CASE_IVSOURCE(name) case IR_##name:
+#include "ir/op_cases.h"
       live_interval(p, op, need);
       break;
     case IR_SCAN_BUF: break; /* made by segment.c from the breaker's outputs */

@@ -16,7 +16,8 @@
  * An op added to ops.def then joins the arms its ROLE puts it in by
  * itself, and -Wswitch names only the switches that must handle it: a new
  * step is no missing case in a switch over sinks, a new sink is one. The
- * roles left undefined expand to nothing; every IR_CASE_* is undefined
+ * roles left undefined expand to nothing (IR_CASE_IVSOURCE, the interval
+ * sources, to IR_CASE_SOURCE's labels); every IR_CASE_* is undefined
  * again at the end, ready for the next switch.
  */
 #ifndef IR_CASE_SOURCE
@@ -31,6 +32,11 @@
 #ifndef IR_CASE_BREAKER
 #define IR_CASE_BREAKER(name)
 #endif
+/* The INTERVAL sources are sources: a switch that defines IR_CASE_IVSOURCE
+ * gives them an arm of their own, else they join IR_CASE_SOURCE's. */
+#ifndef IR_CASE_IVSOURCE
+#define IR_CASE_IVSOURCE(name) IR_CASE_SOURCE(name)
+#endif
 
 #define OP(name, str, role, flags, arity) IR_CASE_##role(name)
 #include "ops.def"
@@ -40,3 +46,4 @@
 #undef IR_CASE_STEP
 #undef IR_CASE_SINK
 #undef IR_CASE_BREAKER
+#undef IR_CASE_IVSOURCE

@@ -18,6 +18,14 @@ const char *const ir_op_names[IR__COUNT] = {
 #undef OP
 };
 
+/* ops.def's IVSOURCE is a SOURCE with OPF_IV: the role says it once. */
+#define IR_ROLE_IVSOURCE IR_ROLE_SOURCE
+#define ROLE_FLAGS_SOURCE 0
+#define ROLE_FLAGS_IVSOURCE OPF_IV
+#define ROLE_FLAGS_STEP 0
+#define ROLE_FLAGS_SINK 0
+#define ROLE_FLAGS_BREAKER 0
+
 const ir_oprole ir_op_roles[IR__COUNT] = {
 #define OP(name, str, role, flags, arity) IR_ROLE_##role,
 #include "ops.def"
@@ -25,7 +33,7 @@ const ir_oprole ir_op_roles[IR__COUNT] = {
 };
 
 const unsigned ir_op_flags[IR__COUNT] = {
-#define OP(name, str, role, flags, arity) flags,
+#define OP(name, str, role, flags, arity) (flags) | ROLE_FLAGS_##role,
 #include "ops.def"
 #undef OP
 };
@@ -175,15 +183,8 @@ void ir_op_need(const ir_op *op, bool *need) {
     }
     return;
   case IR_OUTPUT: need_cols(op->output.nout, op->output.out, need); return;
-  case IR_ISECT:
-  case IR_FLATTEN:
-  case IR_IJOIN:
-  case IR_FILLGAPS:
-  case IR_IV_EVENTS:
-  case IR_IV_UNION:
-  case IR_IV_FIND:
-  case IR_IV_KEEP:
-  case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
+#define IR_CASE_IVSOURCE(name) case IR_##name:
+#include "ir/op_cases.h"
     if (op->iv.close_col >= 0) need_cols(1, &op->iv.close_col, need);
     if (op->iv.within_col >= 0) need_cols(1, &op->iv.within_col, need);
     need_cols(op->iv.nby, op->iv.by, need);   /* §9.2: MERGE's BY, QUANTIZE's origin */
@@ -213,12 +214,8 @@ const int *ir_source_cols(const ir_op *op, int *n) {
   case IR_SCAN_SQL:
   case IR_SCAN_BUF:
   case IR_SCAN_FORK: *n = op->scan.nscan; return op->scan.out_cols;
-  case IR_ISECT:
-  case IR_FLATTEN:
-  case IR_IJOIN:
-  case IR_FILLGAPS:
-  case IR_IV_EVENTS: case IR_IV_UNION: case IR_IV_FIND: case IR_IV_KEEP:
-  case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
+#define IR_CASE_IVSOURCE(name) case IR_##name:
+#include "ir/op_cases.h"
     *n = op->iv.nscan;
     return op->iv.out_cols;
   case IR_SETOP: *n = op->setop.ncols; return op->setop.out;

@@ -513,12 +513,8 @@ static void put_tshape(const ir_plan *p, const ir_op *op, rt_buf *out) {
 static void put_source(const ir_plan *p, const ir_op *op, rt_buf *out) {
   switch (op->kind) {
   case IR_SCAN_TABLE: rt_buf_printf(out, "scan table %s ", op->scan.table_name); break;
-  case IR_ISECT:
-  case IR_FLATTEN:
-  case IR_IJOIN:
-  case IR_FILLGAPS:
-  case IR_IV_EVENTS: case IR_IV_UNION: case IR_IV_FIND: case IR_IV_KEEP:
-  case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
+#define IR_CASE_IVSOURCE(name) case IR_##name:
+#include "ir/op_cases.h"
     put_interval(p, op, out);
     break;
   case IR_SCAN_SQL:
