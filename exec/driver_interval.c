@@ -41,6 +41,8 @@
 #include <stdlib.h>
 
 #include "runtime/interval/interval.h"
+#include "runtime/par.h"
+#include "runtime/interval/isect_sweep.h"
 #include "exec.h"
 
 /* After a runtime/interval/interval.h call failed: its error (offset -1) points at
@@ -355,6 +357,77 @@ static int iv_close_rels(ex_run *run, const ir_op *op, iv_rel *in, iv_rel *opr, 
   return rc;
 }
 
+/* ---- parallel serving ------------------------------------------------------- */
+
+/* An operator whose work splits by PER partition (INTERSECTION OF,
+ * FLATTEN) makes its output on the run's threads, partitions in pieces
+ * claimed by whichever worker is free, each piece into an output of its
+ * own; then the rows after it (the rest of the segment and its sink) run
+ * on morsels of those outputs read in piece order (ex_par_rows), in the
+ * batches one thread would feed, so every morsel, partial sum and row is
+ * where one thread puts it. Worth it only when the segment may run in
+ * parallel at all, nothing streams into a DOWN order, and there are at
+ * least two partitions and two morsels' rows. */
+static bool iv_par_wanted(const ex_run *run, const ex_seg *s, const void *dn, uint64_t nparts,
+                          uint64_t rows) {
+  return !dn && nparts >= 2 && rows > 2 * (uint64_t)(ex_morsel_batches(run) * RT_BATCH) &&
+         ex_par_steps_ok(run, s);
+}
+
+/* Pieces of about an equal share of `total` rows: 4 per worker, so a
+ * worker done early takes another. */
+static uint64_t iv_par_share(const ex_run *run, uint64_t total) {
+  return total / (4 * (uint64_t)(run->threads > 1 ? run->threads : 1)) + 1;
+}
+
+/* The piece holding output row `at` of pieces whose first rows are off[0..np]. */
+static int64_t iv_par_piece(const int64_t *off, int64_t np, int64_t at) {
+  int64_t lo = 0, hi = np;   /* off[lo] <= at < off[hi] */
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (off[mid] <= at) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Each worker's copies of the relations: the same arrays, with gather
+ * scratch of their own (iv_rel_view widens narrow columns into gv). */
+typedef struct iv_wrels {
+  int nrel, nw;
+  iv_rel *r;   /* worker w's relation j: r[w * nrel + j] */
+} iv_wrels;
+
+static void iv_wrels_free(iv_wrels *w) {
+  for (int i = 0; w->r && i < w->nw * w->nrel; i++) {
+    free(w->r[i].gv);
+    free(w->r[i].gbits);
+  }
+  free(w->r);
+  memset(w, 0, sizeof *w);
+}
+
+static bool iv_wrels_init(iv_wrels *w, const iv_rel *rels, int nrel, int nw) {
+  w->nrel = nrel;
+  w->nw = nw;
+  w->r = calloc((size_t)nw * (size_t)nrel + 1, sizeof *w->r);
+  if (!w->r) return false;
+  for (int i = 0; i < nw; i++)
+    for (int j = 0; j < nrel; j++) {
+      iv_rel *c = &w->r[i * nrel + j];
+      *c = rels[j];
+      memset(c->own, 0, sizeof c->own);   /* the original frees them */
+      c->gv = NULL;
+      c->gbits = NULL;
+      if (!rels[j].gv) continue;
+      size_t nc = (size_t)rels[j].bop->ivbuf.ncarry;
+      c->gv = malloc(sizeof(int64_t) * RT_BATCH * nc);
+      c->gbits = malloc(sizeof(uint64_t) * RT_BITWORDS(RT_BATCH) * nc);
+      if (!c->gv || !c->gbits) return false;
+    }
+  return true;
+}
+
 /* ---- INTERVAL INTERSECTION OF ------------------------------------------ */
 
 static void iv_add_stats(rt_isect_stats *t, const rt_isect_stats *st) {
@@ -374,6 +447,140 @@ static void iv_add_stats(rt_isect_stats *t, const rt_isect_stats *st) {
   t->regions += st->regions;
 }
 
+/* Parallel INTERSECTION OF: the pieces are runs of consecutive
+ * partitions (rt_isect_slice), so their outputs in piece order are the
+ * regions one iterator serves. */
+typedef struct iv_ipiece {
+  uint32_t q0, q1;
+  uint64_t rows;       /* of the operands in its partitions */
+  rt_isect_out out;
+  rt_isect_stats st;
+  rt_err err;
+  bool failed;
+} iv_ipiece;
+
+typedef struct iv_pisect {
+  const ir_op *op;
+  const rt_isect *base;
+  int k;
+  int64_t np;
+  iv_ipiece *pc;
+  int64_t *off;        /* np + 1: the first output row of each piece */
+  iv_wrels wr;
+  int64_t *gts, *gdur; /* per worker RT_BATCH each: a batch that spans pieces */
+  uint32_t *grows;     /* per worker k * RT_BATCH */
+} iv_pisect;
+
+static void iv_pisect_piece(void *p, int worker, int64_t i) {
+  (void)worker;
+  iv_pisect *x = p;
+  iv_ipiece *pc = &x->pc[i];
+  rt_isect *sl = rt_isect_slice(x->base, pc->q0, pc->q1, &pc->st, &pc->err);
+  /* Disjoint partitions make at most a region per row (rt_isect_run's
+   * reservation): room for that at once, not by doublings and copies. */
+  pc->out.k = x->k;
+  pc->out.rows = rt_mem_calloc((size_t)x->k, sizeof *pc->out.rows);
+  if (sl && (!pc->out.rows || !rt_isect_reserve(&pc->out, (size_t)pc->rows + 1))) {
+    rt_errorf(&pc->err, -1, "%s: out of memory", x->op->stage);
+    pc->failed = true;
+  } else {
+    pc->failed = !sl || rt_isect_next(sl, &pc->out, SIZE_MAX) < 0;
+  }
+  rt_isect_end(sl);
+}
+
+static void iv_pisect_load(void *p, int worker, int64_t at, uint32_t n, rt_batch *b) {
+  iv_pisect *x = p;
+  const ir_op *op = x->op;
+  int k = x->k;
+  int64_t q = iv_par_piece(x->off, x->np, at);
+  const int64_t *ts, *dur;
+  const uint32_t *rows[k];
+  if (at + n <= x->off[q + 1]) {
+    const rt_isect_out *o = &x->pc[q].out;
+    size_t from = (size_t)(at - x->off[q]);
+    ts = o->ts + from;
+    dur = o->dur + from;
+    for (int j = 0; j < k; j++) rows[j] = o->rows[j] + from;
+  } else {
+    /* across pieces: gathered into the worker's scratch */
+    int64_t *gts = x->gts + (size_t)worker * RT_BATCH, *gdur = x->gdur + (size_t)worker * RT_BATCH;
+    uint32_t *gr = x->grows + (size_t)worker * (size_t)k * RT_BATCH;
+    for (uint32_t got = 0; got < n; q++) {
+      const rt_isect_out *o = &x->pc[q].out;
+      size_t from = (size_t)(at + got - x->off[q]), m = (size_t)(x->off[q + 1] - (at + got));
+      if (m > n - got) m = n - got;
+      memcpy(gts + got, o->ts + from, m * sizeof *gts);
+      memcpy(gdur + got, o->dur + from, m * sizeof *gdur);
+      for (int j = 0; j < k; j++) memcpy(gr + (size_t)j * RT_BATCH + got, o->rows[j] + from, m * sizeof *gr);
+      got += (uint32_t)m;
+    }
+    ts = gts;
+    dur = gdur;
+    for (int j = 0; j < k; j++) rows[j] = gr + (size_t)j * RT_BATCH;
+  }
+  b->cols[op->iv.ts_out] = iv_flat(RT_I64, ts, 0, NULL);
+  b->cols[op->iv.dur_out] = iv_flat(RT_I64, dur, 0, NULL);
+  for (int j = 0; j < k; j++) iv_sel_views(&x->wr.r[worker * k + j], rows[j], n, b);
+}
+
+static int iv_isect_par(ex_run *run, ex_seg *s, rt_isect *it, const iv_rel *rels, rt_isect_stats *st,
+                        ex_pick_fn pick, void *ctx) {
+  const ir_op *op = s->seg->source;
+  int k = op->iv.nrel, nw = run->threads;
+  uint32_t nq = rt_isect_nparts(it);
+  uint64_t total = 0;
+  for (uint32_t q = 0; q < nq; q++) total += rt_isect_part_rows(it, q);
+  uint64_t share = iv_par_share(run, total);
+  iv_pisect x = {.op = op, .base = it, .k = k};
+  x.pc = calloc((size_t)nq + 1, sizeof *x.pc);
+  x.off = calloc((size_t)nq + 2, sizeof *x.off);
+  x.gts = malloc(sizeof *x.gts * RT_BATCH * (size_t)nw);
+  x.gdur = malloc(sizeof *x.gdur * RT_BATCH * (size_t)nw);
+  x.grows = malloc(sizeof *x.grows * RT_BATCH * (size_t)nw * (size_t)k);
+  int rc = 0;
+  if (!x.pc || !x.off || !x.gts || !x.gdur || !x.grows || !iv_wrels_init(&x.wr, rels, k, nw))
+    rc = ex_op_fail(run, op, "out of memory");
+  for (uint32_t q = 0; rc == 0 && q < nq;) {
+    iv_ipiece *pc = &x.pc[x.np++];
+    pc->q0 = q;
+    for (; q < nq && pc->rows < share; q++) pc->rows += rt_isect_part_rows(it, q);
+    pc->q1 = q;
+  }
+  if (rc == 0) {
+    rt_par par = {ex_par_runner, run->pool, run->threads};
+    rt_par_for_w(&par, x.np, iv_pisect_piece, &x);
+  }
+  /* One thread would stop at the first failing partition, after serving
+   * the regions before it: the same here. */
+  int64_t failed = -1;
+  for (int64_t i = 0; rc == 0 && i < x.np; i++) {
+    iv_add_stats(st, &x.pc[i].st);
+    x.off[i + 1] = x.off[i] + (int64_t)x.pc[i].out.n;
+    if (x.pc[i].failed) {
+      failed = i;
+      break;
+    }
+  }
+  int64_t nrows = failed >= 0 ? x.off[failed] : x.off[x.np];
+  if (rc == 0 && nrows > 0) {
+    ex_par_src src = {.nrows = nrows, .batch_rows = RT_BATCH, .load = iv_pisect_load, .src = &x};
+    rc = ex_par_rows(run, s, &src, pick, ctx);
+  }
+  if (rc == 0 && failed >= 0) {
+    run->err = x.pc[failed].err;
+    rc = iv_rt_failed(run, op);
+  }
+  for (int64_t i = 0; x.pc && i < x.np; i++) rt_isect_free(&x.pc[i].out);
+  iv_wrels_free(&x.wr);
+  free(x.pc);
+  free(x.off);
+  free(x.gts);
+  free(x.gdur);
+  free(x.grows);
+  return rc;
+}
+
 static int iv_isect(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
   const ir_op *op = s->seg->source;
   int k = op->iv.nrel;
@@ -390,8 +597,15 @@ static int iv_isect(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
     rels[j].r.name = op->iv.names[j];
     rv[j] = rels[j].r;
   }
-  if (rc == 0 && !(it = rt_isect_begin(k, rv, op->stage, &st, &run->err))) rc = iv_rt_failed(run, op);
-  while (rc == 0 && !s->done) {
+  rt_par par = {ex_par_runner, run->pool, run->threads};
+  const rt_par *pp = !dn && ex_par_steps_ok(run, s) ? &par : NULL;
+  if (rc == 0 && !(it = rt_isect_begin_par(k, rv, op->stage, &st, pp, &run->err))) rc = iv_rt_failed(run, op);
+  bool served = false;
+  if (rc == 0 && iv_par_wanted(run, s, dn, rt_isect_nparts(it), st.rows_in)) {
+    rc = iv_isect_par(run, s, it, rels, &st, pick, ctx);
+    served = true;
+  }
+  while (rc == 0 && !served && !s->done) {
     out.n = 0;
     int64_t got = rt_isect_next(it, &out, RT_BATCH);
     if (got <= 0) {
@@ -417,9 +631,117 @@ static int iv_isect(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
 
 /* ---- INTERVAL FLATTEN ----------------------------------------------------- */
 
+/* Views of segments start..start+n-1 of out (start a multiple of 64). */
+static void iv_flat_views(const ir_op *op, iv_rel *rel, const rt_flat_out *out, size_t start,
+                          uint32_t n, const int *outc, int na, rt_batch *b) {
+  b->cols[op->iv.ts_out] = iv_flat(RT_I64, out->ts, (int64_t)start, NULL);
+  b->cols[op->iv.dur_out] = iv_flat(RT_I64, out->dur, (int64_t)start, NULL);
+  for (int q = 0; q < op->iv.nper; q++) {
+    int c = ex_buf_col(op->iv.bufs[0], op->iv.per[0][q]);
+    iv_rel_view(rel, c, out->rep + start, n, &b->cols[op->iv.per[0][q]]);
+  }
+  for (int a = 0; a < na; a++)
+    b->cols[outc[a]] = iv_flat(out->type[a], out->val[a], (int64_t)start, out->valid[a]);
+}
+
+static int iv_flat_types(ex_run *run, const ir_op *op, const rt_flat_out *out, const int *outc, int na) {
+  for (int a = 0; a < na; a++)
+    if (rt_store_type(run->plan->cols[outc[a]].type) != out->type[a])
+      return ex_op_fail(run, op, "internal error: an aggregate has another type than planned");
+  return 0;
+}
+
+/* Parallel FLATTEN: runtime/interval's pieces (runs of groups), served
+ * as one output; every batch is copied into the worker's own segment
+ * arrays first, since a piece's rows start anywhere in a validity word
+ * (a copy is cheap beside a segment's sweep). */
+typedef struct iv_pflat {
+  const ir_op *op;
+  const rt_flat_piece *pc;
+  int64_t np;
+  int64_t *off;        /* np + 1: the first segment of each piece */
+  const int *outc;
+  int na;
+  iv_wrels wr;
+  rt_flat_out *g;      /* per worker: RT_BATCH segments */
+} iv_pflat;
+
+static void iv_pflat_load(void *p, int worker, int64_t at, uint32_t n, rt_batch *b) {
+  iv_pflat *x = p;
+  rt_flat_out *g = &x->g[worker];
+  for (int a = 0; a < x->na; a++) memset(g->valid[a], 0, RT_BITWORDS(n) * 8);
+  int64_t q = iv_par_piece(x->off, x->np, at);
+  for (uint32_t got = 0; got < n; q++) {
+    const rt_flat_out *o = &x->pc[q].out;
+    size_t from = (size_t)(at + got - x->off[q]), m = (size_t)(x->off[q + 1] - (at + got));
+    if (m > n - got) m = n - got;
+    memcpy(g->ts + got, o->ts + from, m * sizeof *g->ts);
+    memcpy(g->dur + got, o->dur + from, m * sizeof *g->dur);
+    memcpy(g->rep + got, o->rep + from, m * sizeof *g->rep);
+    for (int a = 0; a < x->na; a++) {
+      size_t sz = o->type[a] == RT_STR ? 4 : 8;
+      memcpy((char *)g->val[a] + got * sz, (const char *)o->val[a] + from * sz, m * sz);
+      for (size_t i = 0; i < m; i++)
+        if (rt_bit(o->valid[a], (uint32_t)(from + i))) rt_bit_set(g->valid[a], got + (uint32_t)i);
+    }
+    got += (uint32_t)m;
+  }
+  iv_flat_views(x->op, &x->wr.r[worker], g, 0, n, x->outc, x->na, b);
+}
+
+static int iv_flatten_par(ex_run *run, ex_seg *s, iv_rel *rel, int na, const rt_flat_agg *aggs,
+                          const int *outc, const rt_par *par, ex_pick_fn pick, void *ctx) {
+  const ir_op *op = s->seg->source;
+  int nw = run->threads;
+  rt_flat_piece *pc = NULL;
+  iv_pflat x = {.op = op, .outc = outc, .na = na};
+  int rc = 0;
+  if (!rt_flatten_run_par(&rel->r, na, aggs, run->strings, op->stage, par, &pc, &x.np, NULL, &run->err))
+    rc = iv_rt_failed(run, op);
+  x.pc = pc;
+  x.off = calloc((size_t)x.np + 2, sizeof *x.off);
+  x.g = calloc((size_t)nw, sizeof *x.g);
+  if (rc == 0 && (!x.off || !x.g || !iv_wrels_init(&x.wr, rel, 1, nw))) rc = ex_op_fail(run, op, "out of memory");
+  for (int i = 0; rc == 0 && x.np > 0 && i < nw; i++) {
+    rt_flat_out *g = &x.g[i];
+    g->naggs = na;
+    g->ts = malloc(sizeof *g->ts * RT_BATCH);
+    g->dur = malloc(sizeof *g->dur * RT_BATCH);
+    g->rep = malloc(sizeof *g->rep * RT_BATCH);
+    g->type = calloc((size_t)na + 1, sizeof *g->type);
+    g->val = calloc((size_t)na + 1, sizeof *g->val);
+    g->valid = calloc((size_t)na + 1, sizeof *g->valid);
+    if (!g->ts || !g->dur || !g->rep || !g->type || !g->val || !g->valid) {
+      rc = ex_op_fail(run, op, "out of memory");
+      break;
+    }
+    for (int a = 0; a < na; a++) {
+      g->type[a] = pc[0].out.type[a];
+      g->val[a] = malloc(8 * RT_BATCH);
+      g->valid[a] = malloc(8 * RT_BITWORDS(RT_BATCH));
+      if (!g->val[a] || !g->valid[a]) rc = ex_op_fail(run, op, "out of memory");
+    }
+  }
+  for (int64_t i = 0; rc == 0 && i < x.np; i++) x.off[i + 1] = x.off[i] + (int64_t)pc[i].out.n;
+  if (rc == 0 && x.np > 0) rc = iv_flat_types(run, op, &pc[0].out, outc, na);
+  if (rc == 0 && x.off[x.np] > 0) {
+    ex_par_src src = {.nrows = x.off[x.np], .batch_rows = RT_BATCH, .load = iv_pflat_load, .src = &x};
+    rc = ex_par_rows(run, s, &src, pick, ctx);
+  }
+  for (int i = 0; x.g && i < nw; i++) {
+    rt_flat_out *g = &x.g[i];
+    for (int a = 0; g->val && a < na; a++) free(g->val[a]), free(g->valid[a]);
+    free(g->ts), free(g->dur), free(g->rep), free(g->type), free(g->val), free(g->valid);
+  }
+  free(x.g);
+  free(x.off);
+  iv_wrels_free(&x.wr);
+  rt_flatten_pieces_free(pc, x.np);
+  return rc;
+}
+
 static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
   const ir_op *op = s->seg->source;
-  const ir_plan *p = run->plan;
   iv_rel rel;
   rt_flat_out out = {0};
   bool *reads = iv_reads(run, s);
@@ -465,23 +787,19 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
     }
     na++;
   }
-  if (rc == 0 && !rt_flatten_run(&rel.r, na, aggs, run->strings, op->stage, &out, NULL, &run->err))
-    rc = iv_rt_failed(run, op);
-  for (int a = 0; rc == 0 && a < na; a++)
-    if (rt_store_type(p->cols[outc[a]].type) != out.type[a])
-      rc = ex_op_fail(run, op, "internal error: an aggregate has another type than planned");
-  for (size_t start = 0; rc == 0 && start < out.n && !s->done; start += RT_BATCH) {
-    size_t left = out.n - start;
-    uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
-    b->cols[op->iv.ts_out] = iv_flat(RT_I64, out.ts, (int64_t)start, NULL);
-    b->cols[op->iv.dur_out] = iv_flat(RT_I64, out.dur, (int64_t)start, NULL);
-    for (int q = 0; q < op->iv.nper; q++) {
-      int c = ex_buf_col(op->iv.bufs[0], op->iv.per[0][q]);
-      iv_rel_view(&rel, c, out.rep + start, n, &b->cols[op->iv.per[0][q]]);
+  rt_par par = {ex_par_runner, run->pool, run->threads};
+  if (rc == 0 && iv_par_wanted(run, s, dn, 2, rel.r.n)) {
+    rc = iv_flatten_par(run, s, &rel, na, aggs, outc, &par, pick, ctx);
+  } else {
+    if (rc == 0 && !rt_flatten_run(&rel.r, na, aggs, run->strings, op->stage, &out, NULL, &run->err))
+      rc = iv_rt_failed(run, op);
+    if (rc == 0) rc = iv_flat_types(run, op, &out, outc, na);
+    for (size_t start = 0; rc == 0 && start < out.n && !s->done; start += RT_BATCH) {
+      size_t left = out.n - start;
+      uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
+      iv_flat_views(op, &rel, &out, start, n, outc, na, b);
+      rc = run->feed(run, s, b, n, pick, ctx, dn);
     }
-    for (int a = 0; a < na; a++)
-      b->cols[outc[a]] = iv_flat(out.type[a], out.val[a], (int64_t)start, out.valid[a]);
-    rc = run->feed(run, s, b, n, pick, ctx, dn);
   }
   iv_rel_free(&rel);
   for (int a = 0; own && a < 2 * na; a++) rt_mem_free(own[a]);

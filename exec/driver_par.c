@@ -76,12 +76,10 @@ int ex_par_runner(void *pool, int want, void (*fn)(void *ctx, int worker), void 
   return ex_pool_run(pool, want, fn, ctx);
 }
 
-bool ex_par_wanted(const ex_run *run, const ex_seg *s) {
+bool ex_par_steps_ok(const ex_run *run, const ex_seg *s) {
   const ir_segment *seg = s->seg;
-  const ir_op *src = seg->source, *sink = seg->sink;
+  const ir_op *sink = seg->sink;
   if (!ex_par_ok(run)) return false;
-  if (src->kind != IR_SCAN_TABLE || !src->scan.table) return false;
-  if (src->scan.table->nrows <= ex_morsel_batches(run) * ex_batch_rows(run)) return false;   /* one morsel */
   for (int k = 0; k < seg->nsteps; k++) {
     const ir_op *op = seg->steps[k];
     if (op->dead) continue;
@@ -101,6 +99,14 @@ bool ex_par_wanted(const ex_run *run, const ex_seg *s) {
     break;
   }
   return false;
+}
+
+bool ex_par_wanted(const ex_run *run, const ex_seg *s) {
+  const ir_op *src = s->seg->source;
+  if (!ex_par_ok(run)) return false;
+  if (src->kind != IR_SCAN_TABLE || !src->scan.table) return false;
+  if (src->scan.table->nrows <= ex_morsel_batches(run) * ex_batch_rows(run)) return false;   /* one morsel */
+  return ex_par_steps_ok(run, s);
 }
 
 /* Whether every row of the source reaches the sink (no step drops rows). */
@@ -128,6 +134,7 @@ typedef struct par_worker {
 typedef struct par_job {
   ex_run *run;
   ex_seg *s;
+  const ex_par_src *src;
   ex_pick_fn pick;
   void *ctx;
   pthread_mutex_t mu;  /* guards the fields below and calls of pick */
@@ -148,13 +155,13 @@ static int par_fail(par_worker *w, int pos, const char *stage, const char *msg) 
 }
 
 /* Runs morsel m's batches into the worker's own sink. */
-static int par_morsel(par_job *job, par_worker *w, int64_t m) {
+static int par_morsel(par_job *job, par_worker *w, int wid, int64_t m) {
   ex_run *run = job->run;
-  const ir_op *src = job->s->seg->source, *sink = job->s->seg->sink;
-  const rt_table *t = src->scan.table;
-  int64_t rows = ex_batch_rows(run);
+  const ir_op *sink = job->s->seg->sink;
+  const ex_par_src *src = job->src;
+  int64_t rows = src->batch_rows;
   int64_t start = m * ex_morsel_batches(run) * rows, end = start + ex_morsel_batches(run) * rows;
-  if (end > t->nrows) end = t->nrows;
+  if (end > src->nrows) end = src->nrows;
   if (sink->kind == IR_AGGREGATE) {
     if (!rt_aggtab_init_like(&w->local, job->s->agg)) return par_fail(w, -1, sink->stage, "out of memory");
     w->has_local = true;
@@ -177,14 +184,13 @@ static int par_morsel(par_job *job, par_worker *w, int64_t m) {
   }
   for (int64_t at = start; at < end; at += rows) {
     uint32_t n = end - at < rows ? (uint32_t)(end - at) : (uint32_t)rows;
-    for (int i = 0; i < src->scan.nscan; i++)
-      rt_table_view(t, src->scan.table_cols[i], at, &w->b.cols[src->scan.out_cols[i]]);
+    src->load(src->src, wid, at, n, &w->b);
     if (run->interrupt && __atomic_load_n(run->interrupt, __ATOMIC_RELAXED)) {
       memset(&w->run.err, 0, sizeof w->run.err);
       rt_errorf(&w->run.err, -1, "interrupted");
       return -1;
     }
-    w->rows += n;
+    if (src->count_in) w->rows += n;
     w->b.n = w->b.nactive = n;
     w->b.active = NULL;
     pthread_mutex_lock(&job->mu);
@@ -273,7 +279,7 @@ static void par_work(void *ctx, int wid) {
   while (job->next < job->nmorsels && job->next < job->failed) {
     int64_t m = job->next++;
     pthread_mutex_unlock(&job->mu);
-    int rc = w->b.cols ? par_morsel(job, w, m) : par_fail(w, -1, sink->stage, "out of memory");
+    int rc = w->b.cols ? par_morsel(job, w, wid, m) : par_fail(w, -1, sink->stage, "out of memory");
     pthread_mutex_lock(&job->mu);
     if (rc < 0) {
       par_failed(job, w, m);
@@ -301,17 +307,17 @@ static void par_work(void *ctx, int wid) {
   rt_arena_free(&w->run.arena);
 }
 
-int ex_par_scan(ex_run *run, ex_seg *s, ex_pick_fn pick, void *ctx) {
-  const rt_table *t = s->seg->source->scan.table;
-  int64_t morsel = ex_morsel_batches(run) * ex_batch_rows(run);
-  par_job job = {.run = run, .s = s, .pick = pick, .ctx = ctx, .failed = INT64_MAX};
-  job.nmorsels = (t->nrows + morsel - 1) / morsel;
+int ex_par_rows(ex_run *run, ex_seg *s, const ex_par_src *src, ex_pick_fn pick, void *ctx) {
+  int64_t morsel = ex_morsel_batches(run) * src->batch_rows;
+  par_job job = {.run = run, .s = s, .src = src, .pick = pick, .ctx = ctx, .failed = INT64_MAX};
+  job.nmorsels = (src->nrows + morsel - 1) / morsel;
   rt_rowbuf *buf = s->seg->sink->kind == IR_AGGREGATE ? NULL : s->buf;
   if (buf && buf->nrows == 0 && par_all_rows(s->seg)) {
-    rt_rowbuf_reserve(buf, t->nrows);
-    job.window = buf->cap >= t->nrows;   /* else out of memory: copy instead */
+    rt_rowbuf_reserve(buf, src->nrows);
+    job.window = buf->cap >= src->nrows;   /* else out of memory: copy instead */
   }
   int nw = run->threads < job.nmorsels ? run->threads : (int)job.nmorsels;
+  if (nw < 1) nw = 1;
   job.w = calloc((size_t)nw, sizeof *job.w);
   if (!job.w) {
     rt_errorf(&run->err, -1, "%s: out of memory", s->seg->sink->stage);
@@ -334,6 +340,21 @@ int ex_par_scan(ex_run *run, ex_seg *s, ex_pick_fn pick, void *ctx) {
     run->err = job.err;
     return -1;
   }
-  if (job.window) buf->nrows = t->nrows;   /* every morsel filled its window */
+  if (job.window) buf->nrows = src->nrows;   /* every morsel filled its window */
   return 0;
+}
+
+/* A table scan's rows: views of the scanned columns. */
+static void par_table_load(void *p, int worker, int64_t at, uint32_t n, rt_batch *b) {
+  (void)worker, (void)n;
+  const ir_op *src = p;
+  for (int i = 0; i < src->scan.nscan; i++)
+    rt_table_view(src->scan.table, src->scan.table_cols[i], at, &b->cols[src->scan.out_cols[i]]);
+}
+
+int ex_par_scan(ex_run *run, ex_seg *s, ex_pick_fn pick, void *ctx) {
+  const ir_op *src = s->seg->source;
+  ex_par_src ps = {.nrows = src->scan.table->nrows, .batch_rows = ex_batch_rows(run), .count_in = true,
+                   .load = par_table_load, .src = (void *)src};
+  return ex_par_rows(run, s, &ps, pick, ctx);
 }

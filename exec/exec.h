@@ -251,6 +251,24 @@ bool ex_par_wanted(const ex_run *run, const ex_seg *s);
 bool ex_par_ok(const ex_run *run);
 int ex_par_runner(void *pool, int want, void (*fn)(void *ctx, int worker), void *ctx);
 int ex_par_scan(ex_run *run, ex_seg *s, ex_pick_fn pick, void *ctx);
+/* Whether segment s's steps and sink may run on several threads (what
+ * ex_par_wanted asks of any source). */
+bool ex_par_steps_ok(const ex_run *run, const ex_seg *s);
+/* Rows an operator made (an interval source's output) run through
+ * segment s on the run's threads, morsel by morsel, as ex_par_scan runs a
+ * table's: nrows rows in batches of batch_rows positions (the batches one
+ * thread would feed, so morsels and partial sums are the same), load
+ * putting rows at..at+n-1 into b's columns as views; worker is 0 ..
+ * run->threads - 1 (for scratch of its own). count_in: the rows count as
+ * read (run->rows_in). 0, or -1 with run->err. */
+typedef struct ex_par_src {
+  int64_t nrows;
+  int64_t batch_rows;
+  bool count_in;
+  void (*load)(void *src, int worker, int64_t at, uint32_t n, rt_batch *b);
+  void *src;
+} ex_par_src;
+int ex_par_rows(ex_run *run, ex_seg *s, const ex_par_src *src, ex_pick_fn pick, void *ctx);
 
 /* A GRAPH source (§9.5; driver_graph.c): builds the tree of its
  * relations' IV_BUFFERs (runtime/graph/graph.h) and serves it. */

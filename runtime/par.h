@@ -23,5 +23,11 @@ typedef struct rt_par {
  * workers par has; all of them on the caller when par is NULL or has one
  * thread). Returns when every piece is done. */
 void rt_par_for(const rt_par *par, int64_t n, void (*piece)(void *ctx, int64_t i), void *ctx);
+/* The same, telling each piece which worker runs it (0 .. rt_par_workers
+ * - 1), for scratch kept per worker rather than per piece. */
+void rt_par_for_w(const rt_par *par, int64_t n, void (*piece)(void *ctx, int worker, int64_t i),
+                  void *ctx);
+/* The most workers par can run at once (1 when par is NULL). */
+int rt_par_workers(const rt_par *par);
 
 #endif

@@ -34,6 +34,7 @@
 #include "interval.h"
 #include "runtime/budget.h"
 #include "runtime/strfn.h"
+#include "runtime/par.h"
 
 #define INF UINT64_MAX
 
@@ -465,25 +466,14 @@ static int sweep_group(fctx *c, const uint64_t *s, const uint32_t *row, size_t m
   }
 }
 
-int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_strpool *strings,
-                   const char *stage, rt_flat_out *out, rt_flat_stats *stats, rt_err *err) {
-  rt_flat_stats dummy;
-  if (!stats) stats = &dummy;
-  memset(stats, 0, sizeof *stats);
+/* The output's aggregate arrays and their types (empty). */
+static int out_init(rt_flat_out *out, int naggs, const rt_flat_agg *aggs, const char *stage, rt_err *err) {
   memset(out, 0, sizeof *out);
-  fctx c = {.in = in, .naggs = naggs, .aggs = aggs, .stage = stage, .err = err, .out = out,
-            .st = stats, .strings = strings};
-  for (int a = 0; a < naggs; a++) {
-    rt_aggkind k = aggs[a].kind;
-    if (k == RT_AGG_GROUP_CONCAT ? aggs[a].in != RT_STR || !strings
-        : k != RT_AGG_COUNT_STAR && aggs[a].in != RT_I64 && aggs[a].in != RT_F64)
-      return rt_errorf(err, -1, "%s: expected a number to aggregate", stage);
-  }
   out->naggs = naggs;
   out->type = rt_mem_calloc((size_t)naggs + 1, sizeof *out->type);
   out->val = rt_mem_calloc((size_t)naggs + 1, sizeof *out->val);
   out->valid = rt_mem_calloc((size_t)naggs + 1, sizeof *out->valid);
-  if (!out->type || !out->val || !out->valid) return oom(&c);
+  if (!out->type || !out->val || !out->valid) return rt_errorf(err, -1, "%s: out of memory", stage);
   for (int a = 0; a < naggs; a++) {
     switch (aggs[a].kind) {
     case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: out->type[a] = RT_I64; break;
@@ -495,26 +485,47 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_st
       return rt_errorf(err, -1, "%s: unsupported aggregate", stage);
     }
   }
+  return 1;
+}
 
+/* The input grouped by lane and ordered by ts: lane l is s/row[off[l] ..
+ * off[l+1]), rep[l] its first row; m rows in all. */
+typedef struct fprep {
+  uint32_t nl;
+  size_t m;
+  uint64_t *s;
+  uint32_t *row, *off, *rep;
+} fprep;
+
+static void prep_free(fprep *p) {
+  rt_mem_free(p->s);
+  rt_mem_free(p->row);
+  rt_mem_free(p->off);
+  rt_mem_free(p->rep);
+  memset(p, 0, sizeof *p);
+}
+
+static int prep(const rt_ivrel *in, const char *stage, const rt_par *par, fprep *pr,
+                rt_flat_stats *stats, rt_err *err) {
   uint32_t n = in->n;
+  memset(pr, 0, sizeof *pr);
   rt_type types[RT_LANES_MAXKEYS];
   for (int q = 0; q < in->nkeys && q < RT_LANES_MAXKEYS; q++) types[q] = in->keys[q].type;
   rt_lanes lanes;
   if (!rt_lanes_init(&lanes, in->nkeys, types, stage, err)) return 0;
   uint32_t *lane = rt_iv_big(((size_t)n + 1) * sizeof *lane);
-  uint64_t *s = rt_iv_big(((size_t)n + 1) * sizeof *s);
-  uint32_t *row = rt_iv_big(((size_t)n + 1) * sizeof *row);
+  uint64_t *s = pr->s = rt_iv_big(((size_t)n + 1) * sizeof *s);
+  uint32_t *row = pr->row = rt_iv_big(((size_t)n + 1) * sizeof *row);
   uint32_t *off = NULL, *rep = NULL;
-  c.as = rt_mem_calloc((size_t)naggs + 1, sizeof *c.as);
-  c.dead = rt_mem_calloc(RT_BITWORDS(n) + 1, 8);
-  int ok = lane && s && row && c.as && c.dead ? 1 : oom(&c);
-  if (ok) ok = rt_lanes_assign(&lanes, in, true, true, lane, stage, err);
-  uint32_t nl = lanes.n;
+  int ok = lane && s && row ? 1 : rt_errorf(err, -1, "%s: out of memory", stage);
+  if (ok) ok = par ? rt_lanes_assign_par(&lanes, in, true, lane, par, stage, err)
+                   : rt_lanes_assign(&lanes, in, true, true, lane, stage, err);
+  uint32_t nl = pr->nl = lanes.n;
   rt_lanes_free(&lanes);
   if (ok) {
-    off = rt_mem_calloc((size_t)nl + 2, sizeof *off);
-    rep = rt_mem_alloc(((size_t)nl + 1) * sizeof *rep);
-    if (!off || !rep) ok = oom(&c);
+    off = pr->off = rt_mem_calloc((size_t)nl + 2, sizeof *off);
+    rep = pr->rep = rt_mem_alloc(((size_t)nl + 1) * sizeof *rep);
+    if (!off || !rep) ok = rt_errorf(err, -1, "%s: out of memory", stage);
   }
   /* Validate, count per lane, and check for grouped + time-ordered. */
   bool presorted = true;
@@ -538,6 +549,7 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_st
     prev_ts = ts;
     m++;
   }
+  pr->m = m;
   stats->presorted = presorted;
   if (ok) {
     for (uint32_t l = 0; l < nl; l++) off[l + 1] += off[l];
@@ -551,7 +563,7 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_st
     } else {
       uint32_t *next = rt_mem_alloc(((size_t)nl + 1) * sizeof *next);
       if (!next) {
-        ok = oom(&c);
+        ok = rt_errorf(err, -1, "%s: out of memory", stage);
       } else {
         memcpy(next, off, (size_t)nl * sizeof *next);
         for (uint32_t i = 0; i < n; i++) {
@@ -562,27 +574,166 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_st
         }
         rt_mem_free(next);
         for (uint32_t l = 0; ok && l < nl; l++)
-          if (!rt_iv_sort(s + off[l], NULL, row + off[l], off[l + 1] - off[l])) ok = oom(&c);
+          if (!rt_iv_sort(s + off[l], NULL, row + off[l], off[l + 1] - off[l]))
+            ok = rt_errorf(err, -1, "%s: out of memory", stage);
       }
     }
   }
-  /* m intervals have at most 2m bounds, so at most 2m segments (points
-   * included): reserve once instead of growing (untouched pages are free). */
-  if (ok && !out_reserve(out, 2 * m + 1)) ok = oom(&c);
-  for (uint32_t l = 0; ok && l < nl; l++) {
-    if (off[l + 1] == off[l]) continue;
-    stats->groups++;
-    ok = sweep_group(&c, s + off[l], row + off[l], off[l + 1] - off[l], rep[l]);
-  }
   rt_mem_free(lane);
-  rt_mem_free(s);
-  rt_mem_free(row);
-  rt_mem_free(off);
-  rt_mem_free(rep);
-  rt_mem_free(c.dead);
-  rt_mem_free(c.gc);
-  heap_free(&c.ends);
-  for (int a = 0; c.as && a < naggs; a++) heap_free(&c.as[a].ext);
-  rt_mem_free(c.as);
   return ok;
+}
+
+/* A sweeper's state (one per worker: its live sets, its end heap and its
+ * dead marks, which only rows of the groups it sweeps ever get). */
+static int fctx_init(fctx *c, const rt_ivrel *in, int naggs, const rt_flat_agg *aggs,
+                     rt_strpool *strings, const char *stage, rt_err *err) {
+  *c = (fctx){.in = in, .naggs = naggs, .aggs = aggs, .stage = stage, .err = err, .strings = strings};
+  c->as = rt_mem_calloc((size_t)naggs + 1, sizeof *c->as);
+  c->dead = rt_mem_calloc(RT_BITWORDS(in->n) + 1, 8);
+  return c->as && c->dead ? 1 : oom(c);
+}
+
+static void fctx_free(fctx *c) {
+  rt_mem_free(c->dead);
+  rt_mem_free(c->gc);
+  heap_free(&c->ends);
+  for (int a = 0; c->as && a < c->naggs; a++) heap_free(&c->as[a].ext);
+  rt_mem_free(c->as);
+  memset(c, 0, sizeof *c);
+}
+
+/* Sweeps groups l0..l1-1 into c->out, reserved for their rows' most
+ * segments first (at most 2 per row, points included; untouched pages
+ * cost nothing). */
+static int sweep_lanes(fctx *c, const fprep *pr, uint32_t l0, uint32_t l1) {
+  if (!out_reserve(c->out, 2 * (size_t)(pr->off[l1] - pr->off[l0]) + 1)) return oom(c);
+  for (uint32_t l = l0; l < l1; l++) {
+    if (pr->off[l + 1] == pr->off[l]) continue;
+    c->st->groups++;
+    if (!sweep_group(c, pr->s + pr->off[l], pr->row + pr->off[l], pr->off[l + 1] - pr->off[l], pr->rep[l]))
+      return 0;
+  }
+  return 1;
+}
+
+/* Checks the aggregates' inputs. */
+static int check_aggs(int naggs, const rt_flat_agg *aggs, rt_strpool *strings, const char *stage,
+                      rt_err *err) {
+  for (int a = 0; a < naggs; a++) {
+    rt_aggkind k = aggs[a].kind;
+    if (k == RT_AGG_GROUP_CONCAT ? aggs[a].in != RT_STR || !strings
+        : k != RT_AGG_COUNT_STAR && aggs[a].in != RT_I64 && aggs[a].in != RT_F64)
+      return rt_errorf(err, -1, "%s: expected a number to aggregate", stage);
+  }
+  return 1;
+}
+
+int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_strpool *strings,
+                   const char *stage, rt_flat_out *out, rt_flat_stats *stats, rt_err *err) {
+  rt_flat_stats dummy;
+  if (!stats) stats = &dummy;
+  memset(stats, 0, sizeof *stats);
+  memset(out, 0, sizeof *out);
+  if (!check_aggs(naggs, aggs, strings, stage, err) || !out_init(out, naggs, aggs, stage, err)) return 0;
+  fprep pr;
+  fctx c;
+  int ok = prep(in, stage, NULL, &pr, stats, err);
+  if (ok) ok = fctx_init(&c, in, naggs, aggs, strings, stage, err);
+  if (ok) {
+    c.out = out;
+    c.st = stats;
+    ok = sweep_lanes(&c, &pr, 0, pr.nl);
+    fctx_free(&c);
+  }
+  prep_free(&pr);
+  return ok;
+}
+
+/* ---- on several workers ---------------------------------------------------- */
+
+/* Pieces are runs of consecutive groups of about an equal share of the
+ * rows, swept by whichever worker is free into an output of their own;
+ * one sweeper state per worker. In piece order the outputs are one
+ * thread's output, and the earliest failing piece's error is the one
+ * thread's first. */
+typedef struct fpar {
+  const fprep *pr;
+  uint32_t *l0;            /* np + 1: the pieces' first groups */
+  rt_flat_piece *pc;
+  fctx *w;                 /* per worker */
+  rt_flat_stats *st;       /* per piece */
+} fpar;
+
+static void fpar_piece(void *p, int worker, int64_t i) {
+  fpar *x = p;
+  fctx *c = &x->w[worker];
+  rt_flat_piece *pc = &x->pc[i];
+  c->err = &pc->err;
+  c->out = &pc->out;
+  c->st = &x->st[i];
+  pc->ok = out_init(&pc->out, c->naggs, c->aggs, c->stage, &pc->err) &&
+           sweep_lanes(c, x->pr, x->l0[i], x->l0[i + 1]);
+}
+
+int rt_flatten_run_par(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_strpool *strings,
+                       const char *stage, const rt_par *par, rt_flat_piece **pieces, int64_t *npieces,
+                       rt_flat_stats *stats, rt_err *err) {
+  rt_flat_stats dummy;
+  if (!stats) stats = &dummy;
+  memset(stats, 0, sizeof *stats);
+  *pieces = NULL;
+  *npieces = 0;
+  for (int a = 0; a < naggs; a++)
+    if (aggs[a].kind == RT_AGG_GROUP_CONCAT) par = NULL;   /* it interns strings */
+  int nw = rt_par_workers(par);
+  if (!check_aggs(naggs, aggs, strings, stage, err)) return 0;
+  rt_flat_out probe;
+  int ok = out_init(&probe, naggs, aggs, stage, err);
+  rt_flatten_free(&probe);
+  fprep pr;
+  if (ok) ok = prep(in, stage, nw > 1 ? par : NULL, &pr, stats, err);
+  else memset(&pr, 0, sizeof pr);
+  fpar x = {.pr = &pr};
+  int64_t np = 0;
+  if (ok) {
+    size_t share = pr.m / (4 * (size_t)nw) + 1;
+    x.l0 = rt_mem_alloc(((size_t)pr.nl + 2) * sizeof *x.l0);
+    x.pc = rt_mem_calloc((size_t)pr.nl + 1, sizeof *x.pc);
+    x.st = rt_mem_calloc((size_t)pr.nl + 1, sizeof *x.st);
+    x.w = rt_mem_calloc((size_t)nw, sizeof *x.w);
+    if (!x.l0 || !x.pc || !x.st || !x.w) ok = rt_errorf(err, -1, "%s: out of memory", stage);
+    for (int i = 0; ok && i < nw; i++) ok = fctx_init(&x.w[i], in, naggs, aggs, strings, stage, err);
+    for (uint32_t l = 0; ok && l < pr.nl;) {
+      x.l0[np++] = l;
+      for (size_t rows = 0; l < pr.nl && rows < share; l++) rows += pr.off[l + 1] - pr.off[l];
+    }
+    if (x.l0) x.l0[np] = pr.nl;
+  }
+  if (ok) rt_par_for_w(nw > 1 ? par : NULL, np, fpar_piece, &x);
+  for (int64_t i = 0; ok && i < np; i++) {
+    stats->groups += x.st[i].groups;
+    stats->segments += x.st[i].segments;
+    stats->point_segments += x.st[i].point_segments;
+    if (!x.pc[i].ok) {
+      *err = x.pc[i].err;
+      ok = 0;
+    }
+  }
+  for (int i = 0; x.w && i < nw; i++) fctx_free(&x.w[i]);
+  rt_mem_free(x.w);
+  rt_mem_free(x.st);
+  rt_mem_free(x.l0);
+  prep_free(&pr);
+  if (ok) {
+    *pieces = x.pc;
+    *npieces = np;
+    return 1;
+  }
+  rt_flatten_pieces_free(x.pc, np);
+  return 0;
+}
+
+void rt_flatten_pieces_free(rt_flat_piece *pieces, int64_t n) {
+  for (int64_t i = 0; pieces && i < n; i++) rt_flatten_free(&pieces[i].out);
+  rt_mem_free(pieces);
 }

@@ -102,6 +102,16 @@ int64_t rt_lanes_lookup(rt_lanes *l, const int64_t *vals, uint64_t nullmask, boo
  * !null_matches, for a row with a NULL key. Returns 0 on out of memory. */
 int rt_lanes_assign(rt_lanes *l, const rt_ivrel *r, bool insert, bool null_matches,
                     uint32_t *lane, const char *stage, rt_err *err);
+/* rt_lanes_assign (inserting) with the rows cut into chunks numbered on
+ * par's workers: the same lanes, numbered the same. */
+struct rt_par;
+int rt_lanes_assign_par(rt_lanes *l, const rt_ivrel *r, bool null_matches, uint32_t *lane,
+                        const struct rt_par *par, const char *stage, rt_err *err);
+/* The rows per chunk that work over a relation of n rows cuts them into
+ * on par's workers (a multiple of 64, so chunks own whole validity
+ * words; n itself, one chunk, when par has one worker or n is small). */
+#define RT_LANES_PAR_MIN 65536u
+uint32_t rt_lanes_chunk(const struct rt_par *par, uint32_t n);
 /* One row (same rules; -1 = no lane, -2 = out of memory). */
 int64_t rt_lanes_row(rt_lanes *l, const rt_ivrel *r, uint32_t i, bool insert, bool null_matches);
 /* Lookup only: the lane of row i, or -1. Never changes the table. */
@@ -219,6 +229,10 @@ typedef struct rt_isect rt_isect;
 rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect_stats *stats,
                          rt_err *err);
 int64_t rt_isect_next(rt_isect *it, rt_isect_out *out, size_t max);
+/* rt_isect_begin reading the operands on par's workers (NULL: one
+ * thread): the same iterator. */
+rt_isect *rt_isect_begin_par(int k, const rt_ivrel *ops, const char *stage, rt_isect_stats *stats,
+                             const struct rt_par *par, rt_err *err);
 void rt_isect_end(rt_isect *it);
 
 /* Paths within a partition whose operands are not all disjoint: two
@@ -232,6 +246,21 @@ void rt_isect_end(rt_isect *it);
  * first rt_isect_next. */
 #define RT_ISECT_NARROW_CAP ((size_t)1 << 16)
 void rt_isect_set_narrow_cap(rt_isect *it, size_t cap);
+
+/* Parallel serving (exec's parallel interval sources): the partitions an
+ * iterator fresh from rt_isect_begin will visit, numbered 0..n-1 in its
+ * order; the rows of partition q in all operands (a measure of its work);
+ * and a slice: an iterator over partitions q0..q1-1 only that shares the
+ * base's read operands (the base must outlive it and not be advanced
+ * meanwhile; slices are read only towards it, so several may run at
+ * once on different threads). Its regions are exactly the base's for
+ * those partitions, in the same order; its errors go to err, its counts
+ * to stats (the partition and path counts; the base holds the read
+ * counts). NULL on error. Free it with rt_isect_end. */
+uint32_t rt_isect_nparts(const rt_isect *it);
+size_t rt_isect_part_rows(const rt_isect *it, uint32_t q);
+rt_isect *rt_isect_slice(const rt_isect *base, uint32_t q0, uint32_t q1, rt_isect_stats *stats,
+                         rt_err *err);
 
 /* ---- INTERVAL FLATTEN (flatten.c) ------------------------------------------- */
 
@@ -288,6 +317,20 @@ typedef struct rt_flat_stats {
 int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_strpool *strings,
                    const char *stage, rt_flat_out *out, rt_flat_stats *stats, rt_err *err);
 void rt_flatten_free(rt_flat_out *out);
+/* rt_flatten_run with the groups swept on par's workers (one thread with
+ * GROUP_CONCAT, which interns strings): the output in *npieces pieces,
+ * each a run of consecutive groups, whose outputs in order are
+ * rt_flatten_run's output; the same errors and counts. Free them with
+ * rt_flatten_pieces_free (also on error). */
+typedef struct rt_flat_piece {
+  rt_flat_out out;
+  rt_err err;
+  bool ok;
+} rt_flat_piece;
+int rt_flatten_run_par(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_strpool *strings,
+                       const char *stage, const struct rt_par *par, rt_flat_piece **pieces,
+                       int64_t *npieces, rt_flat_stats *stats, rt_err *err);
+void rt_flatten_pieces_free(rt_flat_piece *pieces, int64_t n);
 
 /* ---- INTERVAL JOIN (ijoin.c) ------------------------------------------------ */
 

@@ -42,6 +42,7 @@
 #include "interval.h"
 #include "runtime/budget.h"
 #include "isect_sweep.h"
+#include "runtime/par.h"
 
 typedef struct opnd {
   uint32_t nl;             /* lanes known when this operand was read */
@@ -79,6 +80,7 @@ typedef struct ctx {
   uint32_t *act_a, *act_b;
   size_t capa, capb;
   size_t narrow_cap;       /* regions a narrowing step may hold */
+  const rt_par *par;       /* rt_isect_begin_par's workers, or NULL */
 } ctx;
 
 static int oom(ctx *c) { return rt_errorf(c->err, -1, "%s: out of memory", c->stage); }
@@ -182,15 +184,188 @@ static int64_t count_lanes(ctx *c, const rt_ivrel *r, opnd *o, uint32_t *lane) {
   return (int64_t)valid;
 }
 
+/* ---- reading an operand on several workers ---------------------------------- */
+
+/* The rows in chunks (rt_lanes_chunk): each chunk counts its rows per
+ * lane, then scatters them to where one pass would have put them (its
+ * lane's start plus the earlier chunks' rows of the lane), so every lane
+ * holds its rows in row order as before; then the lanes are checked and
+ * sorted one per piece. Only for operands without NULL bounds and with
+ * not many more lanes than rows per chunk (the counts are chunks x
+ * lanes); a bad bound sends the operand to the one-thread reading, which
+ * names the first bad row. */
+typedef struct rpar {
+  const rt_ivrel *r;
+  opnd *o;
+  const uint32_t *lane;
+  uint32_t chunk, nch, nl;
+  uint32_t *cnt;           /* nch x nl: rows, then the next slot, per chunk and lane */
+  uint32_t *cparts;        /* nch x nl: each chunk's lanes in first-seen order */
+  uint32_t *ncparts;       /* per chunk: how many */
+  uint8_t *bad;            /* per chunk: a negative bound or an overflowing end */
+  uint8_t *seen;           /* per lane: listed in parts */
+} rpar;
+
+static void rpar_count(void *p, int64_t c) {
+  rpar *x = p;
+  uint32_t lo = (uint32_t)c * x->chunk, hi = lo + x->chunk < x->r->n ? lo + x->chunk : x->r->n;
+  uint32_t *cnt = x->cnt + (size_t)c * x->nl, *cp = x->cparts + (size_t)c * x->nl, ncp = 0;
+  const int64_t *ts = x->r->ts, *dur = x->r->dur;
+  uint64_t bad = 0;
+  for (uint32_t i = lo; i < hi; i++) {
+    uint64_t t = (uint64_t)ts[i], d = (uint64_t)dur[i];
+    bad |= t | d | (t + d);
+    if (cnt[x->lane[i]]++ == 0) cp[ncp++] = x->lane[i];
+  }
+  x->ncparts[c] = ncp;
+  x->bad[c] = (uint8_t)(bad >> 63);
+}
+
+static void rpar_scatter(void *p, int64_t c) {
+  rpar *x = p;
+  uint32_t lo = (uint32_t)c * x->chunk, hi = lo + x->chunk < x->r->n ? lo + x->chunk : x->r->n;
+  uint32_t *next = x->cnt + (size_t)c * x->nl;
+  uint64_t *restrict os = x->o->s, *restrict oe = x->o->e;
+  uint32_t *restrict orow = x->o->row;
+  const int64_t *rts = x->r->ts, *rdur = x->r->dur;
+  const uint32_t *lane = x->lane;
+  for (uint32_t i = lo; i < hi; i++) {
+    uint32_t p2 = next[lane[i]]++;
+    uint64_t ts = (uint64_t)rts[i], dur = (uint64_t)rdur[i];
+    os[p2] = 2 * ts;   /* doubled bounds: see the banner */
+    oe[p2] = dur ? 2 * (ts + dur) : 2 * ts + 1;
+    orow[p2] = i;
+  }
+}
+
+/* Lane parts[q] in order (sorted if not) and whether two of its items
+ * meet. Rows ascend within a lane, so a lane whose (start, end) ascend is
+ * in order; in order, two items meet exactly when neighbours do. One
+ * sequential pass per lane (cheaper than tracking it while scattering,
+ * which makes every row a read-modify-write of per-lane state). */
+typedef struct lorder {
+  opnd *o;
+  uint8_t *sorted;         /* per lane: it needed a sort */
+  uint8_t *failed;         /* per lane: out of memory sorting it */
+} lorder;
+
+static void order_lane(void *p, int64_t q) {
+  lorder *x = p;
+  opnd *o = x->o;
+  uint32_t l = o->parts[q];
+  size_t lo = o->off[l], m = o->off[l + 1] - lo;
+  uint64_t *s = o->s + lo, *e = o->e + lo;
+  uint64_t bad = 0, ovl = 0;
+  for (size_t i = 1; i < m; i++) {
+    bad |= (s[i - 1] > s[i]) | ((s[i - 1] == s[i]) & (e[i - 1] > e[i]));
+    ovl |= e[i - 1] > s[i];
+  }
+  x->sorted[l] = (uint8_t)bad;
+  if (bad) {
+    /* sorted, and its overlap found again */
+    if (!rt_iv_sort(s, e, o->row + lo, m)) {
+      x->failed[l] = 1;
+      return;
+    }
+    ovl = 0;
+    for (size_t i = 1; i < m && !ovl; i++) ovl = e[i - 1] > s[i];
+  }
+  o->overlaps[l] = (uint8_t)ovl;
+}
+
+/* Every lane of o in order, one lane per piece on par's workers (NULL:
+ * this thread). */
+static int order_lanes(ctx *c, opnd *o, const rt_par *par) {
+  lorder x = {.o = o};
+  x.sorted = rt_mem_calloc((size_t)o->nl + 1, 1);
+  x.failed = rt_mem_calloc((size_t)o->nl + 1, 1);
+  int ok = x.sorted && x.failed ? 1 : oom(c);
+  if (ok) rt_par_for(par, o->nparts, order_lane, &x);
+  for (uint32_t q = 0; ok && q < o->nparts; q++) {
+    uint32_t l = o->parts[q];
+    c->st->lanes_sorted += x.sorted[l];
+    if (x.failed[l]) ok = oom(c);
+  }
+  rt_mem_free(x.sorted);
+  rt_mem_free(x.failed);
+  return ok;
+}
+
+/* read_operand's work after the lanes, on c->par's workers: 1, 0 on out
+ * of memory, -1 when the operand must be read by one thread. */
+static int read_par(ctx *c, const rt_ivrel *r, opnd *o, const uint32_t *lane) {
+  uint32_t n = r->n, chunk = rt_lanes_chunk(c->par, n), nl = o->nl;
+  if (chunk >= n || r->ts_valid || r->dur_valid) return -1;
+  uint32_t nch = (n + chunk - 1) / chunk;
+  if ((uint64_t)nch * nl > (uint64_t)chunk) return -1;
+  rpar x = {.r = r, .o = o, .lane = lane, .chunk = chunk, .nch = nch, .nl = nl};
+  x.cnt = rt_mem_calloc((size_t)nch * nl + 1, sizeof *x.cnt);
+  x.cparts = rt_mem_alloc(((size_t)nch * nl + 1) * sizeof *x.cparts);
+  x.ncparts = rt_mem_calloc(nch, sizeof *x.ncparts);
+  x.bad = rt_mem_calloc(nch, 1);
+  x.seen = rt_mem_calloc((size_t)nl + 1, 1);
+  int ok = x.cnt && x.cparts && x.ncparts && x.bad && x.seen ? 1 : oom(c);
+  if (ok) rt_par_for(c->par, nch, rpar_count, &x);
+  for (uint32_t ch = 0; ok && ch < nch; ch++)
+    if (x.bad[ch]) ok = -1;
+  if (ok == 1) {
+    c->st->rows_in += n;
+    /* the lanes in first-seen order: chunk by chunk, each chunk's in the
+     * order its rows met them */
+    uint8_t *seen = x.seen;
+    for (uint32_t ch = 0; ch < nch; ch++) {
+      const uint32_t *cnt = x.cnt + (size_t)ch * nl, *cp = x.cparts + (size_t)ch * nl;
+      for (uint32_t l = 0; l < nl; l++) o->off[l + 1] += cnt[l];
+      for (uint32_t q = 0; q < x.ncparts[ch]; q++)
+        if (!seen[cp[q]]) {
+          seen[cp[q]] = 1;
+          o->parts[o->nparts++] = cp[q];
+        }
+    }
+    for (uint32_t l = 0; l < nl; l++) o->off[l + 1] += o->off[l];
+    size_t valid = n;
+    o->s = rt_iv_big((valid + 1) * sizeof *o->s);
+    o->e = rt_iv_big((valid + 1) * sizeof *o->e);
+    o->row = rt_iv_big((valid + 1) * sizeof *o->row);
+    if (!o->s || !o->e || !o->row) ok = oom(c);
+  }
+  if (ok == 1) {
+    /* each chunk's first slot per lane: the lane's start plus the rows of
+     * the lane in earlier chunks */
+    for (uint32_t l = 0; l < nl; l++) {
+      uint32_t at = o->off[l];
+      for (uint32_t ch = 0; ch < nch; ch++) {
+        uint32_t *cl = &x.cnt[(size_t)ch * nl + l];
+        uint32_t k2 = *cl;
+        *cl = at;
+        at += k2;
+      }
+    }
+    rt_par_for(c->par, nch, rpar_scatter, &x);
+    ok = order_lanes(c, o, c->par);
+  }
+  rt_mem_free(x.cnt);
+  rt_mem_free(x.cparts);
+  rt_mem_free(x.ncparts);
+  rt_mem_free(x.bad);
+  rt_mem_free(x.seen);
+  return ok;
+}
+
 /* lane: scratch of at least r->n entries, shared by the operands. */
 static int read_operand(ctx *c, rt_lanes *lanes, const rt_ivrel *r, opnd *o, uint32_t *lane) {
   uint32_t n = r->n;
-  if (!rt_lanes_assign(lanes, r, true, true, lane, c->stage, c->err)) return 0;
   o->nl = lanes->n;
   o->off = rt_mem_calloc((size_t)o->nl + 2, sizeof *o->off);
   o->overlaps = rt_mem_calloc((size_t)o->nl + 1, 1);
   o->parts = rt_mem_alloc(((size_t)o->nl + 1) * sizeof *o->parts);
   if (!o->off || !o->overlaps || !o->parts) return oom(c);
+  if (c->par) {
+    int rp = read_par(c, r, o, lane);
+    if (rp >= 0) return rp;
+    memset(o->off, 0, ((size_t)o->nl + 2) * sizeof *o->off);   /* read by one thread after all */
+    o->nparts = 0;
+  }
   /* off[l + 1] counts lane l for the prefix sum. */
   int64_t valid = count_lanes(c, r, o, lane);
   if (valid < 0) return 0;
@@ -198,12 +373,10 @@ static int read_operand(ctx *c, rt_lanes *lanes, const rt_ivrel *r, opnd *o, uin
   o->s = rt_iv_big(((size_t)valid + 1) * sizeof *o->s);
   o->e = rt_iv_big(((size_t)valid + 1) * sizeof *o->e);
   o->row = rt_iv_big(((size_t)valid + 1) * sizeof *o->row);
-  /* Per lane: the next slot; whether the lane needs sorting. */
-  size_t nl1 = (size_t)o->nl + 1;
-  uint32_t *next = rt_mem_alloc(nl1 * sizeof *next);
-  uint8_t *unsorted = rt_mem_calloc(nl1, 1);
-  if (!o->s || !o->e || !o->row || !next || !unsorted) {
-    rt_mem_free(next), rt_mem_free(unsorted);
+  /* Per lane: the next slot. */
+  uint32_t *next = rt_mem_alloc(((size_t)o->nl + 1) * sizeof *next);
+  if (!o->s || !o->e || !o->row || !next) {
+    rt_mem_free(next);
     return oom(c);
   }
   memcpy(next, o->off, (size_t)o->nl * sizeof *next);
@@ -221,40 +394,8 @@ static int read_operand(ctx *c, rt_lanes *lanes, const rt_ivrel *r, opnd *o, uin
     oe[p] = e;
     orow[p] = i;
   }
-  /* Rows ascend within a lane, so a lane whose (start, end) ascend is in
-   * order; in order, two items meet exactly when neighbours do. One
-   * sequential pass per lane (cheaper than tracking it while scattering,
-   * which makes every row a read-modify-write of per-lane state). */
-  for (uint32_t q = 0; q < o->nparts; q++) {
-    uint32_t l = o->parts[q];
-    size_t lo = o->off[l], m = o->off[l + 1] - lo;
-    const uint64_t *s = o->s + lo, *e = o->e + lo;
-    uint64_t bad = 0, ovl = 0;
-    for (size_t i = 1; i < m; i++) {
-      bad |= (s[i - 1] > s[i]) | ((s[i - 1] == s[i]) & (e[i - 1] > e[i]));
-      ovl |= e[i - 1] > s[i];
-    }
-    unsorted[l] = (uint8_t)bad;
-    o->overlaps[l] = (uint8_t)ovl;
-  }
   rt_mem_free(next);
-  /* A lane that was not in order is sorted, and its overlap found again. */
-  for (uint32_t q = 0; q < o->nparts; q++) {
-    uint32_t l = o->parts[q];
-    if (!unsorted[l]) continue;
-    size_t lo = o->off[l], m = o->off[l + 1] - lo;
-    uint64_t *s = o->s + lo, *e = o->e + lo;
-    c->st->lanes_sorted++;
-    if (!rt_iv_sort(s, e, o->row + lo, m)) {
-      rt_mem_free(unsorted);
-      return oom(c);
-    }
-    uint8_t ov = 0;
-    for (size_t i = 1; i < m && !ov; i++) ov = e[i - 1] > s[i];
-    o->overlaps[l] = ov;
-  }
-  rt_mem_free(unsorted);
-  return 1;
+  return order_lanes(c, o, NULL);
 }
 
 static void opnd_free(opnd *o) {
@@ -281,7 +422,9 @@ struct rt_isect {
   rt_lanes lanes;
   int at;
   uint32_t q;              /* next partition of ops[jmin] to look at */
+  uint32_t qend;           /* ... and the end of its partitions (a slice's) */
   int jmin;
+  bool shared;             /* a slice: c.ops are its base's (rt_isect_slice) */
   size_t *p, *hi;          /* k each: sweep positions and lane ends */
   size_t pos;              /* AT_SERVE: next region of cur */
   rt_isweep *sw;           /* AT_STREAM: the partition's streaming sweep */
@@ -881,8 +1024,10 @@ static int serve_narrowed(rt_isect *it, size_t limit) {
 void rt_isect_end(rt_isect *it) {
   if (!it) return;
   ctx *c = &it->c;
-  for (int j = 0; c->ops && j < c->k; j++) opnd_free(&c->ops[j]);
-  rt_mem_free(c->ops);
+  if (!it->shared) {
+    for (int j = 0; c->ops && j < c->k; j++) opnd_free(&c->ops[j]);
+    rt_mem_free(c->ops);
+  }
   cands_free(c->cur, c->k);
   cands_free(c->nxt, c->k);
   rt_mem_free(c->perm);
@@ -899,6 +1044,11 @@ void rt_isect_end(rt_isect *it) {
 
 rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect_stats *stats,
                          rt_err *err) {
+  return rt_isect_begin_par(k, ops, stage, stats, NULL, err);
+}
+
+rt_isect *rt_isect_begin_par(int k, const rt_ivrel *ops, const char *stage, rt_isect_stats *stats,
+                             const rt_par *par, rt_err *err) {
   if (k < 2) {
     rt_errorf(err, -1, "%s: expected at least two relations to intersect", stage);
     return NULL;
@@ -911,7 +1061,8 @@ rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect
   if (!stats) stats = &it->dummy;
   memset(stats, 0, sizeof *stats);
   ctx *c = &it->c;
-  *c = (ctx){.k = k, .stage = stage, .err = err, .st = stats, .narrow_cap = RT_ISECT_NARROW_CAP};
+  *c = (ctx){.k = k, .stage = stage, .err = err, .st = stats, .narrow_cap = RT_ISECT_NARROW_CAP,
+             .par = rt_par_workers(par) > 1 ? par : NULL};
   c->ops = rt_mem_calloc((size_t)k, sizeof *c->ops);
   c->cur = cands_new(k);
   c->nxt = cands_new(k);
@@ -927,7 +1078,11 @@ rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect
     if (ops[j].n > maxn) maxn = ops[j].n;
   uint32_t *lane = ok ? rt_iv_big(((size_t)maxn + 1) * sizeof *lane) : NULL;
   if (ok && !lane) ok = oom(c);
-  for (int j = 0; ok && j < k; j++) ok = read_operand(c, &it->lanes, &ops[j], &c->ops[j], lane);
+  for (int j = 0; ok && j < k; j++) {
+    ok = par ? rt_lanes_assign_par(&it->lanes, &ops[j], true, lane, par, stage, err)
+             : rt_lanes_assign(&it->lanes, &ops[j], true, true, lane, stage, err);
+    if (ok) ok = read_operand(c, &it->lanes, &ops[j], &c->ops[j], lane);
+  }
   rt_mem_free(lane);
   rt_lanes_free(&it->lanes);
   if (!ok) {
@@ -936,6 +1091,53 @@ rt_isect *rt_isect_begin(int k, const rt_ivrel *ops, const char *stage, rt_isect
   }
   for (int j = 1; j < k; j++)
     if (c->ops[j].nparts < c->ops[it->jmin].nparts) it->jmin = j;
+  it->qend = c->ops[it->jmin].nparts;
+  it->at = AT_NEXT;
+  return it;
+}
+
+uint32_t rt_isect_nparts(const rt_isect *it) { return it->qend - it->q; }
+
+size_t rt_isect_part_rows(const rt_isect *it, uint32_t q) {
+  const ctx *c = &it->c;
+  uint32_t l = c->ops[it->jmin].parts[it->q + q];
+  size_t rows = 0;
+  for (int j = 0; j < c->k; j++)
+    if (l < c->ops[j].nl) rows += lane_n(&c->ops[j], l);
+  return rows;
+}
+
+/* A slice is an iterator of its own (scratch, sweep, position, stats,
+ * error) over the base's read operands, which only the base frees: the
+ * regions of partitions q0..q1-1 are what the base would serve for them,
+ * in the same order, since each partition's work depends only on the
+ * operands. */
+rt_isect *rt_isect_slice(const rt_isect *base, uint32_t q0, uint32_t q1, rt_isect_stats *stats,
+                         rt_err *err) {
+  const ctx *bc = &base->c;
+  rt_isect *it = rt_mem_calloc(1, sizeof *it);
+  if (!it) {
+    rt_errorf(err, -1, "%s: out of memory", bc->stage);
+    return NULL;
+  }
+  it->shared = true;
+  if (!stats) stats = &it->dummy;
+  memset(stats, 0, sizeof *stats);
+  ctx *c = &it->c;
+  *c = (ctx){.k = bc->k, .stage = bc->stage, .err = err, .st = stats, .ops = bc->ops,
+             .narrow_cap = bc->narrow_cap};
+  c->cur = cands_new(c->k);
+  c->nxt = cands_new(c->k);
+  it->p = rt_mem_calloc((size_t)c->k, sizeof *it->p);
+  it->hi = rt_mem_calloc((size_t)c->k, sizeof *it->hi);
+  if (!c->cur || !c->nxt || !it->p || !it->hi) {
+    oom(c);
+    rt_isect_end(it);
+    return NULL;
+  }
+  it->jmin = base->jmin;
+  it->q = base->q + q0;
+  it->qend = base->q + q1;
   it->at = AT_NEXT;
   return it;
 }
@@ -961,7 +1163,7 @@ void rt_isect_set_narrow_cap(rt_isect *it, size_t cap) { it->c.narrow_cap = cap;
 static int next_partition(rt_isect *it) {
   ctx *c = &it->c;
   const opnd *m = &c->ops[it->jmin];
-  while (it->q < m->nparts) {
+  while (it->q < it->qend) {
     uint32_t l = m->parts[it->q++];
     bool everywhere = true, disjoint = true;
     for (int j = 0; j < c->k && everywhere; j++) {

@@ -16,6 +16,7 @@
 
 #include "interval.h"
 #include "runtime/budget.h"
+#include "runtime/par.h"
 
 #define INIT_SLOTS 64
 #define INIT_LANES 32
@@ -171,13 +172,14 @@ int64_t rt_lanes_find_row(const rt_lanes *l, const rt_ivrel *r, uint32_t i, bool
   return find_bits(l, bits, nullmask, l->nkeys ? tuple_hash(l, bits, nullmask) : 0);
 }
 
-int rt_lanes_assign(rt_lanes *l, const rt_ivrel *r, bool insert, bool null_matches,
-                    uint32_t *lane, const char *stage, rt_err *err) {
-  uint32_t n = r->n;
+/* rt_lanes_assign over rows lo..hi-1; 0 when out of memory (no error set). */
+static int assign_range(rt_lanes *l, const rt_ivrel *r, uint32_t lo, uint32_t hi, bool insert,
+                        bool null_matches, uint32_t *lane) {
+  uint32_t n = hi;
   if (l->nkeys == 0) {
-    int64_t g = n ? lookup_bits(l, NULL, 0, insert) : 0;
-    if (g == -2) return rt_errorf(err, -1, "%s: out of memory", stage);
-    for (uint32_t i = 0; i < n; i++) lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
+    int64_t g = n > lo ? lookup_bits(l, NULL, 0, insert) : 0;
+    if (g == -2) return 0;
+    for (uint32_t i = lo; i < n; i++) lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
     return 1;
   }
   /* One integer or string key: traces use small ids (cpu, track, utid),
@@ -193,19 +195,19 @@ int rt_lanes_assign(rt_lanes *l, const rt_ivrel *r, bool insert, bool null_match
     if (!valid0 && !k0->v && k0->u32) {
       /* A narrow key with no NULLs (a table's cpu or utid column). */
       const uint32_t *u = k0->u32;
-      for (uint32_t i = 0; i < n; i++) {
+      for (uint32_t i = lo; i < n; i++) {
         uint64_t b = u[i];
         int64_t g = b < SMALL ? small[b] : -3;
         if (g == -3) {
           g = lookup_bits(l, &b, 0, insert);
           if (b < SMALL) small[b] = (int32_t)g;
         }
-        if (g == -2) return rt_errorf(err, -1, "%s: out of memory", stage);
+        if (g == -2) return 0;
         lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
       }
       return 1;
     }
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = lo; i < n; i++) {
       int64_t g;
       if (valid0 && !rt_bit(valid0, i)) {
         g = rt_lanes_row(l, r, i, insert, null_matches);
@@ -219,15 +221,96 @@ int rt_lanes_assign(rt_lanes *l, const rt_ivrel *r, bool insert, bool null_match
           g = lookup_bits(l, &b, 0, insert);
         }
       }
-      if (g == -2) return rt_errorf(err, -1, "%s: out of memory", stage);
+      if (g == -2) return 0;
       lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
     }
     return 1;
   }
-  for (uint32_t i = 0; i < n; i++) {
+  for (uint32_t i = lo; i < n; i++) {
     int64_t g = rt_lanes_row(l, r, i, insert, null_matches);
-    if (g == -2) return rt_errorf(err, -1, "%s: out of memory", stage);
+    if (g == -2) return 0;
     lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
   }
   return 1;
+}
+
+int rt_lanes_assign(rt_lanes *l, const rt_ivrel *r, bool insert, bool null_matches,
+                    uint32_t *lane, const char *stage, rt_err *err) {
+  if (!assign_range(l, r, 0, r->n, insert, null_matches, lane))
+    return rt_errorf(err, -1, "%s: out of memory", stage);
+  return 1;
+}
+
+/* ---- in parallel ------------------------------------------------------------- */
+
+/* Each chunk of rows is numbered in a table of its own (its lanes in
+ * its first-seen order); then, chunk by chunk in row order, each chunk's
+ * lanes are looked up (inserted) in l, which numbers every key where a
+ * single pass would have first met it; then every row's chunk lane is
+ * replaced by l's. */
+typedef struct lanes_par {
+  rt_lanes *l;
+  const rt_ivrel *r;
+  bool null_matches;
+  uint32_t *lane;
+  uint32_t nch, chunk;
+  rt_lanes *loc;
+  uint32_t **map;
+  uint8_t *failed;
+} lanes_par;
+
+static void lanes_par_assign(void *p, int64_t c) {
+  lanes_par *x = p;
+  uint32_t lo = (uint32_t)c * x->chunk, hi = lo + x->chunk < x->r->n ? lo + x->chunk : x->r->n;
+  x->failed[c] = !assign_range(&x->loc[c], x->r, lo, hi, true, x->null_matches, x->lane);
+}
+
+static void lanes_par_map(void *p, int64_t c) {
+  lanes_par *x = p;
+  uint32_t lo = (uint32_t)c * x->chunk, hi = lo + x->chunk < x->r->n ? lo + x->chunk : x->r->n;
+  const uint32_t *m = x->map[c];
+  uint32_t *lane = x->lane;
+  for (uint32_t i = lo; i < hi; i++)
+    if (lane[i] != RT_NO_LANE) lane[i] = m[lane[i]];
+}
+
+uint32_t rt_lanes_chunk(const rt_par *par, uint32_t n) {
+  uint32_t w = (uint32_t)rt_par_workers(par);
+  if (w <= 1 || n < 2 * RT_LANES_PAR_MIN) return n ? n : 1;
+  uint32_t nch = 4 * w, chunk = (n + nch - 1) / nch;
+  if (chunk < RT_LANES_PAR_MIN) chunk = RT_LANES_PAR_MIN;
+  return (chunk + 63) & ~63u;   /* whole validity words */
+}
+
+int rt_lanes_assign_par(rt_lanes *l, const rt_ivrel *r, bool null_matches, uint32_t *lane,
+                        const rt_par *par, const char *stage, rt_err *err) {
+  uint32_t n = r->n, chunk = rt_lanes_chunk(par, n);
+  if (chunk >= n || l->nkeys == 0) return rt_lanes_assign(l, r, true, null_matches, lane, stage, err);
+  lanes_par x = {.l = l, .r = r, .null_matches = null_matches, .lane = lane, .chunk = chunk};
+  x.nch = (n + chunk - 1) / chunk;
+  x.loc = rt_mem_calloc(x.nch, sizeof *x.loc);
+  x.map = rt_mem_calloc(x.nch, sizeof *x.map);
+  x.failed = rt_mem_calloc(x.nch, 1);
+  int ok = x.loc && x.map && x.failed;
+  for (uint32_t c = 0; ok && c < x.nch; c++) ok = rt_lanes_init(&x.loc[c], l->nkeys, l->types, stage, err);
+  if (ok) rt_par_for(par, x.nch, lanes_par_assign, &x);
+  for (uint32_t c = 0; ok && c < x.nch; c++) {
+    const rt_lanes *lc = &x.loc[c];
+    ok = !x.failed[c] && (x.map[c] = rt_mem_alloc(((size_t)lc->n + 1) * sizeof *x.map[c])) != NULL;
+    for (uint32_t g = 0; ok && g < lc->n; g++) {
+      int64_t h = lookup_bits(l, lc->bits + (size_t)g * (size_t)l->nkeys, lc->nulls[g], true);
+      if (h < 0) ok = 0;
+      else x.map[c][g] = (uint32_t)h;
+    }
+  }
+  if (ok) rt_par_for(par, x.nch, lanes_par_map, &x);
+  for (uint32_t c = 0; c < x.nch; c++) {
+    if (x.loc) rt_lanes_free(&x.loc[c]);
+    if (x.map) rt_mem_free(x.map[c]);
+  }
+  rt_mem_free(x.loc);
+  rt_mem_free(x.map);
+  rt_mem_free(x.failed);
+  if (!ok && !err->set) rt_errorf(err, -1, "%s: out of memory", stage);
+  return ok;
 }

@@ -112,6 +112,27 @@ static const char *const QUERIES[] = {
     "FROM slice |> WHERE depth > 2 |> ORDER BY name, dur |> SELECT id, name, dur",
     "FROM slice |> WHERE dur > 100 |> EXTEND ROW_NUMBER() OVER (PARTITION BY depth ORDER BY dur) AS rn "
     "|> SELECT id, rn",
+    /* INTERVAL INTERSECTION OF: partitions made on several workers, the
+     * rows after it on morsels of their regions (double sums, a narrow
+     * PER column gathered per batch, both operands' columns) */
+    "INTERVAL INTERSECTION OF (sched AS s, cpu_frequency AS f) PER cpu |> EXTEND dur * 1.37 AS x "
+    "|> AGGREGATE COUNT(*) AS n, SUM(x) AS sx, SUM(f.freq) AS fr, MAX(s.id) AS m GROUP BY cpu",
+    "INTERVAL INTERSECTION OF (sched AS s, cpu_frequency AS f) PER cpu |> WHERE dur > 10 "
+    "|> SELECT ts, dur, cpu, s.id, f.id, f.freq",
+    /* three operands: partitions that narrow rather than sweep */
+    "INTERVAL INTERSECTION OF (sched AS s, cpu_frequency AS f, (FROM sched |> WHERE dur > 2000) AS t) "
+    "PER cpu |> SELECT ts, dur, cpu, s.id, f.id, t.id",
+    /* INTERVAL FLATTEN: groups swept on several workers, segments served
+     * in morsels (NULL aggregates, doubles, a piece's rows starting
+     * inside a validity word) */
+    "FROM slice |> EXTEND CASE WHEN depth % 3 = 0 THEN NULL ELSE dur * 0.7 END AS x "
+    "|> INTERVAL FLATTEN PER track_id AGGREGATE COUNT(*) AS n, SUM(x) AS sx, AVG(depth) AS ad, MAX(id) AS mx "
+    "|> SELECT ts, dur, track_id, n, sx, ad, mx",
+    "FROM slice |> INTERVAL FLATTEN PER track_id AGGREGATE COUNT(*) AS n, MIN(dur) AS lo "
+    "|> EXTEND dur * 0.37 AS y |> AGGREGATE SUM(y) AS sy, COUNT(*) AS c, SUM(n) AS sn, MIN(lo) AS l "
+    "GROUP BY track_id",
+    /* no PER: one group swept by one worker, its segments served in parallel */
+    "FROM slice |> INTERVAL FLATTEN AGGREGATE COUNT(*) AS n |> WHERE n > 1 |> SELECT ts, dur, n",
 };
 
 static void same_for_any_thread_count(void **state) {
