@@ -29,8 +29,9 @@
  * error, its interpreter scratch through ex_seg.vm, its memory budget
  * installed on its thread) and an ex_seg copy pointing at it; what they
  * share is read only during the scan (the plan, the table, parameters,
- * the string pool: ex_par_wanted refuses expressions that add strings,
- * callouts, LIMIT, tree and join steps).
+ * the string pool, JOIN tables: ex_par_wanted refuses expressions that
+ * add strings, callouts, LIMIT, tree steps and joins that mark rows; a
+ * worker's JOIN tables are copies with caches of its own).
  *
  * Errors: a morsel stops at its first failing batch; no morsel after the
  * earliest failed one is started, and the error reported is the earliest
@@ -76,6 +77,14 @@ int ex_par_runner(void *pool, int want, void (*fn)(void *ctx, int worker), void 
   return ex_pool_run(pool, want, fn, ctx);
 }
 
+/* A JOIN probe that only reads its table: INNER, LEFT or CROSS (RIGHT
+ * and FULL mark the rows matched), a residual that only reads. What the
+ * JIT caches in the table is the worker's own (par_joins_init). */
+static bool ex_par_join(const ir_op *op) {
+  int k = op->join.kind;
+  return (k == RT_JOIN_INNER || k == RT_JOIN_LEFT || k == RT_JOIN_CROSS) && ex_par_expr(op->join.residual);
+}
+
 bool ex_par_steps_ok(const ex_run *run, const ex_seg *s) {
   const ir_segment *seg = s->seg;
   const ir_op *sink = seg->sink;
@@ -85,6 +94,7 @@ bool ex_par_steps_ok(const ex_run *run, const ex_seg *s) {
     if (op->dead) continue;
     if (op->kind == IR_FILTER && ex_par_expr(op->filter.pred)) continue;
     if (op->kind == IR_COMPUTE && ex_par_expr(op->compute.expr)) continue;
+    if (op->kind == IR_JOIN_PROBE && ex_par_join(op)) continue;
     return false;
   }
   switch (sink->kind) {
@@ -129,6 +139,8 @@ typedef struct par_worker {
   void **wdata;        /* the window's column pointers */
   uint64_t **wvalid;
   int64_t rows;
+  rt_jointab **joins;  /* the run's join tables, as copies of its own */
+  rt_jointab *jcopy;
 } par_worker;
 
 typedef struct par_job {
@@ -154,6 +166,50 @@ static int par_fail(par_worker *w, int pos, const char *stage, const char *msg) 
   return -1;
 }
 
+/* ---- join tables ---------------------------------------------------------- */
+
+/* Both backends reach a JOIN's table through the run (ex_join_tab,
+ * cg_rt_join_tab), and the JIT keeps caches in it, made on first use
+ * (runtime/jointab.h): the chain head per row of an earlier relation
+ * (memo) and the AGGREGATE group per relation row (gcache). A worker's
+ * run points at copies of the tables whose caches are its own; the
+ * group cache names groups of the morsel's own table, so it is emptied
+ * at every morsel. */
+static bool par_joins_init(par_worker *w, const ex_run *run) {
+  int n = run->plan->nops;
+  bool any = false;
+  for (int i = 0; run->joins && i < n; i++) any |= run->joins[i] != NULL;
+  if (!any) return true;
+  w->joins = calloc((size_t)n + 1, sizeof *w->joins);
+  w->jcopy = calloc((size_t)n + 1, sizeof *w->jcopy);
+  if (!w->joins || !w->jcopy) return false;
+  for (int i = 0; i < n; i++)
+    if (run->joins[i]) {
+      w->jcopy[i] = *run->joins[i];
+      w->jcopy[i].gcache = NULL;
+      w->jcopy[i].memo = NULL;
+      w->joins[i] = &w->jcopy[i];
+    }
+  w->run.joins = w->joins;
+  return true;
+}
+
+static void par_joins_morsel(par_worker *w, const ex_run *run) {
+  for (int i = 0; w->jcopy && i < run->plan->nops; i++)
+    if (w->jcopy[i].gcache) memset(w->jcopy[i].gcache, 0xff, sizeof(int64_t) * ((size_t)w->jcopy[i].nrows + 1));
+}
+
+static void par_joins_free(par_worker *w, const ex_run *run) {
+  for (int i = 0; w->jcopy && i < run->plan->nops; i++) {
+    rt_mem_free(w->jcopy[i].gcache);
+    rt_mem_free(w->jcopy[i].memo);
+  }
+  free(w->joins);
+  free(w->jcopy);
+  w->joins = NULL;
+  w->jcopy = NULL;
+}
+
 /* Runs morsel m's batches into the worker's own sink. */
 static int par_morsel(par_job *job, par_worker *w, int wid, int64_t m) {
   ex_run *run = job->run;
@@ -162,6 +218,7 @@ static int par_morsel(par_job *job, par_worker *w, int wid, int64_t m) {
   int64_t rows = src->batch_rows;
   int64_t start = m * ex_morsel_batches(run) * rows, end = start + ex_morsel_batches(run) * rows;
   if (end > src->nrows) end = src->nrows;
+  par_joins_morsel(w, run);
   if (sink->kind == IR_AGGREGATE) {
     if (!rt_aggtab_init_like(&w->local, job->s->agg)) return par_fail(w, -1, sink->stage, "out of memory");
     w->has_local = true;
@@ -269,7 +326,7 @@ static void par_work(void *ctx, int wid) {
   int nbc = job->s->buf ? job->s->buf->ncols : 0;
   w->wdata = calloc((size_t)nbc + 1, sizeof *w->wdata);
   w->wvalid = calloc((size_t)nbc + 1, sizeof *w->wvalid);
-  if (!w->wdata || !w->wvalid) {
+  if (!w->wdata || !w->wvalid || !par_joins_init(w, job->run)) {
     free(w->b.cols);
     w->b.cols = NULL;   /* every morsel then fails: out of memory */
   }
@@ -301,6 +358,7 @@ static void par_work(void *ctx, int wid) {
   rt_budget_use(prev_budget);
   rt_budget_owner(prev_owner);
   if (w->run.seg_free) w->run.seg_free(&w->seg);
+  par_joins_free(w, job->run);
   free(w->b.cols);
   free(w->wdata);
   free(w->wvalid);

@@ -133,6 +133,13 @@ static const char *const QUERIES[] = {
     "GROUP BY track_id",
     /* no PER: one group swept by one worker, its segments served in parallel */
     "FROM slice |> INTERVAL FLATTEN AGGREGATE COUNT(*) AS n |> WHERE n > 1 |> SELECT ts, dur, n",
+    /* JOIN probes on morsels: the JIT's caches in the tables (a group per
+     * relation row, emptied at each morsel; the second join's chain head
+     * per row of the first relation) are each worker's own */
+    "FROM slice |> JOIN thread_track AS tt ON track_id = tt.id |> JOIN thread USING (utid) "
+    "|> AGGREGATE SUM(dur) AS d, COUNT(*) AS n, SUM(dur * 0.3) AS x GROUP BY thread.name",
+    "FROM slice |> WHERE depth < 2 |> LEFT JOIN (FROM thread_track |> WHERE id % 3 = 0) AS tt "
+    "ON track_id = tt.id AND dur > 100 |> SELECT slice.id, tt.id AS tid, tt.utid",
 };
 
 static void same_for_any_thread_count(void **state) {
