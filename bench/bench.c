@@ -23,6 +23,10 @@
  * the one-thread interpreter, and `agg_*` add "duckdb 2t" (DuckDB on that
  * many threads).
  *
+ * PJ_BENCH_CPU=1 times the runs (the engine's, the C references' and
+ * DuckDB's in the agg_* rows) in process CPU time instead of wall time:
+ * on a machine shared with other work, for one-thread comparisons.
+ *
  * Workload `batch` (bench_batch.c) times `pipejit --batch` over 100
  * copies of a trace; `peers` (bench_peers.c, only when named: `make
  * bench-peers`) times the workloads that have a SQL form in DuckDB and
@@ -537,10 +541,10 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     for (int r = 0; r < o->repeat; r++) {
       if (q) pj_query_free(q);
       if (res) pj_result_free(res);
-      int64_t t0 = rt_now_ns();
+      int64_t t0 = bench_clock_ns();
       if (pj_query_compile(e, w->text, &q) != PJ_OK) die(e, "compile");
       if (pj_query_run(q, &res) != PJ_OK) die(e, "run");
-      t[r] = (double)(rt_now_ns() - t0) / 1e6;
+      t[r] = (double)(bench_clock_ns() - t0) / 1e6;
       if (r == 0) pj_engine_last_timing(e, &tm);
     }
     rw->first_ms = median(t, o->repeat);
@@ -551,13 +555,13 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     int inner = d->n >= 1000000 ? 1 : (int)(1000000 / (d->n ? d->n : 1));
     if (inner > 1000) inner = 1000;
     for (int r = 0; r < o->repeat; r++) {
-      int64_t s = rt_now_ns();
+      int64_t s = bench_clock_ns();
       for (int i = 0; i < inner; i++) {
         pj_result *x = NULL;
         if (pj_query_run(q, &x) != PJ_OK) die(e, "run");
         pj_result_free(x);
       }
-      t[r] = (double)(rt_now_ns() - s) / inner;
+      t[r] = (double)(bench_clock_ns() - s) / inner;
     }
     /* interval workloads: per row of every operand read */
     bool per_in = w->tree >= IV && w->tree != AGG && w->tree != GRAPHW && w->tree != FLAME;
@@ -590,9 +594,9 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     int inner = d->n >= 1000000 ? 1 : (int)(1000000 / (d->n ? d->n : 1));
     if (inner > 1000) inner = 1000;
     for (int r = 0; r < o->repeat; r++) {
-      int64_t s = rt_now_ns();
+      int64_t s = bench_clock_ns();
       for (int i = 0; i < inner; i++) ng = bench_ref_fused(&view, g, 64);
-      t[r] = (double)(rt_now_ns() - s) / inner;
+      t[r] = (double)(bench_clock_ns() - s) / inner;
     }
     ref_row(&out[nrows++], w, d, "c-ref", median(t, o->repeat), ng, ng >= 0 && ref_matches(interp_res, g, ng),
             interp_ns);
@@ -607,12 +611,12 @@ static int run_workload(const options *o, const workload *w, const bench_data *d
     if (inner > 1000) inner = 1000;
     int rc = 0;
     for (int r = 0; r < o->repeat; r++) {
-      int64_t s = rt_now_ns();
+      int64_t s = bench_clock_ns();
       for (int i = 0; i < inner; i++) {
         bench_agg_out_free(&ao);
         rc |= bench_ref_agg(&in, shape, &ao);
       }
-      t[r] = (double)(rt_now_ns() - s) / inner;
+      t[r] = (double)(bench_clock_ns() - s) / inner;
     }
     ref_row(&out[nrows++], w, d, "c-ref", median(t, o->repeat), ao.ngroups,
             rc == 0 && bench_agg_matches(interp_res, &ao), interp_ns);

@@ -109,9 +109,9 @@ int bench_agg_duck_run(const char *keys, int64_t *rows, int64_t sums[3], double 
            "MAX(dur) AS m FROM slice WHERE dur > 1000%s%s)",
            keys[0] ? " GROUP BY " : "", keys);
   int64_t v[4];
-  int64_t t0 = rt_now_ns();
+  int64_t t0 = bench_clock_ns();
   int rc = bench_duck_exec(sql, 4, v);
-  *ms = (double)(rt_now_ns() - t0) / 1e6;
+  *ms = (double)(bench_clock_ns() - t0) / 1e6;
   *rows = v[0];
   memcpy(sums, v + 1, 3 * sizeof *sums);
   return rc;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "bench/bench_duck.h"
+#include "runtime/rt.h"
 
 typedef struct duck {
   void *lib;
@@ -94,6 +95,12 @@ int bench_duck_row(const char *sql, int ncols, int64_t *iv, double *dv, int *isn
   d->destroy(res);
   if (rc != 0) fprintf(stderr, "pipejit-bench: DuckDB failed: %.300s\n", sql);
   return rc == 0 ? 0 : -1;
+}
+
+int64_t bench_clock_ns(void) {
+  static int cpu = -1;
+  if (cpu < 0) cpu = getenv("PJ_BENCH_CPU") && *getenv("PJ_BENCH_CPU") == '1';
+  return cpu ? bench_cpu_ns() : rt_now_ns();
 }
 
 int64_t bench_cpu_ns(void) {

@@ -27,6 +27,10 @@ int bench_duck_row(const char *sql, int ncols, int64_t *iv, double *dv, int *isn
 /* The process's CPU time in ns (the machine is shared: the time an engine
  * spent, whatever the others do). */
 int64_t bench_cpu_ns(void);
+/* The clock of the timed runs: wall time, or the process's CPU time when
+ * $PJ_BENCH_CPU is 1 (a loaded machine: wall times then measure the other
+ * processes as much as the engine; one-thread runs only). */
+int64_t bench_clock_ns(void);
 /* The median of t[0..n) (sorts t). */
 double bench_median(double *t, int n);
 

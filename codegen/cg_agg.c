@@ -360,6 +360,31 @@ static void cg_agg_one(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g
   LLVMBuildStore(cx->b, hv, hp);
 }
 
+/* Whether a table of these aggregates has per-morsel sums to fold
+ * (runtime/aggmerge.c rt_aggfold_needed). */
+static bool cg_agg_folds(const cg_aggstate *a) {
+  for (int j = 0; j < a->naggs; j++)
+    if (a->aggs[j].kind == RT_AGG_SUM || a->aggs[j].kind == RT_AGG_AVG) return true;
+  return false;
+}
+
+/* Lazy folding (runtime/aggmerge.h): when the table keeps epochs and
+ * group g's is not the current morsel, rt_aggtab_refold(t, g) first. */
+static void cg_agg_refold(cg_ctx *cx, cg_aggstate *a, LLVMValueRef g) {
+  LLVMValueRef ep = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_EPOCH, cx->t_ptr, "agg.epoch");
+  LLVMBasicBlockRef look = cg_block(cx, "agg.epoch.look"), call = cg_block(cx, "agg.refold"),
+                    done = cg_block(cx, "agg.folded");
+  LLVMBuildCondBr(cx->b, LLVMBuildIsNull(cx->b, ep, ""), done, look);
+  cg_at(cx, look);
+  LLVMValueRef e = cg_load_elem(cx, cx->t_i32, ep, g, "group.epoch");
+  LLVMValueRef m = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_MORSEL, cx->t_i32, "agg.morsel");
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, e, m, ""), done, call);
+  cg_at(cx, call);
+  cg_call(cx, "rt_aggtab_refold", (LLVMValueRef[]){a->t, g}, 2, "");
+  LLVMBuildBr(cx->b, done);
+  cg_at(cx, done);
+}
+
 /* The group of the current row. A single key that a JOIN serves from its
  * relation's buffer is the same for every row that matched the same
  * relation row: its group is looked up once per relation row and kept in
@@ -390,6 +415,7 @@ void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
       if (a->aggs[j].ag->arg2_col >= 0) cg_column(cx, a->aggs[j].ag->arg2_col);
     }
   LLVMValueRef g = cg_agg_group(cx, a, op);
+  if (op->agg.ngroup > 0 && cg_agg_folds(a)) cg_agg_refold(cx, a, g);
   a->aggs_ptr = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_AGGS, cx->t_ptr, "agg.aggs");
   for (int j = 0; j < a->naggs; j++) cg_agg_one(cx, a, &a->aggs[j], g);
 }

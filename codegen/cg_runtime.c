@@ -76,6 +76,7 @@ const cg_rtfn cg_rtfns[] = {
     FN(rt_aggtab_group, "l:ppp"),
     FN(rt_aggtab_insert_tuple, "l:pppl"),
     FN(rt_aggtab_ensure_one, "v:p"),
+    FN(rt_aggtab_refold, "v:pl"),
     FN(rt_agg_add, "i:pillili"),
     FN(rt_str_cmp, "i:pii"),
     FN(rt_fn_like, "i:pii"),

@@ -48,10 +48,10 @@ void cg_types_init(cg_types *t, LLVMContextRef c) {
   /* rt_agg { kind; in; out; i; f; n; has; in2; param; x } */
   t->agg = cg_struct(c, "rt_agg", (LLVMTypeRef[]){i32, i32, i32, ptr, ptr, ptr, ptr, i32, f64, ptr}, 10);
   /* rt_aggtab { nkeys; naggs; aggs; ngroups; cap; slots; mask; null_group;
-   *             hashes; keys; strings; direct } */
+   *             hashes; keys; strings; direct; epoch; morsel; fold } */
   t->aggtab = cg_struct(c, "rt_aggtab",
-                        (LLVMTypeRef[]){i32, i32, ptr, i64, i64, ptr, i64, i64, ptr, t->rowbuf, ptr, ptr},
-                        12);
+                        (LLVMTypeRef[]){i32, i32, ptr, i64, i64, ptr, i64, i64, ptr, t->rowbuf, ptr, ptr, ptr, i32, ptr},
+                        15);
   /* rt_treenum, the prefix generated code uses: { tier; nrows; limit;
    * nnodes; awaited; str_ids (bool); keys; hasrow; cap; slots; mask;
    * node_out; pnode_out } */

@@ -426,46 +426,27 @@ static int ex_agg_fold(ex_run *run, ex_seg *s, bool last) {
   return 0;
 }
 
-/* Merges the morsel's own table (s->agg) into the segment's (agg_main);
- * next: a fresh table for the next morsel. */
-static int ex_agg_merge_morsel(ex_run *run, ex_seg *s, bool next) {
-  const ir_op *sink = s->seg->sink;
-  rt_aggtab *main = run->agg_main[s->index];
-  int rc = rt_aggtab_merge(main, s->agg);
-  rt_aggtab_free(s->agg);   /* the struct is the arena's */
-  s->agg = main;
-  if (rc == RT_AGGMERGE_OVERFLOW) return ex_fail(run, sink->pos, sink->stage, "integer overflow");
-  if (rc) return ex_fail(run, -1, sink->stage, "out of memory");
-  if (!next) {
-    run->agg_main[s->index] = NULL;
-    return 0;
-  }
-  rt_aggtab *t = rt_arena_alloc(&run->arena, sizeof *t);
-  if (!t || !rt_aggtab_init_like(t, main)) return ex_fail(run, -1, sink->stage, "out of memory");
-  s->agg = t;
-  return 0;
-}
-
 /* The end of a morsel of an AGGREGATE segment on one thread: its sums so
  * far become a partial (runtime/aggmerge.h), as a parallel scan's morsel
- * tables make them. Folding every group's sums costs the group count per
- * morsel: past 16 morsels' rows of group sums the morsels get tables of their own
- * instead, merged in order (the same sums in the same order). */
+ * tables make them. Folding every group's sums at once costs the group
+ * count per morsel, sequentially; folding each group at its first row of
+ * a later morsel (rt_aggfold_next) costs a call per group and morsel, at
+ * random. So at once while the groups' sums are fewer than 16 morsels'
+ * rows, lazily from then on (and always at once without GROUP BY). */
 static int ex_agg_morsel_end(ex_run *run, ex_seg *s) {
   int64_t fold_max = 16 * ex_morsel_batches(run) * ex_batch_rows(run);   /* 16 morsels' rows */
-  if (run->agg_main[s->index]) return ex_agg_merge_morsel(run, s, true);
-  if (!rt_aggfold_needed(s->agg)) return 0;
+  rt_aggtab *t = s->agg;
+  if (!rt_aggfold_needed(t)) return 0;
   int nsums = 0;
-  for (int a = 0; a < s->agg->naggs; a++)
-    nsums += s->agg->aggs[a].kind == RT_AGG_SUM || s->agg->aggs[a].kind == RT_AGG_AVG;
-  if (s->agg->ngroups * nsums <= fold_max || !rt_aggtab_mergeable(s->agg))
-    return ex_agg_fold(run, s, false);
-  /* the totals so far back into the table, which becomes the segment's */
-  if (run->folds[s->index] && ex_agg_fold(run, s, true) < 0) return -1;
-  rt_aggtab *t = rt_arena_alloc(&run->arena, sizeof *t);
-  if (!t || !rt_aggtab_init_like(t, s->agg)) return ex_fail(run, -1, s->seg->sink->stage, "out of memory");
-  run->agg_main[s->index] = s->agg;
-  s->agg = t;
+  for (int a = 0; a < t->naggs; a++) nsums += t->aggs[a].kind == RT_AGG_SUM || t->aggs[a].kind == RT_AGG_AVG;
+  if (t->nkeys == 0 || (!t->epoch && t->ngroups * nsums <= fold_max)) return ex_agg_fold(run, s, false);
+  const ir_op *sink = s->seg->sink;
+  rt_aggfold **f = &run->folds[s->index];
+  if (!*f && !(*f = rt_arena_alloc(&run->arena, sizeof **f)))
+    return ex_fail(run, -1, sink->stage, "out of memory");
+  int rc = rt_aggfold_next(*f, t);
+  if (rc == RT_AGGMERGE_OVERFLOW) return ex_fail(run, sink->pos, sink->stage, "integer overflow");
+  if (rc) return ex_fail(run, -1, sink->stage, "out of memory");
   return 0;
 }
 
@@ -806,7 +787,6 @@ static int ex_sort_finish(ex_run *run, ex_seg *s, int idx) {
 /* AGGREGATE: the groups become the buffer the next segment scans. */
 static int ex_agg_finish(ex_run *run, ex_seg *s, int idx) {
   const ir_op *sink = s->seg->sink;
-  if (run->agg_main[s->index] && ex_agg_merge_morsel(run, s, false) < 0) return -1;
   if (run->folds[s->index] && ex_agg_fold(run, s, true) < 0) return -1;
   rt_aggtab *t = s->agg;
   /* The emitted rows are keys then aggregates, in the table's own types,
@@ -1090,10 +1070,8 @@ int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
   run->joins = rt_arena_alloc(&run->arena, sizeof(rt_jointab *) * ((size_t)p->nops + 1));
   run->seg_batches = rt_arena_alloc(&run->arena, sizeof(int64_t) * ((size_t)p->nsegs + 1));
   run->folds = rt_arena_alloc(&run->arena, sizeof(rt_aggfold *) * ((size_t)p->nsegs + 1));
-  run->agg_main = rt_arena_alloc(&run->arena, sizeof(rt_aggtab *) * ((size_t)p->nsegs + 1));
   if (!run->segs || !run->bufs || !run->perms || !run->treenums || !run->treeaccs ||
-      !run->tree_paths || !run->joins || !run->seg_batches || !run->folds ||
-      !run->agg_main) {
+      !run->tree_paths || !run->joins || !run->seg_batches || !run->folds) {
     run->segs = NULL;   /* nothing to free per segment */
     return ex_fail(run, -1, "RUN", "out of memory");
   }
@@ -1134,7 +1112,6 @@ void ex_run_free(ex_run *run) {
     if (s->agg) rt_aggtab_free(s->agg);
     s->agg = NULL;
     if (run->folds && run->folds[i]) rt_aggfold_free(run->folds[i]);
-    if (run->agg_main && run->agg_main[i]) rt_aggtab_free(run->agg_main[i]);
   }
   if (run->plan && run->bufs) {
     for (int i = 0; i < run->plan->nops; i++) {

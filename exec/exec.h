@@ -152,11 +152,6 @@ struct ex_run {
    * first morsel ends). Allocated with segs. */
   int64_t *seg_batches;
   struct rt_aggfold **folds;
-  /* ... and once folding costs more than a morsel's rows (many groups):
-   * the segment's table, while each morsel goes to a table of its own
-   * (ex_seg.agg) merged into it at the morsel's end, as parallel scans
-   * do. NULL while folding. */
-  rt_aggtab **agg_main;
   /* Set by a caller that put an emptied buffer of an earlier run of this
    * plan in `result` after ex_run_init (a table function's, api/sqltab.c):
    * the OUTPUT sink fills it again when its columns fit (else frees it and

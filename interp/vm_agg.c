@@ -245,6 +245,13 @@ int vm_agg_update(vm *m, rt_batch *b) {
     if (!m->groups || !m->keyvals || !m->keynull) return vm_fail(m, "out of memory"), -1;
   }
   if (vm_agg_groups(m, op, b, &set) < 0) return -1;
+  if (t->epoch) {
+    /* lazy folding (runtime/aggmerge.h): groups last summed in an older
+     * morsel fold their partials before this batch adds to them */
+    const int64_t *g = m->groups;
+    const uint32_t *ep = t->epoch;
+    VM_EACH(&set, i, if (ep[g[i]] != t->morsel) rt_aggtab_refold(t, g[i]););
+  }
   /* The aggtab holds the live aggregates only, in op order. */
   int j = 0;
   for (int k = 0; k < op->agg.naggs; k++) {

@@ -12,6 +12,7 @@
 
 #include "aggmerge.h"
 #include "budget.h"
+#include "hugepage.h"
 
 static bool folds_f(const rt_agg *a) {
   return (a->kind == RT_AGG_SUM && a->in == RT_F64) || a->kind == RT_AGG_AVG;
@@ -75,7 +76,56 @@ int rt_aggfold_step(rt_aggfold *f, rt_aggtab *t) {
   return ovf ? RT_AGGMERGE_OVERFLOW : 0;
 }
 
+/* ---- lazy folding ---------------------------------------------------------- */
+
+void rt_aggtab_refold(rt_aggtab *t, int64_t g) {
+  rt_aggfold *f = t->fold;
+  for (int a = 0; a < t->naggs; a++) {
+    rt_agg *ag = &t->aggs[a];
+    if (folds_f(ag)) {
+      f->tf[a][g] += ag->f[g];
+      ag->f[g] = 0;
+    } else if (folds_i(ag)) {
+      f->ovf |= __builtin_add_overflow(f->ti[a][g], ag->i[g], &f->ti[a][g]);
+      ag->i[g] = 0;
+    }
+  }
+  t->epoch[g] = t->morsel;
+}
+
+/* Epochs for t's cap groups (0: the first morsel's), charged as the
+ * table's growth charges them (aggtab.c group_bytes). */
+static bool lazy_on(rt_aggfold *f, rt_aggtab *t) {
+  if (!rt_budget_charge(t->cap * 4)) return false;
+  if (!(t->epoch = calloc((size_t)t->cap, 4))) {
+    rt_budget_credit(t->cap * 4);
+    return false;
+  }
+  rt_advise_huge(t->epoch, (size_t)t->cap * 4);   /* read at random by group */
+  t->morsel = 0;
+  t->fold = f;
+  return true;
+}
+
+static void lazy_off(rt_aggtab *t) {
+  if (!t->epoch) return;
+  free(t->epoch);
+  rt_budget_credit(t->cap * 4);
+  t->epoch = NULL;
+  t->fold = NULL;
+}
+
+int rt_aggfold_next(rt_aggfold *f, rt_aggtab *t) {
+  if (t->ngroups == 0) return 0;   /* no sums yet: the next morsel's rows are its own */
+  if (!fold_grow(f, t)) return RT_AGGX_NOMEM;
+  if (!t->epoch && !lazy_on(f, t)) return RT_AGGX_NOMEM;
+  t->morsel++;
+  return f->ovf ? RT_AGGMERGE_OVERFLOW : 0;
+}
+
 int rt_aggfold_finish(rt_aggfold *f, rt_aggtab *t) {
+  lazy_off(t);
+  if (f->ovf) return RT_AGGMERGE_OVERFLOW;
   int rc = rt_aggfold_step(f, t);
   if (rc == 0)
     for (int a = 0; a < t->naggs; a++) {

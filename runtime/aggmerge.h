@@ -15,6 +15,20 @@
  * Groups are merged in the morsel table's order, so the run's table keeps
  * first-seen order. Both backends update the same arrays, so both follow
  * the rule as the driver cuts the input.
+ *
+ * One thread with GROUP BY folds lazily (rt_aggfold_next) once the
+ * groups' sums pass 16 morsels' rows (exec/driver.c ex_agg_morsel_end): a
+ * fold of every group at every morsel's end costs the group count per
+ * morsel, then more than the morsel's rows. Instead the table
+ * keeps per group the morsel its partial belongs to (rt_aggtab.epoch);
+ * the first row of a later morsel in that group folds the partial into
+ * the totals (rt_aggtab_refold, called by both backends after the group
+ * lookup) and the finish folds the last ones. A group's totals so add the
+ * same partials in the same order as the eager fold: the morsels the group
+ * has no rows in add a partial of +0.0 or 0 there, which changes nothing
+ * (a partial starts at +0.0, and a sum of +0.0 and anything is never
+ * -0.0). An integer total passing 64 bits is remembered (ovf) and fails
+ * the run at the next morsel's end or the finish.
  */
 #ifndef PJ_AGGMERGE_H
 #define PJ_AGGMERGE_H
@@ -29,6 +43,7 @@ typedef struct rt_aggfold {
   int64_t cap;         /* groups the totals arrays hold */
   double **tf;         /* per aggregate: totals of f (SUM of doubles, AVG), or NULL */
   int64_t **ti;        /* per aggregate: totals of i (SUM of integers), or NULL */
+  bool ovf;            /* a lazy fold's integer total passed 64 bits */
 } rt_aggfold;
 
 /* Whether t has sums to fold (SUM, AVG). */
@@ -36,8 +51,12 @@ bool rt_aggfold_needed(const rt_aggtab *t);
 /* The end of a morsel: adds t's partial sums into the totals and zeroes
  * them. 0, RT_AGGX_NOMEM or RT_AGGMERGE_OVERFLOW. */
 int rt_aggfold_step(rt_aggfold *f, rt_aggtab *t);
+/* The end of a morsel, lazily (see above; a table with keys): the first
+ * call turns lazy folding on for t. 0, RT_AGGX_NOMEM or
+ * RT_AGGMERGE_OVERFLOW. */
+int rt_aggfold_next(rt_aggfold *f, rt_aggtab *t);
 /* The end of the input: the last step, then the totals go back into t's
- * arrays (which rt_aggtab_emit reads) and f is freed. */
+ * arrays (which rt_aggtab_emit reads; lazy folding ends). */
 int rt_aggfold_finish(rt_aggfold *f, rt_aggtab *t);
 void rt_aggfold_free(rt_aggfold *f);
 

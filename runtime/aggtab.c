@@ -108,7 +108,7 @@ void rt_aggtab_init(rt_aggtab *t, int nkeys, const rt_type *key_types, int naggs
  * its own), and of the slot array beyond its initial size: what the table
  * charges to the run's memory budget (budget.h). */
 static int64_t group_bytes(const rt_aggtab *t) {
-  int64_t n = 8;   /* hashes */
+  int64_t n = 8 + (t->epoch ? 4 : 0);   /* hashes, epochs */
   for (int a = 0; t->aggs && a < t->naggs; a++) {
     const rt_agg *g = &t->aggs[a];
     n += 1 + (agg_needs_i(g) ? 8 : 0) + (agg_needs_f(g) ? 8 : 0) + (g->kind == RT_AGG_AVG ? 8 : 0);
@@ -132,6 +132,7 @@ void rt_aggtab_free(rt_aggtab *t) {
   free(t->aggs);
   free(t->slots);
   free(t->hashes);
+  free(t->epoch);
   free(t->direct);
   rt_rowbuf_free(&t->keys);
   memset(t, 0, sizeof *t);
@@ -162,6 +163,7 @@ static bool grow_groups(rt_aggtab *t) {
     if (!grow_array((void **)&g->has, 1, t->cap, cap)) return false;
   }
   if (!grow_array((void **)&t->hashes, 8, t->cap, cap)) return false;
+  if (t->epoch && !grow_array((void **)&t->epoch, 4, t->cap, cap)) return false;
   rt_rowbuf_reserve(&t->keys, cap - t->keys.nrows);
   if (t->keys.cap < cap) return false;
   t->cap = cap;
@@ -192,6 +194,7 @@ static int64_t new_group(rt_aggtab *t, uint64_t hash) {
   if (t->ngroups == t->cap && !grow_groups(t)) return -1;
   int64_t g = t->ngroups++;
   t->hashes[g] = hash;
+  if (t->epoch) t->epoch[g] = t->morsel;   /* its sums start as this morsel's */
   t->keys.nrows = t->ngroups;
   return g;
 }

@@ -124,6 +124,13 @@ typedef struct rt_aggtab {
   rt_strpool *strings; /* ARG_MAX of strings compares, GROUP_CONCAT interns */
   uint32_t *direct;    /* one integer or string key: group+1 of key v for
                           0 <= v < RT_AGG_DIRECT (0: not seen), or NULL */
+  /* Lazy folding of per-morsel sums (aggmerge.h), NULL when off: epoch[g]
+   * is the morsel whose rows group g's SUM/AVG state holds; a row of
+   * morsel `morsel` in a group of an older epoch first calls
+   * rt_aggtab_refold(t, g). Both backends make that check. */
+  uint32_t *epoch;
+  uint32_t morsel;
+  struct rt_aggfold *fold;
 } rt_aggtab;
 
 /* Small keys of a one-key table (depths, string ids, small ranges) find
@@ -184,6 +191,9 @@ void rt_aggx_free(rt_aggx *x);
  * through t->strings). 0, RT_AGGX_NOMEM or RT_AGGX_OVERFLOW (an integer
  * SUM beyond int64). */
 int64_t rt_aggtab_add_groups(rt_aggtab *t, int64_t k);
+/* Group g's partial sums (SUM, AVG) into the totals of t->fold, the
+ * partials zeroed, epoch[g] the current morsel (aggmerge.c). */
+void rt_aggtab_refold(rt_aggtab *t, int64_t g);
 int rt_aggtab_fold(rt_aggtab *t, int a, int64_t g, int64_t v, bool vnull, int64_t w, bool wnull);
 
 /* ---- sort ---------------------------------------------------------------- */

@@ -92,6 +92,9 @@ static void test_rowbuf_and_aggtab(void **state) {
   AT(CG_S_AGGTAB, CG_AGGTAB_KEYS, rt_aggtab, keys);
   AT(CG_S_AGGTAB, CG_AGGTAB_STRINGS, rt_aggtab, strings);
   AT(CG_S_AGGTAB, CG_AGGTAB_DIRECT, rt_aggtab, direct);
+  AT(CG_S_AGGTAB, CG_AGGTAB_EPOCH, rt_aggtab, epoch);
+  AT(CG_S_AGGTAB, CG_AGGTAB_MORSEL, rt_aggtab, morsel);
+  AT(CG_S_AGGTAB, CG_AGGTAB_FOLD, rt_aggtab, fold);
   SIZE(CG_S_AGGTAB, rt_aggtab);
 }
 
