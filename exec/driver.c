@@ -186,6 +186,21 @@ static bool ex_down_streams(const ir_segment *seg) {
   return seg->sink->kind == IR_TREE_ORDER && !seg->sink->tree.up && !ir_tree_in_place(seg->sink);
 }
 
+/* The rows of s's source when every one of them reaches the sink (no
+ * live step drops or adds rows) and the source knows its count: a table,
+ * or the buffer of a segment already run. -1 otherwise. */
+static int64_t ex_all_rows(ex_run *run, const ex_seg *s) {
+  const ir_op *src = s->seg->source;
+  for (int k = 0; k < s->seg->nsteps; k++)
+    if (!s->seg->steps[k]->dead && ir_op_has(s->seg->steps[k]->kind, OPF_ROWS)) return -1;
+  if (src->kind == IR_SCAN_TABLE && src->scan.table) return src->scan.table->nrows;
+  if (src->kind == IR_SCAN_BUF && !ir_tree_in_place(src->scan.buf_op)) {
+    int idx = ex_op_index(run->plan, src->scan.buf_op);
+    if (idx >= 0 && run->bufs[idx]) return run->bufs[idx]->nrows;
+  }
+  return -1;
+}
+
 static int ex_sink_open(ex_run *run, ex_seg *s) {
   const ir_plan *p = run->plan;
   const ir_op *sink = s->seg->sink;
@@ -201,6 +216,10 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
     s->buf = &run->result;
     s->nbuf = sink->output.nout;
     s->buf_cols = sink->output.out;
+    /* sized once when the row count is known (an AGGREGATE's groups, say)
+     * instead of grown, copying, a doubling at a time */
+    int64_t n = ex_all_rows(run, s);
+    if (n > 0) rt_rowbuf_reserve(s->buf, n);
     return 0;
   }
   case IR_SORT:
@@ -224,15 +243,11 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
     if (!rt_rowbuf_init(s->buf, s->nbuf, types))
       return ex_fail(run, sink->pos, sink->stage, "out of memory");
     run->bufs[idx] = s->buf;
-    /* Every row of a table scan reaches the sink when no step drops rows:
-     * size the buffer once instead of growing (and copying) it. */
-    const ir_op *src = s->seg->source;
-    bool all_rows = src->kind == IR_SCAN_TABLE && src->scan.table;
-    for (int k = 0; k < s->seg->nsteps && all_rows; k++)
-      all_rows = s->seg->steps[k]->dead || !ir_op_has(s->seg->steps[k]->kind, OPF_ROWS);
-    /* A streaming DOWN order's buffer only stages one batch. */
-    if (all_rows && !ex_down_streams(s->seg) && src->scan.table->nrows > 0)
-      rt_rowbuf_reserve(s->buf, src->scan.table->nrows);
+    /* Every row of the source reaches the sink when no step drops rows:
+     * size the buffer once instead of growing (and copying) it. A
+     * streaming DOWN order's buffer only stages one batch. */
+    int64_t n = ex_all_rows(run, s);
+    if (n > 0 && !ex_down_streams(s->seg)) rt_rowbuf_reserve(s->buf, n);
     return 0;
   }
   case IR_AGGREGATE: {
