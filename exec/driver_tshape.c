@@ -181,9 +181,9 @@ static int ts_run(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ct
   const rt_tcol *tid = over ? &ti.over_id : &ti.id;
   rt_type pt = rt_store_type(p->cols[ts->parent_out].type);
   size_t sz = pt == RT_STR ? 4 : 8, nb = RT_BITWORDS(out.n + 1) * 8;
-  void *pv = rt_mem_alloc(sz * ((size_t)out.n + 1));
+  void *pv = rt_mem_big(sz * ((size_t)out.n + 1));
   uint64_t *pvalid = rt_mem_calloc(1, nb);
-  int64_t *idv = siblings ? rt_mem_alloc(sizeof(int64_t) * ((size_t)out.n + 1)) : NULL;
+  int64_t *idv = siblings ? rt_mem_big(sizeof(int64_t) * ((size_t)out.n + 1)) : NULL;
   rt_rowbuf res = {0};
   int outc[ts->naggs > 0 ? ts->naggs : 1];
   int rc = 0, na = 0;

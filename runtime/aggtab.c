@@ -150,9 +150,11 @@ static bool grow_array(void **p, size_t sz, int64_t old, int64_t cap) {
   return true;
 }
 
-static bool grow_groups(rt_aggtab *t) {
+/* Grows the per-group arrays to at least `need` groups (doubling). */
+static bool grow_groups_to(rt_aggtab *t, int64_t need) {
   if (!t->aggs || !t->slots) return false;
   int64_t cap = t->cap ? t->cap * 2 : INIT_GROUPS;
+  while (cap < need && cap <= (int64_t)UINT32_MAX) cap *= 2;
   if (cap > (int64_t)UINT32_MAX - 1) return false;   /* slots hold group+1 in 32 bits */
   if (!rt_budget_charge((cap - t->cap) * group_bytes(t))) return false;
   for (int a = 0; a < t->naggs; a++) {
@@ -169,6 +171,8 @@ static bool grow_groups(rt_aggtab *t) {
   t->cap = cap;
   return true;
 }
+
+static bool grow_groups(rt_aggtab *t) { return grow_groups_to(t, t->ngroups + 1); }
 
 /* Doubles the slot array and reinserts every group that lives in it. */
 static bool grow_slots(rt_aggtab *t) {
@@ -358,6 +362,8 @@ void rt_aggtab_ensure_one(rt_aggtab *t) {
 
 int64_t rt_aggtab_add_groups(rt_aggtab *t, int64_t k) {
   if (t->nkeys != 0) return -1;
+  /* sized once: growing group by group copies every array ~log k times */
+  if (t->ngroups + k > t->cap && !grow_groups_to(t, t->ngroups + k)) return -1;
   for (int64_t i = 0; i < k; i++)
     if (new_group(t, 0) < 0) return -1;
   return t->ngroups;

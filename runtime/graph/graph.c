@@ -13,6 +13,9 @@
 #include "runtime/budget.h"
 #include "graph.h"
 
+/* How far ahead the loops over edges fetch what they will touch at random. */
+enum { AHEAD = 16 };
+
 static bool valid_at(const rt_gcol *c, uint32_t i) { return !c->valid || rt_bit(c->valid, i); }
 
 /* ---- radix sorts ------------------------------------------------------------ */
@@ -196,7 +199,21 @@ static int build_edges(gctx *c, const rt_graph_in *in, const idmap *m, rt_graph 
   /* endpoints as ranks; k edges kept */
   uint32_t k = 0;
   int ok = 1;
-  for (uint32_t r = 0; r < ne && ok; r++) {
+  uint32_t r = 0;
+  if (m->identity && !in->src.valid && !in->dst.valid) {
+    /* ids lo .. lo + n - 1 and no NULL endpoint (a heap graph's tables):
+     * the rank is id - lo, one compare each; the first endpoint out of
+     * range stops here and the general loop below reports it */
+    const int64_t *sv = in->src.v, *dv = in->dst.v;
+    uint64_t lo = (uint64_t)m->lo, span = m->span;
+    for (; r < ne; r++) {
+      uint64_t s = (uint64_t)sv[r] - lo, d = (uint64_t)dv[r] - lo;
+      if (s >= span || d >= span) break;
+      es[k] = (uint32_t)s, ed[k] = (uint32_t)d;
+      k += s != d;
+    }
+  }
+  for (; r < ne && ok; r++) {
     if (!valid_at(&in->src, r) || !valid_at(&in->dst, r)) continue;   /* NULL: no edge */
     uint32_t s, d;
     if (!endpoint(c, m, in, r, false, &s) || !endpoint(c, m, in, r, true, &d)) ok = 0;
@@ -205,10 +222,19 @@ static int build_edges(gctx *c, const rt_graph_in *in, const idmap *m, rt_graph 
   uint32_t *adj = ok ? rt_mem_alloc(sizeof(uint32_t) * ((size_t)k + 1)) : NULL;
   if (ok && !adj) ok = oom(c);
   if (ok) {
-    for (uint32_t i = 0; i < k; i++) g->off[es[i] + 1]++;
+    /* the sources are in edge order, so at random: their counters and
+     * list ends are fetched ahead */
+    for (uint32_t i = 0; i < k; i++) {
+      if (i + AHEAD < k) __builtin_prefetch(&g->off[es[i + AHEAD] + 1], 1);
+      g->off[es[i] + 1]++;
+    }
     for (uint32_t v = 0; v < nv; v++) g->off[v + 1] += g->off[v];
     memcpy(fill, g->off, sizeof(uint32_t) * nv);
-    for (uint32_t i = 0; i < k; i++) adj[fill[es[i]]++] = ed[i];
+    for (uint32_t i = 0; i < k; i++) {
+      if (i + AHEAD < k) __builtin_prefetch(&fill[es[i + AHEAD]], 1);
+      if (i + AHEAD / 2 < k) __builtin_prefetch(&adj[fill[es[i + AHEAD / 2]]], 1);
+      adj[fill[es[i]]++] = ed[i];
+    }
     uint32_t w = 0, start = 0;
     for (uint32_t u = 0; u < nv; u++) {
       uint32_t end = g->off[u + 1];

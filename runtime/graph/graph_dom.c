@@ -91,6 +91,10 @@ static void link(lt *t, uint32_t v, uint32_t w) {
   }
 }
 
+/* How far ahead the loops fetch the vertices they will touch at random
+ * (edge ends, predecessors, parents, idoms). */
+enum { AHEAD = 16 };
+
 static uint32_t *arr(size_t n) { return rt_mem_alloc(sizeof(uint32_t) * (n + 1)); }
 
 static void lt_free(lt *t) {
@@ -141,18 +145,28 @@ static int preds(const rt_graph *g, lt *t, const uint32_t *dfn) {
   }
   size_t k = 0;
   for (uint32_t i = 0; i < g->nseeds; i++) pairs[k++] = 1, pairs[k++] = dfn[g->seeds[i]];
+  uint32_t na = g->off[nv];
   for (uint32_t u = 0; u < nv; u++) {
     uint32_t a = dfn[u];
     if (!a) continue;
-    for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++) pairs[k++] = a, pairs[k++] = dfn[g->adj[e]];
+    for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++) {
+      if (e + AHEAD < na) __builtin_prefetch(&dfn[g->adj[e + AHEAD]]);
+      pairs[k++] = a, pairs[k++] = dfn[g->adj[e]];
+    }
   }
-  for (size_t i = 0; i < ne; i++) t->poff[pairs[2 * i + 1] + 1]++;
+  for (size_t i = 0; i < ne; i++) {
+    if (i + AHEAD < ne) __builtin_prefetch(&t->poff[pairs[2 * (i + AHEAD) + 1] + 1], 1);
+    t->poff[pairs[2 * i + 1] + 1]++;
+  }
   for (uint32_t w = 0; w <= n; w++) t->poff[w + 1] += t->poff[w];
   /* bnext is free scratch until the buckets are used: the next free
    * slot per vertex */
   uint32_t *fill = t->bnext;
   memcpy(fill, t->poff, sizeof(uint32_t) * ((size_t)n + 1));
-  for (size_t i = 0; i < ne; i++) t->pred[fill[pairs[2 * i + 1]]++] = pairs[2 * i];
+  for (size_t i = 0; i < ne; i++) {
+    if (i + AHEAD < ne) __builtin_prefetch(&fill[pairs[2 * (i + AHEAD) + 1]], 1);
+    t->pred[fill[pairs[2 * i + 1]]++] = pairs[2 * i];
+  }
   rt_mem_free(pairs);
   return 1;
 }
@@ -168,6 +182,14 @@ static void dominators(lt *t) {
     t->idom[v] = 0;
   }
   for (uint32_t w = n; w >= 2; w--) {
+    /* w descends, so the parent and first predecessors of the vertex
+     * AHEAD steps on are known: their lines are fetched now */
+    if (w > AHEAD + 1) {
+      uint32_t y = w - AHEAD;
+      __builtin_prefetch(&x[x[y].parent]);
+      for (uint32_t i = t->poff[y]; i < t->poff[y + 1] && i < t->poff[y] + 4; i++)
+        __builtin_prefetch(&x[t->pred[i]]);
+    }
     uint32_t sw = x[w].semi;
     for (uint32_t i = t->poff[w]; i < t->poff[w + 1]; i++) {
       uint32_t u = eval(t, t->pred[i]);
@@ -197,13 +219,22 @@ static int walk(const rt_graph *g, const lt *t, const uint32_t *dfn, rt_gtree *o
   uint32_t *stk = arr(n), *cur = arr(n);
   int ok = coff && kids && stk && cur && rt_gtree_alloc(out, n);
   if (ok) {
-    for (uint32_t r = 0; r < nv; r++)
+    /* by rank, so idom and the counters are read at random: ahead */
+    for (uint32_t r = 0; r < nv; r++) {
+      if (r + AHEAD < nv) __builtin_prefetch(&t->idom[dfn[r + AHEAD]]);
+      if (r + AHEAD / 2 < nv && dfn[r + AHEAD / 2])
+        __builtin_prefetch(&coff[t->idom[dfn[r + AHEAD / 2]] + 1], 1);
       if (dfn[r]) coff[t->idom[dfn[r]] + 1]++;
+    }
     for (uint32_t v = 0; v <= n; v++) coff[v + 1] += coff[v];
     uint32_t *fill = t->stk;   /* free again: compress is done */
     memcpy(fill, coff, sizeof(uint32_t) * ((size_t)n + 1));
-    for (uint32_t r = 0; r < nv; r++)   /* ranks ascending: each list sorted */
+    for (uint32_t r = 0; r < nv; r++) {   /* ranks ascending: each list sorted */
+      if (r + AHEAD < nv) __builtin_prefetch(&t->idom[dfn[r + AHEAD]]);
+      if (r + AHEAD / 2 < nv && dfn[r + AHEAD / 2])
+        __builtin_prefetch(&fill[t->idom[dfn[r + AHEAD / 2]]], 1);
       if (dfn[r]) kids[fill[t->idom[dfn[r]]]++] = dfn[r];
+    }
     uint32_t top = 1;
     stk[0] = 1;
     cur[0] = coff[1];
@@ -214,6 +245,11 @@ static int walk(const rt_graph *g, const lt *t, const uint32_t *dfn, rt_gtree *o
         continue;
       }
       cur[top - 1] = i + 1;
+      /* the next siblings' lists and ids are on random lines: ahead */
+      if (i + 4 < coff[v + 1]) {
+        __builtin_prefetch(&coff[kids[i + 4]]);
+        __builtin_prefetch(&t->vertex[kids[i + 4]]);
+      }
       uint32_t c = kids[i];
       uint32_t k = out->n++;
       out->order[k] = t->vertex[c];

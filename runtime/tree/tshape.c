@@ -77,13 +77,13 @@ static int forest_build(rt_tforest *f, const rt_tcol *id, const rt_tcol *parent,
   f->num_open = true;
   f->num.keep_map = true;
   f->num.size_hint = n;
-  if (!(f->par = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1))))
+  if (!(f->par = rt_mem_big(sizeof(uint32_t) * ((size_t)n + 1))))
     return rt_ts_fail(err, pos, stage, "out of memory");
   if (dense_rows(f, id, parent, str_ids)) {
     f->num.nrows = n;
     return rt_treenum_finish(&f->num) < 0 ? -1 : 0;
   }
-  uint32_t *node = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
+  uint32_t *node = rt_mem_big(sizeof(uint32_t) * ((size_t)n + 1));
   if (!node) return rt_ts_fail(err, pos, stage, "out of memory");
   for (uint32_t start = 0; start < n; start += RT_BATCH) {
     uint32_t k = n - start < RT_BATCH ? n - start : RT_BATCH;
@@ -103,7 +103,7 @@ static int forest_build(rt_tforest *f, const rt_tcol *id, const rt_tcol *parent,
   bool ident = true;
   for (uint32_t r = 0; r < n && ident; r++) ident = node[r] == r;
   if (!ident) {
-    f->row_of = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
+    f->row_of = rt_mem_big(sizeof(uint32_t) * ((size_t)n + 1));
     if (!f->row_of) {
       rt_mem_free(node);
       return rt_ts_fail(err, pos, stage, "out of memory");
@@ -208,9 +208,9 @@ static int reshape(const rt_tshape_in *in, const rt_tforest *f, const uint8_t *m
                    rt_err *err, const char *stage, int pos) {
   uint32_t n = f->n;
   uint8_t *keep = rt_mem_calloc((size_t)n + 1, 1);
-  uint32_t *aux = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
-  uint32_t *anc = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
-  uint32_t *outidx = folds(in->kind) ? rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1)) : NULL;
+  uint32_t *aux = rt_mem_big(sizeof(uint32_t) * ((size_t)n + 1));
+  uint32_t *anc = rt_mem_big(sizeof(uint32_t) * ((size_t)n + 1));
+  uint32_t *outidx = folds(in->kind) ? rt_mem_big(sizeof(uint32_t) * ((size_t)n + 1)) : NULL;
   if (!keep || !aux || !anc || (folds(in->kind) && !outidx)) {
     rt_mem_free(keep);
     rt_mem_free(aux);
@@ -272,9 +272,9 @@ int rt_tshape_run(const rt_tshape_in *in, rt_tshape_out *out, rt_err *err, const
       mark = rt_mem_calloc((size_t)tn + 1, 1);
       in_of = rt_mem_alloc(sizeof(uint32_t) * ((size_t)tn + 1));
     }
-    out->rows = rt_mem_alloc(sizeof(uint32_t) * nrows);
-    out->prow = rt_mem_alloc(sizeof(uint32_t) * nrows);
-    if (folds(in->kind)) out->group = rt_mem_alloc(sizeof(uint32_t) * nrows);
+    out->rows = rt_mem_big(sizeof(uint32_t) * nrows);
+    out->prow = rt_mem_big(sizeof(uint32_t) * nrows);
+    if (folds(in->kind)) out->group = rt_mem_big(sizeof(uint32_t) * nrows);
     if ((!sib && (!mark || !in_of)) || !out->rows || !out->prow || (folds(in->kind) && !out->group))
       rc = rt_ts_fail(err, pos, stage, "out of memory");
   }

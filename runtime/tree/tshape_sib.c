@@ -91,8 +91,8 @@ static bool sib_grow(sibmap *m, uint64_t nslots) {
  * slots can be fetched ahead (the map is far larger than the caches). */
 static uint32_t *level_order(const rt_tforest *f) {
   uint32_t n = f->n, maxd = 0;
-  uint32_t *depth = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
-  uint32_t *lv = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
+  uint32_t *depth = rt_mem_big(sizeof(uint32_t) * ((size_t)n + 1));
+  uint32_t *lv = rt_mem_big(sizeof(uint32_t) * ((size_t)n + 1));
   uint32_t *cnt = NULL;
   if (depth && lv) {
     for (uint32_t i = 0; i < n; i++) {
@@ -125,7 +125,7 @@ int rt_ts_merge_siblings(const rt_tshape_in *in, const rt_tforest *f, rt_tshape_
   bool one = in->nby == 1;
   if (!lv) return rt_ts_fail(err, pos, stage, "out of memory");
   if (in->ordered) {
-    last = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));   /* per group + 1; [0]: roots */
+    last = rt_mem_big(sizeof(uint32_t) * ((size_t)n + 1));   /* per group + 1; [0]: roots */
     if (last) memset(last, 0xff, sizeof(uint32_t) * ((size_t)n + 1));
   } else {
     m.gnull = one ? rt_mem_calloc(RT_BITWORDS((size_t)n + 1), 8) : NULL;
