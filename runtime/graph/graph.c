@@ -106,7 +106,7 @@ static int dup_error(gctx *c, const rt_gcol *id, uint32_t r1, uint32_t r2) {
 static int number_nodes(gctx *c, const rt_gcol *id, rt_graph *g, idmap *m) {
   uint32_t n = id->n;
   g->nv = n;
-  if (!(g->row = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1)))) return oom(c);
+  if (!(g->row = rt_graph_alloc(sizeof(uint32_t) * ((size_t)n + 1), false))) return oom(c);
   if (n == 0) return 1;
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (uint32_t r = 0; r < n; r++) {
@@ -119,7 +119,7 @@ static int number_nodes(gctx *c, const rt_gcol *id, rt_graph *g, idmap *m) {
   if (span != 0 && span <= 4 * (uint64_t)n + 1024) {
     m->lo = lo;
     m->span = span;
-    if (!(m->direct = rt_mem_calloc((size_t)span, sizeof(uint32_t)))) return oom(c);
+    if (!(m->direct = rt_graph_alloc((size_t)span * sizeof(uint32_t), true))) return oom(c);
     for (uint32_t r = 0; r < n; r++) {
       uint32_t *slot = &m->direct[(uint64_t)id->v[r] - (uint64_t)lo];
       if (*slot) return dup_error(c, id, *slot - 1, r);
@@ -139,13 +139,13 @@ static int number_nodes(gctx *c, const rt_gcol *id, rt_graph *g, idmap *m) {
     return 1;
   }
   /* sparse ids: sort (id, row) pairs, then a hash map id → rank */
-  uint64_t *k = rt_mem_alloc(sizeof(uint64_t) * n), *tk = rt_mem_alloc(sizeof(uint64_t) * n);
-  uint32_t *tv = rt_mem_alloc(sizeof(uint32_t) * n), *cnt = rt_mem_alloc(sizeof(uint32_t) * 65537);
+  uint64_t *k = rt_graph_alloc(sizeof(uint64_t) * n, false), *tk = rt_graph_alloc(sizeof(uint64_t) * n, false);
+  uint32_t *tv = rt_graph_alloc(sizeof(uint32_t) * n, false), *cnt = rt_graph_alloc(sizeof(uint32_t) * 65537, false);
   uint64_t cap = 16;
   while (cap < 2 * (uint64_t)n) cap *= 2;
   m->mask = cap - 1;
-  m->keys = rt_mem_alloc(sizeof(int64_t) * cap);
-  m->vals = rt_mem_calloc(cap, sizeof(uint32_t));
+  m->keys = rt_graph_alloc(sizeof(int64_t) * cap, false);
+  m->vals = rt_graph_alloc(cap * sizeof(uint32_t), true);
   int ok = k && tk && tv && cnt && m->keys && m->vals;
   if (ok) {
     for (uint32_t r = 0; r < n; r++) {
@@ -188,10 +188,10 @@ static int endpoint(gctx *c, const idmap *m, const rt_graph_in *in, uint32_t r, 
  * repeats (adjacent now) dropped while compacting. */
 static int build_edges(gctx *c, const rt_graph_in *in, const idmap *m, rt_graph *g) {
   uint32_t nv = g->nv, ne = in->src.n;
-  uint32_t *es = rt_mem_alloc(sizeof(uint32_t) * ((size_t)ne + 1));
-  uint32_t *ed = rt_mem_alloc(sizeof(uint32_t) * ((size_t)ne + 1));
-  g->off = rt_mem_calloc((size_t)nv + 2, sizeof(uint32_t));
-  uint32_t *fill = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
+  uint32_t *es = rt_graph_alloc(sizeof(uint32_t) * ((size_t)ne + 1), false);
+  uint32_t *ed = rt_graph_alloc(sizeof(uint32_t) * ((size_t)ne + 1), false);
+  g->off = rt_graph_alloc(((size_t)nv + 2) * sizeof(uint32_t), true);
+  uint32_t *fill = rt_graph_alloc(sizeof(uint32_t) * ((size_t)nv + 1), false);
   if (!es || !ed || !g->off || !fill) {
     rt_mem_free(es), rt_mem_free(ed), rt_mem_free(fill);
     return oom(c);
@@ -219,7 +219,7 @@ static int build_edges(gctx *c, const rt_graph_in *in, const idmap *m, rt_graph 
     if (!endpoint(c, m, in, r, false, &s) || !endpoint(c, m, in, r, true, &d)) ok = 0;
     else if (s != d) es[k] = s, ed[k] = d, k++;
   }
-  uint32_t *adj = ok ? rt_mem_alloc(sizeof(uint32_t) * ((size_t)k + 1)) : NULL;
+  uint32_t *adj = ok ? rt_graph_alloc(sizeof(uint32_t) * ((size_t)k + 1), false) : NULL;
   if (ok && !adj) ok = oom(c);
   if (ok) {
     /* the sources are in edge order, so at random: their counters and
@@ -258,8 +258,8 @@ static int build_edges(gctx *c, const rt_graph_in *in, const idmap *m, rt_graph 
 /* ---- seeds ------------------------------------------------------------------ */
 
 static int build_seeds(gctx *c, const rt_gcol *seed, const idmap *m, rt_graph *g) {
-  uint8_t *is = rt_mem_calloc((size_t)g->nv + 1, 1);
-  g->seeds = rt_mem_alloc(sizeof(uint32_t) * ((size_t)g->nv + 1));
+  uint8_t *is = rt_graph_alloc((size_t)g->nv + 1, true);
+  g->seeds = rt_graph_alloc(sizeof(uint32_t) * ((size_t)g->nv + 1), false);
   if (!is || !g->seeds) {
     rt_mem_free(is);
     return oom(c);
@@ -302,10 +302,10 @@ void rt_graph_out_free(rt_graph_out *out) {
 /* The tree's ranks as NODES rows and ids. */
 static int emit(gctx *c, const rt_graph *g, const rt_gtree *t, const rt_gcol *id, rt_graph_out *out) {
   uint32_t n = t->n;
-  out->row = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
-  out->parent = rt_mem_alloc(sizeof(int64_t) * ((size_t)n + 1));
-  out->parent_valid = rt_mem_calloc(RT_BITWORDS((size_t)n + 1), sizeof(uint64_t));
-  out->depth = rt_mem_alloc(sizeof(int64_t) * ((size_t)n + 1));
+  out->row = rt_graph_alloc(sizeof(uint32_t) * ((size_t)n + 1), false);
+  out->parent = rt_graph_alloc(sizeof(int64_t) * ((size_t)n + 1), false);
+  out->parent_valid = rt_graph_alloc(RT_BITWORDS((size_t)n + 1) * sizeof(uint64_t), true);
+  out->depth = rt_graph_alloc(sizeof(int64_t) * ((size_t)n + 1), false);
   if (!out->row || !out->parent || !out->parent_valid || !out->depth) {
     rt_graph_out_free(out);
     return oom(c);

@@ -107,6 +107,12 @@ int rt_graph_dfs(const rt_graph *g, rt_gtree *t);
 int rt_graph_preorder(const rt_graph *g, bool seeds_are_roots, rt_gtree *t);
 int rt_graph_bfs(const rt_graph *g, rt_gtree *t);
 int rt_graph_dominator(const rt_graph *g, rt_gtree *t);
+/* A working array (charged like rt_mem_alloc; free with rt_mem_free) on
+ * huge pages from 2 MiB up: the walks and Lengauer–Tarjan read their
+ * per-vertex and per-edge arrays at random, tens of MiB at a million
+ * nodes, where 4 KiB pages would miss the TLB on nearly every access.
+ * zero: filled with zeros. NULL on out of memory. */
+void *rt_graph_alloc(size_t bytes, bool zero);
 /* Allocates t's three arrays for up to n nodes. */
 int rt_gtree_alloc(rt_gtree *t, uint32_t n);
 void rt_gtree_free(rt_gtree *t);

@@ -95,7 +95,7 @@ static void link(lt *t, uint32_t v, uint32_t w) {
  * (edge ends, predecessors, parents, idoms). */
 enum { AHEAD = 16 };
 
-static uint32_t *arr(size_t n) { return rt_mem_alloc(sizeof(uint32_t) * (n + 1)); }
+static uint32_t *arr(size_t n) { return rt_graph_alloc(sizeof(uint32_t) * (n + 1), false); }
 
 static void lt_free(lt *t) {
   uint32_t **a[] = {&t->vertex, &t->idom, &t->poff, &t->pred, &t->bhead, &t->bnext, &t->stk};
@@ -136,7 +136,7 @@ static int preds(const rt_graph *g, lt *t, const uint32_t *dfn) {
   size_t ne = g->nseeds;
   for (uint32_t u = 0; u < nv; u++)
     if (dfn[u]) ne += g->off[u + 1] - g->off[u];
-  t->poff = rt_mem_calloc((size_t)n + 2, sizeof(uint32_t));
+  t->poff = rt_graph_alloc(((size_t)n + 2) * sizeof(uint32_t), true);
   t->pred = arr(ne);
   uint32_t *pairs = arr(2 * ne);
   if (!t->poff || !t->pred || !pairs) {
@@ -215,7 +215,7 @@ static void dominators(lt *t) {
 /* The tree below R in preorder, children in ascending rank. */
 static int walk(const rt_graph *g, const lt *t, const uint32_t *dfn, rt_gtree *out) {
   uint32_t n = t->n, nv = g->nv;
-  uint32_t *coff = rt_mem_calloc((size_t)n + 2, sizeof(uint32_t)), *kids = arr(n);
+  uint32_t *coff = rt_graph_alloc(((size_t)n + 2) * sizeof(uint32_t), true), *kids = arr(n);
   uint32_t *stk = arr(n), *cur = arr(n);
   int ok = coff && kids && stk && cur && rt_gtree_alloc(out, n);
   if (ok) {
@@ -272,9 +272,9 @@ int rt_graph_dominator(const rt_graph *g, rt_gtree *out) {
   size_t cap = (size_t)nv + 2;   /* every node and R */
   lt t;
   memset(&t, 0, sizeof t);
-  uint32_t *dfn = rt_mem_calloc((size_t)nv + 1, sizeof(uint32_t));
+  uint32_t *dfn = rt_graph_alloc(((size_t)nv + 1) * sizeof(uint32_t), true);
   uint32_t **a[] = {&t.vertex, &t.idom, &t.bhead, &t.bnext, &t.stk};
-  int ok = dfn != NULL && (t.v = rt_mem_alloc(sizeof(ltv) * cap)) != NULL;
+  int ok = dfn != NULL && (t.v = rt_graph_alloc(sizeof(ltv) * cap, false)) != NULL;
   for (size_t i = 0; i < sizeof a / sizeof a[0] && ok; i++) ok = (*a[i] = arr(cap)) != NULL;
   ok = ok && number(g, &t, dfn) && preds(g, &t, dfn);
   if (ok) {

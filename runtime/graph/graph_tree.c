@@ -1,19 +1,25 @@
 /*
  * graph_tree.c — what the graph's tree builders (graph_walk.c,
- * graph_dom.c) share with its build (graph.c): the tree's arrays and the
- * linear-time sort of node numbers. Below all three, so that none calls
- * back into another.
+ * graph_dom.c) share with its build (graph.c): how their working arrays
+ * are allocated, the tree's arrays and the linear-time sort of node
+ * numbers. Below all three, so that none calls back into another.
  */
 #include <string.h>
 
 #include "runtime/budget.h"
 #include "graph.h"
 
+void *rt_graph_alloc(size_t bytes, bool zero) {
+  void *p = rt_mem_big(bytes);
+  if (p && zero) memset(p, 0, bytes);
+  return p;
+}
+
 int rt_gtree_alloc(rt_gtree *t, uint32_t n) {
   memset(t, 0, sizeof *t);
-  t->order = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
-  t->parent = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
-  t->depth = rt_mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
+  t->order = rt_graph_alloc(sizeof(uint32_t) * ((size_t)n + 1), false);
+  t->parent = rt_graph_alloc(sizeof(uint32_t) * ((size_t)n + 1), false);
+  t->depth = rt_graph_alloc(sizeof(uint32_t) * ((size_t)n + 1), false);
   if (t->order && t->parent && t->depth) return 1;
   rt_gtree_free(t);
   return 0;

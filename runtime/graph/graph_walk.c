@@ -25,10 +25,10 @@ int rt_graph_preorder(const rt_graph *g, bool seeds_are_roots, rt_gtree *t) {
   /* reached: a bitmap (it stays in cache); the path from the current
    * seed: each node and its out-list's cursor and end (a node's depth
    * is its place on the path) */
-  uint64_t *seen = rt_mem_calloc(RT_BITWORDS((size_t)nv + 1), sizeof(uint64_t));
-  uint32_t *stk = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
-  uint32_t *cur = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
-  uint32_t *end = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
+  uint64_t *seen = rt_graph_alloc(RT_BITWORDS((size_t)nv + 1) * sizeof(uint64_t), true);
+  uint32_t *stk = rt_graph_alloc(sizeof(uint32_t) * ((size_t)nv + 1), false);
+  uint32_t *cur = rt_graph_alloc(sizeof(uint32_t) * ((size_t)nv + 1), false);
+  uint32_t *end = rt_graph_alloc(sizeof(uint32_t) * ((size_t)nv + 1), false);
   int ok = seen && stk && cur && end && rt_gtree_alloc(t, nv);
   if (ok) {
     for (uint32_t i = 0; i < g->nseeds && seeds_are_roots; i++) rt_bit_set(seen, g->seeds[i]);
@@ -75,9 +75,9 @@ int rt_graph_dfs(const rt_graph *g, rt_gtree *t) { return rt_graph_preorder(g, t
 
 int rt_graph_bfs(const rt_graph *g, rt_gtree *t) {
   uint32_t nv = g->nv;
-  uint64_t *seen = rt_mem_calloc(RT_BITWORDS((size_t)nv + 1), sizeof(uint64_t));
-  uint32_t *tmp = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));
-  uint32_t *par = rt_mem_alloc(sizeof(uint32_t) * ((size_t)nv + 1));   /* by rank */
+  uint64_t *seen = rt_graph_alloc(RT_BITWORDS((size_t)nv + 1) * sizeof(uint64_t), true);
+  uint32_t *tmp = rt_graph_alloc(sizeof(uint32_t) * ((size_t)nv + 1), false);
+  uint32_t *par = rt_graph_alloc(sizeof(uint32_t) * ((size_t)nv + 1), false);   /* by rank */
   int ok = seen && tmp && par && rt_gtree_alloc(t, nv);
   if (ok) {
     /* t->order is the queue: level L is order[lo, hi) */
