@@ -428,6 +428,55 @@ static bool iv_wrels_init(iv_wrels *w, const iv_rel *rels, int nrel, int nw) {
   return true;
 }
 
+/* An operator's output in pieces, each column a flat array per piece
+ * (ncols of them, of elem[c] bytes per row): rows at..at+n-1 as flat
+ * pointers into the piece that holds them, or, for a batch that spans
+ * pieces, copied into the worker's scratch. */
+typedef struct iv_chunks {
+  int64_t np;
+  int64_t *off;        /* np + 1: the first output row of each piece */
+  int ncols;
+  size_t elem[RT_LANES_MAXKEYS + 2];
+  const void **cols;   /* piece p's column c: cols[p * ncols + c] */
+  char *scratch;       /* per worker: ncols columns of RT_BATCH * 8 bytes */
+} iv_chunks;
+
+static bool iv_chunks_init(iv_chunks *c, int64_t np, int ncols, int nw) {
+  memset(c, 0, sizeof *c);
+  c->np = np;
+  c->ncols = ncols;
+  c->off = calloc((size_t)np + 2, sizeof *c->off);
+  c->cols = calloc((size_t)(np + 1) * (size_t)ncols + 1, sizeof *c->cols);
+  c->scratch = malloc((size_t)nw * (size_t)ncols * RT_BATCH * 8 + 1);
+  return c->off && c->cols && c->scratch;
+}
+
+static void iv_chunks_free(iv_chunks *c) {
+  free(c->off);
+  free(c->cols);
+  free(c->scratch);
+  memset(c, 0, sizeof *c);
+}
+
+static void iv_chunks_get(const iv_chunks *c, int worker, int64_t at, uint32_t n, const void **out) {
+  int64_t q = iv_par_piece(c->off, c->np, at);
+  if (at + n <= c->off[q + 1]) {
+    for (int k = 0; k < c->ncols; k++)
+      out[k] = (const char *)c->cols[q * c->ncols + k] + (size_t)(at - c->off[q]) * c->elem[k];
+    return;
+  }
+  char *base = c->scratch + (size_t)worker * (size_t)c->ncols * RT_BATCH * 8;
+  for (int k = 0; k < c->ncols; k++) out[k] = base + (size_t)k * RT_BATCH * 8;
+  for (uint32_t got = 0; got < n; q++) {
+    size_t from = (size_t)(at + got - c->off[q]), m = (size_t)(c->off[q + 1] - (at + got));
+    if (m > n - got) m = n - got;
+    for (int k = 0; k < c->ncols; k++)
+      memcpy((char *)out[k] + got * c->elem[k], (const char *)c->cols[q * c->ncols + k] + from * c->elem[k],
+             m * c->elem[k]);
+    got += (uint32_t)m;
+  }
+}
+
 /* ---- INTERVAL INTERSECTION OF ------------------------------------------ */
 
 static void iv_add_stats(rt_isect_stats *t, const rt_isect_stats *st) {
@@ -465,10 +514,8 @@ typedef struct iv_pisect {
   int k;
   int64_t np;
   iv_ipiece *pc;
-  int64_t *off;        /* np + 1: the first output row of each piece */
+  iv_chunks ch;        /* ts, dur, then each operand's rows */
   iv_wrels wr;
-  int64_t *gts, *gdur; /* per worker RT_BATCH each: a batch that spans pieces */
-  uint32_t *grows;     /* per worker k * RT_BATCH */
 } iv_pisect;
 
 static void iv_pisect_piece(void *p, int worker, int64_t i) {
@@ -493,35 +540,11 @@ static void iv_pisect_load(void *p, int worker, int64_t at, uint32_t n, rt_batch
   iv_pisect *x = p;
   const ir_op *op = x->op;
   int k = x->k;
-  int64_t q = iv_par_piece(x->off, x->np, at);
-  const int64_t *ts, *dur;
-  const uint32_t *rows[k];
-  if (at + n <= x->off[q + 1]) {
-    const rt_isect_out *o = &x->pc[q].out;
-    size_t from = (size_t)(at - x->off[q]);
-    ts = o->ts + from;
-    dur = o->dur + from;
-    for (int j = 0; j < k; j++) rows[j] = o->rows[j] + from;
-  } else {
-    /* across pieces: gathered into the worker's scratch */
-    int64_t *gts = x->gts + (size_t)worker * RT_BATCH, *gdur = x->gdur + (size_t)worker * RT_BATCH;
-    uint32_t *gr = x->grows + (size_t)worker * (size_t)k * RT_BATCH;
-    for (uint32_t got = 0; got < n; q++) {
-      const rt_isect_out *o = &x->pc[q].out;
-      size_t from = (size_t)(at + got - x->off[q]), m = (size_t)(x->off[q + 1] - (at + got));
-      if (m > n - got) m = n - got;
-      memcpy(gts + got, o->ts + from, m * sizeof *gts);
-      memcpy(gdur + got, o->dur + from, m * sizeof *gdur);
-      for (int j = 0; j < k; j++) memcpy(gr + (size_t)j * RT_BATCH + got, o->rows[j] + from, m * sizeof *gr);
-      got += (uint32_t)m;
-    }
-    ts = gts;
-    dur = gdur;
-    for (int j = 0; j < k; j++) rows[j] = gr + (size_t)j * RT_BATCH;
-  }
-  b->cols[op->iv.ts_out] = iv_flat(RT_I64, ts, 0, NULL);
-  b->cols[op->iv.dur_out] = iv_flat(RT_I64, dur, 0, NULL);
-  for (int j = 0; j < k; j++) iv_sel_views(&x->wr.r[worker * k + j], rows[j], n, b);
+  const void *col[RT_LANES_MAXKEYS + 2];
+  iv_chunks_get(&x->ch, worker, at, n, col);
+  b->cols[op->iv.ts_out] = iv_flat(RT_I64, col[0], 0, NULL);
+  b->cols[op->iv.dur_out] = iv_flat(RT_I64, col[1], 0, NULL);
+  for (int j = 0; j < k; j++) iv_sel_views(&x->wr.r[worker * k + j], col[2 + j], n, b);
 }
 
 static int iv_isect_par(ex_run *run, ex_seg *s, rt_isect *it, const iv_rel *rels, rt_isect_stats *st,
@@ -534,12 +557,9 @@ static int iv_isect_par(ex_run *run, ex_seg *s, rt_isect *it, const iv_rel *rels
   uint64_t share = iv_par_share(run, total);
   iv_pisect x = {.op = op, .base = it, .k = k};
   x.pc = calloc((size_t)nq + 1, sizeof *x.pc);
-  x.off = calloc((size_t)nq + 2, sizeof *x.off);
-  x.gts = malloc(sizeof *x.gts * RT_BATCH * (size_t)nw);
-  x.gdur = malloc(sizeof *x.gdur * RT_BATCH * (size_t)nw);
-  x.grows = malloc(sizeof *x.grows * RT_BATCH * (size_t)nw * (size_t)k);
   int rc = 0;
-  if (!x.pc || !x.off || !x.gts || !x.gdur || !x.grows || !iv_wrels_init(&x.wr, rels, k, nw))
+  if (k > RT_LANES_MAXKEYS) rc = ex_op_fail(run, op, "too many relations");
+  else if (!x.pc || !iv_chunks_init(&x.ch, nq, 2 + k, nw) || !iv_wrels_init(&x.wr, rels, k, nw))
     rc = ex_op_fail(run, op, "out of memory");
   for (uint32_t q = 0; rc == 0 && q < nq;) {
     iv_ipiece *pc = &x.pc[x.np++];
@@ -554,15 +574,22 @@ static int iv_isect_par(ex_run *run, ex_seg *s, rt_isect *it, const iv_rel *rels
   /* One thread would stop at the first failing partition, after serving
    * the regions before it: the same here. */
   int64_t failed = -1;
+  x.ch.np = x.np;
+  x.ch.elem[0] = x.ch.elem[1] = sizeof(int64_t);
+  for (int j = 0; j < k; j++) x.ch.elem[2 + j] = sizeof(uint32_t);
   for (int64_t i = 0; rc == 0 && i < x.np; i++) {
+    const rt_isect_out *o = &x.pc[i].out;
     iv_add_stats(st, &x.pc[i].st);
-    x.off[i + 1] = x.off[i] + (int64_t)x.pc[i].out.n;
+    x.ch.off[i + 1] = x.ch.off[i] + (int64_t)o->n;
+    x.ch.cols[i * (2 + k)] = o->ts;
+    x.ch.cols[i * (2 + k) + 1] = o->dur;
+    for (int j = 0; j < k; j++) x.ch.cols[i * (2 + k) + 2 + j] = o->rows[j];
     if (x.pc[i].failed) {
       failed = i;
       break;
     }
   }
-  int64_t nrows = failed >= 0 ? x.off[failed] : x.off[x.np];
+  int64_t nrows = rc ? 0 : failed >= 0 ? x.ch.off[failed] : x.ch.off[x.np];
   if (rc == 0 && nrows > 0) {
     ex_par_src src = {.nrows = nrows, .batch_rows = RT_BATCH, .load = iv_pisect_load, .src = &x};
     rc = ex_par_rows(run, s, &src, pick, ctx);
@@ -573,11 +600,8 @@ static int iv_isect_par(ex_run *run, ex_seg *s, rt_isect *it, const iv_rel *rels
   }
   for (int64_t i = 0; x.pc && i < x.np; i++) rt_isect_free(&x.pc[i].out);
   iv_wrels_free(&x.wr);
+  iv_chunks_free(&x.ch);
   free(x.pc);
-  free(x.off);
-  free(x.gts);
-  free(x.gdur);
-  free(x.grows);
   return rc;
 }
 
@@ -850,6 +874,89 @@ static int iv_serve_pairs(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, 
   return rc;
 }
 
+/* Parallel INTERVAL JOIN: the operand's index is built once and only
+ * read; chunks of input rows probe into pairs of their own, which in
+ * chunk order are one probe's pairs (each row's matches in operand order,
+ * rows in order), served in morsels as one thread serves them. */
+typedef struct iv_pjoin {
+  const ir_op *op;
+  const rt_ijoin *j;
+  const rt_ivrel *in;
+  uint32_t chunk;
+  rt_ijpairs *pc;      /* per chunk */
+  rt_err *err;         /* per chunk */
+  uint8_t *failed;     /* per chunk */
+  iv_chunks ch;        /* input rows, operand rows */
+  iv_wrels wr;         /* per worker: input, operand */
+} iv_pjoin;
+
+static void iv_pjoin_piece(void *p, int worker, int64_t i) {
+  (void)worker;
+  iv_pjoin *x = p;
+  uint32_t lo = (uint32_t)i * x->chunk, hi = lo + x->chunk < x->in->n ? lo + x->chunk : x->in->n;
+  x->failed[i] = !rt_ijoin_probe_range(x->j, x->in, lo, hi, x->op->iv.left, &x->pc[i], &x->err[i]);
+}
+
+static void iv_pjoin_load(void *p, int worker, int64_t at, uint32_t n, rt_batch *b) {
+  iv_pjoin *x = p;
+  const void *col[2];
+  iv_chunks_get(&x->ch, worker, at, n, col);
+  iv_sel_views(&x->wr.r[2 * worker], col[0], n, b);
+  iv_sel_views(&x->wr.r[2 * worker + 1], col[1], n, b);
+}
+
+static int iv_ijoin_par(ex_run *run, ex_seg *s, iv_rel *in, iv_rel *opr, const rt_ijoin *j, ex_pick_fn pick,
+                        void *ctx) {
+  const ir_op *op = s->seg->source;
+  int nw = run->threads;
+  iv_pjoin x = {.op = op, .j = j, .in = &in->r};
+  x.chunk = (uint32_t)iv_par_share(run, in->r.n);
+  if (x.chunk < RT_BATCH) x.chunk = RT_BATCH;
+  int64_t np = (int64_t)(((uint64_t)in->r.n + x.chunk - 1) / x.chunk);
+  x.pc = calloc((size_t)np + 1, sizeof *x.pc);
+  x.err = calloc((size_t)np + 1, sizeof *x.err);
+  x.failed = calloc((size_t)np + 1, 1);
+  iv_rel rels[2] = {*in, *opr};
+  int rc = 0;
+  if (!x.pc || !x.err || !x.failed || !iv_chunks_init(&x.ch, np, 2, nw) || !iv_wrels_init(&x.wr, rels, 2, nw))
+    rc = ex_op_fail(run, op, "out of memory");
+  if (rc == 0) {
+    rt_par par = {ex_par_runner, run->pool, run->threads};
+    rt_par_for_w(&par, np, iv_pjoin_piece, &x);
+  }
+  x.ch.elem[0] = x.ch.elem[1] = sizeof(uint32_t);
+  for (int64_t i = 0; rc == 0 && i < np; i++)
+    if (x.failed[i]) {
+      /* one thread probes every row before serving any: the first
+       * failing row's error, nothing served */
+      run->err = x.err[i];
+      rc = iv_rt_failed(run, op);
+    }
+  /* a LEFT row without a match selects the operand's NULL row, appended
+   * once the probes are done (as one thread does) */
+  int64_t null_row = 0;
+  if (rc == 0 && op->iv.left && (null_row = iv_null_row(run, op, opr)) < 0) rc = -1;
+  for (int64_t i = 0; rc == 0 && i < np; i++) {
+    rt_ijpairs *pr = &x.pc[i];
+    for (size_t q = 0; op->iv.left && q < pr->n; q++)
+      if (pr->op[q] == RT_NO_ROW) pr->op[q] = (uint32_t)null_row;
+    x.ch.off[i + 1] = x.ch.off[i] + (int64_t)pr->n;
+    x.ch.cols[2 * i] = pr->in;
+    x.ch.cols[2 * i + 1] = pr->op;
+  }
+  if (rc == 0 && x.ch.off[np] > 0) {
+    ex_par_src src = {.nrows = x.ch.off[np], .batch_rows = RT_BATCH, .load = iv_pjoin_load, .src = &x};
+    rc = ex_par_rows(run, s, &src, pick, ctx);
+  }
+  for (int64_t i = 0; x.pc && i < np; i++) rt_ijpairs_free(&x.pc[i]);
+  iv_chunks_free(&x.ch);
+  iv_wrels_free(&x.wr);
+  free(x.pc);
+  free(x.err);
+  free(x.failed);
+  return rc;
+}
+
 static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
   const ir_op *op = s->seg->source;
   iv_rel in, opr;
@@ -864,8 +971,12 @@ static int iv_ijoin(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
     if (!rt_ijoin_build(&j, &opr.r, (rt_ijrel)op->iv.rel, op->stage, &run->err))
       rc = iv_rt_failed(run, op);
   }
-  if (rc == 0 && !rt_ijoin_probe(&j, &in.r, op->iv.left, &pairs, &run->err)) rc = iv_rt_failed(run, op);
-  if (rc == 0) rc = iv_serve_pairs(run, s, b, pick, ctx, dn, &in, &opr, &pairs, op->iv.left);
+  if (rc == 0 && iv_par_wanted(run, s, dn, 2, in.r.n)) {
+    rc = iv_ijoin_par(run, s, &in, &opr, &j, pick, ctx);
+  } else {
+    if (rc == 0 && !rt_ijoin_probe(&j, &in.r, op->iv.left, &pairs, &run->err)) rc = iv_rt_failed(run, op);
+    if (rc == 0) rc = iv_serve_pairs(run, s, b, pick, ctx, dn, &in, &opr, &pairs, op->iv.left);
+  }
   if (built) rt_ijoin_free(&j);
   rt_ijpairs_free(&pairs);
   return iv_close_rels(run, op, &in, &opr, reads, rc);

@@ -657,6 +657,11 @@ int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_st
  * thread's output, and the earliest failing piece's error is the one
  * thread's first. */
 typedef struct fpar {
+  const rt_ivrel *in;
+  int naggs;
+  const rt_flat_agg *aggs;
+  rt_strpool *strings;     /* GROUP_CONCAT's (one worker then) */
+  const char *stage;
   const fprep *pr;
   uint32_t *l0;            /* np + 1: the pieces' first groups */
   rt_flat_piece *pc;
@@ -668,6 +673,12 @@ static void fpar_piece(void *p, int worker, int64_t i) {
   fpar *x = p;
   fctx *c = &x->w[worker];
   rt_flat_piece *pc = &x->pc[i];
+  /* made on the worker's first piece: a worker that takes none holds no
+   * row marks */
+  if (!c->as && !fctx_init(c, x->in, x->naggs, x->aggs, x->strings, x->stage, &pc->err)) {
+    pc->ok = false;
+    return;
+  }
   c->err = &pc->err;
   c->out = &pc->out;
   c->st = &x->st[i];
@@ -693,7 +704,7 @@ int rt_flatten_run_par(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, r
   fprep pr;
   if (ok) ok = prep(in, stage, nw > 1 ? par : NULL, &pr, stats, err);
   else memset(&pr, 0, sizeof pr);
-  fpar x = {.pr = &pr};
+  fpar x = {.in = in, .naggs = naggs, .aggs = aggs, .strings = strings, .stage = stage, .pr = &pr};
   int64_t np = 0;
   if (ok) {
     size_t share = pr.m / (4 * (size_t)nw) + 1;
@@ -702,7 +713,6 @@ int rt_flatten_run_par(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, r
     x.st = rt_mem_calloc((size_t)pr.nl + 1, sizeof *x.st);
     x.w = rt_mem_calloc((size_t)nw, sizeof *x.w);
     if (!x.l0 || !x.pc || !x.st || !x.w) ok = rt_errorf(err, -1, "%s: out of memory", stage);
-    for (int i = 0; ok && i < nw; i++) ok = fctx_init(&x.w[i], in, naggs, aggs, strings, stage, err);
     for (uint32_t l = 0; ok && l < pr.nl;) {
       x.l0[np++] = l;
       for (size_t rows = 0; l < pr.nl && rows < share; l++) rows += pr.off[l + 1] - pr.off[l];

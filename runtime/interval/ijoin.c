@@ -258,7 +258,12 @@ int64_t rt_ijoin_probe_one(const rt_ijoin *j, uint32_t lane, int64_t ts, int64_t
 
 int rt_ijoin_probe(const rt_ijoin *j, const rt_ivrel *in, bool left, rt_ijpairs *out,
                    rt_err *err) {
-  for (uint32_t i = 0; i < in->n; i++) {
+  return rt_ijoin_probe_range(j, in, 0, in->n, left, out, err);
+}
+
+int rt_ijoin_probe_range(const rt_ijoin *j, const rt_ivrel *in, uint32_t lo, uint32_t hi, bool left,
+                         rt_ijpairs *out, rt_err *err) {
+  for (uint32_t i = lo; i < hi; i++) {
     int64_t hits = 0;
     if (rt_ivrel_bounds_valid(in, i)) {
       int64_t lane = rt_lanes_find_row(&j->lanes, in, i, false);

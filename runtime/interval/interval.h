@@ -378,6 +378,11 @@ int rt_ijoin_build(rt_ijoin *j, const rt_ivrel *op, rt_ijrel rel, const char *st
  * once with RT_NO_ROW. Returns 1 / 0 (out of memory, overflow). */
 int rt_ijoin_probe(const rt_ijoin *j, const rt_ivrel *in, bool left, rt_ijpairs *out,
                    rt_err *err);
+/* The same over input rows lo..hi-1 only (the table is read only, so
+ * ranges may be probed at once on several threads); the pairs of ranges
+ * appended in row order are rt_ijoin_probe's. */
+int rt_ijoin_probe_range(const rt_ijoin *j, const rt_ivrel *in, uint32_t lo, uint32_t hi, bool left,
+                         rt_ijpairs *out, rt_err *err);
 /* One input [ts, ts+dur) (dur < 0: never ends) in a known lane (from
  * rt_lanes_find_row(&j->lanes, …, false)); appends matches with input
  * index `idx`. Returns the number of matches, -1 on out of memory; with

@@ -140,6 +140,12 @@ static const char *const QUERIES[] = {
     "|> AGGREGATE SUM(dur) AS d, COUNT(*) AS n, SUM(dur * 0.3) AS x GROUP BY thread.name",
     "FROM slice |> WHERE depth < 2 |> LEFT JOIN (FROM thread_track |> WHERE id % 3 = 0) AS tt "
     "ON track_id = tt.id AND dur > 100 |> SELECT slice.id, tt.id AS tid, tt.utid",
+    /* INTERVAL JOIN: chunks of input rows probed on several workers, the
+     * pairs served in morsels (LEFT: the operand's NULL row) */
+    "FROM sched |> INTERVAL JOIN cpu_frequency AS f OVERLAPPING BOUNDS PER cpu "
+    "|> AGGREGATE COUNT(*) AS n, SUM(f.freq * 0.001) AS fr, SUM(dur) AS d GROUP BY cpu",
+    "FROM sched |> LEFT INTERVAL JOIN (FROM cpu_frequency |> WHERE freq > 1500000) AS f "
+    "COVERING BOUNDS PER cpu |> SELECT id, f.id AS fid, f.freq",
 };
 
 static void same_for_any_thread_count(void **state) {
