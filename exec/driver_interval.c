@@ -4,8 +4,10 @@
  *
  * Each relation such a source reads is either
  *   direct    an unfiltered scan of a table (no live step between the scan
- *             and its IV_BUFFER) read by INTERSECTION, FLATTEN or JOIN (not
- *             a LEFT JOIN's operand, which needs a NULL row appended): the
+ *             and its IV_BUFFER) read by INTERSECTION, FLATTEN, JOIN, UNION
+ *             OF (its regions without a row gather NULLs per batch:
+ *             iv_nullable_views) and the §9 stages (not a LEFT JOIN's
+ *             operand, which needs a NULL row appended): the
  *             driver skips that segment (ex_iv_direct) and the operator
  *             reads the table's own arrays — no copy, no pass over the
  *             rows; only bounds stored narrower than int64 are widened;
@@ -73,8 +75,8 @@ static bool iv_reads_tables(ir_opkind k) {
   case IR_IV_EVENTS:
   case IR_IV_FIND:
   case IR_IV_KEEP: return true;
-  case IR_FILLGAPS:
-  case IR_IV_UNION: return false;   /* regions without a row select an appended NULL row */
+  case IR_FILLGAPS: return false;
+  case IR_IV_UNION: return true;   /* a region without a row of a table: iv_nullable_views */
   case IR_IVMERGE: case IR_SUBTRACT: case IR_SPLIT: case IR_QUANTIZE: case IR_SETBOUNDS:
     return true;   /* SPLIT's operand is buffered: ex_iv_direct */
   case IR_SCAN_TABLE: case IR_SCAN_SQL: case IR_SCAN_BUF: case IR_SETOP: case IR_SCAN_FORK:
@@ -1083,15 +1085,22 @@ static int iv_events(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void 
     else if (!(close = iv_rel_i64(&ev, c, &own)) && ev.r.n) rc = ex_op_fail(run, op, "out of memory");
     else close_valid = iv_rel_valid(&ev, c);
   }
+  /* An output row's ts is its event's: with the events' ts stored as
+   * int64 it is served as that column selected by the rows (read only if
+   * the segment reads it), not copied. */
+  int cts = rc == 0 ? ex_buf_col(op->iv.bufs[0], op->iv.ts[0]) : -1;
+  bool ts_by_row = cts >= 0 && iv_rel_type(&ev, cts) == RT_I64 &&
+                   (ev.buf || (ev.tab->cols[ev.tcol[cts]].data && !ev.gather[cts]));
   if (rc == 0 && !rt_events_run(&ev.r, has_stop ? &st.r : NULL, op->iv.close_col >= 0 ? close : NULL,
-                                close_valid, op->stage, &out, NULL, &run->err))
+                                close_valid, op->stage, !ts_by_row, &out, NULL, &run->err))
     rc = iv_rt_failed(run, op);
   const uint64_t *dvalid = op->iv.close_col >= 0 ? out.dur_valid : NULL;
   for (size_t start = 0; rc == 0 && start < out.n && !s->done; start += RT_BATCH) {
     size_t left = out.n - start;
     uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
     iv_sel_views(&ev, out.row + start, n, b);
-    b->cols[op->iv.ts_out] = iv_flat(RT_I64, out.ts, (int64_t)start, NULL);
+    if (ts_by_row) iv_rel_view(&ev, cts, out.row + start, n, &b->cols[op->iv.ts_out]);
+    else b->cols[op->iv.ts_out] = iv_flat(RT_I64, out.ts, (int64_t)start, NULL);
     b->cols[op->iv.dur_out] = iv_flat(RT_I64, out.dur, (int64_t)start, dvalid);
     rc = run->feed(run, s, b, n, pick, ctx, dn);
   }
@@ -1219,9 +1228,48 @@ static int iv_merge(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
 
 /* ---- §9.1 INTERVAL UNION OF ------------------------------------------------------ */
 
+/* Views of direct relation r's carried columns at rows[0..n), where
+ * RT_NO_ROW is a row of NULLs: the columns the segment reads gathered
+ * (widened like iv_rel_view's) with their validity, the others views of
+ * the table through safe (rows with RT_NO_ROW as 0, never read) — instead
+ * of copying the whole table into a buffer to append one NULL row. gv,
+ * gb: ncarry batches of values and validity. */
+static void iv_nullable_views(iv_rel *r, const bool *reads, const uint32_t *rows, uint32_t n,
+                              uint32_t *safe, int64_t *gv, uint64_t *gb, rt_batch *b) {
+  for (uint32_t i = 0; i < n; i++) safe[i] = rows[i] == RT_NO_ROW ? 0 : rows[i];
+  const struct ir_ivbuf *ib = &r->bop->ivbuf;
+  for (int k = 0; k < ib->ncarry; k++) {
+    int c = ib->carry[k];
+    const rt_column *col = &r->tab->cols[r->tcol[k]];
+    rt_type t = col->type;
+    if (reads && !reads[c]) {
+      b->cols[c] = (rt_view){.type = t, .data = col->data, .valid = col->valid, .sel = safe};
+      continue;
+    }
+    int64_t *v = gv + (size_t)k * RT_BATCH;
+    uint64_t *bits = gb + (size_t)k * RT_BITWORDS(RT_BATCH);
+    if (t == RT_I64 || t == RT_F64) {
+      const int64_t *d = col->data;   /* a double's bits */
+      for (uint32_t i = 0; i < n; i++) v[i] = d[safe[i]];
+    } else if (t == RT_STR) {
+      const uint32_t *d = col->data;
+      for (uint32_t i = 0; i < n; i++) ((uint32_t *)v)[i] = d[safe[i]];
+    } else {
+      rt_view w = {.type = t, .data = col->data, .sel = safe};
+      for (uint32_t i = 0; i < n; i++) v[i] = rt_view_i64(&w, i);
+      t = RT_I64;
+    }
+    memset(bits, 0, RT_BITWORDS(n) * 8);
+    for (uint32_t i = 0; i < n; i++)
+      if (rows[i] != RT_NO_ROW && (!col->valid || rt_bit(col->valid, rows[i]))) rt_bit_set(bits, i);
+    b->cols[c] = (rt_view){.type = t, .data = v, .valid = bits};
+  }
+}
+
 /* INTERVAL UNION OF: ts, dur flat; the PER values of each region's lane
  * gathered per batch; each operand's carried columns selected by its row
- * array (its NULL row where it has none). */
+ * array (a buffered operand's NULL row where it has none; a table's by
+ * iv_nullable_views). */
 static int iv_union(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx, void *dn) {
   const ir_op *op = s->seg->source;
   const ir_plan *p = run->plan;
@@ -1232,15 +1280,27 @@ static int iv_union(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
   uint64_t *pbits = malloc(sizeof *pbits * RT_BITWORDS(RT_BATCH) * ((size_t)np + 1));
   bool *reads = iv_reads(run, s);
   rt_union_out out = {0};
+  /* per direct operand: its safe rows and gathered columns (iv_nullable_views) */
+  uint32_t **safe = calloc((size_t)k, sizeof *safe);
+  int64_t **gv = calloc((size_t)k, sizeof *gv);
+  uint64_t **gb = calloc((size_t)k, sizeof *gb);
   int rc = 0;
-  if (!rels || !rv || !pv || !pbits) rc = ex_op_fail(run, op, "out of memory");
+  if (!rels || !rv || !pv || !pbits || !safe || !gv || !gb) rc = ex_op_fail(run, op, "out of memory");
   for (int j = 0; j < k && rc == 0; j++) {
     rc = iv_rel_open(run, op, j, reads, &rels[j]);
     rels[j].r.name = op->iv.names[j];
     rv[j] = rels[j].r;
+    if (rc == 0 && !rels[j].buf) {
+      size_t nc = (size_t)rels[j].bop->ivbuf.ncarry + 1;
+      safe[j] = malloc(sizeof **safe * RT_BATCH);
+      gv[j] = malloc(sizeof **gv * RT_BATCH * nc);
+      gb[j] = malloc(sizeof **gb * RT_BITWORDS(RT_BATCH) * nc);
+      if (!safe[j] || !gv[j] || !gb[j]) rc = ex_op_fail(run, op, "out of memory");
+    }
   }
   if (rc == 0 && !rt_union_run(k, rv, op->stage, &out, &run->err)) rc = iv_rt_failed(run, op);
   for (int j = 0; j < k && rc == 0; j++) {
+    if (!rels[j].buf) continue;
     int64_t null_row = iv_null_row(run, op, &rels[j]);
     if (null_row < 0) rc = -1;
     for (size_t i = 0; rc == 0 && i < out.n; i++)
@@ -1268,10 +1328,17 @@ static int iv_union(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *
       }
       b->cols[op->iv.per_out[q]] = (rt_view){.type = t, .data = v, .valid = bits};
     }
-    for (int j = 0; j < k; j++) iv_sel_views(&rels[j], out.rows[j] + start, n, b);
+    for (int j = 0; j < k; j++) {
+      if (rels[j].buf) iv_sel_views(&rels[j], out.rows[j] + start, n, b);
+      else iv_nullable_views(&rels[j], reads, out.rows[j] + start, n, safe[j], gv[j], gb[j], b);
+    }
     rc = run->feed(run, s, b, n, pick, ctx, dn);
   }
   rt_union_free(&out);
+  for (int j = 0; safe && gv && gb && j < k; j++) free(safe[j]), free(gv[j]), free(gb[j]);
+  free(safe);
+  free(gv);
+  free(gb);
   for (int j = 0; rels && j < k; j++) iv_rel_free(&rels[j]);
   free(rels);
   free(rv);

@@ -112,6 +112,11 @@ int rt_lanes_assign_par(rt_lanes *l, const rt_ivrel *r, bool null_matches, uint3
  * words; n itself, one chunk, when par has one worker or n is small). */
 #define RT_LANES_PAR_MIN 65536u
 uint32_t rt_lanes_chunk(const struct rt_par *par, uint32_t n);
+/* The same for rows lo .. hi-1 only, into lane[0 .. hi-lo): a probe
+ * looks its input's lanes up a chunk at a time (a small buffer, the
+ * small-key table's speed) instead of hashing row by row. */
+int rt_lanes_assign_range(rt_lanes *l, const rt_ivrel *r, uint32_t lo, uint32_t hi, bool insert,
+                          bool null_matches, uint32_t *lane, const char *stage, rt_err *err);
 /* One row (same rules; -1 = no lane, -2 = out of memory). */
 int64_t rt_lanes_row(rt_lanes *l, const rt_ivrel *r, uint32_t i, bool insert, bool null_matches);
 /* Lookup only: the lane of row i, or -1. Never changes the table. */
@@ -151,6 +156,11 @@ bool rt_iv_sort(uint64_t *s, uint64_t *e, uint32_t *row, size_t n);
 
 /* First index i in [0, n) with a[i] >= x (a non-decreasing); n if none. */
 size_t rt_iv_lower(const uint64_t *a, size_t n, uint64_t x);
+/* The same knowing a[i] < x for every i < from: doubling steps on from
+ * `from`, then a binary search of the last step, so a probe whose keys
+ * ascend (an input in time order) pays for the distance it moved, not
+ * log n. */
+size_t rt_iv_lower_from(const uint64_t *a, size_t n, size_t from, uint64_t x);
 
 /* A max-end pyramid over n intervals sorted by start: level 0 holds the max
  * end of each block of RT_IVTREE_FAN items, each next level the max of
@@ -435,9 +445,9 @@ void rt_fillgaps_free(rt_fill_out *out);
  * dur is not read and may be NULL); stop: the STOP events (ts and the same
  * PER keys) or NULL. close: per event row the end CLOSING LAST AT gives
  * (validity close_valid, NULL = all valid), or NULL for KEEPING LAST OPEN
- * (dur = -1). Output: one row per event with a valid ts: ts, dur
- * (dur_valid: bit clear = NULL, from a NULL closing end) and the event's
- * row. Order: lanes in the order of their first event, then (ts, row).
+ * (dur = -1). Output: one row per event with a valid ts: ts (only
+ * when want_ts, else NULL: it is the event row's ts), dur (dur_valid:
+ * bit clear = NULL, from a NULL closing end) and the event's row. Order: lanes in the order of their first event, then (ts, row).
  * NULL PER keys agree with each other. Errors: a negative ts of either
  * ("ts is below zero"), a closing end before its event ("ts or dur is
  * below zero"), out of memory. Returns 1 / 0. */
@@ -453,7 +463,7 @@ typedef struct rt_events_stats {
 } rt_events_stats;
 
 int rt_events_run(const rt_ivrel *ev, const rt_ivrel *stop, const int64_t *close,
-                  const uint64_t *close_valid, const char *stage, rt_events_out *out,
+                  const uint64_t *close_valid, const char *stage, bool want_ts, rt_events_out *out,
                   rt_events_stats *stats, rt_err *err);
 void rt_events_free(rt_events_out *out);
 

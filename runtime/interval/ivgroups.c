@@ -111,7 +111,11 @@ int rt_ivops_build(rt_ivops *o, const rt_lanes *lanes, const rt_ivrel *op, unsig
   o->s = rt_iv_big(((size_t)n + 1) * sizeof *o->s);
   o->e = rt_iv_big(((size_t)n + 1) * sizeof *o->e);
   int ok = lane && next && o->off && o->row && o->s && o->e ? 1 : oom(err, stage);
+  /* every row's lane first (a lookup that never inserts leaves the
+   * table unchanged), through the small-key table */
+  if (ok && nl) ok = rt_lanes_assign((rt_lanes *)lanes, op, false, true, lane, stage, err);
   for (uint32_t i = 0; ok && i < n; i++) {
+    uint32_t l = nl ? lane[i] : RT_NO_LANE;
     lane[i] = RT_NO_LANE;
     if (!rt_ivrel_bounds_valid(op, i)) continue;
     int64_t ts = op->ts[i], dur = op->dur[i];
@@ -124,9 +128,8 @@ int rt_ivops_build(rt_ivops *o, const rt_lanes *lanes, const rt_ivrel *op, unsig
       ok = rt_errorf(err, -1, "%s: integer overflow", stage);
       break;
     }
-    int64_t l = nl ? rt_lanes_find_row(lanes, op, i, true) : -1;
-    if (l < 0) continue;
-    lane[i] = (uint32_t)l;
+    if (l == RT_NO_LANE) continue;
+    lane[i] = l;
     o->off[l + 1]++;
   }
   for (uint32_t l = 0; ok && l < nl; l++) o->off[l + 1] += o->off[l];

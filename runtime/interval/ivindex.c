@@ -1,7 +1,7 @@
 /*
  * ivindex.c — pieces shared by the interval operators: growable arrays,
  * sorting intervals by (start, end, row), binary search over sorted bounds,
- * and the max-end pyramid (rt_ivtree) that finds the intervals overlapping
+ * (from the start, or galloping on from an earlier answer), and the max-end pyramid (rt_ivtree) that finds the intervals overlapping
  * a query among intervals sorted by start that overlap each other.
  *
  * The pyramid is an implicit interval tree: the items stay in start order
@@ -59,6 +59,17 @@ size_t rt_iv_lower(const uint64_t *a, size_t n, uint64_t x) {
     else hi = mid;
   }
   return lo;
+}
+
+size_t rt_iv_lower_from(const uint64_t *a, size_t n, size_t from, uint64_t x) {
+  size_t lo = from, hi = from, step = 1;
+  while (hi < n && a[hi] < x) {
+    lo = hi + 1;
+    hi += step;
+    step *= 2;
+  }
+  if (hi > n) hi = n;
+  return lo + rt_iv_lower(a + lo, hi - lo, x);
 }
 
 /* ---- sorting intervals ------------------------------------------------------ */

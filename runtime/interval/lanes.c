@@ -172,14 +172,15 @@ int64_t rt_lanes_find_row(const rt_lanes *l, const rt_ivrel *r, uint32_t i, bool
   return find_bits(l, bits, nullmask, l->nkeys ? tuple_hash(l, bits, nullmask) : 0);
 }
 
-/* rt_lanes_assign over rows lo..hi-1; 0 when out of memory (no error set). */
+/* rt_lanes_assign over rows lo..hi-1 into lane[0 .. hi-lo); 0 when out of
+ * memory (no error set). */
 static int assign_range(rt_lanes *l, const rt_ivrel *r, uint32_t lo, uint32_t hi, bool insert,
                         bool null_matches, uint32_t *lane) {
   uint32_t n = hi;
   if (l->nkeys == 0) {
     int64_t g = n > lo ? lookup_bits(l, NULL, 0, insert) : 0;
     if (g == -2) return 0;
-    for (uint32_t i = lo; i < n; i++) lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
+    for (uint32_t i = lo; i < n; i++) lane[i - lo] = g < 0 ? RT_NO_LANE : (uint32_t)g;
     return 1;
   }
   /* One integer or string key: traces use small ids (cpu, track, utid),
@@ -203,7 +204,7 @@ static int assign_range(rt_lanes *l, const rt_ivrel *r, uint32_t lo, uint32_t hi
           if (b < SMALL) small[b] = (int32_t)g;
         }
         if (g == -2) return 0;
-        lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
+        lane[i - lo] = g < 0 ? RT_NO_LANE : (uint32_t)g;
       }
       return 1;
     }
@@ -222,14 +223,14 @@ static int assign_range(rt_lanes *l, const rt_ivrel *r, uint32_t lo, uint32_t hi
         }
       }
       if (g == -2) return 0;
-      lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
+      lane[i - lo] = g < 0 ? RT_NO_LANE : (uint32_t)g;
     }
     return 1;
   }
   for (uint32_t i = lo; i < n; i++) {
     int64_t g = rt_lanes_row(l, r, i, insert, null_matches);
     if (g == -2) return 0;
-    lane[i] = g < 0 ? RT_NO_LANE : (uint32_t)g;
+    lane[i - lo] = g < 0 ? RT_NO_LANE : (uint32_t)g;
   }
   return 1;
 }
@@ -237,6 +238,13 @@ static int assign_range(rt_lanes *l, const rt_ivrel *r, uint32_t lo, uint32_t hi
 int rt_lanes_assign(rt_lanes *l, const rt_ivrel *r, bool insert, bool null_matches,
                     uint32_t *lane, const char *stage, rt_err *err) {
   if (!assign_range(l, r, 0, r->n, insert, null_matches, lane))
+    return rt_errorf(err, -1, "%s: out of memory", stage);
+  return 1;
+}
+
+int rt_lanes_assign_range(rt_lanes *l, const rt_ivrel *r, uint32_t lo, uint32_t hi, bool insert,
+                          bool null_matches, uint32_t *lane, const char *stage, rt_err *err) {
+  if (!assign_range(l, r, lo, hi, insert, null_matches, lane))
     return rt_errorf(err, -1, "%s: out of memory", stage);
   return 1;
 }
@@ -262,7 +270,7 @@ typedef struct lanes_par {
 static void lanes_par_assign(void *p, int64_t c) {
   lanes_par *x = p;
   uint32_t lo = (uint32_t)c * x->chunk, hi = lo + x->chunk < x->r->n ? lo + x->chunk : x->r->n;
-  x->failed[c] = !assign_range(&x->loc[c], x->r, lo, hi, true, x->null_matches, x->lane);
+  x->failed[c] = !assign_range(&x->loc[c], x->r, lo, hi, true, x->null_matches, x->lane + lo);
 }
 
 static void lanes_par_map(void *p, int64_t c) {

@@ -506,6 +506,17 @@ static void test_events(void **state) {
   diff_want("INTERVALS FROM EVENTS c PER k STOP (FROM b |> WHERE id % 2 = 0) "
             "CLOSING LAST AT (CASE WHEN id % 5 = 1 THEN NULL ELSE ts + id % 7 END) |> WHERE id >= 0 |> SELECT ts, dur, id",
             &want, true, 1900);
+  /* lanes each in time order in the input (events_in_order: no layout),
+   * NULL ts and keys, ties, a NULL closing end */
+  events_ref("SELECT id, ts, k FROM sa ORDER BY ts, id", NULL, true, &want);
+  diff_want("INTERVALS FROM EVENTS (SELECT id, ts, k FROM sa ORDER BY ts, id) PER k "
+            "CLOSING LAST AT (CASE WHEN id % 5 = 1 THEN NULL ELSE ts + id % 7 END) |> WHERE id >= 0 "
+            "|> SELECT ts, dur, id",
+            &want, true, 1900);
+  events_ref("SELECT id, ts, k FROM sa ORDER BY ts, id", NULL, false, &want);
+  diff_want("INTERVALS FROM EVENTS (SELECT id, ts, k FROM sa ORDER BY ts, id) PER k |> WHERE id >= 0 "
+            "|> SELECT ts + 0 AS ts, dur, id",
+            &want, true, 1900);
   /* one lane, input in time order (no sort) and shuffled */
   events_ref("SELECT id, ts, NULL FROM sb ORDER BY ts, id", NULL, false, &want);
   diff_want("INTERVALS FROM EVENTS (SELECT id, ts FROM sb ORDER BY ts, id) |> WHERE id >= 0 |> SELECT ts, dur, id", &want, true, 1900);
@@ -898,14 +909,20 @@ static void test_union(void **state) {
             &want, true, 500);
 }
 
+/* The input of find_case, and what its pipeline ends with: a in table
+ * order, or in time order (the probe's searches then gallop on from the
+ * lane's last one) with the rows put back in id order. */
+static const char *g_find_in = "FROM a", *g_find_end = "";
+
 /* INTERVAL FIND against SQLite: the nearest key by a correlated subquery
  * (ties by operand rowid); key, anchor and the comparison by variant. */
 static void find_case(const char *variant, const char *key, const char *anchor, bool before,
                       const char *within, bool left) {
   char pipe[512], sql[2048], cond[256] = "";
   snprintf(pipe, sizeof pipe,
-           "FROM a |> %sINTERVAL FIND o AS m %s%s%s PER k |> WHERE id >= 0 |> SELECT id, m.id AS mid",
-           left ? "LEFT " : "", variant, within ? " WITHIN " : "", within ? within : "");
+           "%s |> %sINTERVAL FIND o AS m %s%s%s PER k |> WHERE id >= 0 |> SELECT id, m.id AS mid%s",
+           g_find_in, left ? "LEFT " : "", variant, within ? " WITHIN " : "", within ? within : "",
+           g_find_end);
   if (within) snprintf(cond, sizeof cond, " AND abs(%s - %s) <= %s", key, anchor, within);
   snprintf(sql, sizeof sql,
            "SELECT * FROM (SELECT i.id, (SELECT o.id FROM so o WHERE o.k IS i.k AND " VALID("o") " AND " VALID("i")
@@ -922,12 +939,18 @@ static void test_find(void **state) {
 #define OEND "(CASE WHEN o.dur >= 0 THEN o.ts + o.dur END)"
 #define ISTART "i.ts"
 #define IEND "(CASE WHEN i.dur >= 0 THEN i.ts + i.dur END)"
-  find_case("STARTING AFTER BEGIN", OSTART, ISTART, false, NULL, false);
-  find_case("STARTING AFTER END", OSTART, IEND, false, NULL, true);
-  find_case("STARTING BEFORE BEGIN", OSTART, ISTART, true, NULL, true);
-  find_case("ENDING BEFORE END", OEND, IEND, true, NULL, false);
-  find_case("ENDING AFTER BEGIN", OEND, ISTART, false, "30", true);
-  find_case("ENDING BEFORE BEGIN", OEND, ISTART, true, "10", false);
+  for (int sorted = 0; sorted < 2; sorted++) {
+    g_find_in = sorted ? "FROM a |> ORDER BY ts, id" : "FROM a";
+    g_find_end = sorted ? " |> ORDER BY id" : "";
+    find_case("STARTING AFTER BEGIN", OSTART, ISTART, false, NULL, false);
+    find_case("STARTING AFTER END", OSTART, IEND, false, NULL, true);
+    find_case("STARTING BEFORE BEGIN", OSTART, ISTART, true, NULL, true);
+    find_case("ENDING BEFORE END", OEND, IEND, true, NULL, false);
+    find_case("ENDING AFTER BEGIN", OEND, ISTART, false, "30", true);
+    find_case("ENDING BEFORE BEGIN", OEND, ISTART, true, "10", false);
+    find_case("ENDING BEFORE BEGIN", OEND, ISTART, true, NULL, true);
+  }
+  g_find_in = "FROM a", g_find_end = "";
 }
 
 /* INTERVAL KEEP IF / DROP IF against SQLite: the operand's union per lane
