@@ -333,6 +333,18 @@ static bool put_region(rt_union_out *o, int64_t ts, uint32_t lane, const uint32_
   return true;
 }
 
+/* Makes room for cap regions in the empty output. */
+static bool union_reserve(rt_union_out *o, size_t cap) {
+  o->ts = rt_iv_big(cap * sizeof *o->ts);
+  o->dur = rt_iv_big(cap * sizeof *o->dur);
+  o->lane = rt_iv_big(cap * sizeof *o->lane);
+  if (!o->ts || !o->dur || !o->lane) return false;
+  for (int j = 0; j < o->k; j++)
+    if (!(o->rows[j] = rt_iv_big(cap * sizeof *o->rows[j]))) return false;
+  o->cap = cap;
+  return true;
+}
+
 /* Appends this instant's fresh combinations in order; the positive ones
  * stay open. */
 static bool emit_fresh(usweep *u, uint32_t lane) {
@@ -618,6 +630,10 @@ int rt_union_run(int k, const rt_ivrel *ops, const char *stage, rt_union_out *ou
   scratch = rt_mem_alloc(3 * (size_t)k * sizeof *scratch);
   if (!u.s || !u.e || !u.pt || !u.op || !u.row || !next || !scratch) goto oom;
   memcpy(next, boff, nb * sizeof *next);
+  /* The output sized once for the usual case (disjoint operands make
+   * about 1.5 regions per row): big fresh arrays, so no doubling copies
+   * of what is already written; more rows still grow them. */
+  if (!union_reserve(out, m + m / 2 + 64)) goto oom;
   base = 0;
   for (int j = 0; j < k; j++, base += ops[j - 1].n) {
     const rt_ivrel *r = &ops[j];
