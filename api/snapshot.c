@@ -95,9 +95,13 @@ void pj__snapshot_restore(pj_engine *e, pj_snapshot *s) {
     rt_table *t = rt_catalog_at(e->catalog, i);
     if (!snapshot_has_table(s, t->name)) rt_catalog_remove(e->catalog, t->name);
   }
+  /* Neither put below can fail: the tables made since are gone, so the
+   * catalog (and the definitions' list) holds no more entries than when
+   * the snapshot was taken, and their arrays never shrink: a put replaces
+   * in place or uses room the list had then. */
   for (int j = 0; j < s->ntables; j++) {
     if (rt_catalog_get(e->catalog, s->tables[j]->name) == s->tables[j]) continue;
-    rt_catalog_put(e->catalog, rt_table_ref(s->tables[j]));
+    (void)rt_catalog_put(e->catalog, rt_table_ref(s->tables[j]));
     /* Its declared columns and eponymous module as they were. */
     char *msg = NULL;
     if (rt_vtab_expose(e->db, s->tables[j]->name, &msg) != SQLITE_OK) sqlite3_free(msg);
