@@ -68,8 +68,11 @@ BENCH_ARGS ?=
 # libFuzzer targets (fuzz/) under ASan + UBSan, built with clang into
 # build-fuzz/, each run for FUZZ_SECONDS from the committed seeds
 # (fuzz/corpus/<target>); new inputs go to build-fuzz/corpus/<target>,
-# findings to build-fuzz/artifacts/ (and make fails).
+# findings to build-fuzz/artifacts/ (and make fails). FUZZ_SEED fixes
+# libFuzzer's random choices so that a CI run can be repeated; FUZZ_SEED=0
+# draws a seed from the clock.
 FUZZ_SECONDS ?= 60
+FUZZ_SEED ?= 1
 FUZZ_TARGETS = fuzz_frontend fuzz_pipeline fuzz_proto fuzz_json
 fuzz:
 	@./scripts/setup.sh fuzz
@@ -80,7 +83,7 @@ fuzz:
 	  mkdir -p build-fuzz/corpus/$$t; \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ./build-fuzz/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=3072 \
+	  ./build-fuzz/fuzz/$$t -seed=$(FUZZ_SEED) -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=3072 \
 	    -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/$$t- \
 	    build-fuzz/corpus/$$t fuzz/corpus/$$t 2>build-fuzz/$$t.log \
 	  || { tail -n 60 build-fuzz/$$t.log; exit 1; }; \

@@ -583,6 +583,8 @@ static int prep(const rt_ivrel *in, const char *stage, const rt_par *par, fprep 
   return ok;
 }
 
+static void fctx_free(fctx *c);
+
 /* A sweeper's state (one per worker: its live sets, its end heap and its
  * dead marks, which only rows of the groups it sweeps ever get). */
 static int fctx_init(fctx *c, const rt_ivrel *in, int naggs, const rt_flat_agg *aggs,
@@ -590,7 +592,12 @@ static int fctx_init(fctx *c, const rt_ivrel *in, int naggs, const rt_flat_agg *
   *c = (fctx){.in = in, .naggs = naggs, .aggs = aggs, .stage = stage, .err = err, .strings = strings};
   c->as = rt_mem_calloc((size_t)naggs + 1, sizeof *c->as);
   c->dead = rt_mem_calloc(RT_BITWORDS(in->n) + 1, 8);
-  return c->as && c->dead ? 1 : oom(c);
+  if (c->as && c->dead) return 1;
+  /* neither kept: the caller frees only a state that was made, and a
+   * worker's next piece makes it again only while c->as is NULL */
+  int r = oom(c);
+  fctx_free(c);
+  return r;
 }
 
 static void fctx_free(fctx *c) {

@@ -49,6 +49,10 @@
  * resident set grows whatever the engine keeps. */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "quarantine_size_mb=0"; }
+/* ASan's allocator keeps freed chunks in its size-class free lists, not
+ * glibc's heap, so malloc_trim gives nothing back; this hands them to the
+ * system (compiler-rt's allocator_interface.h, exported by gcc's libasan). */
+void __sanitizer_purge_allocator(void);
 #endif
 
 static double g_seconds = 10;
@@ -64,7 +68,9 @@ static double now_s(void) {
  * chunks of a big run, say a 650 MiB INTERVAL SPLIT, in its heap): the
  * check is for memory the engine still holds, not for what malloc caches. */
 static void give_back_free_memory(void) {
-#ifdef __GLIBC__
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_purge_allocator();
+#elif defined(__GLIBC__)
   malloc_trim(0);
 #endif
 }
