@@ -842,7 +842,8 @@ static int ex_join_finish(ex_run *run, ex_seg *s, int idx) {
   if (!t) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   int kind = sink->join.probe ? sink->join.probe->join.kind : RT_JOIN_INNER;
   const char *msg;
-  if (rt_jointab_build(t, s->buf, nk, keycols, kind == RT_JOIN_RIGHT || kind == RT_JOIN_FULL, &msg) < 0) {
+  rt_par par = {ex_par_runner, run->pool, run->threads}, *pp = ex_par_ok(run) ? &par : NULL;
+  if (rt_jointab_build(t, s->buf, nk, keycols, kind == RT_JOIN_RIGHT || kind == RT_JOIN_FULL, pp, &msg) < 0) {
     rt_mem_free(t);
     return ex_fail(run, sink->pos, sink->stage, msg);
   }

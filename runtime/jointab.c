@@ -1,14 +1,13 @@
 /*
- * jointab.c — building and probing a JOIN's hash table (jointab.h).
- *
- * Rows are inserted from the last to the first, each becoming the head of
- * its key's chain, so a chain lists its rows in buffer order without a
- * tail pointer.
+ * jointab.c — building and probing a JOIN's hash table (jointab.h): the
+ * key words (read on the workers, in chunks, for big relations), the
+ * choice of a direct table, then jointab_insert.c fills the slots.
  */
 #include <stdlib.h>
 
 #include "budget.h"
 #include "jointab.h"
+#include "par.h"
 
 /* The key word of row r of buffer column c; false when NULL (or NaN). */
 static bool key_word(const rt_rowbuf *b, int c, int64_t r, int64_t *w) {
@@ -26,16 +25,49 @@ static bool same_key(const rt_jointab *t, int64_t r, const int64_t *w) {
   return true;
 }
 
-/* Direct when one integer key spans at most a few times the row count. */
-static void choose_direct(rt_jointab *t, const uint8_t *has, int64_t n) {
-  if (t->nkeys != 1 || t->kinds[0] != RT_I64) return;
+/* The key words of a chunk of rows, with the span and count of the
+ * first key's words (for choose_direct): pieces of rt_par_for. */
+#define KEY_CHUNK (1 << 16)
+
+typedef struct key_chunk {
+  int64_t lo, hi, cnt;
+} key_chunk;
+
+typedef struct key_pass {
+  rt_jointab *t;
+  const int *keycols;
+  uint8_t *has;
+  key_chunk *chunks;
+} key_pass;
+
+static void key_piece(void *ctx, int64_t c) {
+  key_pass *kp = ctx;
+  rt_jointab *t = kp->t;
+  int64_t r0 = c * KEY_CHUNK, r1 = r0 + KEY_CHUNK < t->nrows ? r0 + KEY_CHUNK : t->nrows;
   int64_t lo = INT64_MAX, hi = INT64_MIN, cnt = 0;
-  for (int64_t r = 0; r < n; r++) {
-    if (!has[r]) continue;
+  for (int64_t r = r0; r < r1; r++) {
+    bool ok = true;
+    for (int k = 0; k < t->nkeys && ok; k++) ok = key_word(t->buf, kp->keycols[k], r, &t->keys[k][r]);
+    kp->has[r] = ok;
+    t->next[r] = RT_JOIN_END;
+    if (!ok || t->nkeys == 0) continue;
     int64_t v = t->keys[0][r];
     lo = v < lo ? v : lo;
     hi = v > hi ? v : hi;
     cnt++;
+  }
+  kp->chunks[c] = (key_chunk){lo, hi, cnt};
+}
+
+/* Direct when one integer key spans at most a few times the row count. */
+static void choose_direct(rt_jointab *t, const key_chunk *chunks, int64_t nchunks) {
+  if (t->nkeys != 1 || t->kinds[0] != RT_I64) return;
+  int64_t lo = INT64_MAX, hi = INT64_MIN, cnt = 0;
+  for (int64_t c = 0; c < nchunks; c++) {
+    if (!chunks[c].cnt) continue;
+    lo = chunks[c].lo < lo ? chunks[c].lo : lo;
+    hi = chunks[c].hi > hi ? chunks[c].hi : hi;
+    cnt += chunks[c].cnt;
   }
   if (cnt == 0) return;
   uint64_t span = (uint64_t)hi - (uint64_t)lo;
@@ -46,7 +78,7 @@ static void choose_direct(rt_jointab *t, const uint8_t *has, int64_t n) {
 }
 
 int rt_jointab_build(rt_jointab *t, rt_rowbuf *buf, int nkeys, const int *keycols,
-                     bool want_matched, const char **msg) {
+                     bool want_matched, const struct rt_par *par, const char **msg) {
   memset(t, 0, sizeof *t);
   t->buf = buf;
   t->nkeys = nkeys;
@@ -60,24 +92,26 @@ int rt_jointab_build(rt_jointab *t, rt_rowbuf *buf, int nkeys, const int *keycol
     *msg = "the joined relation has more than 4294967293 rows";
     return -1;
   }
+  if (n < RT_JOIN_PAR_MIN) par = NULL;
   t->nrows = n;
   size_t nn = (size_t)n + 1;
+  int64_t nchunks = (n + KEY_CHUNK - 1) / KEY_CHUNK;
   t->kinds = rt_mem_calloc((size_t)nkeys + 1, sizeof *t->kinds);
   t->keys = rt_mem_calloc((size_t)nkeys + 1, sizeof *t->keys);
   t->next = rt_mem_alloc(nn * sizeof *t->next);
   uint8_t *has = rt_mem_alloc(nn);
-  if (!t->kinds || !t->keys || !t->next || !has) goto fail;
+  key_chunk *chunks = rt_mem_alloc(((size_t)nchunks + 1) * sizeof *chunks);
+  if (!t->kinds || !t->keys || !t->next || !has || !chunks) goto fail;
   if (want_matched && !(t->matched = rt_mem_calloc(nn, 1))) goto fail;
   for (int k = 0; k < nkeys; k++) {
     t->kinds[k] = buf->types[keycols[k]];
     if (!(t->keys[k] = rt_mem_alloc(nn * sizeof(int64_t)))) goto fail;
   }
-  for (int64_t r = 0; r < n; r++) {
-    bool ok = true;
-    for (int k = 0; k < nkeys && ok; k++) ok = key_word(buf, keycols[k], r, &t->keys[k][r]);
-    has[r] = ok;
-  }
-  if (nkeys > 0) choose_direct(t, has, n);
+  key_pass kp = {t, keycols, has, chunks};
+  rt_par_for(par, nchunks, key_piece, &kp);
+  if (nkeys > 0) choose_direct(t, chunks, nchunks);
+  rt_mem_free(chunks);
+  chunks = NULL;
   if (t->direct) {
     if (!(t->slots = rt_mem_calloc((size_t)t->drange, sizeof *t->slots))) goto fail;
   } else {
@@ -86,23 +120,7 @@ int rt_jointab_build(rt_jointab *t, rt_rowbuf *buf, int nkeys, const int *keycol
     t->mask = cap - 1;
     if (!(t->slots = rt_mem_calloc((size_t)cap, sizeof *t->slots))) goto fail;
   }
-  int64_t w[RT_JOIN_MAX_KEYS];
-  bool dups = false;
-  for (int64_t r = n - 1; r >= 0; r--) {
-    t->next[r] = RT_JOIN_END;
-    if (!has[r]) continue;
-    uint64_t s;
-    if (t->direct) {
-      s = (uint64_t)t->keys[0][r] - (uint64_t)t->dmin;
-    } else {
-      for (int k = 0; k < nkeys; k++) w[k] = t->keys[k][r];
-      s = nkeys ? rt_join_hash(w, nkeys) & t->mask : 0;
-      while (t->slots[s] && !same_key(t, t->slots[s] - 1, w)) s = (s + 1) & t->mask;
-    }
-    if (t->slots[s]) t->next[r] = t->slots[s] - 1, dups = true;
-    t->slots[s] = (uint32_t)r + 1;
-  }
-  t->unique = !dups;
+  rt_jointab_insert(t, has, par);
   rt_mem_free(has);
   has = NULL;
   /* The NULL row an unmatched LEFT / FULL input row reads. */
@@ -111,6 +129,7 @@ int rt_jointab_build(rt_jointab *t, rt_rowbuf *buf, int nkeys, const int *keycol
   buf->nrows = n + 1;
   return 0;
 fail:
+  rt_mem_free(chunks);
   rt_mem_free(has);
   rt_jointab_free(t);
   return -1;

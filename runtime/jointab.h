@@ -11,7 +11,8 @@
  * reads as NULL) matches nothing: such build rows are never inserted.
  *
  * The rows of one key form a chain in buffer order (next[]), so the
- * matches of an input row come in the relation's order. A single integer
+ * matches of an input row come in the relation's order (also when big
+ * relations are built on the workers). A single integer
  * key whose values span little more than the row count (ids, utids) is
  * `direct`: slots is indexed by key - dmin, no hashing and no compare.
  * Otherwise slots is open-addressed (mask + 1 entries, linear probing
@@ -70,12 +71,26 @@ static inline bool rt_join_f64_word(double d, int64_t *w) {
   return true;
 }
 
+/* Relations of fewer rows are built on one thread: below this the
+ * workers' start costs more than the build. */
+#define RT_JOIN_PAR_MIN (1 << 16)
+
+struct rt_par;
+
 /* Builds the table over buf (kept, not owned: the driver frees it), keyed
  * by buffer columns keycols[0..nkeys). nkeys 0 (a nested loop): every
- * row is one chain. Appends the NULL row. 0, or -1 with the message
- * ("out of memory", too many rows) in *msg. */
+ * row is one chain. Appends the NULL row. par (runtime/par.h; NULL: one
+ * thread) reads the keys and fills the slots on workers for relations of
+ * RT_JOIN_PAR_MIN rows and more; every chain, and so every match, is the
+ * one thread's (jointab_insert.c). All memory is taken on the calling
+ * thread. 0, or -1 with the message ("out of memory", too many rows) in
+ * *msg. */
 int rt_jointab_build(rt_jointab *t, rt_rowbuf *buf, int nkeys, const int *keycols,
-                     bool want_matched, const char **msg);
+                     bool want_matched, const struct rt_par *par, const char **msg);
+/* Inserts the rows r with has[r] != 0 (their key words in t->keys; every
+ * next[r] RT_JOIN_END) into t's zeroed slots and sets t->unique
+ * (jointab_insert.c). has[] is overwritten. */
+void rt_jointab_insert(rt_jointab *t, uint8_t *has, const struct rt_par *par);
 /* The first row whose key equals words (no NULLs), or RT_JOIN_END. */
 uint32_t rt_jointab_find(const rt_jointab *t, const int64_t *words);
 void rt_jointab_free(rt_jointab *t);

@@ -26,6 +26,9 @@
 
 #include "api/engine.h"
 #include "pipejit.h"
+#include "runtime/budget.h"
+#include "runtime/jointab.h"
+#include "runtime/par.h"
 
 #define ROWS 200000
 #define BATCH 64          /* rows per batch under the knob */
@@ -146,6 +149,18 @@ static const char *const QUERIES[] = {
     "|> AGGREGATE COUNT(*) AS n, SUM(f.freq * 0.001) AS fr, SUM(dur) AS d GROUP BY cpu",
     "FROM sched |> LEFT INTERVAL JOIN (FROM cpu_frequency |> WHERE freq > 1500000) AS f "
     "COVERING BOUNDS PER cpu |> SELECT id, f.id AS fid, f.freq",
+    /* JOIN builds of every slice (above RT_JOIN_PAR_MIN rows) on the
+     * workers, with 40 to 100 rows per key, whose order each input row's
+     * matches show: a direct table (small integer span), a hashed one
+     * (wide keys), a string key and two keys */
+    "FROM slice |> WHERE id % 509 = 0 |> JOIN (FROM slice |> SELECT id % 5000 AS k, id AS bid) AS b "
+    "ON id % 5000 = b.k |> SELECT id, b.bid",
+    "FROM slice |> WHERE id % 1013 = 0 |> JOIN (FROM slice |> SELECT (id % 2000) * 1000003 AS k, id AS bid) AS b "
+    "ON (id % 2000) * 1000003 = b.k |> SELECT id, b.bid",
+    "FROM slice |> WHERE id % 4999 = 0 |> LEFT JOIN (FROM slice |> WHERE id % 3 > 0 |> SELECT name AS n, id AS bid) AS b "
+    "ON name = b.n |> AGGREGATE COUNT(*) AS c, SUM(b.bid * (id % 7 + 1)) AS s, MIN(b.bid) AS lo GROUP BY id",
+    "FROM slice |> WHERE id % 2003 = 0 |> JOIN (FROM slice |> SELECT depth AS d, track_id AS t, id AS bid) AS b "
+    "ON depth = b.d AND track_id = b.t |> SELECT id, b.bid",
 };
 
 static void same_for_any_thread_count(void **state) {
@@ -314,6 +329,141 @@ static void parallel_after_fork(void **state) {
   pj_engine_close(e);
 }
 
+/* ---- the join table built on workers, checked against one thread's ---- */
+
+/* Runs the job on the calling thread alone: rt_par_workers still says
+ * `threads`, so the table is cut into as many slot ranges as for that
+ * many workers. */
+static int one_runner(void *pool, int want, void (*fn)(void *ctx, int worker), void *ctx) {
+  (void)pool, (void)want;
+  fn(ctx, 0);
+  return 1;
+}
+
+/* Keys whose home slot lies in the last 4 of a block of 1024 slots (in
+ * any table of 1024 slots or more): 40 or so to a block, they run past
+ * the end of every range the table is cut into, so those rows are
+ * deferred and inserted afterwards by the calling thread. */
+static int64_t *crowded_keys(int n) {
+  int64_t *k = malloc(sizeof *k * (size_t)n);
+  assert_non_null(k);
+  int have = 0;
+  for (int64_t v = 1; have < n; v++)
+    if ((rt_hash_i64((uint64_t)v) & 1023) >= 1020) k[have++] = v;
+  return k;
+}
+
+/* Every row's key finds the same chain head, and every chain is the same,
+ * as one thread's table, for keys of each kind of table. */
+static void join_build_matches_one_thread(void **state) {
+  (void)state;
+  enum { N = 3 * RT_JOIN_PAR_MIN + 77, NCROWD = N / 10 };
+  int64_t *crowd = crowded_keys(NCROWD);
+  rt_type types[3] = {RT_I64, RT_I64, RT_F64};
+  for (int shape = 0; shape < 5; shape++)
+    for (int threads = 2; threads <= 64; threads *= 4) {
+      rt_rowbuf b;
+      assert_true(rt_rowbuf_init(&b, 3, types));
+      rt_rowbuf_reserve(&b, N);
+      assert_true(b.cap >= N);
+      for (int64_t r = 0; r < N; r++) {
+        uint64_t h = (uint64_t)r * 0x9e3779b97f4a7c15ull;
+        int64_t k0 = shape == 0   ? (int64_t)(h >> 50)              /* direct: 16K keys */
+                     : shape == 1 ? (int64_t)(h >> 47) * 1000003     /* hashed, ~8 rows a key */
+                     : shape == 2 ? (int64_t)r * 7919                /* hashed, unique */
+                     : shape == 3 ? (int64_t)(h >> 54)               /* two keys */
+                                  : crowd[h % NCROWD];               /* ~10 rows a key, crowded */
+        ((int64_t *)b.data[0])[r] = k0;
+        ((int64_t *)b.data[1])[r] = r;
+        ((double *)b.data[2])[r] = (double)(r % 13) * 0.5;
+        if (r % 101 != 5) rt_bit_set(b.valid[0], (uint32_t)r);   /* some NULL keys */
+        rt_bit_set(b.valid[1], (uint32_t)r);
+        rt_bit_set(b.valid[2], (uint32_t)r);
+      }
+      b.nrows = N;
+      int keycols[2] = {0, 2}, nk = shape == 3 ? 2 : 1;
+      rt_jointab one, many;
+      const char *msg;
+      assert_int_equal(rt_jointab_build(&one, &b, nk, keycols, false, NULL, &msg), 0);
+      b.nrows = N;   /* without the NULL row the build appended */
+      rt_par par = {one_runner, NULL, threads};
+      assert_int_equal(rt_jointab_build(&many, &b, nk, keycols, false, &par, &msg), 0);
+      assert_int_equal(one.direct, shape == 0);
+      assert_int_equal(many.direct, one.direct);
+      assert_int_equal(many.unique, one.unique);
+      assert_int_equal(one.unique, shape == 2);
+      for (int64_t r = 0; r < N; r++) {
+        if (many.next[r] != one.next[r])
+          fail_msg("shape %d, %d threads: row %lld's next", shape, threads, (long long)r);
+        if (!rt_bit(b.valid[0], (uint32_t)r)) continue;
+        int64_t w[2] = {((int64_t *)b.data[0])[r], 0};
+        if (nk == 2) rt_join_f64_word(((double *)b.data[2])[r], &w[1]);
+        uint32_t h1 = rt_jointab_find(&one, w), h2 = rt_jointab_find(&many, w);
+        if (h1 != h2 || h1 > (uint32_t)r)
+          fail_msg("shape %d, %d threads: row %lld finds %u, one thread %u", shape, threads, (long long)r, h2, h1);
+      }
+      rt_jointab_free(&one);
+      rt_jointab_free(&many);
+      rt_rowbuf_free(&b);
+    }
+  free(crowd);
+}
+
+/* Out of memory at any point of a build on the workers: a clean "out of
+ * memory" with everything given back, or (when only the lists that split
+ * the work found no room) one thread's table. */
+static void join_build_out_of_memory(void **state) {
+  (void)state;
+  enum { N = 2 * RT_JOIN_PAR_MIN + 5 };
+  rt_type types[1] = {RT_I64};
+  rt_rowbuf b;
+  assert_true(rt_rowbuf_init(&b, 1, types));
+  rt_rowbuf_reserve(&b, N + 1);
+  for (int64_t r = 0; r < N; r++) {
+    ((int64_t *)b.data[0])[r] = (r % 9000) * 1000003;   /* hashed, ~15 rows a key */
+    rt_bit_set(b.valid[0], (uint32_t)r);
+  }
+  int kc = 0;
+  const char *msg;
+  rt_jointab one;
+  b.nrows = N;
+  assert_int_equal(rt_jointab_build(&one, &b, 1, &kc, false, NULL, &msg), 0);
+  rt_par par = {one_runner, NULL, 4};
+  rt_budget big = {0};
+  rt_budget *prev = rt_budget_use(&big);
+  rt_jointab t;
+  b.nrows = N;
+  assert_int_equal(rt_jointab_build(&t, &b, 1, &kc, false, &par, &msg), 0);
+  rt_jointab_free(&t);
+  int64_t peak = big.peak;
+  int failed = 0, fell_back = 0;
+  for (int64_t limit = 0; limit <= peak; limit += peak / 64 + 1) {
+    rt_budget lim = {.limit = limit};
+    rt_budget_use(&lim);
+    b.nrows = N;
+    int rc = rt_jointab_build(&t, &b, 1, &kc, false, &par, &msg);
+    if (rc == 0) {
+      fell_back += lim.exceeded;
+      for (int64_t r = 0; r < N; r++) assert_int_equal(t.next[r], one.next[r]);
+      for (int64_t v = 0; v < 9000; v++) {
+        int64_t w = v * 1000003;
+        assert_int_equal(rt_jointab_find(&t, &w), rt_jointab_find(&one, &w));
+      }
+      rt_jointab_free(&t);
+    } else {
+      failed++;
+      assert_string_equal(msg, "out of memory");
+      assert_true(lim.exceeded);
+    }
+    assert_int_equal(lim.used, 0);   /* all given back */
+  }
+  rt_budget_use(prev);
+  assert_true(failed > 0);
+  assert_true(fell_back > 0);   /* the lists refused, one thread built it */
+  rt_jointab_free(&one);
+  rt_rowbuf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(same_for_any_thread_count),
@@ -321,6 +471,8 @@ int main(void) {
       cmocka_unit_test(earliest_error_wins),
       cmocka_unit_test(sum_overflow_at_merge),
       cmocka_unit_test(parallel_after_fork),
+      cmocka_unit_test(join_build_matches_one_thread),
+      cmocka_unit_test(join_build_out_of_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
