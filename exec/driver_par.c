@@ -13,7 +13,12 @@
  *   AGGREGATE  a fresh table per morsel, merged into the segment's table
  *              (runtime/aggmerge.h: the same partial sums, added in the
  *              same order, as one thread folds; groups in first-seen
- *              order).
+ *              order). When the first morsel's table has many groups,
+ *              the merge is partitioned instead (runtime/aggpart.h): a
+ *              morsel's partitions merge in parallel, each waiting only
+ *              for the same partition of the morsel before, and the
+ *              partitions are written into the segment's table at the
+ *              end, in first-seen order.
  *   a buffer   (ORDER BY's, a window's, an interval operand's, a join's
  *              relation, a fork's, the result): when every row reaches
  *              the sink, the buffer is sized for the table first and each
@@ -46,6 +51,7 @@
 #include "exec.h"
 #include "pool.h"
 #include "runtime/aggmerge.h"
+#include "runtime/aggpart.h"
 
 /* ---- what may run in parallel ----------------------------------------------- */
 
@@ -134,6 +140,7 @@ typedef struct par_worker {
   rt_batch b;
   rt_aggtab local;     /* the morsel's table */
   bool has_local;
+  rt_aggsplit split;   /* its groups by partition (partitioned merge) */
   rt_rowbuf lbuf;      /* the morsel's buffer, or a window into the segment's */
   bool has_lbuf;
   void **wdata;        /* the window's column pointers */
@@ -156,6 +163,8 @@ typedef struct par_job {
   int64_t merged;      /* morsels merged into the segment's sink */
   int64_t failed;      /* the earliest failed morsel (INT64_MAX: none) */
   bool window;         /* buffer sinks: append in place (see the banner) */
+  bool decided;        /* AGGREGATE: morsel 0's owner chose the merge */
+  rt_aggpart *part;    /* the partitioned merge, or NULL */
   rt_err err;          /* its error */
   par_worker *w;
 } par_job;
@@ -288,6 +297,57 @@ static int par_merge(par_job *job, par_worker *w) {
   return 0;
 }
 
+/* AGGREGATE (job->mu held): whether morsel m merges by partition. Morsel
+ * 0's owner decides, from its table, before anything merges; the others
+ * wait for that (or for an earlier morsel's failure). */
+static bool par_agg_parts(par_job *job, par_worker *w, int64_t m) {
+  if (m == 0 && !job->decided) {
+    rt_aggpart *pt = NULL;
+    int64_t rows = ex_morsel_batches(job->run) * job->src->batch_rows;
+    if (job->nmorsels > 1 && job->s->agg->ngroups == 0 && rt_aggpart_wanted(&w->local, rows) &&
+        (pt = malloc(sizeof *pt)) && !rt_aggpart_init(pt, job->s->agg, job->run->threads, job->nmorsels)) {
+      free(pt);   /* out of memory: the one-table merge needs none of it */
+      pt = NULL;
+    }
+    job->part = pt;
+    job->decided = true;
+    pthread_cond_broadcast(&job->cv);
+  }
+  while (!job->decided && job->failed > m) pthread_cond_wait(&job->cv, &job->mu);
+  return job->part != NULL;
+}
+
+/* Merges morsel m's table partition by partition (job->mu held, as on
+ * return): any partition whose turn it is (it merged morsel m - 1),
+ * until all are done or an earlier morsel failed. -1 on failure. */
+static int par_merge_parts(par_job *job, par_worker *w, int64_t m) {
+  rt_aggpart *pt = job->part;
+  const ir_op *sink = job->s->seg->sink;
+  pthread_mutex_unlock(&job->mu);
+  bool split = rt_aggpart_split(pt, &w->local, m, &w->split);
+  pthread_mutex_lock(&job->mu);
+  if (!split) return par_fail(w, -1, sink->stage, "out of memory");
+  uint64_t done = 0;
+  for (int left = pt->nparts; left > 0 && job->failed > m;) {
+    int p = 0;
+    while (p < pt->nparts && ((done >> p & 1) || pt->next[p] != m)) p++;
+    if (p == pt->nparts) {
+      pthread_cond_wait(&job->cv, &job->mu);
+      continue;
+    }
+    pthread_mutex_unlock(&job->mu);
+    int rc = rt_aggpart_merge(pt, p, &w->local, &w->split, m);
+    pthread_mutex_lock(&job->mu);
+    if (rc == RT_AGGMERGE_OVERFLOW) return par_fail(w, sink->pos, sink->stage, "integer overflow");
+    if (rc) return par_fail(w, -1, sink->stage, "out of memory");
+    pt->next[p] = m + 1;
+    done |= 1ull << p;
+    left--;
+    pthread_cond_broadcast(&job->cv);
+  }
+  return 0;
+}
+
 static void par_drop_local(par_worker *w) {
   if (w->has_local) rt_aggtab_free(&w->local);
   if (w->has_lbuf) rt_rowbuf_free(&w->lbuf);
@@ -343,6 +403,11 @@ static void par_work(void *ctx, int wid) {
       par_drop_local(w);
       continue;
     }
+    if (sink->kind == IR_AGGREGATE && par_agg_parts(job, w, m)) {
+      if (par_merge_parts(job, w, m) < 0) par_failed(job, w, m);
+      par_drop_local(w);
+      continue;
+    }
     while (job->merged != m && job->failed > m) pthread_cond_wait(&job->cv, &job->mu);
     if (job->failed > m) {
       pthread_mutex_unlock(&job->mu);
@@ -359,6 +424,7 @@ static void par_work(void *ctx, int wid) {
   rt_budget_owner(prev_owner);
   if (w->run.seg_free) w->run.seg_free(&w->seg);
   par_joins_free(w, job->run);
+  rt_aggsplit_free(&w->split);
   free(w->b.cols);
   free(w->wdata);
   free(w->wvalid);
@@ -394,6 +460,14 @@ int ex_par_rows(ex_run *run, ex_seg *s, const ex_par_src *src, ex_pick_fn pick, 
   pthread_cond_destroy(&job.cv);
   pthread_mutex_destroy(&job.mu);
   free(job.w);
+  if (job.part) {
+    if (job.failed == INT64_MAX && rt_aggpart_finish(job.part, s->agg)) {
+      job.failed = 0;
+      rt_errorf(&job.err, -1, "%s: out of memory", s->seg->sink->stage);
+    }
+    rt_aggpart_free(job.part);
+    free(job.part);
+  }
   if (job.failed != INT64_MAX) {
     run->err = job.err;
     return -1;

@@ -206,54 +206,68 @@ static bool better_i(const rt_aggtab *t, const rt_agg *a, int64_t b, int64_t cur
   return mn ? c < 0 : c > 0;
 }
 
-int rt_aggtab_merge(rt_aggtab *dst, const rt_aggtab *src) {
+/* Adds src's group g into dst's group d (the same key). false for an
+ * aggregate whose state is not merged (rt_aggtab_mergeable said no). */
+static bool merge_group(rt_aggtab *dst, int64_t d, const rt_aggtab *src, int64_t g, bool *ovf) {
+  for (int j = 0; j < src->naggs; j++) {
+    const rt_agg *s = &src->aggs[j];
+    rt_agg *a = &dst->aggs[j];
+    bool had = a->has[d], has = s->has[g];
+    switch (s->kind) {
+    case RT_AGG_COUNT_STAR: case RT_AGG_COUNT:
+      a->i[d] += s->i[g];
+      break;
+    case RT_AGG_SUM:
+      if (s->in == RT_F64) a->f[d] += s->f[g];
+      else *ovf |= __builtin_add_overflow(a->i[d], s->i[g], &a->i[d]);
+      break;
+    case RT_AGG_AVG:
+      a->f[d] += s->f[g];
+      a->n[d] += s->n[g];
+      break;
+    case RT_AGG_MIN: case RT_AGG_MAX: {
+      if (!has) break;
+      bool mn = s->kind == RT_AGG_MIN;
+      if (s->in == RT_F64) {
+        double b = s->f[g], cur = a->f[d];
+        if (!had || (mn ? b < cur : b > cur)) a->f[d] = b;
+      } else if (!had || better_i(src, s, s->i[g], a->i[d], mn)) {
+        a->i[d] = s->i[g];
+      }
+      break;
+    }
+    case RT_AGG_ANY_VALUE:
+      if (has && !had) {
+        if (s->in == RT_F64) a->f[d] = s->f[g];
+        else a->i[d] = s->i[g];
+      }
+      break;
+    case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
+    case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
+      return false;
+    }
+    a->has[d] = had | has;
+  }
+  return true;
+}
+
+int rt_aggtab_merge_groups(rt_aggtab *dst, const rt_aggtab *src, const uint32_t *gs, int64_t n,
+                           uint64_t *first, uint64_t tag) {
   int nk = src->nkeys;
   int64_t vals[nk > 0 ? nk : 1];
   uint8_t isnull[nk > 0 ? nk : 1];
   bool ovf = false;
-  for (int64_t g = 0; g < src->ngroups; g++) {
+  for (int64_t k = 0; k < n; k++) {
+    int64_t g = gs ? gs[k] : k, before = dst->ngroups;
     key_of(src, g, vals, isnull);
     int64_t d = rt_aggtab_group(dst, vals, isnull);
     if (d < 0) return RT_AGGX_NOMEM;
-    for (int j = 0; j < src->naggs; j++) {
-      const rt_agg *s = &src->aggs[j];
-      rt_agg *a = &dst->aggs[j];
-      bool had = a->has[d], has = s->has[g];
-      switch (s->kind) {
-      case RT_AGG_COUNT_STAR: case RT_AGG_COUNT:
-        a->i[d] += s->i[g];
-        break;
-      case RT_AGG_SUM:
-        if (s->in == RT_F64) a->f[d] += s->f[g];
-        else ovf |= __builtin_add_overflow(a->i[d], s->i[g], &a->i[d]);
-        break;
-      case RT_AGG_AVG:
-        a->f[d] += s->f[g];
-        a->n[d] += s->n[g];
-        break;
-      case RT_AGG_MIN: case RT_AGG_MAX: {
-        if (!has) break;
-        bool mn = s->kind == RT_AGG_MIN;
-        if (s->in == RT_F64) {
-          double b = s->f[g], cur = a->f[d];
-          if (!had || (mn ? b < cur : b > cur)) a->f[d] = b;
-        } else if (!had || better_i(src, s, s->i[g], a->i[d], mn)) {
-          a->i[d] = s->i[g];
-        }
-        break;
-      }
-      case RT_AGG_ANY_VALUE:
-        if (has && !had) {
-          if (s->in == RT_F64) a->f[d] = s->f[g];
-          else a->i[d] = s->i[g];
-        }
-        break;
-      case RT_AGG_COUNT_DISTINCT: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
-      case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
-        return RT_AGGX_NOMEM;   /* not mergeable: rt_aggtab_mergeable said so */
-      }
-      a->has[d] = had | has;
-    }
+    if (first && dst->ngroups > before) first[d] = tag | (uint64_t)g;
+    if (!merge_group(dst, d, src, g, &ovf)) return RT_AGGX_NOMEM;   /* not mergeable */
   }
   return ovf ? RT_AGGMERGE_OVERFLOW : 0;
+}
+
+int rt_aggtab_merge(rt_aggtab *dst, const rt_aggtab *src) {
+  return rt_aggtab_merge_groups(dst, src, NULL, src->ngroups, NULL, 0);
 }

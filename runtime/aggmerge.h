@@ -70,5 +70,11 @@ bool rt_aggtab_init_like(rt_aggtab *dst, const rt_aggtab *like);
 /* Adds every group of src, in src's order, into dst (same shape). 0,
  * RT_AGGX_NOMEM or RT_AGGMERGE_OVERFLOW. */
 int rt_aggtab_merge(rt_aggtab *dst, const rt_aggtab *src);
+/* The same for the n groups gs[0..n) of src (all of them, in order, when
+ * gs is NULL), in that order. A group new to dst, d, gets first[d] = tag
+ * | its number in src (when first is not NULL: room for dst's groups
+ * after the merge). */
+int rt_aggtab_merge_groups(rt_aggtab *dst, const rt_aggtab *src, const uint32_t *gs, int64_t n,
+                           uint64_t *first, uint64_t tag);
 
 #endif

@@ -358,6 +358,41 @@ void rt_aggtab_ensure_one(rt_aggtab *t) {
   if (t->ngroups == 0) new_group(t, 0);
 }
 
+/* ---- groups written in place (runtime/aggpart.c) ------------------------- */
+
+bool rt_aggtab_reserve(rt_aggtab *t, int64_t n) {
+  return n <= t->cap || grow_groups_to(t, n);
+}
+
+bool rt_aggtab_reslot(rt_aggtab *t) {
+  uint64_t size = INIT_SLOTS;
+  while (size < (uint64_t)t->ngroups * 2 + 2) size *= 2;   /* room_for_one's load */
+  if (!rt_budget_charge(slot_bytes(size - 1) - slot_bytes(t->mask))) return false;
+  uint32_t *ns = calloc(size, sizeof *ns);
+  if (!ns) {
+    rt_budget_credit(slot_bytes(size - 1) - slot_bytes(t->mask));
+    return false;
+  }
+  rt_advise_huge(ns, size * sizeof *ns);
+  free(t->slots);
+  t->slots = ns;
+  t->mask = size - 1;
+  t->null_group = -1;
+  if (t->direct) memset(t->direct, 0, RT_AGG_DIRECT * sizeof *t->direct);
+  for (int64_t g = 0; g < t->ngroups; g++) {
+    if (t->nkeys == 1 && !rt_bit(t->keys.valid[0], (uint32_t)g)) {
+      t->null_group = g;   /* not slotted (rt_aggtab_group_null) */
+      continue;
+    }
+    put_slot(t, t->hashes[g], g);
+    if (!t->direct) continue;
+    uint64_t dv = t->keys.types[0] == RT_STR ? ((const uint32_t *)t->keys.data[0])[g]
+                                             : (uint64_t)((const int64_t *)t->keys.data[0])[g];
+    if (dv < RT_AGG_DIRECT) t->direct[dv] = (uint32_t)(g + 1);
+  }
+  return true;
+}
+
 /* ---- rows already in groups (store.h) ---------------------------------------- */
 
 int64_t rt_aggtab_add_groups(rt_aggtab *t, int64_t k) {

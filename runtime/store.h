@@ -159,6 +159,14 @@ int64_t rt_aggtab_group_null(rt_aggtab *t);
  * tuple known to be absent, whose tuple hash (aggtab.c) is `hash`. -1 when
  * out of memory. */
 int64_t rt_aggtab_insert_tuple(rt_aggtab *t, const int64_t *vals, const uint8_t *isnull, uint64_t hash);
+/* Groups written in place (runtime/aggpart.c): rt_aggtab_reserve makes
+ * room for n groups (their arrays zeroed; false when out of memory); the
+ * caller then writes the keys, hashes and states of groups 0..ngroups
+ * itself, sets ngroups and keys.nrows, and rt_aggtab_reslot rebuilds the
+ * slots, `direct` and `null_group` from them (false when out of memory:
+ * the table then still holds its groups but must not be probed). */
+bool rt_aggtab_reserve(rt_aggtab *t, int64_t n);
+bool rt_aggtab_reslot(rt_aggtab *t);
 /* Makes sure group 0 exists (AGGREGATE without GROUP BY). */
 void rt_aggtab_ensure_one(rt_aggtab *t);
 /* Output: key columns then one column per aggregate, in a rowbuf the caller

@@ -105,6 +105,14 @@ static const char *const QUERIES[] = {
     "FROM slice |> WHERE depth < 3 |> AGGREGATE COUNT(*) AS n, SUM(ts * 0.001) AS s, AVG(dur) AS a",
     /* a key per row almost: large merges */
     "FROM slice |> AGGREGATE SUM(dur * 0.5) AS s, COUNT(*) AS n GROUP BY id % 50000 AS k",
+    /* many groups (the partitioned merge, runtime/aggpart.h): keys met
+     * in an order unlike their hashes' partitions and unlike sorted, a
+     * NULL key group, small keys (the direct table), tuples with a string */
+    "FROM slice |> EXTEND CASE WHEN id % 7 = 0 THEN NULL ELSE (id * 7919) % 30011 END AS k "
+    "|> AGGREGATE SUM(dur * 0.37) AS s, COUNT(*) AS n, MAX(name) AS mx, AVG(depth) AS ad GROUP BY k",
+    "FROM slice |> AGGREGATE SUM(dur * 0.37) AS s, MIN(dur) AS lo, ANY_VALUE(id) AS av "
+    "GROUP BY name, depth, (id * 31) % 997 AS k",
+    "FROM slice |> AGGREGATE SUM(dur) AS s, COUNT(*) AS n GROUP BY (id * 13) % 3001 AS k",
     /* nothing passes */
     "FROM slice |> WHERE dur < 0 |> AGGREGATE COUNT(*) AS n, SUM(dur) AS s GROUP BY depth",
     /* buffers: every row (appended in place), or filtered (appended in
