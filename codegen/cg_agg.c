@@ -36,6 +36,8 @@ LLVMValueRef cg_agg_array(cg_ctx *cx, cg_aggstate *a, const cg_aggslot *s, int f
   return cg_load_field(cx, cx->st.agg, ap, field, cx->t_ptr, nm[field]);
 }
 
+static bool cg_agg_folds(const cg_aggstate *a);
+
 cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fallback) {
   cg_aggstate *a = cg_alloc(cx, sizeof *a);
   if (!a || !(a->aggs = cg_alloc(cx, ((size_t)op->agg.naggs + 1) * sizeof *a->aggs))) return NULL;
@@ -94,6 +96,14 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
   LLVMBuildCondBr(cx->b, ok, ready, fallback);
   cg_at(cx, ready);
   if (op->agg.ngroup == 0) cg_call(cx, "rt_aggtab_ensure_one", &a->t, 1, "");
+  a->aggs_ptr = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_AGGS, cx->t_ptr, "agg.aggs");
+  a->direct = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_DIRECT, cx->t_ptr, "agg.direct");
+  /* Lazy folding is switched on and off between batches only (at a
+   * morsel's end, runtime/aggmerge.c), so the batch decides it once: the
+   * rows of a table without epochs pay no load for it. */
+  if (op->agg.ngroup > 0 && cg_agg_folds(a))
+    a->lazy = LLVMBuildIsNotNull(cx->b, cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_EPOCH, cx->t_ptr, ""),
+                                 "agg.lazy");
   return a;
 }
 
@@ -104,7 +114,7 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
 static int cg_agg_probe_one(cg_ctx *cx, cg_aggstate *a, cg_val key, LLVMValueRef kv, LLVMBasicBlockRef done,
                             LLVMValueRef *gs, LLVMBasicBlockRef *from, int ng) {
   bool str = a->keytype == RT_STR;
-  LLVMValueRef direct = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_DIRECT, cx->t_ptr, "agg.direct");
+  LLVMValueRef direct = a->direct;
   LLVMValueRef small = LLVMBuildAnd(cx->b, LLVMBuildIsNotNull(cx->b, direct, ""),
                                     LLVMBuildICmp(cx->b, LLVMIntULT, kv, cg_i64(cx, RT_AGG_DIRECT), ""), "agg.small");
   LLVMBasicBlockRef look = cg_block(cx, "agg.direct"), dhit = cg_block(cx, "agg.dhit"), hashb = cg_block(cx, "agg.probe.hash");
@@ -369,13 +379,15 @@ static bool cg_agg_folds(const cg_aggstate *a) {
 }
 
 /* Lazy folding (runtime/aggmerge.h): when the table keeps epochs and
- * group g's is not the current morsel, rt_aggtab_refold(t, g) first. */
+ * group g's is not the current morsel, rt_aggtab_refold(t, g) first. The
+ * epochs are read from the table for the row: a new group may have grown
+ * them. */
 static void cg_agg_refold(cg_ctx *cx, cg_aggstate *a, LLVMValueRef g) {
-  LLVMValueRef ep = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_EPOCH, cx->t_ptr, "agg.epoch");
   LLVMBasicBlockRef look = cg_block(cx, "agg.epoch.look"), call = cg_block(cx, "agg.refold"),
                     done = cg_block(cx, "agg.folded");
-  LLVMBuildCondBr(cx->b, LLVMBuildIsNull(cx->b, ep, ""), done, look);
+  LLVMBuildCondBr(cx->b, a->lazy, look, done);
   cg_at(cx, look);
+  LLVMValueRef ep = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_EPOCH, cx->t_ptr, "agg.epoch");
   LLVMValueRef e = cg_load_elem(cx, cx->t_i32, ep, g, "group.epoch");
   LLVMValueRef m = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_MORSEL, cx->t_i32, "agg.morsel");
   LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, e, m, ""), done, call);
@@ -416,7 +428,6 @@ void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
     }
   LLVMValueRef g = cg_agg_group(cx, a, op);
   if (op->agg.ngroup > 0 && cg_agg_folds(a)) cg_agg_refold(cx, a, g);
-  a->aggs_ptr = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_AGGS, cx->t_ptr, "agg.aggs");
   for (int j = 0; j < a->naggs; j++) cg_agg_one(cx, a, &a->aggs[j], g);
 }
 

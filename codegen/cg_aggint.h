@@ -22,7 +22,11 @@ struct cg_aggstate {
   bool inline_probe;                  /* one key */
   bool inline_tuple;                  /* several, see cg_aggkey.c */
   rt_type keytype;                    /* stored type of the single key */
-  LLVMValueRef aggs_ptr;              /* t->aggs, loaded for the current row */
+  /* Loaded once per batch: what the table keeps from its creation on
+   * (rt_aggtab_new) or changes between batches only. */
+  LLVMValueRef aggs_ptr;              /* t->aggs (its arrays move: cg_agg_array) */
+  LLVMValueRef direct;                /* t->direct, NULL without one */
+  LLVMValueRef lazy;                  /* i1: t->epoch != NULL */
 };
 
 /* Array `field` (CG_AGG_I, _F, _N, _HAS) of slot s, through a->aggs_ptr. */
