@@ -232,10 +232,23 @@ ir_expr *ir_bind_like(ir_binder *b, bool glob, bool neg, ir_expr *x, ir_expr *pa
 /* ---- bind_stage.c ---- */
 /* Binds one stage: the bind function stages.def names for its kind. */
 int ir_bind_stage(ir_binder *b, const fe_stage *st);
-/* The output columns of a stage's aggregates (AGGREGATE, TREE, FLATTEN):
- * one per item, named by it and typed as it bound, added to rb. */
-void ir_agg_outputs(ir_binder *b, const fe_stage *st, ir_agg *aggs, const rt_type *types,
-                    const bool *nulls, const bool *untyped, ir_rowb *rb);
+/* A stage's aggregates as bound (AGGREGATE, TREE ACCUMULATE, the tree
+ * reshapes, INTERVAL FLATTEN and MERGE): one per item of the stage, with
+ * the type, NULL-ability and untypedness of its output. */
+typedef struct ir_agglist {
+  ir_agg *aggs;
+  rt_type *types;
+  bool *nulls, *untyped;
+} ir_agglist;
+/* Room for the n aggregates of a stage. */
+ir_agglist ir_agglist_new(ir_binder *b, int n);
+/* Binds every item of st as ir_bind_group_agg does with ngroup keys;
+ * expected NULL: ir_agg_expected(b, where). */
+int ir_bind_agg_list(ir_binder *b, const fe_stage *st, ir_aggplace where, const char *expected,
+                     int ngroup, ir_agglist *l);
+/* The output columns of a stage's aggregates: one per item, named by it
+ * and typed as it bound (aggs[i].out_col), added to rb unless it is NULL. */
+void ir_agg_outputs(ir_binder *b, const fe_stage *st, const ir_agglist *l, ir_rowb *rb);
 /* The stages' bind functions (stages.def), in bind_stage.c unless said
  * below: each edits the row model and adds the stage's ops. */
 #define STAGE(name, str, w1, w2, parse, bind, words) int bind(ir_binder *b, const fe_stage *st);

@@ -60,12 +60,10 @@ int ir_bind_isect(ir_binder *b, const fe_source *src) {
  * AGGREGATE's: every segment has a covering row, so only NULL inputs make
  * them NULL. The one difference: ARG_MAX / ARG_MIN of a boolean value give
  * its integer (the sweep keeps values as integers, doubles or strings). */
-static int bind_flat_agg(ir_binder *b, const fe_item *it, ir_agg *ag, rt_type *out_type,
-                         bool *out_null, bool *untyped) {
-  if (!ir_bind_group_agg(b, it, IR_AGG_IN_FLATTEN, ir_agg_expected(b, IR_AGG_IN_FLATTEN), ag, 1, out_type,
-                         out_null, untyped))
-    return 0;
-  if (*out_type == RT_BOOL) *out_type = RT_I64;
+static int bind_flat_aggs(ir_binder *b, const fe_stage *st, ir_agglist *l) {
+  if (!ir_bind_agg_list(b, st, IR_AGG_IN_FLATTEN, NULL, 1, l)) return 0;
+  for (int i = 0; i < st->nitems; i++)
+    if (l->types[i] == RT_BOOL) l->types[i] = RT_I64;
   return 1;
 }
 
@@ -75,12 +73,9 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   const char **pnames;
   if (!ir_iv_input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
   int na = st->nitems;
-  ir_agg *aggs = ir_alloc(b, sizeof(ir_agg) * ((size_t)na + 1));
-  rt_type *types = ir_alloc(b, sizeof(rt_type) * ((size_t)na + 1));
-  bool *nulls = ir_alloc(b, (size_t)na + 1);
-  bool *untyped = ir_alloc(b, (size_t)na + 1);
-  for (int i = 0; i < na; i++)
-    if (!bind_flat_agg(b, &st->items[i], &aggs[i], &types[i], &nulls[i], &untyped[i])) return 0;
+  ir_agglist l;
+  if (!bind_flat_aggs(b, st, &l)) return 0;
+  ir_agg *aggs = l.aggs;
   /* The output row is ts, dur, the PER columns and the aggregates: one
    * name each, as AGGREGATE's. */
   int nout = 2 + st->nper + na;
@@ -103,7 +98,7 @@ int ir_bind_flatten(ir_binder *b, const fe_stage *st) {
   ir_rowb_add(b, &rb, "ts", op->iv.ts_out, false);
   ir_rowb_add(b, &rb, "dur", op->iv.dur_out, false);
   for (int q = 0; q < st->nper; q++) ir_rowb_add(b, &rb, pnames[q], per[q], false);
-  ir_agg_outputs(b, st, aggs, types, nulls, untyped, &rb);
+  ir_agg_outputs(b, st, &l, &rb);
   b->row = ir_rowb_done(&rb);
   ir_alias_set_one(b, NULL, b->row);
   return 1;

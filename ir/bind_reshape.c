@@ -229,14 +229,9 @@ int ir_bind_merge(ir_binder *b, const fe_stage *st) {
   for (int q = 0; q < nby; q++)
     if (!ir_resolve(b, NULL, st->by[q].name, st->by[q].pos, st->by[q].pos, &by[q], &bnames[q]))
       return 0;
-  ir_agg *uaggs = ir_alloc(b, sizeof(ir_agg) * ((size_t)na + 1));
-  rt_type *types = ir_alloc(b, sizeof(rt_type) * ((size_t)na + 1));
-  bool *nulls = ir_alloc(b, (size_t)na + 1), *untyped = ir_alloc(b, (size_t)na + 1);
-  const char *expected = ir_agg_expected(b, IR_AGG_IN_LIST);
-  for (int i = 0; i < na; i++)
-    if (!ir_bind_group_agg(b, &st->items[i], IR_AGG_IN_LIST, expected, &uaggs[i], 1, &types[i],
-                           &nulls[i], &untyped[i]))
-      return 0;
+  ir_agglist l;
+  if (!ir_bind_agg_list(b, st, IR_AGG_IN_LIST, NULL, 1, &l)) return 0;
+  ir_agg *uaggs = l.aggs;
   /* ts, dur, PER, BY, aggregates: one name each */
   int nout = 2 + st->nper + nby + na;
   const char **onames = ir_alloc(b, sizeof(char *) * (size_t)nout);
@@ -272,12 +267,8 @@ int ir_bind_merge(ir_binder *b, const fe_stage *st) {
   for (int q = 0; q < nby; q++) aggs[k++] = any_value(b, by[q], bnames[q]);
   ir_rowb rb = {0};
   for (int i = 0; i < k; i++) ir_rowb_add(b, &rb, onames[i], aggs[i].out_col, false);
-  for (int i = 0; i < na; i++) {
-    uaggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
-    p->cols[uaggs[i].out_col].untyped = untyped[i];
-    ir_rowb_add(b, &rb, st->items[i].name, uaggs[i].out_col, false);
-    aggs[k++] = uaggs[i];
-  }
+  ir_agg_outputs(b, st, &l, &rb);
+  for (int i = 0; i < na; i++) aggs[k++] = uaggs[i];
   ir_op *ag = ir_op_add(b, IR_AGGREGATE, st->pos);
   ag->agg.ngroup = 1;
   ag->agg.group_cols = ir_alloc(b, sizeof(int));

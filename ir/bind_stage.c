@@ -495,13 +495,30 @@ static int aggregate_names(ir_binder *b, const fe_stage *st, const char **gnames
   return ir_check_output_names(b, n, names, pos);
 }
 
-void ir_agg_outputs(ir_binder *b, const fe_stage *st, ir_agg *aggs, const rt_type *types,
-                    const bool *nulls, const bool *untyped, ir_rowb *rb) {
+ir_agglist ir_agglist_new(ir_binder *b, int n) {
+  return (ir_agglist){.aggs = ir_alloc(b, sizeof(ir_agg) * ((size_t)n + 1)),
+                      .types = ir_alloc(b, sizeof(rt_type) * ((size_t)n + 1)),
+                      .nulls = ir_alloc(b, (size_t)n + 1),
+                      .untyped = ir_alloc(b, (size_t)n + 1)};
+}
+
+int ir_bind_agg_list(ir_binder *b, const fe_stage *st, ir_aggplace where, const char *expected,
+                     int ngroup, ir_agglist *l) {
+  *l = ir_agglist_new(b, st->nitems);
+  if (!expected) expected = ir_agg_expected(b, where);
+  for (int i = 0; i < st->nitems; i++)
+    if (!ir_bind_group_agg(b, &st->items[i], where, expected, &l->aggs[i], ngroup, &l->types[i],
+                           &l->nulls[i], &l->untyped[i]))
+      return 0;
+  return 1;
+}
+
+void ir_agg_outputs(ir_binder *b, const fe_stage *st, const ir_agglist *l, ir_rowb *rb) {
   ir_plan *p = b->p;
   for (int i = 0; i < st->nitems; i++) {
-    aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
-    p->cols[aggs[i].out_col].untyped = untyped[i];
-    ir_rowb_add(b, rb, st->items[i].name, aggs[i].out_col, false);
+    l->aggs[i].out_col = ir_col_new(p, st->items[i].name, l->types[i], l->nulls[i]);
+    p->cols[l->aggs[i].out_col].untyped = l->untyped[i];
+    if (rb) ir_rowb_add(b, rb, st->items[i].name, l->aggs[i].out_col, false);
   }
 }
 
@@ -519,22 +536,16 @@ int ir_bind_aggregate(ir_binder *b, const fe_stage *st) {
     gcols[i] = ir_materialize(b, e, gnames[i], g->expr->pos);
   }
   b->agg_msg = NULL;
-  ir_agg *aggs = ir_alloc(b, sizeof(ir_agg) * ((size_t)na + 1));
-  rt_type *types = ir_alloc(b, sizeof(rt_type) * ((size_t)na + 1));
-  bool *nulls = ir_alloc(b, (size_t)na + 1);
-  bool *untyped = ir_alloc(b, (size_t)na + 1);
-  for (int i = 0; i < na; i++)
-    if (!ir_bind_group_agg(b, &st->items[i], IR_AGG_IN_AGGREGATE,
-                           "expected an aggregate such as COUNT(*) or SUM(x)", &aggs[i], ng,
-                           &types[i], &nulls[i], &untyped[i]))
-      return 0;
+  ir_agglist l;
+  if (!ir_bind_agg_list(b, st, IR_AGG_IN_AGGREGATE, "expected an aggregate such as COUNT(*) or SUM(x)", ng, &l))
+    return 0;
   if (!aggregate_names(b, st, gnames)) return 0;
   ir_op *op = ir_op_add(b, IR_AGGREGATE, st->pos);
   op->agg.ngroup = ng;
   op->agg.group_cols = gcols;
   op->agg.group_out = ir_alloc(b, sizeof(int) * ((size_t)ng + 1));
   op->agg.naggs = na;
-  op->agg.aggs = aggs;
+  op->agg.aggs = l.aggs;
   ir_rowb rb = {0};
   for (int i = 0; i < ng; i++) {
     const ir_col *in = &p->cols[gcols[i]];
@@ -542,7 +553,7 @@ int ir_bind_aggregate(ir_binder *b, const fe_stage *st) {
     p->cols[op->agg.group_out[i]].untyped = p->cols[gcols[i]].untyped;
     ir_rowb_add(b, &rb, gnames[i], op->agg.group_out[i], false);
   }
-  ir_agg_outputs(b, st, aggs, types, nulls, untyped, &rb);
+  ir_agg_outputs(b, st, &l, &rb);
   b->row = ir_rowb_done(&rb);
   ir_alias_set_one(b, NULL, b->row);
   return 1;

@@ -81,12 +81,10 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
                    it == RT_STR ? "a string" : "an integer", pt == RT_STR ? "a string" : "an integer");
 
   int na = st->nitems;
-  ir_agg *aggs = ir_alloc(b, sizeof(ir_agg) * ((size_t)na + 1));
-  rt_type *types = ir_alloc(b, sizeof(rt_type) * ((size_t)na + 1));
-  bool *nulls = ir_alloc(b, (size_t)na + 1);
-  bool *untyped = ir_alloc(b, (size_t)na + 1);
+  ir_agglist l = ir_agglist_new(b, na);
+  ir_agg *aggs = l.aggs;
   for (int i = 0; i < na; i++)
-    if (!bind_tree_agg(b, st, &st->items[i], &aggs[i], &types[i], &nulls[i], &untyped[i])) return 0;
+    if (!bind_tree_agg(b, st, &st->items[i], &aggs[i], &l.types[i], &l.nulls[i], &l.untyped[i])) return 0;
 
   ir_op *prev = prev_tree_acc(b);
   ir_op *num = NULL, *order = NULL;
@@ -139,7 +137,7 @@ int ir_bind_tree(ir_binder *b, const fe_stage *st) {
   ir_rowb rb = {0};
   for (int i = 0; i < b->row.n; i++)
     ir_rowb_add(b, &rb, b->row.e[i].name, b->row.e[i].col, b->row.e[i].qonly);
-  ir_agg_outputs(b, st, aggs, types, nulls, untyped, &rb);
+  ir_agg_outputs(b, st, &l, &rb);
   b->row = ir_rowb_done(&rb);   /* aliases are kept and do not gain the outputs */
   return 1;
 }

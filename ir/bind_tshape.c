@@ -107,15 +107,10 @@ int ir_bind_tshape(ir_binder *b, const fe_stage *st) {
     if (!ir_resolve(b, NULL, st->by[q].name, st->by[q].pos, st->by[q].pos, &by[q], &bynames[q]))
       return 0;
   int na = st->nitems;
-  ir_agg *aggs = ir_alloc(b, sizeof(ir_agg) * ((size_t)na + 1));
-  rt_type *types = ir_alloc(b, sizeof(rt_type) * ((size_t)na + 1));
-  bool *nulls = ir_alloc(b, (size_t)na + 1);
-  bool *untyped = ir_alloc(b, (size_t)na + 1);
-  for (int i = 0; i < na; i++)
-    /* Every output row has rows of its own: typed as a grouped AGGREGATE's. */
-    if (!ir_bind_group_agg(b, &st->items[i], IR_AGG_IN_LIST, ir_agg_expected(b, IR_AGG_IN_LIST), &aggs[i], 1,
-                           &types[i], &nulls[i], &untyped[i]))
-      return 0;
+  ir_agglist l;
+  /* Every output row has rows of its own: typed as a grouped AGGREGATE's. */
+  if (!ir_bind_agg_list(b, st, IR_AGG_IN_LIST, NULL, 1, &l)) return 0;
+  ir_agg *aggs = l.aggs;
   /* Output names: an aggregate may not take the tree's own columns, nor
    * (MERGE SIBLINGS) a BY column's name, and each is given once. */
   int nout = (siblings ? 2 + st->nby : 0) + na;
@@ -199,16 +194,13 @@ int ir_bind_tshape(ir_binder *b, const fe_stage *st) {
     ir_rowb_add(b, &rb, "id", ts->id_out, false);
     ir_rowb_add(b, &rb, "parent_id", ts->parent_out, false);
     for (int q = 0; q < st->nby; q++) ir_rowb_add(b, &rb, bynames[q], by[q], false);
-    ir_agg_outputs(b, st, aggs, types, nulls, untyped, &rb);
+    ir_agg_outputs(b, st, &l, &rb);
     b->row = ir_rowb_done(&rb);
     ir_alias_set_one(b, NULL, b->row);
     return 1;
   }
   ts->parent_out = ir_col_new(p, "parent_id", ik ? RT_STR : RT_I64, true);
-  for (int i = 0; i < na; i++) {
-    aggs[i].out_col = ir_col_new(p, st->items[i].name, types[i], nulls[i]);
-    p->cols[aggs[i].out_col].untyped = untyped[i];
-  }
+  ir_agg_outputs(b, st, &l, NULL);
   bool have_parent = false;
   bool *placed = ir_alloc(b, (size_t)na + 1);
   for (int i = 0; i < in_row.n; i++) {
