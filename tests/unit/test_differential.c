@@ -34,44 +34,9 @@
 #include "api/engine.h"   /* pj__engine_set_batch_rows */
 #include "codegen/cg.h"
 #include "pipejit.h"
+#include "rowdiff.h"
 
 #define NPIPELINES 400
-
-/* ---- deterministic random numbers (splitmix64) --------------------------- */
-
-static uint64_t g_rng;
-static uint64_t next_u64(void) {
-  uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static int rnd(int n) { return (int)(next_u64() % (uint64_t)n); }
-static int chance(int percent) { return rnd(100) < percent; }
-
-/* ---- text buffers ----------------------------------------------------------- */
-
-typedef struct buf {
-  char *s;
-  size_t n, cap;
-} buf;
-
-static void bprintf(buf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (b->n + (size_t)n + 1 > b->cap) {
-    b->cap = (b->n + (size_t)n + 1) * 2;
-    b->s = realloc(b->s, b->cap);
-  }
-  va_start(ap, fmt);
-  vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->n += (size_t)n;
-}
-
-static char *bdone(buf *b) { return b->s ? b->s : strdup(""); }
 
 /* ---- tables ------------------------------------------------------------------- */
 
@@ -668,103 +633,6 @@ static pair gen_pair(int table, int from_sqlite) {
 
 /* ---- comparing ------------------------------------------------------------------ */
 
-/* One row as text: numbers by value (so 3 and 3.0 agree), strings quoted. */
-static void cell_num(buf *b, double f) {
-  if (f == floor(f) && fabs(f) < 1e15) bprintf(b, "%lld|", (long long)f);
-  else bprintf(b, "%.17g|", f);
-}
-
-typedef struct rows {
-  int n, cap;
-  char **r;
-  int ncols;
-  char names[512];
-} rows;
-
-static void rows_free(rows *r) {
-  for (int i = 0; i < r->n; i++) free(r->r[i]);
-  free(r->r);
-}
-
-/* Doubling: a join's reference can have most of a million rows, and a
- * realloc per row copies them all each time under ASan. */
-static void rows_add(rows *r, char *s) {
-  if (r->n == r->cap) {
-    r->cap = r->cap ? r->cap * 2 : 64;
-    r->r = realloc(r->r, sizeof *r->r * (size_t)r->cap);
-  }
-  r->r[r->n++] = s;
-}
-
-static void sql_rows(sqlite3 *db, const char *sql, rows *out) {
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-    fail_msg("reference SQL does not prepare: %s\n%s", sqlite3_errmsg(db), sql);
-  out->ncols = sqlite3_column_count(st);
-  size_t pos = 0;
-  for (int c = 0; c < out->ncols; c++)
-    pos += (size_t)snprintf(out->names + pos, sizeof out->names - pos, "%s,",
-                            sqlite3_column_name(st, c));
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    buf b = {0};
-    for (int c = 0; c < out->ncols; c++) {
-      switch (sqlite3_column_type(st, c)) {
-      case SQLITE_NULL: bprintf(&b, "N|"); break;
-      case SQLITE_INTEGER: bprintf(&b, "%lld|", (long long)sqlite3_column_int64(st, c)); break;
-      case SQLITE_FLOAT: cell_num(&b, sqlite3_column_double(st, c)); break;
-      default: bprintf(&b, "'%s'|", (const char *)sqlite3_column_text(st, c)); break;
-      }
-    }
-    rows_add(out, bdone(&b));
-  }
-  if (rc != SQLITE_DONE) fail_msg("reference SQL fails: %s\n%s", sqlite3_errmsg(db), sql);
-  sqlite3_finalize(st);
-}
-
-static void result_rows(const pj_result *r, rows *out) {
-  out->ncols = pj_result_column_count(r);
-  size_t pos = 0;
-  for (int c = 0; c < out->ncols; c++)
-    pos += (size_t)snprintf(out->names + pos, sizeof out->names - pos, "%s,",
-                            pj_result_column_name(r, c));
-  for (int64_t i = 0; i < pj_result_row_count(r); i++) {
-    buf b = {0};
-    for (int c = 0; c < out->ncols; c++) {
-      if (pj_result_is_null(r, i, c)) bprintf(&b, "N|");
-      else if (pj_result_column_type(r, c) == PJ_TYPE_STRING)
-        bprintf(&b, "'%s'|", pj_result_text(r, i, c, NULL));
-      else if (pj_result_column_type(r, c) == PJ_TYPE_DOUBLE)
-        cell_num(&b, pj_result_double(r, i, c));
-      else bprintf(&b, "%lld|", (long long)pj_result_int64(r, i, c));
-    }
-    rows_add(out, bdone(&b));
-  }
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Returns NULL when equal, else a description (malloc'd). */
-static char *diff_rows(rows *want, rows *got, int ordered) {
-  buf b = {0};
-  if (strcmp(want->names, got->names))
-    bprintf(&b, "columns differ: sqlite %s vs pipejit %s\n", want->names, got->names);
-  if (!ordered) {
-    if (want->n) qsort(want->r, (size_t)want->n, sizeof *want->r, cmp_str);
-    if (got->n) qsort(got->r, (size_t)got->n, sizeof *got->r, cmp_str);
-  }
-  if (want->n != got->n) bprintf(&b, "row counts differ: sqlite %d vs pipejit %d\n", want->n, got->n);
-  int shown = 0;
-  for (int i = 0; i < want->n && i < got->n && shown < 5; i++)
-    if (strcmp(want->r[i], got->r[i])) {
-      bprintf(&b, "row %d: sqlite %s vs pipejit %s\n", i, want->r[i], got->r[i]);
-      shown++;
-    }
-  return b.s;
-}
-
 /* ---- reference aggregates --------------------------------------------------------
  *
  * SQLite has no ARG_MAX / ARG_MIN, and its percentile() is an extension
@@ -909,7 +777,7 @@ static char *run_and_diff(pj_engine *e, pj_mode mode, const char *pipe, const ro
     rows want_copy = *want;
     want_copy.r = malloc(sizeof *want->r * (size_t)(want->n + 1));
     if (want->n) memcpy(want_copy.r, want->r, sizeof *want->r * (size_t)want->n);
-    why = diff_rows(&want_copy, &got, ordered);
+    why = diff_rows(&want_copy, &got, ordered, 1);
     free(want_copy.r);
     rows_free(&got);
   }

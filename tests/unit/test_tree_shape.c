@@ -32,109 +32,7 @@
 
 #include "codegen/cg.h"
 #include "pipejit.h"
-
-static uint64_t g_rng;
-static uint64_t next_u64(void) {
-  uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static int rnd(int n) { return (int)(next_u64() % (uint64_t)n); }
-static int chance(int percent) { return rnd(100) < percent; }
-
-typedef struct buf {
-  char *s;
-  size_t n, cap;
-} buf;
-
-static void bprintf(buf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int k = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (b->n + (size_t)k + 1 > b->cap) {
-    b->cap = (b->n + (size_t)k + 1) * 2;
-    b->s = realloc(b->s, b->cap);
-  }
-  va_start(ap, fmt);
-  vsnprintf(b->s + b->n, (size_t)k + 1, fmt, ap);
-  va_end(ap);
-  b->n += (size_t)k;
-}
-static char *bdone(buf *b) { return b->s ? b->s : strdup(""); }
-
-/* ---- rows as text, compared as sorted lists ------------------------------------ */
-
-typedef struct rows {
-  int n, cap;
-  char **r;
-} rows;
-
-static void rows_add(rows *r, char *s) {
-  if (r->n == r->cap) {
-    r->cap = r->cap ? r->cap * 2 : 64;
-    r->r = realloc(r->r, sizeof *r->r * (size_t)r->cap);
-  }
-  r->r[r->n++] = s;
-}
-
-static void rows_free(rows *r) {
-  for (int i = 0; i < r->n; i++) free(r->r[i]);
-  free(r->r);
-  memset(r, 0, sizeof *r);
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* NULL when equal (as sorted lists), else a description (malloc'd). */
-static char *diff_rows(rows *want, rows *got) {
-  if (want->n) qsort(want->r, (size_t)want->n, sizeof *want->r, cmp_str);
-  if (got->n) qsort(got->r, (size_t)got->n, sizeof *got->r, cmp_str);
-  buf b = {0};
-  if (want->n != got->n) bprintf(&b, "row counts differ: want %d, got %d\n", want->n, got->n);
-  int shown = 0;
-  for (int i = 0; i < want->n && i < got->n && shown < 5; i++)
-    if (strcmp(want->r[i], got->r[i])) {
-      bprintf(&b, "row %d: want %s, got %s\n", i, want->r[i], got->r[i]);
-      shown++;
-    }
-  return b.s;
-}
-
-static void sql_rows(sqlite3 *db, const char *sql, rows *out) {
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-    fail_msg("reference SQL does not prepare: %s\n%s", sqlite3_errmsg(db), sql);
-  int rc, nc = sqlite3_column_count(st);
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    buf b = {0};
-    for (int c = 0; c < nc; c++) {
-      switch (sqlite3_column_type(st, c)) {
-      case SQLITE_NULL: bprintf(&b, "N|"); break;
-      case SQLITE_INTEGER: bprintf(&b, "%lld|", (long long)sqlite3_column_int64(st, c)); break;
-      default: bprintf(&b, "'%s'|", (const char *)sqlite3_column_text(st, c)); break;
-      }
-    }
-    rows_add(out, bdone(&b));
-  }
-  if (rc != SQLITE_DONE) fail_msg("reference SQL fails: %s\n%s", sqlite3_errmsg(db), sql);
-  sqlite3_finalize(st);
-}
-
-static void cell(buf *b, const pj_result *r, int64_t i, int c) {
-  if (pj_result_is_null(r, i, c)) bprintf(b, "N|");
-  else if (pj_result_column_type(r, c) == PJ_TYPE_STRING) bprintf(b, "'%s'|", pj_result_text(r, i, c, NULL));
-  else bprintf(b, "%lld|", (long long)pj_result_int64(r, i, c));
-}
-
-static void result_rows(const pj_result *r, rows *out) {
-  for (int64_t i = 0; i < pj_result_row_count(r); i++) {
-    buf b = {0};
-    for (int c = 0; c < pj_result_column_count(r); c++) cell(&b, r, i, c);
-    rows_add(out, bdone(&b));
-  }
-}
+#include "rowdiff.h"
 
 /* ---- forests ------------------------------------------------------------------------ */
 
@@ -278,7 +176,7 @@ static int check(pj_engine *e, const mode_spec *modes, int nmodes, const char *w
       rows w = *want;
       w.r = malloc(sizeof *w.r * ((size_t)want->n + 1));
       if (want->n) memcpy(w.r, want->r, sizeof *w.r * (size_t)want->n);
-      why = diff_rows(&w, &got);
+      why = diff_rows(&w, &got, 0, 0);
       free(w.r);
       rows_free(&got);
     }
@@ -373,7 +271,7 @@ static void sibling_paths(const pj_result *r, rows *out) {
     path[i] = bdone(&b);
     buf row = {0};
     bprintf(&row, "'%s'|", path[i]);
-    for (int c = 3; c < 6; c++) cell(&row, r, i, c);
+    for (int c = 3; c < 6; c++) result_cell(&row, r, i, c);
     rows_add(out, bdone(&row));
   }
   for (int64_t i = 0; i < k; i++) free(path[i]);
@@ -536,7 +434,7 @@ static void accumulate_rows(const pj_result *r, rows *out) {
     for (int c = 0; c < pj_result_column_count(r); c++) {
       if (pj_result_column_type(r, c) == PJ_TYPE_DOUBLE && !pj_result_is_null(r, i, c))
         bprintf(&b, "%.17g|", pj_result_double(r, i, c));
-      else cell(&b, r, i, c);
+      else result_cell(&b, r, i, c);
     }
     rows_add(out, bdone(&b));
   }
