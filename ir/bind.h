@@ -139,6 +139,15 @@ ir_row ir_rowb_done(ir_rowb *rb);
 const ir_alias *ir_alias_find(const ir_binder *b, const char *name);
 /* Sets the aliases to exactly one (name) over `row`, or none when name is NULL. */
 void ir_alias_set_one(ir_binder *b, const char *name, ir_row row);
+/* The row model at one point of binding (the row and the aliases): a
+ * stage that reads its input as it was goes back to it. */
+typedef struct ir_rowsave {
+  ir_row row;
+  int naliases;
+  const ir_alias *aliases;
+} ir_rowsave;
+ir_rowsave ir_row_save(const ir_binder *b);
+void ir_row_restore(ir_binder *b, const ir_rowsave *s);
 /* Resolves [qual.]name to a column id; on success *entry_name is the
  * defining spelling. Errors: no such column, table alias, ambiguity. */
 int ir_resolve(ir_binder *b, const char *qual, const char *name, int pos, int namepos,
@@ -342,6 +351,10 @@ typedef struct ir_iv_operand {
   int nper_found;
 } ir_iv_operand;
 int ir_iv_bind_operand(ir_binder *b, const fe_stage *st, const char *what, ir_iv_operand *o);
+/* The operand of a stage that matches it lane by lane (INTERVAL JOIN,
+ * FIND, KEEP/DROP IF, SUBTRACT, SPLIT): bound as above, with every PER
+ * column, each of the kind of the input's (per). */
+int ir_iv_bind_keyed_operand(ir_binder *b, const fe_stage *st, const int *per, ir_iv_operand *o);
 /* Each PER column of the operand (op) of one kind with the input's (in). */
 int ir_iv_check_key_types(ir_binder *b, const fe_stage *st, const int *in, const int *op,
                           const char *rel);
@@ -362,11 +375,10 @@ ir_op *ir_iv_bind_operands(ir_binder *b, const fe_source *src, const char *stage
                            ir_row **rows);
 /* INTERVAL JOIN's relationship as an rt_ijrel. */
 int ir_iv_rt_rel(fe_joinrel rel);
-/* The row after a stage that attaches an operand (INTERVAL JOIN, FIND):
- * the input's entries, then the operand's qualified-only; the input's
- * aliases stay and the operand's joins them. */
-void ir_iv_join_row(ir_binder *b, ir_row in_row, int in_naliases, const ir_alias *in_aliases,
-                    const ir_iv_operand *o);
+/* The row after a stage that attaches an operand (INTERVAL JOIN, FIND,
+ * SPLIT): in's entries, then the operand's qualified-only; in's aliases
+ * stay and the operand's joins them. */
+void ir_iv_join_row(ir_binder *b, const ir_rowsave *in, const ir_iv_operand *o);
 ir_op *ir_iv_two_rel_op(ir_binder *b, ir_opkind kind, const fe_stage *st, ir_op *inbuf, int ts,
                         int dur, int *per, ir_op *opbuf, const ir_iv_operand *o, int *opper,
                         const char *opname);

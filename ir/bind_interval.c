@@ -111,17 +111,11 @@ int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
   int ts, dur, *per;
   const char **pnames;
   if (!ir_iv_input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
-  ir_row in_row = b->row;
-  int in_naliases = b->naliases;
-  const ir_alias *in_aliases = b->aliases;
+  ir_rowsave in = ir_row_save(b);
   ir_op *inbuf = ir_iv_input_buffer(b, st, 0, NULL);
 
   ir_iv_operand o;
-  if (!ir_iv_bind_operand(b, st, "the operand", &o)) return 0;
-  const char *rel = o.qual ? o.qual : "the operand";
-  for (int q = 0; q < st->nper; q++)
-    if (o.per[q] < 0) return ir_fail(b, st->src->pos, "expected %s to have a %s column", rel, st->per[q].name);
-  if (!ir_iv_check_key_types(b, st, per, o.per, rel)) return 0;
+  if (!ir_iv_bind_keyed_operand(b, st, per, &o)) return 0;
   int *op_cols;
   int nop = ir_iv_row_cols(b, o.row, &op_cols);
   ir_op *opbuf = ir_add_ivbuf(b, st->src->pos, nop, op_cols);
@@ -133,7 +127,7 @@ int ir_bind_ijoin(ir_binder *b, const fe_stage *st) {
   if (st->left)
     for (int i = 0; i < nop; i++) p->cols[op_cols[i]].nullable = true;
 
-  ir_iv_join_row(b, in_row, in_naliases, in_aliases, &o);
+  ir_iv_join_row(b, &in, &o);
   return 1;
 }
 

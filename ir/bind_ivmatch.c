@@ -21,12 +21,7 @@ static int *input_per(ir_binder *b, const fe_stage *st) {
 /* The operand, with every PER column, of the input's kinds, buffered. */
 static ir_op *bind_match_operand(ir_binder *b, const fe_stage *st, const int *per,
                                  ir_iv_operand *o) {
-  if (!ir_iv_bind_operand(b, st, "the operand", o)) return NULL;
-  const char *rel = o->qual ? o->qual : "the operand";
-  for (int q = 0; q < st->nper; q++)
-    if (o->per[q] < 0)
-      return ir_fail(b, st->src->pos, "expected %s to have a %s column", rel, st->per[q].name), NULL;
-  if (!ir_iv_check_key_types(b, st, per, o->per, rel)) return NULL;
+  if (!ir_iv_bind_keyed_operand(b, st, per, o)) return NULL;
   int *cols;
   int n = ir_iv_row_cols(b, o->row, &cols);
   return ir_add_ivbuf(b, st->src->pos, n, cols);
@@ -58,9 +53,7 @@ int ir_bind_ifind(ir_binder *b, const fe_stage *st) {
                      e->type == RT_STR ? "a string" : "a double");
     if ((within = ir_materialize(b, e, "within", st->within_d->pos)) < 0) return 0;
   }
-  ir_row in_row = b->row;
-  int in_naliases = b->naliases;
-  const ir_alias *in_aliases = b->aliases;
+  ir_rowsave in = ir_row_save(b);
   ir_op *inbuf = ir_iv_input_buffer(b, st, 1, &within);
   ir_iv_operand o;
   ir_op *opbuf = bind_match_operand(b, st, per, &o);
@@ -72,7 +65,7 @@ int ir_bind_ifind(ir_binder *b, const fe_stage *st) {
   op->iv.within_col = within;
   if (st->left)
     for (int i = 0; i < opbuf->ivbuf.ncarry; i++) p->cols[opbuf->ivbuf.carry[i]].nullable = true;
-  ir_iv_join_row(b, in_row, in_naliases, in_aliases, &o);
+  ir_iv_join_row(b, &in, &o);
   return 1;
 }
 
@@ -82,9 +75,7 @@ int ir_bind_ikeep(ir_binder *b, const fe_stage *st) {
   int ts, dur, *per;
   const char **pnames;
   if (!ir_iv_input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
-  ir_row in_row = b->row;
-  int in_naliases = b->naliases;
-  const ir_alias *in_aliases = b->aliases;
+  ir_rowsave in = ir_row_save(b);
   ir_op *inbuf = ir_iv_input_buffer(b, st, 0, NULL);
   ir_iv_operand o;
   ir_op *opbuf = bind_match_operand(b, st, per, &o);
@@ -92,9 +83,6 @@ int ir_bind_ikeep(ir_binder *b, const fe_stage *st) {
   ir_op *op = ir_iv_two_rel_op(b, IR_IV_KEEP, st, inbuf, ts, dur, per, opbuf, &o, o.per, o.qual);
   op->iv.rel = (int)ir_iv_rt_rel(st->rel);
   op->iv.drop = st->kind == ST_IV_DROP;
-  /* Columns and aliases as they were. */
-  b->row = in_row;
-  b->naliases = in_naliases;
-  b->aliases = in_aliases;
+  ir_row_restore(b, &in);   /* columns and aliases as they were */
   return 1;
 }

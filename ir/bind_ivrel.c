@@ -271,19 +271,26 @@ int ir_iv_rt_rel(fe_joinrel rel) {
   return (int)rels[rel];
 }
 
-void ir_iv_join_row(ir_binder *b, ir_row in_row, int in_naliases, const ir_alias *in_aliases,
-                    const ir_iv_operand *o) {
+int ir_iv_bind_keyed_operand(ir_binder *b, const fe_stage *st, const int *per, ir_iv_operand *o) {
+  if (!ir_iv_bind_operand(b, st, "the operand", o)) return 0;
+  const char *rel = o->qual ? o->qual : "the operand";
+  for (int q = 0; q < st->nper; q++)
+    if (o->per[q] < 0) return ir_fail(b, st->src->pos, "expected %s to have a %s column", rel, st->per[q].name);
+  return ir_iv_check_key_types(b, st, per, o->per, rel);
+}
+
+void ir_iv_join_row(ir_binder *b, const ir_rowsave *in, const ir_iv_operand *o) {
   ir_rowb rb = {0};
-  for (int i = 0; i < in_row.n; i++)
-    ir_rowb_add(b, &rb, in_row.e[i].name, in_row.e[i].col, in_row.e[i].qonly);
+  for (int i = 0; i < in->row.n; i++)
+    ir_rowb_add(b, &rb, in->row.e[i].name, in->row.e[i].col, in->row.e[i].qonly);
   for (int i = 0; i < o->row.n; i++) ir_rowb_add(b, &rb, o->row.e[i].name, o->row.e[i].col, true);
   b->row = ir_rowb_done(&rb);
   /* The input's aliases stay; the operand's alias joins them (replacing
    * one of the same name). */
-  ir_alias *al = ir_alloc(b, sizeof(ir_alias) * ((size_t)in_naliases + 1));
+  ir_alias *al = ir_alloc(b, sizeof(ir_alias) * ((size_t)in->naliases + 1));
   int na = 0;
-  for (int i = 0; i < in_naliases; i++)
-    if (!o->qual || !ir_name_eq(in_aliases[i].name, o->qual)) al[na++] = in_aliases[i];
+  for (int i = 0; i < in->naliases; i++)
+    if (!o->qual || !ir_name_eq(in->aliases[i].name, o->qual)) al[na++] = in->aliases[i];
   if (o->qual) al[na++] = (ir_alias){o->qual, o->row};
   b->naliases = na;
   b->aliases = al;

@@ -52,18 +52,12 @@ static int bind_two(ir_binder *b, const fe_stage *st, ir_opkind kind) {
   int ts, dur, *per;
   const char **pnames;
   if (!ir_iv_input_bounds(b, st, &ts, &dur, &per, &pnames)) return 0;
-  ir_row in_row = b->row;
-  int in_naliases = b->naliases;
-  const ir_alias *in_aliases = b->aliases;
-  int id = ir_iv_rel_id(b, in_row);
+  ir_rowsave in = ir_row_save(b);
+  int id = ir_iv_rel_id(b, in.row);
   ir_op *inbuf = ir_iv_input_buffer(b, st, 0, NULL);
 
   ir_iv_operand o;
-  if (!ir_iv_bind_operand(b, st, "the operand", &o)) return 0;
-  const char *rel = o.qual ? o.qual : "the operand";
-  for (int q = 0; q < st->nper; q++)
-    if (o.per[q] < 0) return ir_fail(b, st->src->pos, "expected %s to have a %s column", rel, st->per[q].name);
-  if (!ir_iv_check_key_types(b, st, per, o.per, rel)) return 0;
+  if (!ir_iv_bind_keyed_operand(b, st, per, &o)) return 0;
   int *op_cols, nop;
   if (kind == IR_SPLIT) {
     nop = ir_iv_row_cols(b, o.row, &op_cols);
@@ -82,26 +76,15 @@ static int bind_two(ir_binder *b, const fe_stage *st, ir_opkind kind) {
   op->iv.origin = op->iv.gid_out = op->iv.bucket_out = -1;
   op->iv.ts_out = ir_col_new(p, "ts", RT_I64, false);
   op->iv.dur_out = ir_col_new(p, "dur", RT_I64, false);
-  ir_row row = new_bounds_row(b, in_row, op->iv.ts_out, op->iv.dur_out, NULL, -1);
+  /* the input's row with the new bounds, its aliases as they were */
+  in.row = new_bounds_row(b, in.row, op->iv.ts_out, op->iv.dur_out, NULL, -1);
   if (kind == IR_SUBTRACT) {
-    b->row = row;
-    b->naliases = in_naliases;
-    b->aliases = in_aliases;
+    ir_row_restore(b, &in);
     return 1;
   }
   /* SPLIT: the operand's columns, qualified-only, NULL on uncovered pieces */
   for (int i = 0; i < nop; i++) p->cols[op_cols[i]].nullable = true;
-  ir_rowb rb = {0};
-  for (int i = 0; i < row.n; i++) ir_rowb_add(b, &rb, row.e[i].name, row.e[i].col, row.e[i].qonly);
-  for (int i = 0; i < o.row.n; i++) ir_rowb_add(b, &rb, o.row.e[i].name, o.row.e[i].col, true);
-  b->row = ir_rowb_done(&rb);
-  ir_alias *al = ir_alloc(b, sizeof(ir_alias) * ((size_t)in_naliases + 1));
-  int na = 0;
-  for (int i = 0; i < in_naliases; i++)
-    if (!ir_name_eq(in_aliases[i].name, o.qual)) al[na++] = in_aliases[i];
-  al[na++] = (ir_alias){o.qual, o.row};
-  b->naliases = na;
-  b->aliases = al;
+  ir_iv_join_row(b, &in, &o);
   return 1;
 }
 
@@ -137,10 +120,8 @@ int ir_bind_quantize(ir_binder *b, const fe_stage *st) {
       if ((origin = ir_materialize(b, e, "aligned to", pos)) < 0) return 0;
     }
   }
-  ir_row in_row = b->row;
-  int in_naliases = b->naliases;
-  const ir_alias *in_aliases = b->aliases;
-  int id = ir_iv_rel_id(b, in_row);
+  ir_rowsave in = ir_row_save(b);
+  int id = ir_iv_rel_id(b, in.row);
   ir_op *inbuf = ir_iv_input_buffer(b, st, 1, &origin);
   ir_op *op = ir_iv_one_rel_op(b, IR_QUANTIZE, st, inbuf, ts, dur, per, id);
   op->iv.origin = origin;
@@ -149,9 +130,8 @@ int ir_bind_quantize(ir_binder *b, const fe_stage *st) {
   op->iv.ts_out = ir_col_new(p, "ts", RT_I64, false);
   op->iv.dur_out = ir_col_new(p, "dur", RT_I64, false);
   op->iv.bucket_out = ir_col_new(p, "bucket", RT_I64, false);
-  b->row = new_bounds_row(b, in_row, op->iv.ts_out, op->iv.dur_out, "bucket", op->iv.bucket_out);
-  b->naliases = in_naliases;
-  b->aliases = in_aliases;
+  in.row = new_bounds_row(b, in.row, op->iv.ts_out, op->iv.dur_out, "bucket", op->iv.bucket_out);
+  ir_row_restore(b, &in);
   return 1;
 }
 

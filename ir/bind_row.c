@@ -30,6 +30,16 @@ const ir_alias *ir_alias_find(const ir_binder *b, const char *name) {
   return NULL;
 }
 
+ir_rowsave ir_row_save(const ir_binder *b) {
+  return (ir_rowsave){b->row, b->naliases, b->aliases};
+}
+
+void ir_row_restore(ir_binder *b, const ir_rowsave *s) {
+  b->row = s->row;
+  b->naliases = s->naliases;
+  b->aliases = s->aliases;
+}
+
 void ir_alias_set_one(ir_binder *b, const char *name, ir_row row) {
   if (!name) {
     b->naliases = 0;

@@ -131,9 +131,7 @@ int ir_bind_tshape(ir_binder *b, const fe_stage *st) {
 
   /* The input's buffer: everything reachable and the aggregates'
    * arguments (a computed one is in no row). */
-  ir_row in_row = b->row;
-  int in_naliases = b->naliases;
-  const ir_alias *in_aliases = b->aliases;
+  ir_rowsave in = ir_row_save(b);
   int *all;
   int n = ir_row_all_cols(b, &all);
   int *carry = ir_alloc(b, sizeof(int) * ((size_t)n + 2 * (size_t)na + 1));
@@ -203,8 +201,8 @@ int ir_bind_tshape(ir_binder *b, const fe_stage *st) {
   ir_agg_outputs(b, st, &l, NULL);
   bool have_parent = false;
   bool *placed = ir_alloc(b, (size_t)na + 1);
-  for (int i = 0; i < in_row.n; i++) {
-    const ir_entry *e = &in_row.e[i];
+  for (int i = 0; i < in.row.n; i++) {
+    const ir_entry *e = &in.row.e[i];
     int col = e->col;
     if (!e->qonly && col == pc && ir_name_eq(e->name, "parent_id")) {
       col = ts->parent_out;
@@ -217,8 +215,7 @@ int ir_bind_tshape(ir_binder *b, const fe_stage *st) {
   if (!have_parent) ir_rowb_add(b, &rb, "parent_id", ts->parent_out, false);
   for (int a = 0; a < na; a++)
     if (!placed[a]) ir_rowb_add(b, &rb, st->items[a].name, aggs[a].out_col, false);
-  b->row = ir_rowb_done(&rb);
-  b->naliases = in_naliases;   /* aliases keep the values they had */
-  b->aliases = in_aliases;
+  in.row = ir_rowb_done(&rb);
+  ir_row_restore(b, &in);   /* aliases keep the values they had */
   return 1;
 }
