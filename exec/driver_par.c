@@ -229,7 +229,9 @@ static int par_morsel(par_job *job, par_worker *w, int wid, int64_t m) {
   if (end > src->nrows) end = src->nrows;
   par_joins_morsel(w, run);
   if (sink->kind == IR_AGGREGATE) {
-    if (!rt_aggtab_init_like(&w->local, job->s->agg)) return par_fail(w, -1, sink->stage, "out of memory");
+    /* the worker's table of its last morsel, emptied (rt_aggtab_reset) */
+    if (w->has_local) rt_aggtab_reset(&w->local);
+    else if (!rt_aggtab_init_like(&w->local, job->s->agg)) return par_fail(w, -1, sink->stage, "out of memory");
     w->has_local = true;
     w->seg.agg = &w->local;
   } else if (job->window) {
@@ -348,10 +350,13 @@ static int par_merge_parts(par_job *job, par_worker *w, int64_t m) {
   return 0;
 }
 
-static void par_drop_local(par_worker *w) {
-  if (w->has_local) rt_aggtab_free(&w->local);
+/* Drops the morsel's sink: a buffer is freed, a table kept for the
+ * worker's next morsel (par_morsel empties it) unless `all`. */
+static void par_drop_local(par_worker *w, bool all) {
+  if (w->has_local && all) rt_aggtab_free(&w->local);
   if (w->has_lbuf) rt_rowbuf_free(&w->lbuf);
-  w->has_local = w->has_lbuf = false;
+  w->has_local = w->has_local && !all;
+  w->has_lbuf = false;
   w->seg.agg = NULL;
   w->seg.buf = NULL;
 }
@@ -400,12 +405,12 @@ static void par_work(void *ctx, int wid) {
     pthread_mutex_lock(&job->mu);
     if (rc < 0) {
       par_failed(job, w, m);
-      par_drop_local(w);
+      par_drop_local(w, false);
       continue;
     }
     if (sink->kind == IR_AGGREGATE && par_agg_parts(job, w, m)) {
       if (par_merge_parts(job, w, m) < 0) par_failed(job, w, m);
-      par_drop_local(w);
+      par_drop_local(w, false);
       continue;
     }
     while (job->merged != m && job->failed > m) pthread_cond_wait(&job->cv, &job->mu);
@@ -417,9 +422,10 @@ static void par_work(void *ctx, int wid) {
       else job->merged = m + 1;
       pthread_cond_broadcast(&job->cv);
     }
-    par_drop_local(w);
+    par_drop_local(w, false);
   }
   pthread_mutex_unlock(&job->mu);
+  par_drop_local(w, true);
   rt_budget_use(prev_budget);
   rt_budget_owner(prev_owner);
   if (w->run.seg_free) w->run.seg_free(&w->seg);

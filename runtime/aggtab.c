@@ -358,6 +358,27 @@ void rt_aggtab_ensure_one(rt_aggtab *t) {
   if (t->ngroups == 0) new_group(t, 0);
 }
 
+void rt_aggtab_reset(rt_aggtab *t) {
+  int64_t n = t->ngroups;
+  for (int a = 0; n > 0 && t->aggs && a < t->naggs; a++) {
+    rt_agg *g = &t->aggs[a];
+    if (g->i) memset(g->i, 0, (size_t)n * sizeof *g->i);
+    if (g->f) memset(g->f, 0, (size_t)n * sizeof *g->f);
+    if (g->n) memset(g->n, 0, (size_t)n * sizeof *g->n);
+    if (g->has) memset(g->has, 0, (size_t)n);
+  }
+  for (int k = 0; n > 0 && k < t->nkeys; k++) {
+    memset(t->keys.data[k], 0, (size_t)n * rt_type_size(t->keys.types[k]));
+    memset(t->keys.valid[k], 0, RT_BITWORDS(n) * 8);
+  }
+  if (t->slots) memset(t->slots, 0, (t->mask + 1) * sizeof *t->slots);
+  if (t->direct) memset(t->direct, 0, RT_AGG_DIRECT * sizeof *t->direct);
+  t->ngroups = 0;
+  t->keys.nrows = 0;
+  t->null_group = -1;
+  if (t->nkeys == 0) rt_aggtab_ensure_one(t);   /* the one group (room for it is there) */
+}
+
 /* ---- groups written in place (runtime/aggpart.c) ------------------------- */
 
 bool rt_aggtab_reserve(rt_aggtab *t, int64_t n) {

@@ -159,6 +159,13 @@ int64_t rt_aggtab_group_null(rt_aggtab *t);
  * tuple known to be absent, whose tuple hash (aggtab.c) is `hash`. -1 when
  * out of memory. */
 int64_t rt_aggtab_insert_tuple(rt_aggtab *t, const int64_t *vals, const uint8_t *isnull, uint64_t hash);
+/* Empties t for reuse (AGGREGATE's morsel tables, exec/driver_par.c):
+ * no groups, its arrays kept at their size, so the next morsel's table
+ * grows into memory it already holds instead of growing from 256 groups
+ * again (a realloc and a zeroing per doubling, per morsel). Only for
+ * tables without runtime/aggx.c's state or lazy folding; a table without
+ * keys gets its one group back. */
+void rt_aggtab_reset(rt_aggtab *t);
 /* Groups written in place (runtime/aggpart.c): rt_aggtab_reserve makes
  * room for n groups (their arrays zeroed; false when out of memory); the
  * caller then writes the keys, hashes and states of groups 0..ngroups
