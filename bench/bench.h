@@ -65,6 +65,10 @@ typedef struct bench_agg_out {
  * memory. bench_agg_nkeys: the shape's number of keys. */
 int bench_ref_agg(const bench_agg_in *in, int shape, bench_agg_out *out);
 int bench_agg_nkeys(int shape);
+/* The same answer on `threads` threads (a piece of the rows each, then the
+ * pieces' groups folded in order): the machine's ceiling for the engine's
+ * thread speed-up. */
+int bench_ref_agg_par(const bench_agg_in *in, int shape, int threads, bench_agg_out *out);
 void bench_agg_out_free(bench_agg_out *o);
 /* bench/bench_agg.c: points in at the engine's slice table (not owned);
  * 0 or -1. */

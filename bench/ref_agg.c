@@ -16,6 +16,7 @@
  * in advance, so a direct array would be cheating. Each shape is its own
  * loop (the key count is a compile-time constant in each).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,6 +184,96 @@ int bench_ref_agg(const bench_agg_in *in, int shape, bench_agg_out *out) {
   case 8: return run(in, 1, wt, kt, 1000000, out);
   default: return run(in, 3, wm, km, 0, out);
   }
+}
+
+/* ---- the same on several threads -----------------------------------------
+ * What the careful programmer does with more cores and no engine: cut the
+ * rows into one contiguous piece per thread (at a multiple of 64, so the
+ * validity bitmaps cut on a word), run the one-thread loop above on each
+ * piece into a table of its own, then fold the pieces' groups, in piece
+ * order, into one table with the same group() probe: groups stay in
+ * first-seen order and every sum is exact, so the answer is the
+ * one-thread answer. It is the yardstick for the engine's thread
+ * speed-up: the ceiling this machine gives a plain two-phase aggregation. */
+enum { PAR_MAX = 16 };
+/* element width of each slice column the shapes read (bench_agg_view) */
+static const int col_width[BENCH_AGG_NCOLS] = {
+    [BENCH_AGG_TRACK] = 8, [BENCH_AGG_DEPTH] = 4, [BENCH_AGG_PARENT] = 8,
+    [BENCH_AGG_NAME] = 4,  [BENCH_AGG_CATEGORY] = 4, [BENCH_AGG_TS] = 8};
+
+typedef struct piece {
+  bench_agg_in in;
+  int shape, rc;
+  bench_agg_out out;
+} piece;
+
+static void *piece_run(void *arg) {
+  piece *p = arg;
+  p->rc = bench_ref_agg(&p->in, p->shape, &p->out);
+  return NULL;
+}
+
+/* rows [lo, lo + n) of in, lo a multiple of 64 */
+static bench_agg_in in_view(const bench_agg_in *in, int64_t lo, int64_t n) {
+  bench_agg_in v = *in;
+  v.n = n;
+  v.dur = in->dur + lo;
+  if (in->vdur) v.vdur = in->vdur + lo / 64;
+  for (int c = 0; c < BENCH_AGG_NCOLS; c++) {
+    if (in->col[c]) v.col[c] = (const char *)in->col[c] + lo * col_width[c];
+    if (in->valid[c]) v.valid[c] = in->valid[c] + lo / 64;
+  }
+  return v;
+}
+
+int bench_ref_agg_par(const bench_agg_in *in, int shape, int threads, bench_agg_out *out) {
+  if (threads < 1) threads = 1;
+  if (threads > PAR_MAX) threads = PAR_MAX;
+  piece ps[PAR_MAX];
+  pthread_t tid[PAR_MAX];
+  int64_t per = (in->n / threads + 63) / 64 * 64, lo = 0;
+  int started = 0;
+  for (int p = 0; p < threads; p++) {
+    int64_t n = p == threads - 1 ? in->n - lo : (per < in->n - lo ? per : in->n - lo);
+    memset(&ps[p], 0, sizeof ps[p]);
+    ps[p].in = in_view(in, lo, n);
+    ps[p].shape = shape;
+    lo += n;
+    if (p > 0 && pthread_create(&tid[p], NULL, piece_run, &ps[p]) == 0) started |= 1 << p;
+  }
+  piece_run(&ps[0]);
+  for (int p = 1; p < threads; p++) {
+    if (started & (1 << p)) pthread_join(tid[p], NULL);
+    else piece_run(&ps[p]);   /* no thread: run it here */
+  }
+  int rc = 0, nk = bench_agg_nkeys(shape);
+  for (int p = 0; p < threads; p++) rc |= ps[p].rc;
+  memset(out, 0, sizeof *out);
+  table t = {.o = out};
+  t.slots = calloc(1024, sizeof *t.slots);
+  t.mask = 1023;
+  if (rc == 0 && (!t.slots || grow_groups(&t) != 0)) rc = -1;
+  out->nkeys = nk;
+  for (int p = 0; p < threads && rc == 0; p++) {
+    const bench_agg_out *po = &ps[p].out;
+    for (int64_t g = 0; g < po->ngroups && rc == 0; g++) {
+      int64_t vals[3] = {0, 0, 0};
+      uint8_t nulls[3] = {0, 0, 0};
+      for (int k = 0; k < nk; k++) vals[k] = po->key[k][g], nulls[k] = po->knull[k][g];
+      int64_t m = nk ? group(&t, nk, vals, nulls) : 0;
+      if (!nk && out->ngroups == 0) out->ngroups = 1, out->n[0] = out->s[0] = 0, out->m[0] = INT64_MIN;
+      if (m < 0 || __builtin_add_overflow(out->s[m], po->s[g], &out->s[m])) {
+        rc = -1;
+        break;
+      }
+      out->n[m] += po->n[g];
+      if (po->m[g] > out->m[m]) out->m[m] = po->m[g];
+    }
+  }
+  for (int p = 0; p < threads; p++) bench_agg_out_free(&ps[p].out);
+  free(t.slots);
+  free(t.hash);
+  return rc;
 }
 
 int bench_agg_nkeys(int shape) {
