@@ -229,6 +229,7 @@ typedef struct options {
   const char *report, *svg;  /* output paths of the report, or NULL */
   const char *peers;         /* --peers: the peer workloads (default all) */
   const char *peers_report, *peers_svg;   /* --peers-report, --peers-svg */
+  const char *threads_report;   /* --threads-report: section "threads" of that report */
 } options;
 
 typedef bench_row row;   /* bench.h: the report reads the same rows */
@@ -741,14 +742,16 @@ static void usage(void) {
           "                     [--modes interp,jit,auto] [--repeat N] [--opt 0..3]\n"
           "                     [--passes PIPELINE] [--sql-cap SECONDS] [--sql-max-size N]\n"
           "                     [--csv | --json] [--report REPORT.md] [--svg report.svg]\n"
-          "                     [--quick] [--threads N,N,...]\n"
+          "                     [--quick] [--threads N,N,...] [--threads-report REPORT.md]\n"
           "  --workload takes a name, a comma list, or all (import_proto, import_json: the trace importers;\n"
           "  self_time, sql_join: SQL over columnar tables against native SQLite, bench/bench_sql.c;\n"
           "  window: LAG over 1M counter rows against DuckDB ($PJ_DUCKDB_LIB) and SQLite, bench/bench_window.c;\n"
           "  batch: pipejit --batch over 100 copies of lthi_cats, bench/bench_batch.c;\n"
           "  peers (only when named): every workload with a SQL form in DuckDB and SQLite too,\n"
           "  checksums compared, bench/bench_peers.c: --peers LIST, --peers-report REPORT.md,\n"
-          "  --peers-svg FILE.svg; size --sizes N (default 1M), --repeat, --sql-cap)\n");
+          "  --peers-svg FILE.svg; size --sizes N (default 1M), --repeat, --sql-cap;\n"
+          "  --threads-report: with --threads 1,N, the section \"threads\" of that report: the JIT,\n"
+          "  the C reference and DuckDB on 1 and on N threads side by side, bench/report_threads.c)\n");
   exit(2);
 }
 
@@ -775,6 +778,7 @@ static void parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--peers")) o->peers = v, i++;
     else if (!strcmp(a, "--peers-report")) o->peers_report = v, i++;
     else if (!strcmp(a, "--peers-svg")) o->peers_svg = v, i++;
+    else if (!strcmp(a, "--threads-report")) o->threads_report = v, i++;
     else if (!strcmp(a, "--sql-max-size")) o->sql_max_size = strtoll(v, NULL, 10), i++;
     else if (!strcmp(a, "--opt")) o->opt = atoi(v), i++;
     else if (!strcmp(a, "--passes")) o->passes = v, i++;
@@ -858,6 +862,17 @@ static double fused_opt0_compile_ms(void) {
   double ms = compile_latency(e, FUSED, 5);
   pj_engine_close(e);
   return ms;
+}
+
+/* The one-minute load average (/proc/loadavg), or -1. */
+static double loadavg(void) {
+  double l = -1;
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f) {
+    if (fscanf(f, "%lf", &l) != 1) l = -1;
+    fclose(f);
+  }
+  return l;
 }
 
 static void write_report(const options *o, int argc, char **argv, const row *all, int nall,
@@ -988,6 +1003,7 @@ int main(int argc, char **argv) {
   row *all = NULL;          /* every row, for the report */
   int nall = 0, capall = 0;
   int64_t t_start = rt_now_ns();
+  double load[2] = {loadavg(), 0};
   for (int wi = 0; wi < NWORKLOADS; wi++) {
     const workload *w = &WORKLOADS[wi];
     if (!bench_selected(o.workload, w->name)) continue;
@@ -1032,6 +1048,18 @@ int main(int argc, char **argv) {
   int peers = strcmp(o.workload, "all") && bench_selected(o.workload, "peers");
   if (!any && !scaling && !fn && !win && !bat && !peers) usage();
   if (o.report || o.svg) write_report(&o, argc, argv, all, nall, (double)(rt_now_ns() - t_start) / 1e9);
+  if (o.threads_report) {   /* the first thread count above one, against one */
+    int th = 0;
+    for (int i = 0; i < o.nthreads && !th; i++) th = o.threads[i] > 1 ? o.threads[i] : 0;
+    load[1] = loadavg();
+    char cmd[1024] = "";
+    for (int i = 0; i < argc; i++) {
+      size_t l = strlen(cmd);
+      snprintf(cmd + l, sizeof cmd - l, "%s%s", i ? " " : "", argv[i]);
+    }
+    if (!th) die(NULL, "--threads-report needs --threads 1,N");
+    if (bench_report_threads(o.threads_report, all, nall, th, cmd, load) != 0) die(NULL, o.threads_report);
+  }
   /* after the report: its section is appended */
   if (scaling && o.format == 0 && bench_compile_scaling(o.opt, o.report) != 0) mismatch = 1;
   if (fn && o.format == 0 && bench_table_function(o.opt, o.report) != 0) mismatch = 1;

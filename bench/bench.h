@@ -165,6 +165,11 @@ int bench_report_svg(const char *path, const bench_row *rows, int n, const bench
  * end. bench_report_md keeps every such section when it rewrites the
  * file, so workloads run on their own (peers, batch) stay in it. 0 or -1. */
 int bench_report_section(const char *path, const char *name, const char *text);
+/* The section "threads" (bench/report_threads.c): the rows of a run with
+ * --threads 1,N side by side, N = threads, with issue 18's targets; load
+ * is the load average before and after the run. 0 or -1. */
+int bench_report_threads(const char *path, const bench_row *rows, int n, int threads, const char *command,
+                         const double load[2]);
 
 /* INTERVAL workloads (bench/bench_interval.c). Per-cpu sums of overlap
  * lengths, the answer of `intersect`. */
