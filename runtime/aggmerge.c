@@ -3,8 +3,8 @@
  * (see aggmerge.h for the rule they implement together).
  *
  * Only aggtab's interface and its documented state arrays (store.h) are
- * used: keys from keys.data / keys.valid, group numbers from
- * rt_aggtab_group, and per aggregate i / f / n / has as store.h defines
+ * used: group numbers from rt_aggtab_group_of (which reads the source's
+ * stored keys and hashes), and per aggregate i / f / n / has as store.h defines
  * them for each kind.
  */
 #include <stdlib.h>
@@ -187,17 +187,6 @@ bool rt_aggtab_init_like(rt_aggtab *dst, const rt_aggtab *like) {
   return true;
 }
 
-/* The key tuple of src's group g as rt_aggtab_group takes it. */
-static void key_of(const rt_aggtab *src, int64_t g, int64_t *vals, uint8_t *isnull) {
-  for (int k = 0; k < src->nkeys; k++) {
-    isnull[k] = !rt_bit(src->keys.valid[k], (uint32_t)g);
-    vals[k] = 0;
-    if (isnull[k]) continue;
-    if (src->keys.types[k] == RT_STR) vals[k] = ((const uint32_t *)src->keys.data[k])[g];
-    else memcpy(&vals[k], (const int64_t *)src->keys.data[k] + g, 8);   /* double bits too */
-  }
-}
-
 /* Whether value b (src's) replaces a (dst's) as MIN (mn) or MAX, the
  * comparison rt_agg's update makes: only a strictly better one does, so
  * of equal values the earlier morsel's stays, as in row order. */
@@ -251,16 +240,35 @@ static bool merge_group(rt_aggtab *dst, int64_t d, const rt_aggtab *src, int64_t
   return true;
 }
 
+/* Prefetches the states of dst's group d (merge_group reads and writes them). */
+static void prefetch_states(const rt_aggtab *dst, int64_t d) {
+  for (int a = 0; a < dst->naggs; a++) {
+    const rt_agg *g = &dst->aggs[a];
+    if (g->i) __builtin_prefetch(&g->i[d], 1);
+    if (g->f) __builtin_prefetch(&g->f[d], 1);
+    if (g->n) __builtin_prefetch(&g->n[d], 1);
+    __builtin_prefetch(&g->has[d], 1);
+  }
+}
+
+/* How many groups ahead the merge prefetches dst's slot (MERGE_AHEAD) and,
+ * half as far ahead, the group in it and its states: with many groups
+ * every probe of dst misses the cache, and the misses of a few dozen
+ * groups then overlap instead of following one another. */
+#define MERGE_AHEAD 16
+
 int rt_aggtab_merge_groups(rt_aggtab *dst, const rt_aggtab *src, const uint32_t *gs, int64_t n,
                            uint64_t *first, uint64_t tag) {
-  int nk = src->nkeys;
-  int64_t vals[nk > 0 ? nk : 1];
-  uint8_t isnull[nk > 0 ? nk : 1];
   bool ovf = false;
+  bool ahead = dst->nkeys > 0 && dst->ngroups + n > 4096;   /* not cache-sized */
   for (int64_t k = 0; k < n; k++) {
     int64_t g = gs ? gs[k] : k, before = dst->ngroups;
-    key_of(src, g, vals, isnull);
-    int64_t d = rt_aggtab_group(dst, vals, isnull);
+    if (ahead) {
+      if (k + MERGE_AHEAD < n) rt_aggtab_prefetch_slot(dst, src->hashes[gs ? gs[k + MERGE_AHEAD] : k + MERGE_AHEAD]);
+      int64_t p = k + MERGE_AHEAD / 2 < n ? rt_aggtab_prefetch_group(dst, src->hashes[gs ? gs[k + MERGE_AHEAD / 2] : k + MERGE_AHEAD / 2]) : -1;
+      if (p >= 0) prefetch_states(dst, p);
+    }
+    int64_t d = rt_aggtab_group_of(dst, src, g);
     if (d < 0) return RT_AGGX_NOMEM;
     if (first && dst->ngroups > before) first[d] = tag | (uint64_t)g;
     if (!merge_group(dst, d, src, g, &ovf)) return RT_AGGX_NOMEM;   /* not mergeable */

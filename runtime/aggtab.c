@@ -315,6 +315,69 @@ int64_t rt_aggtab_insert_tuple(rt_aggtab *t, const int64_t *vals, const uint8_t 
   return g;
 }
 
+/* ---- a group of another table (merging, runtime/aggmerge.c) -------------- */
+
+/* Stored key k of t's group g equals src's group j's: both NULL, or both
+ * present with the same stored bits (already folded by key_bits). */
+static bool stored_eq(const rt_aggtab *t, int64_t g, const rt_aggtab *src, int64_t j) {
+  for (int k = 0; k < t->nkeys; k++) {
+    bool have = rt_bit(t->keys.valid[k], (uint32_t)g);
+    if (have != rt_bit(src->keys.valid[k], (uint32_t)j)) return false;
+    if (!have) continue;
+    if (t->keys.types[k] == RT_STR) {
+      if (((const uint32_t *)t->keys.data[k])[g] != ((const uint32_t *)src->keys.data[k])[j]) return false;
+    } else if (((const int64_t *)t->keys.data[k])[g] != ((const int64_t *)src->keys.data[k])[j]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int64_t rt_aggtab_group_of(rt_aggtab *t, const rt_aggtab *src, int64_t j) {
+  int nk = t->nkeys;
+  if (nk == 0 || (nk == 1 && !rt_bit(src->keys.valid[0], (uint32_t)j))) {
+    uint8_t isnull = 1;
+    int64_t v = 0;
+    return rt_aggtab_group(t, &v, &isnull);
+  }
+  if (single_fast(t)) {
+    int64_t v = t->keys.types[0] == RT_STR ? (int64_t)((const uint32_t *)src->keys.data[0])[j]
+                                           : ((const int64_t *)src->keys.data[0])[j];
+    return rt_aggtab_group_i64(t, v);
+  }
+  /* a tuple: src's stored hash is tuple_hash of the same bits */
+  uint64_t h = src->hashes[j];
+  uint64_t i = h & t->mask;
+  for (uint32_t s; (s = t->slots[i]) != 0; i = (i + 1) & t->mask)
+    if (t->hashes[s - 1] == h && stored_eq(t, s - 1, src, j)) return s - 1;
+  int64_t vals[nk];
+  uint8_t isnull[nk];
+  for (int k = 0; k < nk; k++) {
+    isnull[k] = !rt_bit(src->keys.valid[k], (uint32_t)j);
+    vals[k] = 0;
+    if (isnull[k]) continue;
+    if (src->keys.types[k] == RT_STR) vals[k] = ((const uint32_t *)src->keys.data[k])[j];
+    else vals[k] = ((const int64_t *)src->keys.data[k])[j];
+  }
+  return rt_aggtab_insert_tuple(t, vals, isnull, h);
+}
+
+void rt_aggtab_prefetch_slot(const rt_aggtab *t, uint64_t hash) {
+  __builtin_prefetch(&t->slots[hash & t->mask]);
+}
+
+int64_t rt_aggtab_prefetch_group(const rt_aggtab *t, uint64_t hash) {
+  uint32_t s = t->slots[hash & t->mask];
+  if (!s) return -1;
+  int64_t g = s - 1;
+  __builtin_prefetch(&t->hashes[g]);
+  for (int k = 0; k < t->nkeys; k++) {
+    __builtin_prefetch((const char *)t->keys.data[k] + (size_t)g * rt_type_size(t->keys.types[k]));
+    __builtin_prefetch(&t->keys.valid[k][g >> 6]);
+  }
+  return g;
+}
+
 int64_t rt_aggtab_group_null(rt_aggtab *t) {
   if (t->nkeys == 0) {
     rt_aggtab_ensure_one(t);

@@ -159,6 +159,16 @@ int64_t rt_aggtab_group_null(rt_aggtab *t);
  * tuple known to be absent, whose tuple hash (aggtab.c) is `hash`. -1 when
  * out of memory. */
 int64_t rt_aggtab_insert_tuple(rt_aggtab *t, const int64_t *vals, const uint8_t *isnull, uint64_t hash);
+/* The group of src's group j (src of t's shape) in t, found or inserted:
+ * a tuple is probed with src's stored hash and compared by its stored
+ * key bits, not hashed again (the merge of morsel tables,
+ * runtime/aggmerge.c). -1 when out of memory. */
+int64_t rt_aggtab_group_of(rt_aggtab *t, const rt_aggtab *src, int64_t j);
+/* Prefetches the slot a key of this hash probes first; _group, a few
+ * keys later, reads that slot and prefetches its group's hash and keys,
+ * returning the group (the likely hit, for its states) or -1. */
+void rt_aggtab_prefetch_slot(const rt_aggtab *t, uint64_t hash);
+int64_t rt_aggtab_prefetch_group(const rt_aggtab *t, uint64_t hash);
 /* Empties t for reuse (AGGREGATE's morsel tables, exec/driver_par.c):
  * no groups, its arrays kept at their size, so the next morsel's table
  * grows into memory it already holds instead of growing from 256 groups

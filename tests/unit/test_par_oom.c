@@ -81,6 +81,9 @@ static void each_failure_is_clean(void **state) {
       "FROM slice |> AGGREGATE SUM(dur * 0.37) AS s, COUNT(*) AS n, MIN(dur) AS lo "
       "GROUP BY (id * 7919) % 9973 AS k",
       "FROM slice |> AGGREGATE SUM(dur * 0.37) AS s, COUNT(*) AS n GROUP BY depth",
+      /* a tuple of keys, one a double, merged by stored hash */
+      "FROM slice |> AGGREGATE SUM(dur * 0.37) AS s, COUNT(*) AS n, MAX(dur) AS hi "
+      "GROUP BY (id * 7919) % 4999 AS k, depth * 0.5 AS d",
   };
   for (int m = 0; m < 2; m++)
     for (size_t qi = 0; qi < sizeof qs / sizeof *qs; qi++) {

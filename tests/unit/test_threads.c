@@ -113,6 +113,22 @@ static const char *const QUERIES[] = {
     "FROM slice |> AGGREGATE SUM(dur * 0.37) AS s, MIN(dur) AS lo, ANY_VALUE(id) AS av "
     "GROUP BY name, depth, (id * 31) % 997 AS k",
     "FROM slice |> AGGREGATE SUM(dur) AS s, COUNT(*) AS n GROUP BY (id * 13) % 3001 AS k",
+    /* many groups merged by their stored hash and key bits
+     * (rt_aggtab_group_of, prefetched past 4,096 groups): a double key
+     * that is -0.0 in some rows and 0.0 in others (one group), NULL keys
+     * in a tuple, a string key that is sometimes NULL */
+    "FROM slice |> EXTEND CASE WHEN id % 13 = 0 THEN NULL ELSE (id % 4001 - 2000) * 0.5 * (depth % 2) END AS k "
+    "|> EXTEND CASE WHEN id % 17 = 0 THEN NULL ELSE name END AS nm "
+    "|> AGGREGATE COUNT(*) AS n, SUM(dur * 0.37) AS s, AVG(dur) AS a, MIN(dur * 0.5) AS lo, MAX(name) AS mx "
+    "GROUP BY k, nm",
+    /* one double key, NULL in some rows (its group outside the slots) */
+    "FROM slice |> EXTEND CASE WHEN id % 9 = 0 THEN NULL ELSE ((id * 7919) % 20011) * 0.25 END AS k "
+    "|> AGGREGATE COUNT(*) AS n, SUM(dur * 0.37) AS s, AVG(depth) AS ad, MIN(name) AS mn, MAX(dur) AS hi "
+    "GROUP BY k",
+    /* three integer keys (as bench agg_3keys), a NULL one among them */
+    "FROM slice |> EXTEND CASE WHEN id % 5 = 0 THEN NULL ELSE id % 97 END AS a "
+    "|> AGGREGATE COUNT(*) AS n, SUM(dur) AS s, MAX(dur) AS m, SUM(dur * 0.1) AS x, MIN(ts) AS t "
+    "GROUP BY a, depth, (id * 31) % 211 AS b",
     /* nothing passes */
     "FROM slice |> WHERE dur < 0 |> AGGREGATE COUNT(*) AS n, SUM(dur) AS s GROUP BY depth",
     /* buffers: every row (appended in place), or filtered (appended in
@@ -292,6 +308,10 @@ static void sum_overflow_at_merge(void **state) {
       "|> AGGREGATE SUM(a) AS s",
       "FROM slice |> EXTEND CASE WHEN id % 80000 = 0 THEN 4611686018427387904 ELSE 0 END AS a "
       "|> AGGREGATE SUM(a) AS s GROUP BY id % 5000 AS k",
+      /* two keys, 20,000 groups: the overflow is met in a merge of
+       * many groups by stored hash (rt_aggtab_group_of) */
+      "FROM slice |> EXTEND CASE WHEN id % 80000 = 0 THEN 4611686018427387904 ELSE 0 END AS a "
+      "|> AGGREGATE SUM(a) AS s, COUNT(*) AS n GROUP BY id % 20000 AS k, id % 2 AS j",
   };
   for (size_t qi = 0; qi < sizeof qs / sizeof *qs; qi++) {
     char *want = NULL;
