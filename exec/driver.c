@@ -814,7 +814,8 @@ static int ex_agg_finish(ex_run *run, ex_seg *s, int idx) {
   if (!out) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   if (!rt_rowbuf_init(out, nc, types)) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   int64_t ngroups = t->ngroups;
-  int rc = rt_aggtab_emit(t, out);
+  /* a parallel run may have left the groups in partitions (driver_par.c) */
+  int rc = run->aggparts[s->index] ? ex_par_agg_emit(run, s->index, out, &ngroups) : rt_aggtab_emit(t, out);
   run->bufs[idx] = out;
   rt_aggtab_free(t);
   s->agg = NULL;
@@ -1086,8 +1087,9 @@ int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
   run->joins = rt_arena_alloc(&run->arena, sizeof(rt_jointab *) * ((size_t)p->nops + 1));
   run->seg_batches = rt_arena_alloc(&run->arena, sizeof(int64_t) * ((size_t)p->nsegs + 1));
   run->folds = rt_arena_alloc(&run->arena, sizeof(rt_aggfold *) * ((size_t)p->nsegs + 1));
+  run->aggparts = rt_arena_alloc(&run->arena, sizeof *run->aggparts * ((size_t)p->nsegs + 1));
   if (!run->segs || !run->bufs || !run->perms || !run->treenums || !run->treeaccs ||
-      !run->tree_paths || !run->joins || !run->seg_batches || !run->folds) {
+      !run->tree_paths || !run->joins || !run->seg_batches || !run->folds || !run->aggparts) {
     run->segs = NULL;   /* nothing to free per segment */
     return ex_fail(run, -1, "RUN", "out of memory");
   }
@@ -1128,6 +1130,7 @@ void ex_run_free(ex_run *run) {
     if (s->agg) rt_aggtab_free(s->agg);
     s->agg = NULL;
     if (run->folds && run->folds[i]) rt_aggfold_free(run->folds[i]);
+    if (run->aggparts) ex_par_agg_drop(run, i);
   }
   if (run->plan && run->bufs) {
     for (int i = 0; i < run->plan->nops; i++) {

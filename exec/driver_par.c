@@ -17,8 +17,8 @@
  *              the merge is partitioned instead (runtime/aggpart.h): a
  *              morsel's partitions merge in parallel, each waiting only
  *              for the same partition of the morsel before, and the
- *              partitions are written into the segment's table at the
- *              end, in first-seen order.
+ *              groups are written out at the end, in first-seen order,
+ *              by the sink's finish (ex_par_agg_emit) on every thread.
  *   a buffer   (ORDER BY's, a window's, an interval operand's, a join's
  *              relation, a fork's, the result): when every row reaches
  *              the sink, the buffer is sized for the table first and each
@@ -466,11 +466,9 @@ int ex_par_rows(ex_run *run, ex_seg *s, const ex_par_src *src, ex_pick_fn pick, 
   pthread_cond_destroy(&job.cv);
   pthread_mutex_destroy(&job.mu);
   free(job.w);
-  if (job.part) {
-    if (job.failed == INT64_MAX && rt_aggpart_finish(job.part, s->agg)) {
-      job.failed = 0;
-      rt_errorf(&job.err, -1, "%s: out of memory", s->seg->sink->stage);
-    }
+  if (job.part && job.failed == INT64_MAX) {
+    run->aggparts[s->index] = job.part;   /* the sink's finish writes them out (ex_par_agg_emit) */
+  } else if (job.part) {
     rt_aggpart_free(job.part);
     free(job.part);
   }
@@ -480,6 +478,21 @@ int ex_par_rows(ex_run *run, ex_seg *s, const ex_par_src *src, ex_pick_fn pick, 
   }
   if (job.window) buf->nrows = src->nrows;   /* every morsel filled its window */
   return 0;
+}
+
+int ex_par_agg_emit(ex_run *run, int si, rt_rowbuf *out, int64_t *ngroups) {
+  rt_par par = {ex_par_runner, run->pool, run->threads};
+  *ngroups = rt_aggpart_groups(run->aggparts[si]);
+  int rc = rt_aggpart_emit(run->aggparts[si], out, &par);
+  ex_par_agg_drop(run, si);
+  return rc;
+}
+
+void ex_par_agg_drop(ex_run *run, int si) {
+  if (!run->aggparts[si]) return;
+  rt_aggpart_free(run->aggparts[si]);
+  free(run->aggparts[si]);
+  run->aggparts[si] = NULL;
 }
 
 /* A table scan's rows: views of the scanned columns. */

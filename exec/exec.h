@@ -152,6 +152,11 @@ struct ex_run {
    * first morsel ends). Allocated with segs. */
   int64_t *seg_batches;
   struct rt_aggfold **folds;
+  /* AGGREGATE on several threads with many groups, by segment index: the
+   * partitions holding the groups (runtime/aggpart.h), which the sink's
+   * finish writes out instead of the segment's table (NULL: the table
+   * holds them). Allocated with segs. */
+  struct rt_aggpart **aggparts;
   /* Set by a caller that put an emptied buffer of an earlier run of this
    * plan in `result` after ex_run_init (a table function's, api/sqltab.c):
    * the OUTPUT sink fills it again when its columns fit (else frees it and
@@ -246,6 +251,12 @@ bool ex_par_wanted(const ex_run *run, const ex_seg *s);
 bool ex_par_ok(const ex_run *run);
 int ex_par_runner(void *pool, int want, void (*fn)(void *ctx, int worker), void *ctx);
 int ex_par_scan(ex_run *run, ex_seg *s, ex_pick_fn pick, void *ctx);
+/* AGGREGATE segment si whose groups a parallel run left in partitions
+ * (run->aggparts[si]): _emit writes them into out in first-seen order
+ * on the run's threads and sets *ngroups (0 or RT_AGGX_NOMEM); both free
+ * the partitions. */
+int ex_par_agg_emit(ex_run *run, int si, rt_rowbuf *out, int64_t *ngroups);
+void ex_par_agg_drop(ex_run *run, int si);
 /* Whether segment s's steps and sink may run on several threads (what
  * ex_par_wanted asks of any source). */
 bool ex_par_steps_ok(const ex_run *run, const ex_seg *s);

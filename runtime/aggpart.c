@@ -5,7 +5,7 @@
  * The final order: a group's first appearance (m, g) — morsel m, group g
  * of m's table — sorts lexicographically into the one-table merge's
  * order (it appends a group when its first morsel's merge meets it, and a
- * morsel's groups in table order). rt_aggpart_finish marks the first
+ * morsel's groups in table order). rt_aggpart_emit marks the first
  * appearances in one bit array holding the morsels' tables one after
  * another, so a group's place is the number of marks before its own: a
  * prefix count per 64-bit word and a popcount. No sort, no comparison.
@@ -120,59 +120,81 @@ int rt_aggpart_merge(rt_aggpart *pt, int p, const rt_aggtab *src, const rt_aggsp
   return rt_aggtab_merge_groups(t, src, sp->idx + sp->at[p], n, pt->first[p], (uint64_t)m << 32);
 }
 
-/* Copies group j of s into group r of d (same shape; d's arrays zeroed). */
-static void put_group(rt_aggtab *d, int64_t r, const rt_aggtab *s, int64_t j) {
-  for (int k = 0; k < s->nkeys; k++) {
-    if (!rt_bit(s->keys.valid[k], (uint32_t)j)) continue;
-    size_t sz = rt_type_size(s->keys.types[k]);
-    memcpy((char *)d->keys.data[k] + (size_t)r * sz, (const char *)s->keys.data[k] + (size_t)j * sz, sz);
-    rt_bit_set(d->keys.valid[k], (uint32_t)r);
-  }
-  d->hashes[r] = s->hashes[j];
-  for (int a = 0; a < s->naggs; a++) {
-    const rt_agg *sa = &s->aggs[a];
-    rt_agg *da = &d->aggs[a];
-    if (sa->i) da->i[r] = sa->i[j];
-    if (sa->f) da->f[r] = sa->f[j];
-    if (sa->n) da->n[r] = sa->n[j];
-    da->has[r] = sa->has[j];
+
+int64_t rt_aggpart_groups(const rt_aggpart *pt) {
+  int64_t total = 0;
+  for (int p = 0; p < pt->nparts; p++) total += pt->tabs[p].ngroups;
+  return total;
+}
+
+/* Output rows per piece of the parallel copy: a multiple of 64, so no two
+ * pieces share a validity word. */
+#define EMIT_PIECE 65536
+
+typedef struct emit_job {
+  const rt_aggpart *pt;
+  const int64_t *base;   /* per morsel: its first bit in marks */
+  uint64_t *marks;
+  const int64_t *before; /* per word of marks: the marks before it */
+  uint64_t *from;        /* per output row: partition << 32 | group */
+  rt_rowbuf *out;
+  int64_t total;
+} emit_job;
+
+static uint64_t first_bit(const emit_job *ej, uint64_t f) {
+  return (uint64_t)ej->base[f >> 32] * 64 + (uint32_t)f;
+}
+
+/* Partition p's first appearances marked (partitions share words). */
+static void mark_piece(void *ctx, int64_t p) {
+  emit_job *ej = ctx;
+  const uint64_t *first = ej->pt->first[p];
+  for (int64_t j = 0; j < ej->pt->tabs[p].ngroups; j++) {
+    uint64_t bit = first_bit(ej, first[j]);
+    __atomic_fetch_or(&ej->marks[bit >> 6], 1ull << (bit & 63), __ATOMIC_RELAXED);
   }
 }
 
-int rt_aggpart_finish(rt_aggpart *pt, rt_aggtab *dst) {
-  int64_t total = 0, words = 0;
-  for (int p = 0; p < pt->nparts; p++) total += pt->tabs[p].ngroups;
+/* Partition p's groups at their places: the count of marks before their own. */
+static void place_piece(void *ctx, int64_t p) {
+  emit_job *ej = ctx;
+  const uint64_t *first = ej->pt->first[p];
+  for (int64_t j = 0; j < ej->pt->tabs[p].ngroups; j++) {
+    uint64_t bit = first_bit(ej, first[j]);
+    int64_t r = ej->before[bit >> 6] + __builtin_popcountll(ej->marks[bit >> 6] & ((1ull << (bit & 63)) - 1));
+    ej->from[r] = (uint64_t)p << 32 | (uint64_t)j;
+  }
+}
+
+static void copy_piece(void *ctx, int64_t i) {
+  emit_job *ej = ctx;
+  int64_t at = i * EMIT_PIECE, n = ej->total - at < EMIT_PIECE ? ej->total - at : EMIT_PIECE;
+  rt_aggtab_emit_gather(ej->pt->tabs, ej->from + at, n, ej->out, at);
+}
+
+int rt_aggpart_emit(const rt_aggpart *pt, rt_rowbuf *out, const rt_par *par) {
+  int64_t total = rt_aggpart_groups(pt), words = 0;
   if (total == 0) return 0;
-  int64_t *base = malloc(((size_t)pt->nmorsels + 1) * sizeof *base);   /* first word per morsel */
+  int64_t *base = malloc(((size_t)pt->nmorsels + 1) * sizeof *base);
   for (int64_t m = 0; base && m < pt->nmorsels; m++) {
     base[m] = words;
     words += (pt->mgroups[m] + 63) / 64;
   }
   uint64_t *marks = calloc((size_t)words + 1, sizeof *marks);
-  int64_t *before = malloc(((size_t)words + 1) * sizeof *before);   /* marks before each word */
-  uint64_t *from = malloc((size_t)total * sizeof *from);   /* per place: partition << 32 | group */
+  int64_t *before = malloc(((size_t)words + 1) * sizeof *before);
+  uint64_t *from = malloc((size_t)total * sizeof *from);
   int rc = RT_AGGX_NOMEM;
-  if (!base || !marks || !before || !from || !rt_aggtab_reserve(dst, total)) goto out;
-  for (int p = 0; p < pt->nparts; p++)
-    for (int64_t j = 0; j < pt->tabs[p].ngroups; j++) {
-      uint64_t f = pt->first[p][j], bit = (uint64_t)base[f >> 32] * 64 + (uint32_t)f;
-      marks[bit >> 6] |= 1ull << (bit & 63);
-    }
+  if (!base || !marks || !before || !from || out->nrows != 0 || !rt_rowbuf_reserve_raw(out, total)) goto out;
+  emit_job ej = {.pt = pt, .base = base, .marks = marks, .before = before, .from = from, .out = out, .total = total};
+  rt_par_for(par, pt->nparts, mark_piece, &ej);
   for (int64_t w = 0, c = 0; w < words; w++) {
     before[w] = c;
     c += __builtin_popcountll(marks[w]);
   }
-  for (int p = 0; p < pt->nparts; p++)
-    for (int64_t j = 0; j < pt->tabs[p].ngroups; j++) {
-      uint64_t f = pt->first[p][j], bit = (uint64_t)base[f >> 32] * 64 + (uint32_t)f;
-      int64_t r = before[bit >> 6] + __builtin_popcountll(marks[bit >> 6] & ((1ull << (bit & 63)) - 1));
-      from[r] = (uint64_t)p << 32 | (uint64_t)j;
-    }
-  /* in place order: dst's arrays are written front to back */
-  for (int64_t r = 0; r < total; r++) put_group(dst, r, &pt->tabs[from[r] >> 32], (uint32_t)from[r]);
-  dst->ngroups = total;
-  dst->keys.nrows = total;
-  rc = rt_aggtab_reslot(dst) ? 0 : RT_AGGX_NOMEM;
+  rt_par_for(par, pt->nparts, place_piece, &ej);
+  rt_par_for(par, (total + EMIT_PIECE - 1) / EMIT_PIECE, copy_piece, &ej);
+  out->nrows = total;
+  rc = 0;
 out:
   free(base);
   free(marks);

@@ -17,8 +17,11 @@
  * runtime/aggmerge.h). What partitions lose is the order of groups
  * across partitions; each group keeps its first appearance (morsel,
  * group number in that morsel's table), which is its place in the
- * one-table merge's first-seen order, and rt_aggpart_finish writes the
- * groups into the run's table in that order.
+ * one-table merge's first-seen order, and rt_aggpart_emit writes the
+ * groups in that order straight into the segment's output, on every
+ * thread (a copy into the segment's table first, with its slots rebuilt,
+ * was a serial pass over fresh memory as large as the output: a third of
+ * agg_3keys' two-thread run, most of it the kernel zeroing new pages).
  *
  * Threads: rt_aggpart_split and a partition's rt_aggpart_merge touch only
  * the morsel's split and that partition; the caller makes sure one thread
@@ -28,6 +31,7 @@
 #ifndef PJ_AGGPART_H
 #define PJ_AGGPART_H
 
+#include "par.h"
 #include "store.h"
 
 typedef struct rt_aggpart {
@@ -60,9 +64,14 @@ bool rt_aggpart_split(rt_aggpart *pt, const rt_aggtab *src, int64_t m, rt_aggspl
 /* Merges src's (morsel m's) groups of partition p into p's table. 0,
  * RT_AGGX_NOMEM or RT_AGGMERGE_OVERFLOW. */
 int rt_aggpart_merge(rt_aggpart *pt, int p, const rt_aggtab *src, const rt_aggsplit *sp, int64_t m);
-/* Every morsel merged: writes the groups into dst (empty, of the same
- * shape) in first-seen order. 0 or RT_AGGX_NOMEM. */
-int rt_aggpart_finish(rt_aggpart *pt, rt_aggtab *dst);
+/* Every morsel merged: the groups of every partition, how many, and
+ * written into out (empty; the segment's output, of the table's key and
+ * aggregate columns) in first-seen order, the rows copied on par's
+ * workers, each piece of rows first touched by the thread that writes it.
+ * 0 or RT_AGGX_NOMEM (out is then left empty or partly written: the
+ * caller frees it). */
+int64_t rt_aggpart_groups(const rt_aggpart *pt);
+int rt_aggpart_emit(const rt_aggpart *pt, rt_rowbuf *out, const rt_par *par);
 void rt_aggpart_free(rt_aggpart *pt);
 void rt_aggsplit_free(rt_aggsplit *sp);
 

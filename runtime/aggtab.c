@@ -442,41 +442,6 @@ void rt_aggtab_reset(rt_aggtab *t) {
   if (t->nkeys == 0) rt_aggtab_ensure_one(t);   /* the one group (room for it is there) */
 }
 
-/* ---- groups written in place (runtime/aggpart.c) ------------------------- */
-
-bool rt_aggtab_reserve(rt_aggtab *t, int64_t n) {
-  return n <= t->cap || grow_groups_to(t, n);
-}
-
-bool rt_aggtab_reslot(rt_aggtab *t) {
-  uint64_t size = INIT_SLOTS;
-  while (size < (uint64_t)t->ngroups * 2 + 2) size *= 2;   /* room_for_one's load */
-  if (!rt_budget_charge(slot_bytes(size - 1) - slot_bytes(t->mask))) return false;
-  uint32_t *ns = calloc(size, sizeof *ns);
-  if (!ns) {
-    rt_budget_credit(slot_bytes(size - 1) - slot_bytes(t->mask));
-    return false;
-  }
-  rt_advise_huge(ns, size * sizeof *ns);
-  free(t->slots);
-  t->slots = ns;
-  t->mask = size - 1;
-  t->null_group = -1;
-  if (t->direct) memset(t->direct, 0, RT_AGG_DIRECT * sizeof *t->direct);
-  for (int64_t g = 0; g < t->ngroups; g++) {
-    if (t->nkeys == 1 && !rt_bit(t->keys.valid[0], (uint32_t)g)) {
-      t->null_group = g;   /* not slotted (rt_aggtab_group_null) */
-      continue;
-    }
-    put_slot(t, t->hashes[g], g);
-    if (!t->direct) continue;
-    uint64_t dv = t->keys.types[0] == RT_STR ? ((const uint32_t *)t->keys.data[0])[g]
-                                             : (uint64_t)((const int64_t *)t->keys.data[0])[g];
-    if (dv < RT_AGG_DIRECT) t->direct[dv] = (uint32_t)(g + 1);
-  }
-  return true;
-}
-
 /* ---- rows already in groups (store.h) ---------------------------------------- */
 
 int64_t rt_aggtab_add_groups(rt_aggtab *t, int64_t k) {
@@ -557,6 +522,33 @@ static void put_f(rt_rowbuf *out, int c, int64_t r, double v) {
   rt_bit_set(out->valid[c], (uint32_t)r);
 }
 
+/* Group g's value of aggregate ag into row r of out column c (left NULL
+ * when the value is). runtime/aggx.c's kinds are written by rt_aggx_emit,
+ * all groups at once. */
+static void put_value(rt_rowbuf *out, int c, int64_t r, const rt_agg *ag, int64_t g) {
+  switch (ag->kind) {
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_COUNT_DISTINCT:
+    put_i(out, c, r, ag->i[g]);
+    break;
+  case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN:
+  case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
+    break;
+  case RT_AGG_AVG:
+    /* n counts the non-NULL inputs, so it decides NULL, and so does a
+     * NaN sum (inf + -inf), as everywhere a NaN is made (SQLite). */
+    if (ag->n[g] > 0 && !isnan(ag->f[g])) put_f(out, c, r, ag->f[g] / (double)ag->n[g]);
+    break;
+  case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE:
+    if (!ag->has[g]) break;   /* stays NULL */
+    if (ag->in == RT_F64) {
+      if (!isnan(ag->f[g])) put_f(out, c, r, ag->f[g]);
+    } else {
+      put_i(out, c, r, ag->i[g]);
+    }
+    break;
+  }
+}
+
 /* Column c of out, rows at.. at+n, from n int64 values of which those
  * with has[g] (all when has is NULL) are not NULL: the common case of
  * rt_aggtab_emit without a call per value. */
@@ -608,33 +600,33 @@ int rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
         break;
       }
     }
-    for (int64_t g = 0; g < n; g++) {
-      int64_t r = at + g;
-      switch (ag->kind) {
-      case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_COUNT_DISTINCT:
-        put_i(out, c, r, ag->i[g]);
-        break;
-      case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT: case RT_AGG_MEDIAN:
-      case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
-        break;   /* below, all groups at once */
-      case RT_AGG_AVG:
-        /* n counts the non-NULL inputs, so it decides NULL, and so does a
-         * NaN sum (inf + -inf), as everywhere a NaN is made (SQLite). */
-        if (ag->n[g] > 0 && !isnan(ag->f[g])) put_f(out, c, r, ag->f[g] / (double)ag->n[g]);
-        break;
-      case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE:
-        if (!ag->has[g]) break;   /* stays NULL */
-        if (ag->in == RT_F64) {
-          if (!isnan(ag->f[g])) put_f(out, c, r, ag->f[g]);
-        } else {
-          put_i(out, c, r, ag->i[g]);
-        }
-        break;
-      }
-    }
+    for (int64_t g = 0; g < n; g++) put_value(out, c, at + g, ag, g);
     int rc = rt_aggx_emit(t, ag, out, c, at);
     if (rc) return rc;
   }
   out->nrows += n;
   return 0;
+}
+
+void rt_aggtab_emit_gather(const rt_aggtab *tabs, const uint64_t *from, int64_t n, rt_rowbuf *out, int64_t at) {
+  const rt_aggtab *t0 = &tabs[0];
+  for (int c = 0; c < out->ncols; c++) {
+    size_t sz = rt_type_size(out->types[c]);
+    memset((char *)out->data[c] + (size_t)at * sz, 0, (size_t)n * sz);
+    memset(out->valid[c] + at / 64, 0, RT_BITWORDS(n) * 8);
+  }
+  for (int k = 0; k < t0->nkeys && k < out->ncols; k++) {
+    size_t sz = rt_type_size(t0->keys.types[k]);
+    char *d = (char *)out->data[k] + (size_t)at * sz;
+    for (int64_t r = 0; r < n; r++) {
+      const rt_aggtab *s = &tabs[from[r] >> 32];
+      uint32_t j = (uint32_t)from[r];
+      if (!rt_bit(s->keys.valid[k], j)) continue;
+      memcpy(d + (size_t)r * sz, (const char *)s->keys.data[k] + (size_t)j * sz, sz);
+      rt_bit_set(out->valid[k], (uint32_t)(at + r));
+    }
+  }
+  for (int a = 0; a < t0->naggs && t0->nkeys + a < out->ncols; a++)
+    for (int64_t r = 0; r < n; r++)
+      put_value(out, t0->nkeys + a, at + r, &tabs[from[r] >> 32].aggs[a], (uint32_t)from[r]);
 }

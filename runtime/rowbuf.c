@@ -75,6 +75,36 @@ void rt_rowbuf_reserve(rt_rowbuf *b, int64_t extra) {
   b->cap = cap;
 }
 
+bool rt_rowbuf_reserve_raw(rt_rowbuf *b, int64_t n) {
+  if (b->cap > 0 || b->nrows > 0) {   /* not empty: the usual growth */
+    rt_rowbuf_reserve(b, n);
+    return b->cap >= b->nrows + n;
+  }
+  int64_t cap = (n + 63) & ~(int64_t)63;
+  if (cap == 0) return true;
+  if (!rt_budget_charge(rowbuf_bytes(b, cap))) return false;
+  for (int c = 0; c < b->ncols; c++) {
+    size_t sz = rt_type_size(b->types[c]);
+    b->data[c] = malloc((size_t)cap * sz);
+    b->valid[c] = malloc(RT_BITWORDS(cap) * 8);
+    if (!b->data[c] || !b->valid[c]) {
+      for (int k = 0; k <= c; k++) {
+        free(b->data[k]);
+        free(b->valid[k]);
+        b->data[k] = NULL;
+        b->valid[k] = NULL;
+      }
+      rt_budget_credit(rowbuf_bytes(b, cap));
+      rt_budget_oom();
+      return false;
+    }
+    rt_advise_huge(b->data[c], (size_t)cap * sz);
+    memset((char *)b->data[c] + (size_t)n * sz, 0, (size_t)(cap - n) * sz);
+  }
+  b->cap = cap;
+  return true;
+}
+
 void rt_rowbuf_free(rt_rowbuf *b) {
   if (b->types) rt_budget_credit(rowbuf_bytes(b, b->cap));
   for (int c = 0; c < b->ncols; c++) {

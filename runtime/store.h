@@ -33,6 +33,13 @@ typedef struct rt_rowbuf {
 bool rt_rowbuf_init(rt_rowbuf *b, int ncols, const rt_type *types);
 /* Makes room for `extra` more rows (new rows zeroed and marked NULL). */
 void rt_rowbuf_reserve(rt_rowbuf *b, int64_t extra);
+/* Room for n rows in an empty buffer without writing them: the caller
+ * writes every value and validity word of rows 0..n (bits past n zero)
+ * before anything reads them, so their pages are first touched there,
+ * on whichever threads write them (runtime/aggpart.c), not zeroed here
+ * on one. Rows n..cap are zeroed here. false when out of memory (the
+ * buffer then stays empty). */
+bool rt_rowbuf_reserve_raw(rt_rowbuf *b, int64_t n);
 /* Appends the active rows of `views` (one per column). */
 void rt_rowbuf_append_views(rt_rowbuf *b, const rt_view *views, const uint32_t *active,
                             uint32_t nactive);
@@ -176,19 +183,21 @@ int64_t rt_aggtab_prefetch_group(const rt_aggtab *t, uint64_t hash);
  * tables without runtime/aggx.c's state or lazy folding; a table without
  * keys gets its one group back. */
 void rt_aggtab_reset(rt_aggtab *t);
-/* Groups written in place (runtime/aggpart.c): rt_aggtab_reserve makes
- * room for n groups (their arrays zeroed; false when out of memory); the
- * caller then writes the keys, hashes and states of groups 0..ngroups
- * itself, sets ngroups and keys.nrows, and rt_aggtab_reslot rebuilds the
- * slots, `direct` and `null_group` from them (false when out of memory:
- * the table then still holds its groups but must not be probed). */
-bool rt_aggtab_reserve(rt_aggtab *t, int64_t n);
-bool rt_aggtab_reslot(rt_aggtab *t);
 /* Makes sure group 0 exists (AGGREGATE without GROUP BY). */
 void rt_aggtab_ensure_one(rt_aggtab *t);
 /* Output: key columns then one column per aggregate, in a rowbuf the caller
  * initializes with the matching types. */
 int rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out);
+/* Rows at..at+n of out (room reserved; at a multiple of 64, as n is
+ * unless the rows end the buffer) from groups of several tables of one
+ * shape, as rt_aggtab_emit writes them: row at+r is group
+ * (uint32_t)from[r] of tabs[from[r] >> 32]. Every value and validity
+ * word of those rows is written (a NULL's value as 0), so the rows need
+ * not be zeroed before, and ranges of 64 rows apart may be written on
+ * different threads (runtime/aggpart.c's parallel output). Only for
+ * aggregates whose tables merge (no runtime/aggx.c state). */
+void rt_aggtab_emit_gather(const rt_aggtab *tabs, const uint64_t *from, int64_t n, rt_rowbuf *out,
+                           int64_t at);
 void rt_aggtab_free(rt_aggtab *t);
 /* The second argument's stored type and PERCENTILE's p of aggregate a
  * (after rt_aggtab_init; t->strings is the caller's to set). */

@@ -129,6 +129,12 @@ static const char *const QUERIES[] = {
     "FROM slice |> EXTEND CASE WHEN id % 5 = 0 THEN NULL ELSE id % 97 END AS a "
     "|> AGGREGATE COUNT(*) AS n, SUM(dur) AS s, MAX(dur) AS m, SUM(dur * 0.1) AS x, MIN(ts) AS t "
     "GROUP BY a, depth, (id * 31) % 211 AS b",
+    /* more groups than a piece of the partitioned output's parallel copy
+     * (65,536 rows, rt_aggpart_emit): pieces of whole validity words, the
+     * last one partial; a string key sometimes NULL */
+    "FROM slice |> EXTEND CASE WHEN id % 11 = 0 THEN NULL ELSE name END AS nm "
+    "|> AGGREGATE COUNT(*) AS n, SUM(dur * 0.37) AS s, AVG(dur) AS a, MIN(nm) AS lo, MAX(dur) AS hi "
+    "GROUP BY (id * 7919) % 150001 AS k, nm",
     /* nothing passes */
     "FROM slice |> WHERE dur < 0 |> AGGREGATE COUNT(*) AS n, SUM(dur) AS s GROUP BY depth",
     /* buffers: every row (appended in place), or filtered (appended in
