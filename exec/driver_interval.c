@@ -40,6 +40,7 @@
  * and is freed before it returns; the relation buffers are released as
  * soon as their output has been served.
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "runtime/interval/interval.h"
@@ -508,6 +509,10 @@ typedef struct iv_ipiece {
   rt_isect_stats st;
   rt_err err;
   bool failed;
+  /* streamed (iv_isect_stream): */
+  rt_isect *sl;        /* its slice while it is made */
+  struct iv_chunk *head, *tail;   /* its chunks made but not yet published */
+  bool done;
 } iv_ipiece;
 
 typedef struct iv_pisect {
@@ -549,6 +554,254 @@ static void iv_pisect_load(void *p, int worker, int64_t at, uint32_t n, rt_batch
   for (int j = 0; j < k; j++) iv_sel_views(&x->wr.r[worker * k + j], col[2 + j], n, b);
 }
 
+/* ---- INTERSECTION streamed to the rows after it ---- */
+
+/* When every partition is disjoint its regions are bounded by its rows,
+ * and the pieces need not be made whole before the rows after them run
+ * (iv_isect_par's way, which wrote all regions into fresh memory and
+ * read them back from memory: on this kind of machine, where a first
+ * touch of a page costs as much as writing it several times, that was
+ * most of the difference between one thread and two). Instead the
+ * pieces are made a chunk of IV_CHUNK regions at a time, by the same
+ * workers that run the morsels (ex_par_src.more): a worker takes a ready
+ * morsel if there is one, else makes the next chunk of its piece (or
+ * starts the next piece). A piece's chunks are published, in output
+ * order, once every piece before it is done; the morsels read the
+ * published rows, so every batch, morsel and partial sum is still one
+ * thread's. A chunk whose rows have all been run goes back to a free
+ * list and is filled again: the memory in use is the chunks of pieces
+ * waiting for an earlier one, and most chunks are read while still in
+ * cache. The earliest failed piece ends the output there (nothing of it
+ * or after it is published) and its error is reported, as before. */
+enum { IV_CHUNK = 65536 };
+
+/* Regions per chunk: IV_CHUNK (1.5 MiB of two operands' regions: a
+ * chunk stays in a core's cache between its making and its morsels), or
+ * under the test knob of small batches (exec.h) 700, so that tests meet
+ * many chunks, reused ones, and batches across chunks. */
+static size_t iv_chunk_rows(const ex_run *run) {
+  return run->batch_rows > 0 && run->batch_rows < RT_BATCH ? 700 : IV_CHUNK;
+}
+
+typedef struct iv_chunk {
+  rt_isect_out out;        /* its regions (arrays kept when it is reused) */
+  int64_t used;            /* of its rows run (ex_par_src.done) */
+  struct iv_chunk *next;   /* in its piece's list, or the free list */
+  struct iv_chunk *link;   /* every chunk made, for the end */
+} iv_chunk;
+
+typedef struct iv_pstream {
+  iv_pisect *x;
+  size_t chunk;            /* regions per chunk (iv_chunk_rows) */
+  pthread_mutex_t mu;      /* guards everything below and the pieces' lists */
+  int64_t next;            /* the next piece to start */
+  int64_t lead;            /* the first piece not wholly published */
+  int64_t stop;            /* the earliest failed piece (np: none) */
+  int64_t *held;           /* per worker: the piece it makes, or -1 */
+  iv_chunk **led;          /* published chunks in output order ... */
+  int64_t *ledat;          /* ... and their first output rows */
+  int64_t nled, capled;
+  int64_t avail;           /* rows published */
+  bool complete;           /* nothing more will be */
+  iv_chunk *free, *all;
+  char *scratch;           /* per worker: (2 + k) columns of RT_BATCH * 8 bytes */
+} iv_pstream;
+
+/* Publishes what the pieces from the lead on may show (ps->mu held). */
+static void iv_ps_publish(iv_pstream *ps) {
+  iv_pisect *x = ps->x;
+  while (ps->lead < x->np) {
+    iv_ipiece *pc = &x->pc[ps->lead];
+    if (pc->failed) break;
+    for (iv_chunk *c = pc->head; c; c = c->next) {
+      ps->led[ps->nled] = c;
+      ps->ledat[ps->nled++] = ps->avail;
+      ps->avail += (int64_t)c->out.n;
+    }
+    pc->head = pc->tail = NULL;
+    if (!pc->done) return;
+    ps->lead++;
+  }
+  ps->complete = true;
+}
+
+static int64_t iv_ps_avail(void *p, bool *complete) {
+  iv_pstream *ps = p;
+  pthread_mutex_lock(&ps->mu);
+  int64_t n = ps->avail;
+  *complete = ps->complete;
+  pthread_mutex_unlock(&ps->mu);
+  return n;
+}
+
+/* A chunk with room for IV_CHUNK regions (from the free list when it has one). */
+static iv_chunk *iv_ps_chunk(iv_pstream *ps) {
+  pthread_mutex_lock(&ps->mu);
+  iv_chunk *c = ps->free;
+  if (c) ps->free = c->next;
+  pthread_mutex_unlock(&ps->mu);
+  if (c) return c;
+  int k = ps->x->k;
+  c = rt_mem_calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->out.k = k;
+  c->out.rows = rt_mem_calloc((size_t)k, sizeof *c->out.rows);
+  if (!c->out.rows || !rt_isect_reserve(&c->out, ps->chunk)) {
+    rt_isect_free(&c->out);
+    rt_mem_free(c);
+    return NULL;
+  }
+  pthread_mutex_lock(&ps->mu);
+  c->link = ps->all;
+  ps->all = c;
+  pthread_mutex_unlock(&ps->mu);
+  return c;
+}
+
+static int iv_ps_more(void *p, int worker) {
+  iv_pstream *ps = p;
+  iv_pisect *x = ps->x;
+  pthread_mutex_lock(&ps->mu);
+  int64_t i = ps->held[worker];
+  if (i < 0) {
+    if (ps->next >= x->np || ps->next >= ps->stop) {
+      pthread_mutex_unlock(&ps->mu);
+      return 0;
+    }
+    i = ps->held[worker] = ps->next++;
+  }
+  pthread_mutex_unlock(&ps->mu);
+  iv_ipiece *pc = &x->pc[i];
+  iv_chunk *c = iv_ps_chunk(ps);
+  int64_t got = -1;
+  if (c && !pc->sl) pc->sl = rt_isect_slice(x->base, pc->q0, pc->q1, &pc->st, &pc->err);
+  if (c && pc->sl) {
+    c->out.n = 0;
+    c->used = 0;
+    got = rt_isect_next(pc->sl, &c->out, ps->chunk);
+  }
+  if (got < 0 && !pc->err.set) rt_errorf(&pc->err, -1, "%s: out of memory", x->op->stage);
+  rt_isect *ended = got < (int64_t)ps->chunk ? pc->sl : NULL;   /* rt_isect_next stops short only at the end */
+  pthread_mutex_lock(&ps->mu);
+  if (got > 0) {
+    c->next = NULL;
+    if (pc->tail) pc->tail->next = c;
+    else pc->head = c;
+    pc->tail = c;
+  } else if (c) {
+    c->next = ps->free;
+    ps->free = c;
+  }
+  if (got < (int64_t)ps->chunk) {
+    pc->done = true;
+    pc->failed = got < 0;
+    pc->sl = NULL;
+    ps->held[worker] = -1;
+    if (pc->failed && i < ps->stop) ps->stop = i;
+  }
+  iv_ps_publish(ps);
+  pthread_mutex_unlock(&ps->mu);
+  rt_isect_end(ended);
+  return 1;
+}
+
+/* The published chunk holding output row at (ps->mu held). */
+static int64_t iv_ps_find(const iv_pstream *ps, int64_t at) {
+  return iv_par_piece(ps->ledat, ps->nled, at);
+}
+
+static void iv_ps_load(void *p, int worker, int64_t at, uint32_t n, rt_batch *b) {
+  iv_pstream *ps = p;
+  iv_pisect *x = ps->x;
+  const ir_op *op = x->op;
+  int k = x->k, nc = 2 + k;
+  const void *col[RT_LANES_MAXKEYS + 2];
+  pthread_mutex_lock(&ps->mu);
+  int64_t q = iv_ps_find(ps, at);
+  const iv_chunk *c = ps->led[q];
+  int64_t from = at - ps->ledat[q];
+  if (from + n <= (int64_t)c->out.n) {
+    col[0] = c->out.ts + from;
+    col[1] = c->out.dur + from;
+    for (int j = 0; j < k; j++) col[2 + j] = c->out.rows[j] + from;
+  } else {
+    /* a batch across chunks: copied into the worker's scratch */
+    char *base = ps->scratch + (size_t)worker * (size_t)nc * RT_BATCH * 8;
+    for (int j = 0; j < nc; j++) col[j] = base + (size_t)j * RT_BATCH * 8;
+    for (uint32_t got = 0; got < n; q++, from = 0) {
+      c = ps->led[q];
+      uint32_t m = (uint32_t)((int64_t)c->out.n - from < n - got ? (int64_t)c->out.n - from : n - got);
+      memcpy((int64_t *)col[0] + got, c->out.ts + from, m * sizeof(int64_t));
+      memcpy((int64_t *)col[1] + got, c->out.dur + from, m * sizeof(int64_t));
+      for (int j = 0; j < k; j++) memcpy((uint32_t *)col[2 + j] + got, c->out.rows[j] + from, m * sizeof(uint32_t));
+      got += m;
+    }
+  }
+  pthread_mutex_unlock(&ps->mu);
+  b->cols[op->iv.ts_out] = iv_flat(RT_I64, col[0], 0, NULL);
+  b->cols[op->iv.dur_out] = iv_flat(RT_I64, col[1], 0, NULL);
+  for (int j = 0; j < k; j++) iv_sel_views(&x->wr.r[worker * k + j], col[2 + j], n, b);
+}
+
+static void iv_ps_done(void *p, int64_t at, int64_t n) {
+  iv_pstream *ps = p;
+  pthread_mutex_lock(&ps->mu);
+  for (int64_t q = n > 0 ? iv_ps_find(ps, at) : 0; n > 0; q++) {
+    iv_chunk *c = ps->led[q];
+    int64_t end = ps->ledat[q] + (int64_t)c->out.n, take = (end < at + n ? end : at + n) - at;
+    c->used += take;
+    at += take;
+    n -= take;
+    if (c->used == (int64_t)c->out.n) {
+      c->next = ps->free;
+      ps->free = c;
+    }
+  }
+  pthread_mutex_unlock(&ps->mu);
+}
+
+static int iv_isect_stream(ex_run *run, ex_seg *s, iv_pisect *x, ex_pick_fn pick, void *ctx) {
+  const ir_op *op = x->op;
+  int nw = run->threads;
+  iv_pstream ps = {.x = x, .chunk = iv_chunk_rows(run), .stop = x->np};
+  int64_t bound = 0;
+  for (int64_t i = 0; i < x->np; i++) {
+    bound += (int64_t)x->pc[i].rows;
+    ps.capled += (int64_t)(x->pc[i].rows / ps.chunk) + 2;
+  }
+  ps.held = malloc(sizeof *ps.held * (size_t)nw);
+  ps.led = malloc(sizeof *ps.led * (size_t)(ps.capled + 1));
+  ps.ledat = malloc(sizeof *ps.ledat * (size_t)(ps.capled + 1));
+  ps.scratch = malloc((size_t)nw * (size_t)(2 + x->k) * RT_BATCH * 8 + 1);
+  int rc = 0;
+  if (!ps.held || !ps.led || !ps.ledat || !ps.scratch) rc = ex_op_fail(run, op, "out of memory");
+  for (int i = 0; ps.held && i < nw; i++) ps.held[i] = -1;
+  if (rc == 0) {
+    pthread_mutex_init(&ps.mu, NULL);
+    ex_par_src src = {.nrows = bound + 1, .batch_rows = RT_BATCH, .load = iv_ps_load, .src = &ps,
+                      .avail = iv_ps_avail, .more = iv_ps_more, .done = iv_ps_done};
+    rc = ex_par_rows(run, s, &src, pick, ctx);
+    pthread_mutex_destroy(&ps.mu);
+  }
+  /* the earliest failed piece, once the rows before it ran */
+  for (int64_t i = 0; rc == 0 && i < x->np; i++)
+    if (x->pc[i].failed) {
+      run->err = x->pc[i].err;
+      rc = iv_rt_failed(run, op);
+    }
+  for (int64_t i = 0; i < x->np; i++) rt_isect_end(x->pc[i].sl);   /* left unfinished */
+  for (iv_chunk *c = ps.all, *n; c; c = n) {
+    n = c->link;
+    rt_isect_free(&c->out);
+    rt_mem_free(c);
+  }
+  free(ps.held);
+  free(ps.led);
+  free(ps.ledat);
+  free(ps.scratch);
+  return rc;
+}
+
 static int iv_isect_par(ex_run *run, ex_seg *s, rt_isect *it, const iv_rel *rels, rt_isect_stats *st,
                         ex_pick_fn pick, void *ctx) {
   const ir_op *op = s->seg->source;
@@ -563,11 +816,27 @@ static int iv_isect_par(ex_run *run, ex_seg *s, rt_isect *it, const iv_rel *rels
   if (k > RT_LANES_MAXKEYS) rc = ex_op_fail(run, op, "too many relations");
   else if (!x.pc || !iv_chunks_init(&x.ch, nq, 2 + k, nw) || !iv_wrels_init(&x.wr, rels, k, nw))
     rc = ex_op_fail(run, op, "out of memory");
+  /* a piece ends before a partition that would take it past the share
+   * (8 like partitions on 2 threads: 8 pieces, not 4 of two and an odd one) */
+  bool disjoint = true;
   for (uint32_t q = 0; rc == 0 && q < nq;) {
     iv_ipiece *pc = &x.pc[x.np++];
     pc->q0 = q;
-    for (; q < nq && pc->rows < share; q++) pc->rows += rt_isect_part_rows(it, q);
+    for (; q < nq; q++) {
+      uint64_t r = rt_isect_part_rows(it, q);
+      if (pc->rows > 0 && pc->rows + r > share) break;
+      pc->rows += r;
+      disjoint &= rt_isect_part_disjoint(it, q);
+    }
     pc->q1 = q;
+  }
+  if (rc == 0 && disjoint) {
+    rc = iv_isect_stream(run, s, &x, pick, ctx);
+    for (int64_t i = 0; i < x.np; i++) iv_add_stats(st, &x.pc[i].st);
+    iv_wrels_free(&x.wr);
+    iv_chunks_free(&x.ch);
+    free(x.pc);
+    return rc;
   }
   if (rc == 0) {
     rt_par par = {ex_par_runner, run->pool, run->threads};

@@ -30,6 +30,10 @@
  * A morsel waits for its turn to merge (the morsel before it merged);
  * taking morsels in order keeps the wait short.
  *
+ * A source may make its rows while they are served (ex_par_src.more: an
+ * interval operator's pieces): a worker then takes the next morsel only
+ * once its rows are ready, and otherwise makes some (par_ready).
+ *
  * Everything a batch touches is the worker's own: an ex_run copy (its
  * error, its interpreter scratch through ex_seg.vm, its memory budget
  * installed on its thread) and an ex_seg copy pointing at it; what they
@@ -146,6 +150,7 @@ typedef struct par_worker {
   void **wdata;        /* the window's column pointers */
   uint64_t **wvalid;
   int64_t rows;
+  int64_t lim;         /* the rows of the source, as far as known when the morsel was taken */
   rt_jointab **joins;  /* the run's join tables, as copies of its own */
   rt_jointab *jcopy;
 } par_worker;
@@ -162,6 +167,7 @@ typedef struct par_job {
   int64_t next;        /* the next morsel to take */
   int64_t merged;      /* morsels merged into the segment's sink */
   int64_t failed;      /* the earliest failed morsel (INT64_MAX: none) */
+  int64_t lim;         /* the source's rows: nrows, or as far as known (src->more) */
   bool window;         /* buffer sinks: append in place (see the banner) */
   bool decided;        /* AGGREGATE: morsel 0's owner chose the merge */
   rt_aggpart *part;    /* the partitioned merge, or NULL */
@@ -226,7 +232,7 @@ static int par_morsel(par_job *job, par_worker *w, int wid, int64_t m) {
   const ex_par_src *src = job->src;
   int64_t rows = src->batch_rows;
   int64_t start = m * ex_morsel_batches(run) * rows, end = start + ex_morsel_batches(run) * rows;
-  if (end > src->nrows) end = src->nrows;
+  if (end > w->lim) end = w->lim;
   par_joins_morsel(w, run);
   if (sink->kind == IR_AGGREGATE) {
     /* the worker's table of its last morsel, emptied (rt_aggtab_reset) */
@@ -370,6 +376,36 @@ static void par_failed(par_job *job, par_worker *w, int64_t m) {
   pthread_cond_broadcast(&job->cv);
 }
 
+/* A source made while served (job->mu held, as on return): whether
+ * morsel job->next is ready to take. If not, the worker makes rows (the
+ * lock dropped) or, with nothing left to make, waits for another worker's;
+ * when the source is complete and the morsel lies past its end, no
+ * morsel is left (nmorsels set). A caller that gets false loops. */
+static bool par_ready(par_job *job, int wid) {
+  const ex_par_src *src = job->src;
+  int64_t mrows = ex_morsel_batches(job->run) * src->batch_rows, at = job->next * mrows;
+  bool complete = false;
+  int64_t avail = src->avail(src->src, &complete);
+  if (complete) {
+    job->lim = avail;
+    if (at >= avail) job->nmorsels = job->next;
+    return at < avail;
+  }
+  if (avail >= at + mrows) return true;
+  pthread_mutex_unlock(&job->mu);
+  int made = src->more(src->src, wid);
+  pthread_mutex_lock(&job->mu);
+  if (made) {
+    pthread_cond_broadcast(&job->cv);   /* rows, or the end, for a waiting worker */
+    return false;
+  }
+  /* Another worker makes the rest: wait for its rows. Its broadcast
+   * takes job->mu, so it cannot fall between this look and the wait. */
+  avail = src->avail(src->src, &complete);
+  if (!complete && avail < at + mrows && job->next < job->failed) pthread_cond_wait(&job->cv, &job->mu);
+  return false;
+}
+
 static void par_work(void *ctx, int wid) {
   par_job *job = ctx;
   par_worker *w = &job->w[wid];
@@ -399,9 +435,15 @@ static void par_work(void *ctx, int wid) {
   const char *prev_owner = rt_budget_owner(sink->stage);
   pthread_mutex_lock(&job->mu);
   while (job->next < job->nmorsels && job->next < job->failed) {
+    if (job->src->more && !par_ready(job, wid)) continue;
     int64_t m = job->next++;
+    w->lim = job->lim;
     pthread_mutex_unlock(&job->mu);
     int rc = w->b.cols ? par_morsel(job, w, wid, m) : par_fail(w, -1, sink->stage, "out of memory");
+    if (job->src->done) {
+      int64_t mrows = ex_morsel_batches(job->run) * job->src->batch_rows, at = m * mrows;
+      job->src->done(job->src->src, at, (w->lim - at < mrows ? w->lim - at : mrows));
+    }
     pthread_mutex_lock(&job->mu);
     if (rc < 0) {
       par_failed(job, w, m);
@@ -441,8 +483,9 @@ int ex_par_rows(ex_run *run, ex_seg *s, const ex_par_src *src, ex_pick_fn pick, 
   int64_t morsel = ex_morsel_batches(run) * src->batch_rows;
   par_job job = {.run = run, .s = s, .src = src, .pick = pick, .ctx = ctx, .failed = INT64_MAX};
   job.nmorsels = (src->nrows + morsel - 1) / morsel;
+  job.lim = src->more ? INT64_MAX : src->nrows;
   rt_rowbuf *buf = s->seg->sink->kind == IR_AGGREGATE ? NULL : s->buf;
-  if (buf && buf->nrows == 0 && par_all_rows(s->seg)) {
+  if (buf && buf->nrows == 0 && !src->more && par_all_rows(s->seg)) {
     rt_rowbuf_reserve(buf, src->nrows);
     job.window = buf->cap >= src->nrows;   /* else out of memory: copy instead */
   }

@@ -273,6 +273,16 @@ typedef struct ex_par_src {
   bool count_in;
   void (*load)(void *src, int worker, int64_t at, uint32_t n, rt_batch *b);
   void *src;
+  /* A source whose rows are made while they are served (more != NULL):
+   * nrows is then only an upper bound. avail: how many rows are ready, in
+   * order, and whether that is all there will be; more: a worker that
+   * finds no morsel ready makes some rows (1), or finds nothing left to
+   * make and waits for another worker's (0); done: rows at..at+n-1 were
+   * run and are not read again (their memory may be reused). Each is
+   * called without the job's lock, and a source guards its own state. */
+  int64_t (*avail)(void *src, bool *complete);
+  int (*more)(void *src, int worker);
+  void (*done)(void *src, int64_t at, int64_t n);
 } ex_par_src;
 int ex_par_rows(ex_run *run, ex_seg *s, const ex_par_src *src, ex_pick_fn pick, void *ctx);
 

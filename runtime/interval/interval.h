@@ -271,6 +271,9 @@ uint32_t rt_isect_nparts(const rt_isect *it);
 size_t rt_isect_part_rows(const rt_isect *it, uint32_t q);
 rt_isect *rt_isect_slice(const rt_isect *base, uint32_t q0, uint32_t q1, rt_isect_stats *stats,
                          rt_err *err);
+/* Whether partition q is disjoint in every operand: its regions are then
+ * at most rt_isect_part_rows(it, q) (each step of the sweep passes a row). */
+bool rt_isect_part_disjoint(const rt_isect *it, uint32_t q);
 
 /* ---- INTERVAL FLATTEN (flatten.c) ------------------------------------------- */
 

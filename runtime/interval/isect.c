@@ -1107,6 +1107,14 @@ size_t rt_isect_part_rows(const rt_isect *it, uint32_t q) {
   return rows;
 }
 
+bool rt_isect_part_disjoint(const rt_isect *it, uint32_t q) {
+  const ctx *c = &it->c;
+  uint32_t l = c->ops[it->jmin].parts[it->q + q];
+  for (int j = 0; j < c->k; j++)
+    if (l < c->ops[j].nl && c->ops[j].overlaps[l]) return false;
+  return true;
+}
+
 /* A slice is an iterator of its own (scratch, sweep, position, stats,
  * error) over the base's read operands, which only the base frees: the
  * regions of partitions q0..q1-1 are what the base would serve for them,
