@@ -20,6 +20,8 @@
  * permutation rt_tree_order gives (none when already in order). A tree
  * order in place (plan.h tree.in_place) buffers nothing: its segment only
  * checks the table's parent_id and the next one reads the table in order.
+ * The segment that accumulates a finished order reads it in morsels of
+ * whole subtrees, on the worker threads when it may (driver_treepar.c).
  *
  * The driver owns no per-row work: everything per row is in the backend.
  * Memory: small per-run structures come from run->arena; rowbufs, aggtabs
@@ -475,7 +477,7 @@ static int ex_run_fn(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void 
     if (!run->err.set) rt_errorf(&run->err, -1, "%s: the batch failed", s->seg->sink->stage);
     return -1;
   }
-  if (s->agg && ++run->seg_batches[s->index] % ex_morsel_batches(run) == 0)
+  if (s->agg && run->own_morsels != s && ++run->seg_batches[s->index] % ex_morsel_batches(run) == 0)
     return ex_agg_morsel_end(run, s);
   return 0;
 }
@@ -669,12 +671,49 @@ static int ex_tree_table_run(ex_run *run, ex_seg *s) {
   return rt_treenum_finish(num) < 0 ? -1 : 1;
 }
 
+/* A finished tree order's rows (ex_treescan). When the segment
+ * accumulates them, in morsels of whole subtrees (driver_treepar.c): on
+ * the run's threads when the segment may run there, else here, each
+ * morsel's AGGREGATE sums ended where the morsel ends (run->own_morsels;
+ * the last one's at the end of the input, as always), which is what the
+ * parallel run's morsel tables hold. Otherwise in batches of RT_BATCH positions. */
+static int ex_scan_tree(ex_run *run, ex_seg *s, const ex_treescan *ts, rt_batch *b, ex_pick_fn pick,
+                        void *ctx, ex_down *dn) {
+  int64_t *bounds = NULL;
+  int64_t count = dn ? 0 : ex_tree_morsels(run, s, ts, &bounds);
+  if (count < 0) return -1;
+  int par = count > 0 ? ex_tree_par(run, s, ts, bounds, count, pick, ctx) : 0;
+  uint32_t *scratch = par ? NULL : rt_arena_alloc(&run->arena, sizeof(uint32_t) * RT_BATCH);
+  int rc = par < 0 ? -1 : 0;
+  if (!par && !scratch) rc = ex_fail(run, -1, s->seg->sink->stage, "out of memory");
+  if (!par && count > 0 && rc == 0) {
+    run->own_morsels = s;
+    ex_par_src ps = {.batch_rows = RT_BATCH, .bounds = bounds};   /* the batches of driver_par.c */
+    for (int64_t m = 0; m < count && rc == 0 && !s->done; m++) {
+      for (int64_t at = bounds[m], n = 0; at < bounds[m + 1] && rc == 0 && !s->done; at += n) {
+        n = ex_par_batch_len(&ps, at, bounds[m + 1]);
+        ex_treescan_batch(ts, at, (uint32_t)n, scratch, b);
+        rc = ex_batch(run, s, b, (uint32_t)n, pick, ctx, dn);
+      }
+      if (rc == 0 && s->agg && m + 1 < count) rc = ex_agg_morsel_end(run, s);
+    }
+    run->own_morsels = NULL;
+  } else if (!par && rc == 0) {
+    for (int64_t at = 0; at < ts->n && rc == 0 && !s->done; at += RT_BATCH) {
+      uint32_t n = ts->n - at < RT_BATCH ? (uint32_t)(ts->n - at) : RT_BATCH;
+      ex_treescan_batch(ts, at, n, scratch, b);
+      rc = ex_batch(run, s, b, n, pick, ctx, dn);
+    }
+  }
+  free(bounds);
+  return rc;
+}
+
 /* The segment after an in-place tree order reads the table in that order:
- * forwards (KEPT), backwards (REVERSED: batches from the last, each through
- * a descending selection, so validity bits stay aligned to the batch's
- * 64-row words), or through the walk's permutation of row indices. The
- * node column is the id column (RT_ID: row index), the parent-node column
- * the array the check wrote. */
+ * forwards (KEPT), backwards (REVERSED: row n-1-k at position k), or
+ * through the walk's permutation of row indices. The node column is the
+ * id column (RT_ID: row index), the parent-node column the array the
+ * check wrote. */
 static int ex_scan_tree_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx,
                               ex_down *dn) {
   const ir_plan *p = run->plan;
@@ -685,32 +724,9 @@ static int ex_scan_tree_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pi
   if (!t || idx < 0 || !num || !src->scan.table_cols || (t->nrows > 0 && !num->table_pnode))
     return ex_fail(run, src->pos, src->stage, "the buffer to read was not written");
   int path = run->tree_paths[idx];
-  const uint32_t *perm = run->perms[idx];
-  uint32_t *desc = NULL;
-  if (path == RT_TREE_ORDER_REVERSED) {
-    desc = rt_arena_alloc(&run->arena, sizeof(uint32_t) * RT_BATCH);
-    if (!desc) return ex_fail(run, -1, s->seg->sink->stage, "out of memory");
-    for (uint32_t i = 0; i < RT_BATCH; i++) desc[i] = RT_BATCH - 1 - i;
-  }
-  int64_t nbatches = (t->nrows + RT_BATCH - 1) / RT_BATCH;
-  for (int64_t k = 0; k < nbatches && !s->done; k++) {
-    int64_t start = (desc ? nbatches - 1 - k : k) * RT_BATCH, left = t->nrows - start;
-    uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
-    const uint32_t *sel = desc ? desc + (RT_BATCH - n) : NULL;   /* n-1 … 0 */
-    int64_t at = start;
-    if (perm) {
-      sel = perm + start;   /* row indices of the whole table */
-      at = 0;
-    }
-    for (int i = 0; i < src->scan.nscan; i++) {
-      rt_view *v = &b->cols[src->scan.out_cols[i]];
-      if (src->scan.table_cols[i] >= 0) rt_table_view(t, src->scan.table_cols[i], at, v);
-      else *v = (rt_view){.type = RT_U32, .data = num->table_pnode + at};
-      v->sel = sel;
-    }
-    if (ex_batch(run, s, b, n, pick, ctx, dn) < 0) return -1;
-  }
-  return 0;
+  ex_treescan ts = {.src = src, .t = t, .pnode = num->table_pnode, .perm = run->perms[idx],
+                    .reversed = path == RT_TREE_ORDER_REVERSED, .path = path, .n = t->nrows};
+  return ex_scan_tree(run, s, &ts, b, pick, ctx, dn);
 }
 
 static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void *ctx,
@@ -740,6 +756,11 @@ static int ex_scan_buf(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, voi
       if (layout[j] == ids[i]) bc[i] = j;
     if (bc[i] < 0 || bc[i] >= buf->ncols)
       return ex_fail(run, src->pos, src->stage, "a column to read is not in the buffer");
+  }
+  if (src->scan.buf_op->kind == IR_TREE_ORDER) {
+    ex_treescan ts = {.src = src, .buf = buf, .nc = nc, .bc = bc, .ids = ids, .perm = perm,
+                      .path = run->tree_paths[idx], .n = buf->nrows};
+    return ex_scan_tree(run, s, &ts, b, pick, ctx, dn);
   }
   for (int64_t start = 0; start < buf->nrows && !s->done; start += RT_BATCH) {
     int64_t left = buf->nrows - start;

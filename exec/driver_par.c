@@ -95,13 +95,15 @@ static bool ex_par_join(const ir_op *op) {
   return (k == RT_JOIN_INNER || k == RT_JOIN_LEFT || k == RT_JOIN_CROSS) && ex_par_expr(op->join.residual);
 }
 
-bool ex_par_steps_ok(const ex_run *run, const ex_seg *s) {
+bool ex_par_steps_ok(const ex_run *run, const ex_seg *s) { return ex_par_steps_ok_but(run, s, NULL); }
+
+bool ex_par_steps_ok_but(const ex_run *run, const ex_seg *s, const ir_op *skip) {
   const ir_segment *seg = s->seg;
   const ir_op *sink = seg->sink;
   if (!ex_par_ok(run)) return false;
   for (int k = 0; k < seg->nsteps; k++) {
     const ir_op *op = seg->steps[k];
-    if (op->dead) continue;
+    if (op->dead || op == skip) continue;
     if (op->kind == IR_FILTER && ex_par_expr(op->filter.pred)) continue;
     if (op->kind == IR_COMPUTE && ex_par_expr(op->compute.expr)) continue;
     if (op->kind == IR_JOIN_PROBE && ex_par_join(op)) continue;
@@ -232,6 +234,7 @@ static int par_morsel(par_job *job, par_worker *w, int wid, int64_t m) {
   const ex_par_src *src = job->src;
   int64_t rows = src->batch_rows;
   int64_t start = m * ex_morsel_batches(run) * rows, end = start + ex_morsel_batches(run) * rows;
+  if (src->bounds) start = src->bounds[m], end = src->bounds[m + 1];
   if (end > w->lim) end = w->lim;
   par_joins_morsel(w, run);
   if (sink->kind == IR_AGGREGATE) {
@@ -256,16 +259,16 @@ static int par_morsel(par_job *job, par_worker *w, int wid, int64_t m) {
     w->has_lbuf = true;
     w->seg.buf = &w->lbuf;
   }
-  for (int64_t at = start; at < end; at += rows) {
-    uint32_t n = end - at < rows ? (uint32_t)(end - at) : (uint32_t)rows;
-    src->load(src->src, wid, at, n, &w->b);
+  for (int64_t at = start, n = 0; at < end; at += n) {
+    n = ex_par_batch_len(src, at, end);
+    src->load(src->src, wid, at, (uint32_t)n, &w->b);
     if (run->interrupt && __atomic_load_n(run->interrupt, __ATOMIC_RELAXED)) {
       memset(&w->run.err, 0, sizeof w->run.err);
       rt_errorf(&w->run.err, -1, "interrupted");
       return -1;
     }
     if (src->count_in) w->rows += n;
-    w->b.n = w->b.nactive = n;
+    w->b.n = w->b.nactive = (uint32_t)n;
     w->b.active = NULL;
     pthread_mutex_lock(&job->mu);
     ex_batch_fn fn = job->pick(job->ctx, job->s->index);
@@ -482,10 +485,11 @@ static void par_work(void *ctx, int wid) {
 int ex_par_rows(ex_run *run, ex_seg *s, const ex_par_src *src, ex_pick_fn pick, void *ctx) {
   int64_t morsel = ex_morsel_batches(run) * src->batch_rows;
   par_job job = {.run = run, .s = s, .src = src, .pick = pick, .ctx = ctx, .failed = INT64_MAX};
-  job.nmorsels = (src->nrows + morsel - 1) / morsel;
+  job.nmorsels = src->bounds ? src->nbounds : (src->nrows + morsel - 1) / morsel;
   job.lim = src->more ? INT64_MAX : src->nrows;
   rt_rowbuf *buf = s->seg->sink->kind == IR_AGGREGATE ? NULL : s->buf;
-  if (buf && buf->nrows == 0 && !src->more && par_all_rows(s->seg)) {
+  /* windows need morsels that start at multiples of 64 rows */
+  if (buf && buf->nrows == 0 && !src->more && par_all_rows(s->seg) && !src->bounds) {
     rt_rowbuf_reserve(buf, src->nrows);
     job.window = buf->cap >= src->nrows;   /* else out of memory: copy instead */
   }

@@ -163,6 +163,10 @@ struct ex_run {
    * makes its own). Either way `result` is the run's as usual: the
    * caller's on success, freed by ex_run_free after an error. */
   bool result_kept;
+  /* The segment the driver feeds morsels of its own (a tree order's whole
+   * subtrees, driver_treepar.c) and ends each itself, or NULL: its
+   * AGGREGATE's partial sums then do not follow the batch count. */
+  const ex_seg *own_morsels;
 };
 
 
@@ -283,8 +287,61 @@ typedef struct ex_par_src {
   int64_t (*avail)(void *src, bool *complete);
   int (*more)(void *src, int worker);
   void (*done)(void *src, int64_t at, int64_t n);
+  /* Morsels given (NULL: every EX_MORSEL_BATCHES batches): morsel m is
+   * positions bounds[m]..bounds[m+1]-1, in the batches ex_par_batch_len
+   * cuts from its start; nbounds morsels. */
+  const int64_t *bounds;
+  int64_t nbounds;
 } ex_par_src;
+/* The batch of src's morsel ending at `end` that starts at `at`:
+ * batch_rows positions, fewer at the morsel's end, and with given morsels
+ * only up to the next multiple of 64 when `at` is not one (so the rows
+ * after it start on a validity word and read the columns in place). */
+static inline int64_t ex_par_batch_len(const ex_par_src *src, int64_t at, int64_t end) {
+  int64_t n = end - at < src->batch_rows ? end - at : src->batch_rows;
+  if (src->bounds && at % 64 && n > 64 - at % 64) n = 64 - at % 64;
+  return n;
+}
 int ex_par_rows(ex_run *run, ex_seg *s, const ex_par_src *src, ex_pick_fn pick, void *ctx);
+
+/* Whether segment s's steps and sink may run on several threads when its
+ * step `skip` is left out (a TREE_ACC, which driver_treepar.c runs on
+ * morsels of whole subtrees). */
+bool ex_par_steps_ok_but(const ex_run *run, const ex_seg *s, const ir_op *skip);
+
+/* The rows a segment reading a finished tree order is fed
+ * (driver_treepar.c), the same batches on one thread and on several:
+ * position k is the order's k-th row. In place (t set): the table's rows,
+ * kept, reversed (row n-1-k) or through the walk's perm; columns whose
+ * table_cols entry is -1 read pnode. Buffered (buf set): scanned column i
+ * is buffer column bc[i] under plan column ids[i], through perm when
+ * there is one. */
+typedef struct ex_treescan {
+  const ir_op *src;
+  const rt_table *t;
+  const uint32_t *pnode;
+  bool reversed;
+  const rt_rowbuf *buf;
+  int nc;
+  const int *bc, *ids;
+  const uint32_t *perm;
+  int path;            /* rt_treeorder_path */
+  int64_t n;
+} ex_treescan;
+/* Positions at..at+n-1 into b's columns; scratch (RT_BATCH entries) holds
+ * a selection when the rows are not a run of whole validity words. */
+void ex_treescan_batch(const ex_treescan *ts, int64_t at, uint32_t n, uint32_t *scratch, rt_batch *b);
+/* The morsels segment s reads ts in when its first live step is the
+ * TREE ACCUMULATE of that order (runtime/tree/tree.h rt_tree_morsels):
+ * how many (*bounds malloc'd, count + 1 entries), 0 when it is fed plain
+ * batches, -1 on out of memory (run->err set). The same for any thread
+ * count. */
+int64_t ex_tree_morsels(ex_run *run, const ex_seg *s, const ex_treescan *ts, int64_t **bounds);
+/* Runs those morsels on the run's threads when the segment may run in
+ * parallel: 1 when it did, 0 when the caller must feed them on one
+ * thread, -1 on error. */
+int ex_tree_par(ex_run *run, ex_seg *s, const ex_treescan *ts, const int64_t *bounds, int64_t count,
+                ex_pick_fn pick, void *ctx);
 
 /* A GRAPH source (§9.5; driver_graph.c): builds the tree of its
  * relations' IV_BUFFERs (runtime/graph/graph.h) and serves it. */

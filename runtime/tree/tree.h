@@ -296,4 +296,39 @@ void rt_treeacc_free(rt_treeacc *a);
  * batches. 0 on out of memory. */
 int rt_treeacc_reserve(rt_treeacc *a, uint32_t nnodes);
 
+/* ---- morsels of whole subtrees (runtime/tree/tree_par.c) ------------------------ */
+
+/* The rows of a finished tree order as the accumulating segment reads
+ * them: position k (0 <= k < n) is row rt_treesrc_row(s, k), which is
+ * perm[k] (a walk's or a reversal's permutation), n-1-k (reversed), or k.
+ * node and pnode are indexed by row (sel NULL), any integer kind,
+ * RT_TREE_NONE for roots. path is the order's rt_treeorder_path. */
+typedef struct rt_treesrc {
+  int64_t n;
+  int path;
+  const uint32_t *perm;
+  bool reversed;
+  rt_view node, pnode;
+  bool node_is_row;    /* node = row index (an in-place table's order) */
+} rt_treesrc;
+
+static inline int64_t rt_treesrc_row(const rt_treesrc *s, int64_t k) {
+  return s->perm ? s->perm[k] : s->reversed ? s->n - 1 - k : k;
+}
+
+/* The morsels of a segment that accumulates a finished tree order, on
+ * one thread or several (exec/driver_treepar.c): ranges of positions
+ * that hold whole subtrees (no row in one has its parent's row in
+ * another), so that the morsels can run at the same time and each node's
+ * running values still see one thread's operations in one thread's order.
+ * Greedy from position 0: a morsel ends at the last cut at most `target`
+ * positions on, or, when there is none, at the first cut after that (a
+ * subtree bigger than a morsel makes a bigger morsel; one root holding
+ * every row makes one morsel). *bounds (malloc'd, count + 1 entries):
+ * bounds[0] = 0 < … < bounds[count] = n. Returns count, 0 when the
+ * parents' positions are not known (a buffered order kept or reversed
+ * whose node numbers are not its row indices: no morsels, *bounds NULL),
+ * or -1 on out of memory. */
+int64_t rt_tree_morsels(const rt_treesrc *s, bool up, int64_t target, int64_t **bounds);
+
 #endif

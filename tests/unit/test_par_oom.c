@@ -7,7 +7,8 @@
  * test_oom's sweep runs on one thread (its failures are picked by count
  * on the main thread, which must not depend on scheduling), so the
  * workers' allocations — the morsel tables, the partitioned merge of many
- * groups (runtime/aggpart.c), its final pass on the caller — are swept
+ * groups (runtime/aggpart.c), its final pass on the caller, a TREE
+ * ACCUMULATE's morsels — are swept
  * here instead, by a counter shared by every thread (the library's
  * malloc, calloc and realloc go through it by --wrap). Which allocation
  * the Nth is varies with scheduling; what each run must give does not.
@@ -89,6 +90,11 @@ static void each_failure_is_clean(void **state) {
        * morsels (driver_interval.c iv_isect_stream) */
       "INTERVAL INTERSECTION OF (sched AS s, cpu_frequency AS f) PER cpu |> EXTEND dur * 1.37 AS x "
       "|> AGGREGATE COUNT(*) AS n, SUM(x) AS sx, MAX(s.id) AS m GROUP BY cpu",
+      /* TREE ACCUMULATE's morsels of whole subtrees on the workers
+       * (driver_treepar.c): its order, the morsel bounds, the workers'
+       * sinks */
+      "FROM slice |> TREE ACCUMULATE UP SUM(dur) AS t, MIN(dur) AS lo "
+      "|> AGGREGATE SUM(t * 0.37) AS s, MIN(lo) AS m GROUP BY depth",
   };
   for (int m = 0; m < 2; m++)
     for (size_t qi = 0; qi < sizeof qs / sizeof *qs; qi++) {
