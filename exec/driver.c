@@ -665,7 +665,8 @@ static int ex_tree_table_run(ex_run *run, ex_seg *s) {
   rt_view pv;
   rt_table_view(t, pc, 0, &pv);
   run->rows_in += t->nrows;
-  int path = rt_tree_table_order(num, &pv, t->nrows, sink->tree.up, &run->perms[idx]);
+  rt_par par = {ex_par_runner, run->pool, run->threads}, *pp = ex_par_ok(run) ? &par : NULL;
+  int path = rt_tree_table_order_par(num, &pv, t->nrows, sink->tree.up, &run->perms[idx], pp);
   if (path < 0) return -1;
   run->tree_paths[idx] = path;
   return rt_treenum_finish(num) < 0 ? -1 : 1;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 
 #include "exec.h"
+#include "runtime/par.h"
 
 void ex_treescan_batch(const ex_treescan *ts, int64_t at, uint32_t n, uint32_t *scratch, rt_batch *b) {
   const ir_op *src = ts->src;
@@ -103,7 +104,8 @@ int64_t ex_tree_morsels(ex_run *run, const ex_seg *s, const ex_treescan *ts, int
   if (!whole_col(ts, acc->tree.node_col, &rs.node) || !whole_col(ts, acc->tree.pnode_col, &rs.pnode))
     return 0;
   /* one thread's morsel size, in the batches ex_treescan_batch cuts */
-  int64_t count = rt_tree_morsels(&rs, acc->tree.up, ex_morsel_batches(run) * RT_BATCH, bounds);
+  rt_par par = {ex_par_runner, run->pool, run->threads}, *pp = ex_par_ok(run) ? &par : NULL;
+  int64_t count = rt_tree_morsels(&rs, acc->tree.up, ex_morsel_batches(run) * RT_BATCH, bounds, pp);
   if (count < 0) rt_errorf(&run->err, acc->pos, "%s: out of memory", acc->stage);
   return count;
 }

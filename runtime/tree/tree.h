@@ -198,6 +198,12 @@ uint32_t *rt_tree_order(const int64_t *node, const int64_t *pnode, int64_t n, ui
  * Returns the path, or -1 with the error set (err is num's). */
 int rt_tree_table_order(rt_treenum *num, const rt_view *parent, int64_t n, bool up,
                         uint32_t **perm);
+/* The same with the pass over parent_id cut into pieces of 256K rows run
+ * on par's workers (runtime/par.h; NULL: the caller alone): the same
+ * parent nodes, path and first bad row (its error) whatever ran them. */
+struct rt_par;
+int rt_tree_table_order_par(rt_treenum *num, const rt_view *parent, int64_t n, bool up,
+                            uint32_t **perm, const struct rt_par *par);
 
 /* ---- streaming DOWN order (runtime/tree/tree_down.c) ------------------------------ */
 
@@ -328,7 +334,9 @@ static inline int64_t rt_treesrc_row(const rt_treesrc *s, int64_t k) {
  * bounds[0] = 0 < … < bounds[count] = n. Returns count, 0 when the
  * parents' positions are not known (a buffered order kept or reversed
  * whose node numbers are not its row indices: no morsels, *bounds NULL),
- * or -1 on out of memory. */
-int64_t rt_tree_morsels(const rt_treesrc *s, bool up, int64_t target, int64_t **bounds);
+ * or -1 on out of memory. An in-place table's per-block bounds are
+ * found on par's workers (NULL: the caller); the morsels are the same. */
+int64_t rt_tree_morsels(const rt_treesrc *s, bool up, int64_t target, int64_t **bounds,
+                        const struct rt_par *par);
 
 #endif

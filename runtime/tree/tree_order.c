@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "runtime/budget.h"
+#include "runtime/par.h"
 #include "tree.h"
 
 static uint32_t *order_fail(rt_err *err, int pos, const char *stage, const char *msg, int *path) {
@@ -179,35 +180,28 @@ uint32_t *rt_tree_order(const int64_t *node, const int64_t *pnode, int64_t n, ui
 
 /* ---- in place, over a table numbered by row index ------------------------------ */
 
-int rt_tree_table_order(rt_treenum *num, const rt_view *parent, int64_t n, bool up,
-                        uint32_t **perm) {
-  *perm = NULL;
-  if (n <= 0) return RT_TREE_ORDER_KEPT;
-  if ((uint64_t)n > num->limit || (uint64_t)n >= RT_TREE_NONE) {
-    rt_errorf(num->err, num->pos, "%s: internal error: the table is not the one numbered", num->stage);
-    return -1;
-  }
-  size_t bytes = (size_t)n * sizeof(uint32_t);
-  /* Written once, sequentially, before anything reads it: no need for the
-   * zeroing rt_tree_big_alloc's fresh pages give anyway. */
-  uint32_t *pn = rt_tree_big_alloc(bytes);
-  if (!pn) {
-    rt_errorf(num->err, num->pos, "%s: out of memory", num->stage);
-    return -1;
-  }
-  rt_tree_big_free(num->table_pnode, num->table_pnode_bytes);
-  num->table_pnode = pn;
-  num->table_pnode_bytes = bytes;
-  /* A parent above its row breaks parent-first order, one below it
-   * child-first order. A parent outside the table or equal to its row
-   * stops the pass: the numbering reports it below. */
-  uint64_t lim = (uint64_t)n;
+/* One piece of the table's rows for rt_tree_table_order: each parent
+ * checked and written to pn, until the first that is no row or the row
+ * itself (bad: its row, or hi). */
+typedef struct table_piece {
+  const rt_view *parent;
+  uint32_t *pn;
+  int64_t n, rows;       /* rows per piece */
+  int64_t *bad;          /* per piece */
+  uint8_t *above, *below;
+} table_piece;
+
+static void table_check(void *ctx, int64_t i) {
+  table_piece *t = ctx;
+  const rt_view *parent = t->parent;
+  uint32_t *pn = t->pn;
+  uint64_t lim = (uint64_t)t->n;
+  int64_t r = i * t->rows, hi = r + t->rows < t->n ? r + t->rows : t->n;
   bool above = false, below = false;
-  int64_t r = 0;
   if ((parent->type == RT_I64 || parent->type == RT_BOOL) && !parent->sel) {
     const int64_t *d = parent->data;
     const uint64_t *valid = parent->valid;
-    for (; r < n; r++) {
+    for (; r < hi; r++) {
       if (valid && !rt_bit(valid, (uint32_t)r)) {
         pn[r] = RT_TREE_NONE;
         continue;
@@ -219,7 +213,7 @@ int rt_tree_table_order(rt_treenum *num, const rt_view *parent, int64_t n, bool 
       pn[r] = (uint32_t)p;
     }
   } else {
-    for (; r < n; r++) {
+    for (; r < hi; r++) {
       if (rt_view_is_null(parent, (uint32_t)r)) {
         pn[r] = RT_TREE_NONE;
         continue;
@@ -231,6 +225,61 @@ int rt_tree_table_order(rt_treenum *num, const rt_view *parent, int64_t n, bool 
       pn[r] = (uint32_t)p;
     }
   }
+  t->bad[i] = r;
+  t->above[i] = above;
+  t->below[i] = below;
+}
+
+int rt_tree_table_order(rt_treenum *num, const rt_view *parent, int64_t n, bool up,
+                        uint32_t **perm) {
+  return rt_tree_table_order_par(num, parent, n, up, perm, NULL);
+}
+
+int rt_tree_table_order_par(rt_treenum *num, const rt_view *parent, int64_t n, bool up,
+                            uint32_t **perm, const rt_par *par) {
+  *perm = NULL;
+  if (n <= 0) return RT_TREE_ORDER_KEPT;
+  if ((uint64_t)n > num->limit || (uint64_t)n >= RT_TREE_NONE) {
+    rt_errorf(num->err, num->pos, "%s: internal error: the table is not the one numbered", num->stage);
+    return -1;
+  }
+  size_t bytes = (size_t)n * sizeof(uint32_t);
+  /* Written once, sequentially, before anything reads it: no need for the
+   * zeroing rt_tree_big_alloc's fresh pages give anyway. */
+  uint32_t *pn = rt_tree_big_alloc(bytes);
+  /* Pieces of 256K rows, on the workers when par has them (each first
+   * touches its own part of pn). A parent above its row breaks
+   * parent-first order, one below it child-first order; a parent outside
+   * the table or equal to its row stops its piece, and the first such row
+   * of the earliest piece that has one is the row a single pass would
+   * have stopped at: the numbering reports it below. */
+  enum { PIECE = 1 << 18 };
+  int64_t npieces = (n + PIECE - 1) / PIECE;
+  int64_t *bad = malloc(sizeof(int64_t) * (size_t)npieces);
+  uint8_t *flags = malloc(2 * (size_t)npieces);
+  if (!pn || !bad || !flags) {
+    rt_tree_big_free(pn, bytes);
+    free(bad);
+    free(flags);
+    rt_errorf(num->err, num->pos, "%s: out of memory", num->stage);
+    return -1;
+  }
+  rt_tree_big_free(num->table_pnode, num->table_pnode_bytes);
+  num->table_pnode = pn;
+  num->table_pnode_bytes = bytes;
+  table_piece tp = {.parent = parent, .pn = pn, .n = n, .rows = PIECE, .bad = bad, .above = flags,
+                    .below = flags + npieces};
+  rt_par_for(npieces > 1 ? par : NULL, npieces, table_check, &tp);
+  bool above = false, below = false;
+  int64_t r = n;
+  for (int64_t i = 0; i < npieces && r == n; i++) {
+    int64_t hi = (i + 1) * PIECE < n ? (i + 1) * PIECE : n;
+    above |= tp.above[i];
+    below |= tp.below[i];
+    if (bad[i] < hi) r = bad[i];
+  }
+  free(bad);
+  free(flags);
   if (r < n) {
     /* the numbering's message for the row it would have stopped at */
     uint32_t a, b;

@@ -38,6 +38,7 @@
  */
 #include <stdlib.h>
 
+#include "runtime/par.h"
 #include "tree.h"
 
 enum { BLK = 1024 };
@@ -179,37 +180,58 @@ static bool is_cut(const cutter *k, int64_t c) {
   return m < r;
 }
 
-/* TABLE: the per-block bounds is_cut reads. */
-static uint64_t *table_blocks(const rt_treesrc *s, bool parent_first) {
+/* TABLE: the per-block bounds is_cut reads. Each block's own least
+ * (parent-first) or greatest parent + 1 (child-first; 0: none) comes from
+ * pieces of 4,096 blocks on par's workers, then one pass over the blocks
+ * makes them suffix minima or prefix maxima. */
+typedef struct block_job {
+  const uint32_t *pn;
+  int64_t n, nb;
+  bool parent_first;
+  uint64_t *own;
+} block_job;
+
+enum { BLOCK_PIECE = 4096 };
+
+static void block_piece(void *ctx, int64_t i) {
+  block_job *j = ctx;
+  int64_t hi = (i + 1) * BLOCK_PIECE < j->nb ? (i + 1) * BLOCK_PIECE : j->nb;
+  for (int64_t b = i * BLOCK_PIECE; b < hi; b++) {
+    int64_t end = (b + 1) * 64 < j->n ? (b + 1) * 64 : j->n;
+    uint64_t m = j->parent_first ? RT_TREE_NONE : 0;
+    for (int64_t r = b * 64; r < end; r++) {
+      uint64_t p = j->pn[r];
+      if (j->parent_first) m = p < m ? p : m;   /* a root's NONE never lowers it */
+      else m = p != RT_TREE_NONE && p + 1 > m ? p + 1 : m;
+    }
+    j->own[b] = m;
+  }
+}
+
+static uint64_t *table_blocks(const rt_treesrc *s, bool parent_first, const rt_par *par) {
   int64_t n = s->n, nb = (n + 63) / 64;
-  const uint32_t *pn = s->pnode.data;
   uint64_t *bounds = malloc(sizeof(uint64_t) * (size_t)(nb + 2));
   if (!bounds) return NULL;
+  block_job j = {.pn = s->pnode.data, .n = n, .nb = nb, .parent_first = parent_first, .own = bounds};
+  rt_par_for(par, (nb + BLOCK_PIECE - 1) / BLOCK_PIECE, block_piece, &j);
   if (parent_first) {
     /* bounds[b]: the least parent of the rows of blocks b.. (NONE: none) */
     bounds[nb] = bounds[nb + 1] = RT_TREE_NONE;
-    for (int64_t b = nb - 1; b >= 0; b--) {
-      uint32_t m = RT_TREE_NONE;   /* a root's NONE never lowers it */
-      int64_t end = (b + 1) * 64 < n ? (b + 1) * 64 : n;
-      for (int64_t i = b * 64; i < end; i++) m = pn[i] < m ? pn[i] : m;
-      bounds[b] = m < bounds[b + 1] ? m : bounds[b + 1];
-    }
+    for (int64_t b = nb - 1; b >= 0; b--) bounds[b] = bounds[b] < bounds[b + 1] ? bounds[b] : bounds[b + 1];
   } else {
     /* bounds[b]: 1 + the greatest parent of the rows of blocks before b */
     uint64_t m = 0;
     for (int64_t b = 0; b <= nb; b++) {
+      uint64_t own = b < nb ? bounds[b] : 0;
       bounds[b] = m;
-      int64_t end = (b + 1) * 64 < n ? (b + 1) * 64 : n;
-      for (int64_t i = b * 64; i < end; i++) {
-        uint64_t p = pn[i] == RT_TREE_NONE ? 0 : (uint64_t)pn[i] + 1;
-        m = p > m ? p : m;
-      }
+      m = own > m ? own : m;
     }
   }
   return bounds;
 }
 
-int64_t rt_tree_morsels(const rt_treesrc *s, bool up, int64_t target, int64_t **bounds) {
+int64_t rt_tree_morsels(const rt_treesrc *s, bool up, int64_t target, int64_t **bounds,
+                        const rt_par *par) {
   int64_t n = s->n;
   *bounds = NULL;
   if (n <= 0 || n >= RT_TREE_NONE || target < 1) return 0;
@@ -220,7 +242,7 @@ int64_t rt_tree_morsels(const rt_treesrc *s, bool up, int64_t target, int64_t **
   } else if (s->node_is_row && !s->perm && s->pnode.type == RT_U32) {
     k.how = TABLE;
     k.parent_first = up == s->reversed;
-    if (!(k.blk = table_blocks(s, k.parent_first))) return -1;
+    if (!(k.blk = table_blocks(s, k.parent_first, par))) return -1;
   } else {
     k.how = BITS;
     blk *b = malloc(sizeof *b);
