@@ -725,7 +725,8 @@ static int ex_scan_tree_table(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pi
   if (!t || idx < 0 || !num || !src->scan.table_cols || (t->nrows > 0 && !num->table_pnode))
     return ex_fail(run, src->pos, src->stage, "the buffer to read was not written");
   int path = run->tree_paths[idx];
-  ex_treescan ts = {.src = src, .t = t, .pnode = num->table_pnode, .perm = run->perms[idx],
+  ex_treescan ts = {.src = src, .t = t, .pnode = num->table_pnode, .bmin = num->table_bmin,
+                    .bmax = num->table_bmax, .perm = run->perms[idx],
                     .reversed = path == RT_TREE_ORDER_REVERSED, .path = path, .n = t->nrows};
   return ex_scan_tree(run, s, &ts, b, pick, ctx, dn);
 }

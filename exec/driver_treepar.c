@@ -100,7 +100,7 @@ int64_t ex_tree_morsels(ex_run *run, const ex_seg *s, const ex_treescan *ts, int
   const ir_op *acc = first_tree_step(s, ts);
   if (!acc || ts->n <= 0 || ts->path < 0 || ts->path == RT_TREE_ORDER_STREAMED) return 0;
   rt_treesrc rs = {.n = ts->n, .path = ts->path, .perm = ts->perm, .reversed = ts->reversed,
-                   .node_is_row = ts->t != NULL};
+                   .node_is_row = ts->t != NULL, .bmin = ts->bmin, .bmax = ts->bmax};
   if (!whole_col(ts, acc->tree.node_col, &rs.node) || !whole_col(ts, acc->tree.pnode_col, &rs.pnode))
     return 0;
   /* one thread's morsel size, in the batches ex_treescan_batch cuts */

@@ -320,6 +320,7 @@ typedef struct ex_treescan {
   const ir_op *src;
   const rt_table *t;
   const uint32_t *pnode;
+  const uint64_t *bmin, *bmax;   /* the table check's block bounds (rt_treenum) */
   bool reversed;
   const rt_rowbuf *buf;
   int nc;

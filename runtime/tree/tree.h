@@ -119,6 +119,11 @@ typedef struct rt_treenum {
   /* Set before rt_treenum_finish to keep the HASH map for rt_treenum_find
    * (the §9.4 operators look node sets up in it); rt_treenum_free frees it. */
   bool keep_map;
+  /* TABLE tier ordered in place: per 64-row block of table_pnode, the
+   * least parent (RT_TREE_NONE: none) and 1 + the greatest (0: none),
+   * found by the same pass (rt_tree_morsels' cuts read them); malloc'd,
+   * freed by rt_treenum_free. */
+  uint64_t *table_bmin, *table_bmax;
 } rt_treenum;
 
 /* tier is RT_TREE_TIER_TABLE (then table_rows is the table's row count) or
@@ -316,6 +321,9 @@ typedef struct rt_treesrc {
   bool reversed;
   rt_view node, pnode;
   bool node_is_row;    /* node = row index (an in-place table's order) */
+  /* an in-place table's per-block parent bounds (rt_treenum.table_bmin /
+   * table_bmax), or NULL */
+  const uint64_t *bmin, *bmax;
 } rt_treesrc;
 
 static inline int64_t rt_treesrc_row(const rt_treesrc *s, int64_t k) {

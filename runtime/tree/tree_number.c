@@ -38,6 +38,9 @@ void rt_treenum_free(rt_treenum *t) {
   free(t->pnode_out);
   rt_tree_big_free(t->table_pnode, t->table_pnode_bytes);
   t->table_pnode = NULL;
+  free(t->table_bmin);
+  free(t->table_bmax);
+  t->table_bmin = t->table_bmax = NULL;
   t->keys = NULL;
   t->hasrow = NULL;
   t->slots = NULL;

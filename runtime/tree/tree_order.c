@@ -186,10 +186,28 @@ uint32_t *rt_tree_order(const int64_t *node, const int64_t *pnode, int64_t n, ui
 typedef struct table_piece {
   const rt_view *parent;
   uint32_t *pn;
-  int64_t n, rows;       /* rows per piece */
+  int64_t n, rows;       /* rows per piece (a multiple of 64) */
   int64_t *bad;          /* per piece */
   uint8_t *above, *below;
+  uint64_t *bmin, *bmax; /* per 64-row block: rt_treenum.table_bmin / bmax */
 } table_piece;
+
+/* The parent bounds of the blocks of rows lo..hi-1 (whole blocks but the
+ * table's last), read back from pn while it is in cache. */
+static void table_bounds(table_piece *t, int64_t lo, int64_t hi) {
+  for (int64_t b = lo / 64; b * 64 < hi; b++) {
+    int64_t end = (b + 1) * 64 < hi ? (b + 1) * 64 : hi;
+    uint64_t mn = RT_TREE_NONE, mx = 0;
+    for (int64_t r = b * 64; r < end; r++) {
+      uint64_t p = t->pn[r];
+      mn = p < mn ? p : mn;   /* a root's NONE never lowers it */
+      uint64_t p1 = p == RT_TREE_NONE ? 0 : p + 1;
+      mx = p1 > mx ? p1 : mx;
+    }
+    t->bmin[b] = mn;
+    t->bmax[b] = mx;
+  }
+}
 
 static void table_check(void *ctx, int64_t i) {
   table_piece *t = ctx;
@@ -228,6 +246,7 @@ static void table_check(void *ctx, int64_t i) {
   t->bad[i] = r;
   t->above[i] = above;
   t->below[i] = below;
+  if (r == hi) table_bounds(t, i * t->rows, hi);
 }
 
 int rt_tree_table_order(rt_treenum *num, const rt_view *parent, int64_t n, bool up,
@@ -254,21 +273,28 @@ int rt_tree_table_order_par(rt_treenum *num, const rt_view *parent, int64_t n, b
    * of the earliest piece that has one is the row a single pass would
    * have stopped at: the numbering reports it below. */
   enum { PIECE = 1 << 18 };
-  int64_t npieces = (n + PIECE - 1) / PIECE;
+  int64_t npieces = (n + PIECE - 1) / PIECE, nb = (n + 63) / 64;
   int64_t *bad = malloc(sizeof(int64_t) * (size_t)npieces);
   uint8_t *flags = malloc(2 * (size_t)npieces);
-  if (!pn || !bad || !flags) {
+  uint64_t *bmin = malloc(sizeof(uint64_t) * (size_t)nb), *bmax = malloc(sizeof(uint64_t) * (size_t)nb);
+  if (!pn || !bad || !flags || !bmin || !bmax) {
     rt_tree_big_free(pn, bytes);
     free(bad);
     free(flags);
+    free(bmin);
+    free(bmax);
     rt_errorf(num->err, num->pos, "%s: out of memory", num->stage);
     return -1;
   }
   rt_tree_big_free(num->table_pnode, num->table_pnode_bytes);
   num->table_pnode = pn;
   num->table_pnode_bytes = bytes;
+  free(num->table_bmin);
+  free(num->table_bmax);
+  num->table_bmin = bmin;
+  num->table_bmax = bmax;
   table_piece tp = {.parent = parent, .pn = pn, .n = n, .rows = PIECE, .bad = bad, .above = flags,
-                    .below = flags + npieces};
+                    .below = flags + npieces, .bmin = bmin, .bmax = bmax};
   rt_par_for(npieces > 1 ? par : NULL, npieces, table_check, &tp);
   bool above = false, below = false;
   int64_t r = n;

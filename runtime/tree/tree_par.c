@@ -212,8 +212,13 @@ static uint64_t *table_blocks(const rt_treesrc *s, bool parent_first, const rt_p
   int64_t n = s->n, nb = (n + 63) / 64;
   uint64_t *bounds = malloc(sizeof(uint64_t) * (size_t)(nb + 2));
   if (!bounds) return NULL;
-  block_job j = {.pn = s->pnode.data, .n = n, .nb = nb, .parent_first = parent_first, .own = bounds};
-  rt_par_for(par, (nb + BLOCK_PIECE - 1) / BLOCK_PIECE, block_piece, &j);
+  const uint64_t *known = parent_first ? s->bmin : s->bmax;   /* the table check's */
+  if (known) {
+    memcpy(bounds, known, sizeof(uint64_t) * (size_t)nb);
+  } else {
+    block_job j = {.pn = s->pnode.data, .n = n, .nb = nb, .parent_first = parent_first, .own = bounds};
+    rt_par_for(par, (nb + BLOCK_PIECE - 1) / BLOCK_PIECE, block_piece, &j);
+  }
   if (parent_first) {
     /* bounds[b]: the least parent of the rows of blocks b.. (NONE: none) */
     bounds[nb] = bounds[nb + 1] = RT_TREE_NONE;
