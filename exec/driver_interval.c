@@ -1025,7 +1025,9 @@ static int iv_flatten_par(ex_run *run, ex_seg *s, iv_rel *rel, int na, const rt_
   }
   for (int i = 0; x.g && i < nw; i++) {
     rt_flat_out *g = &x.g[i];
-    for (int a = 0; g->val && a < na; a++) free(g->val[a]), free(g->valid[a]);
+    /* val and valid are made apart: either may be missing (out of memory) */
+    for (int a = 0; g->val && a < na; a++) free(g->val[a]);
+    for (int a = 0; g->valid && a < na; a++) free(g->valid[a]);
     free(g->ts), free(g->dur), free(g->rep), free(g->type), free(g->val), free(g->valid);
   }
   free(x.g);

@@ -505,6 +505,127 @@ static void prep_free(fprep *p) {
   memset(p, 0, sizeof *p);
 }
 
+/* prep's pass over the rows on par's workers (the lanes are made the
+ * same way already): the rows in chunks (rt_lanes_chunk), each counting
+ * its rows per lane, noting each lane's first row and whether its rows
+ * keep (lane, ts) order from the row before it; then each chunk's rows
+ * scattered after the earlier chunks' rows of their lane, and the lanes
+ * sorted one per piece; so every lane holds what one pass gives it. Only
+ * for inputs without NULL bounds and with not many more lanes than rows
+ * per chunk (the tables are chunks x lanes); a bad bound sends the input
+ * to the one-thread pass, which names the first bad row. */
+typedef struct ppar {
+  const rt_ivrel *in;
+  const uint32_t *lane;
+  fprep *pr;
+  uint32_t chunk, nch, nl;
+  uint32_t *cnt;           /* nch x nl: rows, then the next slot */
+  uint32_t *first;         /* nch x nl: the first row of the lane in the chunk */
+  uint8_t *bad;            /* per chunk: a negative bound or an overflowing end */
+  uint8_t *unsorted;       /* per chunk: a row out of (lane, ts) order */
+  uint8_t *failed;         /* per lane: out of memory sorting it */
+} ppar;
+
+static void ppar_count(void *p, int64_t c) {
+  ppar *x = p;
+  const rt_ivrel *in = x->in;
+  uint32_t lo = (uint32_t)c * x->chunk, hi = lo + x->chunk < in->n ? lo + x->chunk : in->n;
+  uint32_t *cnt = x->cnt + (size_t)c * x->nl, *first = x->first + (size_t)c * x->nl;
+  uint64_t bad = 0;
+  bool unsorted = false;
+  uint32_t prev_lane = lo ? x->lane[lo - 1] : 0;
+  int64_t prev_ts = lo ? in->ts[lo - 1] : -1;
+  for (uint32_t i = lo; i < hi; i++) {
+    uint64_t t = (uint64_t)in->ts[i], d = (uint64_t)in->dur[i];
+    bad |= t | d | (t + d);
+    uint32_t l = x->lane[i];
+    if (cnt[l]++ == 0) first[l] = i;
+    unsorted |= l < prev_lane || (l == prev_lane && (int64_t)t < prev_ts);
+    prev_lane = l;
+    prev_ts = (int64_t)t;
+  }
+  x->bad[c] = (uint8_t)(bad >> 63);
+  x->unsorted[c] = unsorted;
+}
+
+static void ppar_scatter(void *p, int64_t c) {
+  ppar *x = p;
+  uint32_t lo = (uint32_t)c * x->chunk, hi = lo + x->chunk < x->in->n ? lo + x->chunk : x->in->n;
+  uint32_t *next = x->cnt + (size_t)c * x->nl;
+  uint64_t *restrict s = x->pr->s;
+  uint32_t *restrict row = x->pr->row;
+  const int64_t *ts = x->in->ts;
+  for (uint32_t i = lo; i < hi; i++) {
+    uint32_t q = next[x->lane[i]]++;
+    s[q] = (uint64_t)ts[i];
+    row[q] = i;
+  }
+}
+
+static void ppar_sort(void *p, int64_t l) {
+  ppar *x = p;
+  const uint32_t *off = x->pr->off;
+  if (!rt_iv_sort(x->pr->s + off[l], NULL, x->pr->row + off[l], off[l + 1] - off[l])) x->failed[l] = 1;
+}
+
+/* 1, 0 on out of memory (err set), -1 when one thread must do it. */
+static int prep_par(const rt_ivrel *in, const rt_par *par, fprep *pr, const uint32_t *lane,
+                    rt_flat_stats *stats, const char *stage, rt_err *err) {
+  uint32_t n = in->n, chunk = rt_lanes_chunk(par, n), nl = pr->nl;
+  if (chunk >= n || in->ts_valid || in->dur_valid) return -1;
+  uint32_t nch = (n + chunk - 1) / chunk;
+  if ((uint64_t)nch * nl > (uint64_t)chunk) return -1;
+  ppar x = {.in = in, .lane = lane, .pr = pr, .chunk = chunk, .nch = nch, .nl = nl};
+  x.cnt = rt_mem_calloc((size_t)nch * nl + 1, sizeof *x.cnt);
+  x.first = rt_mem_alloc(((size_t)nch * nl + 1) * sizeof *x.first);
+  x.bad = rt_mem_calloc(nch, 1);
+  x.unsorted = rt_mem_calloc(nch, 1);
+  x.failed = rt_mem_calloc((size_t)nl + 1, 1);
+  int ok = x.cnt && x.first && x.bad && x.unsorted && x.failed ? 1 : rt_errorf(err, -1, "%s: out of memory", stage);
+  if (ok) rt_par_for(par, nch, ppar_count, &x);
+  bool presorted = true;
+  for (uint32_t c = 0; ok && c < nch; c++) {
+    if (x.bad[c]) ok = -1;
+    presorted &= !x.unsorted[c];
+  }
+  if (ok == 1) {
+    uint32_t *off = pr->off, *rep = pr->rep;
+    /* each lane's first row is in its first chunk that has one; each
+     * chunk's first slot per lane follows the earlier chunks' rows */
+    for (uint32_t l = 0; l < nl; l++) {
+      uint32_t k = 0;
+      for (uint32_t c = 0; c < nch; c++) {
+        uint32_t *cl = &x.cnt[(size_t)c * nl + l];
+        if (*cl && !k) rep[l] = x.first[(size_t)c * nl + l];
+        k += *cl;
+      }
+      off[l + 1] = off[l] + k;
+      uint32_t at = off[l];
+      for (uint32_t c = 0; c < nch; c++) {
+        uint32_t *cl = &x.cnt[(size_t)c * nl + l];
+        uint32_t k2 = *cl;
+        *cl = at;
+        at += k2;
+      }
+    }
+    pr->m = n;
+    stats->presorted = presorted;
+    /* in (lane, ts) order already: the scatter is the identity */
+    rt_par_for(par, nch, ppar_scatter, &x);
+    if (!presorted) {
+      rt_par_for(par, nl, ppar_sort, &x);
+      for (uint32_t l = 0; ok == 1 && l < nl; l++)
+        if (x.failed[l]) ok = rt_errorf(err, -1, "%s: out of memory", stage);
+    }
+  }
+  rt_mem_free(x.cnt);
+  rt_mem_free(x.first);
+  rt_mem_free(x.bad);
+  rt_mem_free(x.unsorted);
+  rt_mem_free(x.failed);
+  return ok;
+}
+
 static int prep(const rt_ivrel *in, const char *stage, const rt_par *par, fprep *pr,
                 rt_flat_stats *stats, rt_err *err) {
   uint32_t n = in->n;
@@ -526,6 +647,13 @@ static int prep(const rt_ivrel *in, const char *stage, const rt_par *par, fprep 
     off = pr->off = rt_mem_calloc((size_t)nl + 2, sizeof *off);
     rep = pr->rep = rt_mem_alloc(((size_t)nl + 1) * sizeof *rep);
     if (!off || !rep) ok = rt_errorf(err, -1, "%s: out of memory", stage);
+  }
+  if (ok && par) {
+    int pp = prep_par(in, par, pr, lane, stats, stage, err);
+    if (pp >= 0) {
+      rt_mem_free(lane);
+      return pp;
+    }
   }
   /* Validate, count per lane, and check for grouped + time-ordered. */
   bool presorted = true;

@@ -95,6 +95,10 @@ static void each_failure_is_clean(void **state) {
        * sinks */
       "FROM slice |> TREE ACCUMULATE UP SUM(dur) AS t, MIN(dur) AS lo "
       "|> AGGREGATE SUM(t * 0.37) AS s, MIN(lo) AS m GROUP BY depth",
+      /* FLATTEN's input counted, scattered and sorted on the workers
+       * (flatten.c prep_par: past two chunks of 65,536 rows) */
+      "FROM slice |> INTERVAL FLATTEN PER track_id AGGREGATE COUNT(*) AS n, SUM(dur) AS sd "
+      "|> AGGREGATE COUNT(*) AS c, SUM(n) AS sn, SUM(sd * 0.5) AS x",
   };
   for (int m = 0; m < 2; m++)
     for (size_t qi = 0; qi < sizeof qs / sizeof *qs; qi++) {
@@ -104,8 +108,8 @@ static void each_failure_is_clean(void **state) {
       pj_engine_set_threads(e, 2);
       pj__engine_set_batch_rows(e, 64);
       /* the interval source runs in parallel past two morsels of regions */
-      bool iv = strstr(qs[qi], "INTERVAL") != NULL;
-      assert_int_equal(pj_engine_load_sample_trace(e, iv ? 3 * ROWS : ROWS), PJ_OK);
+      bool iv = strstr(qs[qi], "INTERVAL") != NULL, flat = strstr(qs[qi], "FLATTEN") != NULL;
+      assert_int_equal(pj_engine_load_sample_trace(e, flat ? 7 * ROWS : iv ? 3 * ROWS : ROWS), PJ_OK);
       pj_query *q = NULL;
       assert_int_equal(pj_query_compile(e, qs[qi], &q), PJ_OK);
       char *want = run(e, q);

@@ -164,6 +164,9 @@ static const char *const QUERIES[] = {
     "FROM slice |> INTERVAL FLATTEN PER track_id AGGREGATE COUNT(*) AS n, MIN(dur) AS lo "
     "|> EXTEND dur * 0.37 AS y |> AGGREGATE SUM(y) AS sy, COUNT(*) AS c, SUM(n) AS sn, MIN(lo) AS l "
     "GROUP BY track_id",
+    /* input already in (track, ts) order: prep_par's scatter keeps it */
+    "FROM slice |> ORDER BY track_id, ts |> INTERVAL FLATTEN PER track_id AGGREGATE COUNT(*) AS n, "
+    "SUM(dur * 0.3) AS sd |> SELECT ts, dur, track_id, n, sd",
     /* no PER: one group swept by one worker, its segments served in parallel */
     "FROM slice |> INTERVAL FLATTEN AGGREGATE COUNT(*) AS n |> WHERE n > 1 |> SELECT ts, dur, n",
     /* JOIN probes on morsels: the JIT's caches in the tables (a group per
