@@ -193,17 +193,17 @@ typedef struct table_piece {
 } table_piece;
 
 /* The parent bounds of the blocks of rows lo..hi-1 (whole blocks but the
- * table's last), read back from pn while it is in cache. */
+ * table's last), read back from pn while it is in cache. In uint32, so
+ * the loops vectorize: a root's NONE never lowers the least, and NONE + 1
+ * wraps to 0, which never raises the greatest. */
 static void table_bounds(table_piece *t, int64_t lo, int64_t hi) {
   for (int64_t b = lo / 64; b * 64 < hi; b++) {
     int64_t end = (b + 1) * 64 < hi ? (b + 1) * 64 : hi;
-    uint64_t mn = RT_TREE_NONE, mx = 0;
-    for (int64_t r = b * 64; r < end; r++) {
-      uint64_t p = t->pn[r];
-      mn = p < mn ? p : mn;   /* a root's NONE never lowers it */
-      uint64_t p1 = p == RT_TREE_NONE ? 0 : p + 1;
-      mx = p1 > mx ? p1 : mx;
-    }
+    const uint32_t *p = t->pn + b * 64;
+    int m = (int)(end - b * 64);
+    uint32_t mn = RT_TREE_NONE, mx = 0;
+    for (int r = 0; r < m; r++) mn = p[r] < mn ? p[r] : mn;
+    for (int r = 0; r < m; r++) mx = (uint32_t)(p[r] + 1) > mx ? (uint32_t)(p[r] + 1) : mx;
     t->bmin[b] = mn;
     t->bmax[b] = mx;
   }
