@@ -203,6 +203,74 @@ static int64_t ex_all_rows(ex_run *run, const ex_seg *s) {
   return -1;
 }
 
+/* ORDER BY's keys as buffer columns (-1: a key the buffer lacks). */
+static void ex_sort_keys(const ex_seg *s, rt_sortkey *keys) {
+  const ir_op *sink = s->seg->sink;
+  for (int k = 0; k < sink->sort.nkeys; k++) {
+    keys[k].desc = sink->sort.keys[k].desc;
+    keys[k].nulls_first = sink->sort.keys[k].nulls_first;
+    keys[k].col = -1;
+    for (int j = 0; j < s->nbuf && keys[k].col < 0; j++)
+      if (s->buf_cols[j] == sink->sort.keys[k].col) keys[k].col = j;
+  }
+}
+
+/* The rows an ORDER BY must keep: its reader's LIMIT count plus offset
+ * when the one segment reading its buffer starts with that LIMIT (no
+ * live step before it: every row it passes is one it reads, so the rows
+ * after the first count + offset in sort order are never seen, and no
+ * step errs on them), and that is at most RT_TOPK_MAX; else -1, every
+ * row. A count that is not valid is left for the reader to report. */
+static int64_t ex_sort_topk(ex_run *run, const ex_seg *s) {
+  const ir_op *sink = s->seg->sink;
+  const ir_segment *rd = NULL;
+  for (int i = 0; i < run->plan->nsegs; i++) {
+    const ir_op *src = run->plan->segs[i].source;
+    if (!src || src->kind != IR_SCAN_BUF || src->scan.buf_op != sink) continue;
+    if (rd) return -1;
+    rd = &run->plan->segs[i];
+  }
+  const ir_op *lim = NULL;
+  for (int k = 0; rd && k < rd->nsteps && !lim; k++) {
+    if (rd->steps[k]->dead) continue;
+    if (rd->steps[k]->kind != IR_LIMIT) return -1;
+    lim = rd->steps[k];
+  }
+  int64_t count, offset;
+  if (!lim || ex_eval_count(run, lim->limit.count, lim->stage, &count) < 0 ||
+      ex_eval_count(run, lim->limit.offset, lim->stage, &offset) < 0) {
+    memset(&run->err, 0, sizeof run->err);
+    return -1;
+  }
+  if (count > RT_TOPK_MAX || offset > RT_TOPK_MAX - count) return -1;
+  return count + offset;
+}
+
+/* Sets up run->topks[s->index] when the ORDER BY can keep only its
+ * first rows. */
+static int ex_topk_open(ex_run *run, ex_seg *s) {
+  const ir_op *sink = s->seg->sink;
+  int64_t k = ex_sort_topk(run, s);
+  if (k < 0) return 0;
+  int nk = sink->sort.nkeys;
+  rt_sortkey *keys = rt_arena_alloc(&run->arena, sizeof *keys * ((size_t)nk + 1));
+  int *kcols = rt_arena_alloc(&run->arena, sizeof *kcols * ((size_t)nk + 1));
+  ex_topk *t = rt_arena_alloc(&run->arena, sizeof *t);
+  if (!keys || !kcols || !t) return ex_fail(run, sink->pos, sink->stage, "out of memory");
+  ex_sort_keys(s, keys);
+  for (int j = 0; j < nk; j++) {
+    if (keys[j].col < 0) return 0;   /* the full sort reports it */
+    kcols[j] = s->buf_cols[keys[j].col];
+  }
+  bool steps = false;
+  for (int j = 0; j < s->seg->nsteps; j++) steps |= !s->seg->steps[j]->dead;
+  t->kcols = steps ? NULL : kcols;
+  if (!rt_topk_init(&t->t, k, nk, keys, s->buf->types, run->strings))
+    return ex_fail(run, sink->pos, sink->stage, "out of memory");
+  run->topks[s->index] = t;
+  return 0;
+}
+
 static int ex_sink_open(ex_run *run, ex_seg *s) {
   const ir_plan *p = run->plan;
   const ir_op *sink = s->seg->sink;
@@ -245,11 +313,13 @@ static int ex_sink_open(ex_run *run, ex_seg *s) {
     if (!rt_rowbuf_init(s->buf, s->nbuf, types))
       return ex_fail(run, sink->pos, sink->stage, "out of memory");
     run->bufs[idx] = s->buf;
+    if (sink->kind == IR_SORT && ex_topk_open(run, s) < 0) return -1;
     /* Every row of the source reaches the sink when no step drops rows:
      * size the buffer once instead of growing (and copying) it. A
-     * streaming DOWN order's buffer only stages one batch. */
+     * streaming DOWN order's buffer only stages one batch, a top k's
+     * about 2k rows. */
     int64_t n = ex_all_rows(run, s);
-    if (n > 0 && !ex_down_streams(s->seg)) rt_rowbuf_reserve(s->buf, n);
+    if (n > 0 && !ex_down_streams(s->seg) && !run->topks[s->index]) rt_rowbuf_reserve(s->buf, n);
     return 0;
   }
   case IR_AGGREGATE: {
@@ -535,10 +605,18 @@ static int ex_batch(ex_run *run, ex_seg *s, rt_batch *b, uint32_t n, ex_pick_fn 
   b->n = n;
   b->nactive = n;
   b->active = NULL;
+  ex_topk *tk = run->topks[s->index];
+  int64_t before = tk ? s->buf->nrows : 0;
+  /* a top k with a bound: only the rows before it go in */
+  if (tk && ex_topk_batch(tk, &tk->t, b) == 0) return 0;
   /* A growth refused by the memory budget leaves a buffer short (rows
    * dropped): stop here, whatever the backend made of it. */
   if (ex_run_fn(run, s, b, pick, ctx) < 0 || run->budget.exceeded || run->budget.oom)
     return ex_budget_fail(run, s);
+  if (tk && rt_topk_add(&tk->t, s->buf, before) < 0) {
+    ex_fail(run, s->seg->sink->pos, s->seg->sink->stage, "out of memory");
+    return ex_budget_fail(run, s);
+  }
   if (dn && ex_down_push(run, s, dn, pick, ctx) < 0) return ex_budget_fail(run, s);
   return run->budget.exceeded || run->budget.oom ? ex_budget_fail(run, s) : 0;
 }
@@ -807,13 +885,11 @@ static int ex_scan_fork(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, vo
 static int ex_sort_finish(ex_run *run, ex_seg *s, int idx) {
   const ir_op *sink = s->seg->sink;
   rt_sortkey keys[sink->sort.nkeys > 0 ? sink->sort.nkeys : 1];
-  for (int k = 0; k < sink->sort.nkeys; k++) {
-    keys[k].desc = sink->sort.keys[k].desc;
-    keys[k].nulls_first = sink->sort.keys[k].nulls_first;
-    keys[k].col = -1;
-    for (int j = 0; j < s->nbuf && keys[k].col < 0; j++)
-      if (s->buf_cols[j] == sink->sort.keys[k].col) keys[k].col = j;
-  }
+  ex_sort_keys(s, keys);
+  /* a top k: its first rows only, in input order, sorted below */
+  ex_topk *tk = run->topks[s->index];
+  if (tk && rt_topk_finish(&tk->t, s->buf) < 0)
+    return ex_fail(run, sink->pos, sink->stage, "out of memory");
   if (s->buf->nrows > 0) {
     rt_par par = {ex_par_runner, run->pool, run->threads}, *pp = ex_par_ok(run) ? &par : NULL;
     run->perms[idx] = rt_sort_perm_par(s->buf, sink->sort.nkeys, keys, run->strings, pp);
@@ -1111,8 +1187,10 @@ int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx) {
   run->seg_batches = rt_arena_alloc(&run->arena, sizeof(int64_t) * ((size_t)p->nsegs + 1));
   run->folds = rt_arena_alloc(&run->arena, sizeof(rt_aggfold *) * ((size_t)p->nsegs + 1));
   run->aggparts = rt_arena_alloc(&run->arena, sizeof *run->aggparts * ((size_t)p->nsegs + 1));
+  run->topks = rt_arena_alloc(&run->arena, sizeof(ex_topk *) * ((size_t)p->nsegs + 1));
   if (!run->segs || !run->bufs || !run->perms || !run->treenums || !run->treeaccs ||
-      !run->tree_paths || !run->joins || !run->seg_batches || !run->folds || !run->aggparts) {
+      !run->tree_paths || !run->joins || !run->seg_batches || !run->folds || !run->aggparts ||
+      !run->topks) {
     run->segs = NULL;   /* nothing to free per segment */
     return ex_fail(run, -1, "RUN", "out of memory");
   }
@@ -1152,6 +1230,7 @@ void ex_run_free(ex_run *run) {
     if (run->seg_free) run->seg_free(s);
     if (s->agg) rt_aggtab_free(s->agg);
     s->agg = NULL;
+    if (run->topks && run->topks[i]) rt_topk_free(&run->topks[i]->t);
     if (run->folds && run->folds[i]) rt_aggfold_free(run->folds[i]);
     if (run->aggparts) ex_par_agg_drop(run, i);
   }

@@ -26,6 +26,14 @@
  *              of the buffer (morsels start at multiples of 64 rows, so
  *              no two share a validity word); otherwise into a buffer of
  *              its own, appended to the segment's in morsel order.
+ *   a top k    (ORDER BY … LIMIT, runtime/topk.h): a buffer per morsel,
+ *              each batch's rows filtered against the worker's bound and
+ *              the buffer pruned to its k first rows as it grows; the
+ *              survivors appended in morsel order to the segment's
+ *              buffer, filtered and pruned there by the segment's state.
+ *              A worker starts each morsel with the tightest bound the
+ *              merges so far have published (every row under it came
+ *              from a morsel before the one it takes).
  *
  * A morsel waits for its turn to merge (the morsel before it merged);
  * taking morsels in order keeps the wait short.
@@ -138,6 +146,17 @@ static bool par_all_rows(const ir_segment *seg) {
   return true;
 }
 
+/* ---- top k (driver.c ex_topk_open) ---------------------------------------- */
+
+uint32_t ex_topk_batch(const ex_topk *et, rt_topk *t, rt_batch *b) {
+  if (!et->kcols || !t->bounded || b->active || b->n > RT_BATCH) return b->nactive;
+  const rt_view *kv[t->nkeys > 0 ? t->nkeys : 1];
+  for (int j = 0; j < t->nkeys; j++) kv[j] = &b->cols[et->kcols[j]];
+  b->nactive = rt_topk_prefilter(t, kv, b->n, t->active);
+  b->active = t->active;
+  return b->nactive;
+}
+
 /* ---- the job ----------------------------------------------------------------- */
 
 typedef struct par_worker {
@@ -149,6 +168,8 @@ typedef struct par_worker {
   rt_aggsplit split;   /* its groups by partition (partitioned merge) */
   rt_rowbuf lbuf;      /* the morsel's buffer, or a window into the segment's */
   bool has_lbuf;
+  rt_topk topk;        /* a top k's state, kept across the worker's morsels */
+  bool has_topk;
   void **wdata;        /* the window's column pointers */
   uint64_t **wvalid;
   int64_t rows;
@@ -173,9 +194,16 @@ typedef struct par_job {
   bool window;         /* buffer sinks: append in place (see the banner) */
   bool decided;        /* AGGREGATE: morsel 0's owner chose the merge */
   rt_aggpart *part;    /* the partitioned merge, or NULL */
+  rt_topk bound;       /* a top k: the bound the merges published (no rows) */
   rt_err err;          /* its error */
   par_worker *w;
 } par_job;
+
+/* The segment's top k state (driver.c ex_topk_open), or NULL. */
+static rt_topk *par_topk(const par_job *job) {
+  ex_topk *t = job->run->topks[job->s->index];
+  return t ? &t->t : NULL;
+}
 
 static int par_fail(par_worker *w, int pos, const char *stage, const char *msg) {
   memset(&w->run.err, 0, sizeof w->run.err);
@@ -254,7 +282,8 @@ static int par_morsel(par_job *job, par_worker *w, int wid, int64_t m) {
                           .data = w->wdata, .valid = w->wvalid};
     w->seg.buf = &w->lbuf;
   } else {
-    if (!rt_rowbuf_init(&w->lbuf, job->s->buf->ncols, job->s->buf->types))
+    /* a top k's buffer is emptied after each merge and kept */
+    if (!w->has_lbuf && !rt_rowbuf_init(&w->lbuf, job->s->buf->ncols, job->s->buf->types))
       return par_fail(w, -1, sink->stage, "out of memory");
     w->has_lbuf = true;
     w->seg.buf = &w->lbuf;
@@ -270,16 +299,21 @@ static int par_morsel(par_job *job, par_worker *w, int wid, int64_t m) {
     if (src->count_in) w->rows += n;
     w->b.n = w->b.nactive = (uint32_t)n;
     w->b.active = NULL;
+    /* a top k with a bound: only the rows before it go in */
+    if (w->has_topk && ex_topk_batch(job->run->topks[job->s->index], &w->topk, &w->b) == 0) continue;
     pthread_mutex_lock(&job->mu);
     ex_batch_fn fn = job->pick(job->ctx, job->s->index);
     pthread_mutex_unlock(&job->mu);
     if (!fn) return par_fail(w, -1, sink->stage, "no backend runs this segment");
+    int64_t before = w->lbuf.nrows;
     int rc = fn(&w->seg, &w->b);
     if (w->run.budget.oom) return par_fail(w, -1, sink->stage, "out of memory");
     if (rc < 0 || w->run.err.set) {
       if (!w->run.err.set) par_fail(w, -1, sink->stage, "the batch failed");
       return -1;
     }
+    if (w->has_topk && rt_topk_add(&w->topk, &w->lbuf, before) < 0)
+      return par_fail(w, -1, sink->stage, "out of memory");
   }
   return 0;
 }
@@ -297,6 +331,7 @@ static int par_merge(par_job *job, par_worker *w) {
     rt_rowbuf *dst = job->s->buf;
     const rt_rowbuf *src = &w->lbuf;
     rt_view views[src->ncols > 0 ? src->ncols : 1];
+    int64_t first = dst->nrows;
     for (int64_t at = 0; at < src->nrows; at += RT_BATCH) {
       uint32_t n = src->nrows - at < RT_BATCH ? (uint32_t)(src->nrows - at) : RT_BATCH;
       for (int c = 0; c < src->ncols; c++) rt_rowbuf_view(src, c, at, NULL, &views[c]);
@@ -304,6 +339,9 @@ static int par_merge(par_job *job, par_worker *w) {
       rt_rowbuf_append_views(dst, views, NULL, n);
       if (dst->nrows != before + n || w->run.budget.oom) return par_fail(w, -1, sink->stage, "out of memory");
     }
+    /* a top k: the morsel's survivors against the segment's bound */
+    if (par_topk(job) && rt_topk_add(par_topk(job), dst, first) < 0)
+      return par_fail(w, -1, sink->stage, "out of memory");
   }
   return 0;
 }
@@ -359,13 +397,16 @@ static int par_merge_parts(par_job *job, par_worker *w, int64_t m) {
   return 0;
 }
 
-/* Drops the morsel's sink: a buffer is freed, a table kept for the
- * worker's next morsel (par_morsel empties it) unless `all`. */
+/* Drops the morsel's sink: a buffer is freed (a top k's emptied and
+ * kept), a table kept for the worker's next morsel (par_morsel empties
+ * it) unless `all`. */
 static void par_drop_local(par_worker *w, bool all) {
   if (w->has_local && all) rt_aggtab_free(&w->local);
-  if (w->has_lbuf) rt_rowbuf_free(&w->lbuf);
+  bool keep = w->has_lbuf && w->has_topk && !all;
+  if (keep) rt_rowbuf_clear(&w->lbuf);
+  else if (w->has_lbuf) rt_rowbuf_free(&w->lbuf);
   w->has_local = w->has_local && !all;
-  w->has_lbuf = false;
+  w->has_lbuf = keep;
   w->seg.agg = NULL;
   w->seg.buf = NULL;
 }
@@ -430,17 +471,20 @@ static void par_work(void *ctx, int wid) {
   int nbc = job->s->buf ? job->s->buf->ncols : 0;
   w->wdata = calloc((size_t)nbc + 1, sizeof *w->wdata);
   w->wvalid = calloc((size_t)nbc + 1, sizeof *w->wvalid);
-  if (!w->wdata || !w->wvalid || !par_joins_init(w, job->run)) {
+  rt_budget *prev_budget = rt_budget_use(&w->run.budget);
+  const rt_topk *tk = par_topk(job);
+  w->has_topk = tk && rt_topk_init(&w->topk, tk->k, tk->nkeys, tk->keys, job->s->buf->types, tk->sp);
+  if (!w->wdata || !w->wvalid || !par_joins_init(w, job->run) || (tk && !w->has_topk)) {
     free(w->b.cols);
     w->b.cols = NULL;   /* every morsel then fails: out of memory */
   }
-  rt_budget *prev_budget = rt_budget_use(&w->run.budget);
   const char *prev_owner = rt_budget_owner(sink->stage);
   pthread_mutex_lock(&job->mu);
   while (job->next < job->nmorsels && job->next < job->failed) {
     if (job->src->more && !par_ready(job, wid)) continue;
     int64_t m = job->next++;
     w->lim = job->lim;
+    if (w->has_topk) rt_topk_take_bound(&w->topk, &job->bound);
     pthread_mutex_unlock(&job->mu);
     int rc = w->b.cols ? par_morsel(job, w, wid, m) : par_fail(w, -1, sink->stage, "out of memory");
     if (job->src->done) {
@@ -465,12 +509,14 @@ static void par_work(void *ctx, int wid) {
       pthread_mutex_lock(&job->mu);
       if (rc < 0) par_failed(job, w, m);
       else job->merged = m + 1;
+      if (rc == 0 && par_topk(job)) rt_topk_take_bound(&job->bound, par_topk(job));
       pthread_cond_broadcast(&job->cv);
     }
     par_drop_local(w, false);
   }
   pthread_mutex_unlock(&job->mu);
   par_drop_local(w, true);
+  if (w->has_topk) rt_topk_free(&w->topk);
   rt_budget_use(prev_budget);
   rt_budget_owner(prev_owner);
   if (w->run.seg_free) w->run.seg_free(&w->seg);
@@ -488,8 +534,13 @@ int ex_par_rows(ex_run *run, ex_seg *s, const ex_par_src *src, ex_pick_fn pick, 
   job.nmorsels = src->bounds ? src->nbounds : (src->nrows + morsel - 1) / morsel;
   job.lim = src->more ? INT64_MAX : src->nrows;
   rt_rowbuf *buf = s->seg->sink->kind == IR_AGGREGATE ? NULL : s->buf;
+  const rt_topk *tk = run->topks[s->index] ? &run->topks[s->index]->t : NULL;
+  if (tk && !rt_topk_init(&job.bound, tk->k, tk->nkeys, tk->keys, buf->types, tk->sp)) {
+    rt_errorf(&run->err, -1, "%s: out of memory", s->seg->sink->stage);
+    return -1;
+  }
   /* windows need morsels that start at multiples of 64 rows */
-  if (buf && buf->nrows == 0 && !src->more && par_all_rows(s->seg) && !src->bounds) {
+  if (buf && buf->nrows == 0 && !src->more && par_all_rows(s->seg) && !src->bounds && !tk) {
     rt_rowbuf_reserve(buf, src->nrows);
     job.window = buf->cap >= src->nrows;   /* else out of memory: copy instead */
   }
@@ -497,6 +548,7 @@ int ex_par_rows(ex_run *run, ex_seg *s, const ex_par_src *src, ex_pick_fn pick, 
   if (nw < 1) nw = 1;
   job.w = calloc((size_t)nw, sizeof *job.w);
   if (!job.w) {
+    rt_topk_free(&job.bound);
     rt_errorf(&run->err, -1, "%s: out of memory", s->seg->sink->stage);
     return -1;
   }
@@ -513,6 +565,7 @@ int ex_par_rows(ex_run *run, ex_seg *s, const ex_par_src *src, ex_pick_fn pick, 
   pthread_cond_destroy(&job.cv);
   pthread_mutex_destroy(&job.mu);
   free(job.w);
+  rt_topk_free(&job.bound);
   if (job.part && job.failed == INT64_MAX) {
     run->aggparts[s->index] = job.part;   /* the sink's finish writes them out (ex_par_agg_emit) */
   } else if (job.part) {

@@ -19,6 +19,7 @@
 #include "runtime/interval/interval.h"
 #include "../runtime/budget.h"
 #include "../runtime/jointab.h"
+#include "../runtime/topk.h"
 
 /* A parameter value for one run. */
 typedef struct ex_value {
@@ -157,6 +158,10 @@ struct ex_run {
    * finish writes out instead of the segment's table (NULL: the table
    * holds them). Allocated with segs. */
   struct rt_aggpart **aggparts;
+  /* By segment index: the state of an ORDER BY whose reader starts with
+   * LIMIT, its buffer kept to its first rows (driver.c ex_topk_open),
+   * else NULL. Allocated with segs. */
+  struct ex_topk **topks;
   /* Set by a caller that put an emptied buffer of an earlier run of this
    * plan in `result` after ex_run_init (a table function's, api/sqltab.c):
    * the OUTPUT sink fills it again when its columns fit (else frees it and
@@ -177,6 +182,20 @@ void ex_run_init(ex_run *run, const ir_plan *plan, rt_strpool *strings, void *db
                  int nparams, const ex_value *params);
 int ex_run_plan(ex_run *run, ex_pick_fn pick, void *pick_ctx);
 void ex_run_free(ex_run *run);
+
+/* ORDER BY … LIMIT's state (runtime/topk.h) and, when the sort's
+ * segment has no step (its buffer's columns are the source's), the batch
+ * column of each key, which lets a batch's rows be judged before they are
+ * appended (ex_topk_batch); else kcols is NULL. */
+typedef struct ex_topk {
+  rt_topk t;
+  int *kcols;
+} ex_topk;
+
+/* Before a batch (every position active) enters the sort of et, with
+ * state t (et's own, or a worker's): restricts the batch's active list to
+ * the positions t's bound lets through. Returns how many remain. */
+uint32_t ex_topk_batch(const ex_topk *et, rt_topk *t, rt_batch *b);
 
 /* Evaluates a LIMIT/OFFSET count expression (constant or parameter). */
 int ex_eval_count(ex_run *run, const ir_expr *e, const char *stage, int64_t *out);

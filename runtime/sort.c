@@ -182,15 +182,6 @@ static bool radix_sort_par(uint64_t *k, uint32_t *p, uint64_t *tk, uint32_t *tp,
   return !sp.failed;
 }
 
-static uint64_t sortable_i64(int64_t v) { return (uint64_t)v ^ (1ull << 63); }
-
-static uint64_t sortable_f64(double d) {
-  if (d == 0) d = 0;   /* -0.0 == 0.0 */
-  uint64_t u;
-  memcpy(&u, &d, 8);
-  return (u >> 63) ? ~u : u | (1ull << 63);
-}
-
 static int cmp_str_ids(const void *a, const void *b, void *ctx) {
   return rt_str_cmp(ctx, *(const uint32_t *)a, *(const uint32_t *)b);
 }
@@ -269,7 +260,7 @@ static void key_fill_range(key_fill *f, size_t lo, size_t hi, bool ranks_later) 
   switch (f->b->types[c]) {
   case RT_F64: {
     const double *d = f->b->data[c];
-    for (size_t i = lo; i < hi; i++) k[i] = sortable_f64(d[perm[i]]);
+    for (size_t i = lo; i < hi; i++) k[i] = rt_sortable_f64(d[perm[i]]);
     break;
   }
   case RT_STR: {
@@ -279,7 +270,7 @@ static void key_fill_range(key_fill *f, size_t lo, size_t hi, bool ranks_later) 
   }
   default: {
     const int64_t *d = f->b->data[c];
-    for (size_t i = lo; i < hi; i++) k[i] = sortable_i64(d[perm[i]]);
+    for (size_t i = lo; i < hi; i++) k[i] = rt_sortable_i64(d[perm[i]]);
     break;
   }
   }

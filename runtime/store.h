@@ -238,6 +238,18 @@ typedef struct rt_sortkey {
   bool nulls_first;
 } rt_sortkey;
 
+/* A sort key value as an unsigned 64-bit number whose unsigned order is
+ * the key's order (runtime/sort.c, runtime/topk.c): ints flip the sign
+ * bit, doubles flip every bit when negative and set the sign bit
+ * otherwise (-0.0 folds into 0.0). */
+static inline uint64_t rt_sortable_i64(int64_t v) { return (uint64_t)v ^ (1ull << 63); }
+static inline uint64_t rt_sortable_f64(double d) {
+  if (d == 0) d = 0;   /* -0.0 == 0.0 */
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  return (u >> 63) ? ~u : u | (1ull << 63);
+}
+
 /* Stable sort of a rowbuf's rows: returns a malloc'd permutation of
  * 0..nrows-1 (NULL when nrows == 0). Strings compare by rt_str_cmp,
  * numbers numerically. */

@@ -1,8 +1,8 @@
 /*
  * test_par_oom.c — out of memory on several threads: a parallel
- * AGGREGATE whose Nth allocation fails (on whichever thread makes it)
- * either gives one thread's rows or fails with "out of memory", never a
- * crash, and under ASan leaks nothing.
+ * AGGREGATE or top k (ORDER BY … LIMIT) whose Nth allocation fails (on
+ * whichever thread makes it) either gives one thread's rows or fails
+ * with "out of memory", never a crash, and under ASan leaks nothing.
  *
  * test_oom's sweep runs on one thread (its failures are picked by count
  * on the main thread, which must not depend on scheduling), so the
@@ -99,6 +99,11 @@ static void each_failure_is_clean(void **state) {
        * (flatten.c prep_par: past two chunks of 65,536 rows) */
       "FROM slice |> INTERVAL FLATTEN PER track_id AGGREGATE COUNT(*) AS n, SUM(dur) AS sd "
       "|> AGGREGATE COUNT(*) AS c, SUM(n) AS sn, SUM(sd * 0.5) AS x",
+      /* ORDER BY … LIMIT (runtime/topk.h): the workers' states and
+       * buffers, the published bound, the prunes' sorts; rows judged
+       * before they are appended (no step) and after (a filter) */
+      "FROM slice |> ORDER BY dur DESC, id |> LIMIT 40 |> SELECT id, dur",
+      "FROM slice |> WHERE depth > 0 |> ORDER BY depth, ts DESC |> LIMIT 700 OFFSET 3 |> SELECT id, ts",
   };
   for (int m = 0; m < 2; m++)
     for (size_t qi = 0; qi < sizeof qs / sizeof *qs; qi++) {
