@@ -216,9 +216,34 @@ static void table_check(void *ctx, int64_t i) {
   uint64_t lim = (uint64_t)t->n;
   int64_t r = i * t->rows, hi = r + t->rows < t->n ? r + t->rows : t->n;
   bool above = false, below = false;
-  if ((parent->type == RT_I64 || parent->type == RT_BOOL) && !parent->sel) {
+  bool fast = (parent->type == RT_I64 || parent->type == RT_BOOL) && !parent->sel;
+  if (fast) {
     const int64_t *d = parent->data;
     const uint64_t *valid = parent->valid;
+    /* 64-row blocks without a branch per row (the loop vectorizes), the
+     * block's bounds taken on the way; a block with a bad parent is
+     * checked again row by row below, which stops at its first bad row. */
+    for (; r < hi; r += 64) {
+      int m = hi - r < 64 ? (int)(hi - r) : 64;
+      uint64_t w = valid ? valid[r / 64] : ~(uint64_t)0;
+      uint32_t bad = 0, ab = 0, be = 0, mn = RT_TREE_NONE, mx = 0;
+      for (int k = 0; k < m; k++) {
+        uint32_t v = (uint32_t)(w >> k) & 1;
+        uint64_t p = (uint64_t)d[r + k], row = (uint64_t)(r + k);
+        bad |= v & (uint32_t)((p >= lim) | (p == row));
+        ab |= v & (uint32_t)(p > row);
+        be |= v & (uint32_t)(p < row);
+        uint32_t q = v ? (uint32_t)p : RT_TREE_NONE;
+        pn[r + k] = q;
+        mn = q < mn ? q : mn;
+        mx = (uint32_t)(q + 1) > mx ? (uint32_t)(q + 1) : mx;
+      }
+      if (bad) break;
+      above |= ab != 0;
+      below |= be != 0;
+      t->bmin[r / 64] = mn;
+      t->bmax[r / 64] = mx;
+    }
     for (; r < hi; r++) {
       if (valid && !rt_bit(valid, (uint32_t)r)) {
         pn[r] = RT_TREE_NONE;
@@ -246,7 +271,7 @@ static void table_check(void *ctx, int64_t i) {
   t->bad[i] = r;
   t->above[i] = above;
   t->below[i] = below;
-  if (r == hi) table_bounds(t, i * t->rows, hi);
+  if (r == hi && !fast) table_bounds(t, i * t->rows, hi);
 }
 
 int rt_tree_table_order(rt_treenum *num, const rt_view *parent, int64_t n, bool up,
