@@ -36,7 +36,6 @@ LLVMValueRef cg_agg_array(cg_ctx *cx, cg_aggstate *a, const cg_aggslot *s, int f
   return cg_load_field(cx, cx->st.agg, ap, field, cx->t_ptr, nm[field]);
 }
 
-static bool cg_agg_folds(const cg_aggstate *a);
 
 cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fallback) {
   cg_aggstate *a = cg_alloc(cx, sizeof *a);
@@ -98,10 +97,11 @@ cg_aggstate *cg_agg_prologue(cg_ctx *cx, const ir_op *op, LLVMBasicBlockRef fall
   if (op->agg.ngroup == 0) cg_call(cx, "rt_aggtab_ensure_one", &a->t, 1, "");
   a->aggs_ptr = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_AGGS, cx->t_ptr, "agg.aggs");
   a->direct = cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_DIRECT, cx->t_ptr, "agg.direct");
-  /* Lazy folding is switched on and off between batches only (at a
-   * morsel's end, runtime/aggmerge.c), so the batch decides it once: the
-   * rows of a table without epochs pay no load for it. */
-  if (op->agg.ngroup > 0 && cg_agg_folds(a))
+  /* Epochs (lazy folding, a kept worker table) are switched on and off
+   * between batches only (at a morsel's end or start, runtime/aggmerge.c),
+   * so the batch decides it once: the rows of a table without epochs pay
+   * no load for it. */
+  if (op->agg.ngroup > 0)
     a->lazy = LLVMBuildIsNotNull(cx->b, cg_load_field(cx, cx->st.aggtab, a->t, CG_AGGTAB_EPOCH, cx->t_ptr, ""),
                                  "agg.lazy");
   return a;
@@ -370,16 +370,10 @@ static void cg_agg_one(cg_ctx *cx, cg_aggstate *a, cg_aggslot *s, LLVMValueRef g
   LLVMBuildStore(cx->b, hv, hp);
 }
 
-/* Whether a table of these aggregates has per-morsel sums to fold
- * (runtime/aggmerge.c rt_aggfold_needed). */
-static bool cg_agg_folds(const cg_aggstate *a) {
-  for (int j = 0; j < a->naggs; j++)
-    if (a->aggs[j].kind == RT_AGG_SUM || a->aggs[j].kind == RT_AGG_AVG) return true;
-  return false;
-}
-
-/* Lazy folding (runtime/aggmerge.h): when the table keeps epochs and
- * group g's is not the current morsel, rt_aggtab_refold(t, g) first. The
+/* Lazy folding, or a parallel worker's table kept across morsels
+ * (runtime/aggmerge.h): when the table keeps epochs and group g's is not
+ * the current morsel, rt_aggtab_refold(t, g) first. Any aggregates: a
+ * kept table lists the morsel's groups there even without sums. The
  * epochs are read from the table for the row: a new group may have grown
  * them. */
 static void cg_agg_refold(cg_ctx *cx, cg_aggstate *a, LLVMValueRef g) {
@@ -427,7 +421,7 @@ void cg_agg_update(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
       if (a->aggs[j].ag->arg2_col >= 0) cg_column(cx, a->aggs[j].ag->arg2_col);
     }
   LLVMValueRef g = cg_agg_group(cx, a, op);
-  if (op->agg.ngroup > 0 && cg_agg_folds(a)) cg_agg_refold(cx, a, g);
+  if (op->agg.ngroup > 0) cg_agg_refold(cx, a, g);
   for (int j = 0; j < a->naggs; j++) cg_agg_one(cx, a, &a->aggs[j], g);
 }
 

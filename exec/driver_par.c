@@ -159,12 +159,19 @@ uint32_t ex_topk_batch(const ex_topk *et, rt_topk *t, rt_batch *b) {
 
 /* ---- the job ----------------------------------------------------------------- */
 
+/* A worker keeps its AGGREGATE table across morsels while it holds at most
+ * this many groups (par_merge); more groups empty it for each morsel, so
+ * that each worker's table stays about one morsel's size. */
+#define PAR_KEEP_MAX 65536
+
 typedef struct par_worker {
   ex_run run;          /* copy of the run: own error, scratch, budget */
   ex_seg seg;          /* copy of the segment, run = &run */
   rt_batch b;
   rt_aggtab local;     /* the morsel's table */
   bool has_local;
+  rt_aggfold keep;     /* local is kept across morsels (aggmerge.h rt_aggkeep_on) */
+  bool kept;
   rt_aggsplit split;   /* its groups by partition (partitioned merge) */
   rt_rowbuf lbuf;      /* the morsel's buffer, or a window into the segment's */
   bool has_lbuf;
@@ -266,8 +273,14 @@ static int par_morsel(par_job *job, par_worker *w, int wid, int64_t m) {
   if (end > w->lim) end = w->lim;
   par_joins_morsel(w, run);
   if (sink->kind == IR_AGGREGATE) {
-    /* the worker's table of its last morsel, emptied (rt_aggtab_reset) */
-    if (w->has_local) rt_aggtab_reset(&w->local);
+    /* the worker's table of its last morsel: kept with its groups while
+     * they are few, else emptied (rt_aggtab_reset) */
+    if (w->kept && w->local.ngroups > PAR_KEEP_MAX) {
+      rt_aggkeep_off(&w->keep, &w->local);
+      w->kept = false;
+    }
+    if (w->kept) rt_aggkeep_morsel(&w->keep, &w->local);
+    else if (w->has_local) rt_aggtab_reset(&w->local);
     else if (!rt_aggtab_init_like(&w->local, job->s->agg)) return par_fail(w, -1, sink->stage, "out of memory");
     w->has_local = true;
     w->seg.agg = &w->local;
@@ -301,6 +314,7 @@ static int par_morsel(par_job *job, par_worker *w, int wid, int64_t m) {
     w->b.active = NULL;
     /* a top k with a bound: only the rows before it go in */
     if (w->has_topk && ex_topk_batch(job->run->topks[job->s->index], &w->topk, &w->b) == 0) continue;
+    if (w->kept && !rt_aggkeep_room(&w->keep, &w->local, n)) return par_fail(w, -1, sink->stage, "out of memory");
     pthread_mutex_lock(&job->mu);
     ex_batch_fn fn = job->pick(job->ctx, job->s->index);
     pthread_mutex_unlock(&job->mu);
@@ -318,13 +332,20 @@ static int par_morsel(par_job *job, par_worker *w, int wid, int64_t m) {
   return 0;
 }
 
-/* Merges the worker's morsel sink into the segment's (its turn). */
+/* Merges the worker's morsel sink into the segment's (its turn). After
+ * its first merge into one table a worker keeps its table of few groups
+ * for its next morsels (aggmerge.h rt_aggkeep_on): the groups are then
+ * inserted once per worker, not once per morsel, and found in the
+ * segment's table once. Without memory for that it empties its table as
+ * before. */
 static int par_merge(par_job *job, par_worker *w) {
   const ir_op *sink = job->s->seg->sink;
   if (sink->kind == IR_AGGREGATE) {
-    int rc = rt_aggtab_merge(job->s->agg, &w->local);
+    int rc = w->kept ? rt_aggkeep_merge(job->s->agg, &w->local, &w->keep) : rt_aggtab_merge(job->s->agg, &w->local);
     if (rc == RT_AGGMERGE_OVERFLOW) return par_fail(w, sink->pos, sink->stage, "integer overflow");
     if (rc) return par_fail(w, -1, sink->stage, "out of memory");
+    if (!w->kept && w->local.nkeys > 0 && w->local.ngroups <= PAR_KEEP_MAX)
+      w->kept = rt_aggkeep_on(&w->keep, &w->local);
   } else if (!job->window) {
     /* the morsel's rows after the segment's, a batch at a time (views
      * start at multiples of 64 rows, as rt_rowbuf_view needs) */
@@ -401,6 +422,8 @@ static int par_merge_parts(par_job *job, par_worker *w, int64_t m) {
  * kept), a table kept for the worker's next morsel (par_morsel empties
  * it) unless `all`. */
 static void par_drop_local(par_worker *w, bool all) {
+  if (w->kept && all) rt_aggkeep_off(&w->keep, &w->local);
+  w->kept = w->kept && !all;
   if (w->has_local && all) rt_aggtab_free(&w->local);
   bool keep = w->has_lbuf && w->has_topk && !all;
   if (keep) rt_rowbuf_clear(&w->lbuf);

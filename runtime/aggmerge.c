@@ -78,8 +78,14 @@ int rt_aggfold_step(rt_aggfold *f, rt_aggtab *t) {
 
 /* ---- lazy folding ---------------------------------------------------------- */
 
+static void keep_touch(rt_aggfold *f, rt_aggtab *t, int64_t g);
+
 void rt_aggtab_refold(rt_aggtab *t, int64_t g) {
   rt_aggfold *f = t->fold;
+  if (f->track) {
+    keep_touch(f, t, g);
+    return;
+  }
   for (int a = 0; a < t->naggs; a++) {
     rt_agg *ag = &t->aggs[a];
     if (folds_f(ag)) {
@@ -278,4 +284,76 @@ int rt_aggtab_merge_groups(rt_aggtab *dst, const rt_aggtab *src, const uint32_t 
 
 int rt_aggtab_merge(rt_aggtab *dst, const rt_aggtab *src) {
   return rt_aggtab_merge_groups(dst, src, NULL, src->ngroups, NULL, 0);
+}
+
+/* ---- a worker's table kept across its morsels ------------------------------ */
+
+/* Group g's first row in the morsel: its states start from zero, as a
+ * fresh table's (rt_aggkeep_room made room in touched). */
+static void keep_touch(rt_aggfold *f, rt_aggtab *t, int64_t g) {
+  for (int a = 0; a < t->naggs; a++) {
+    rt_agg *ag = &t->aggs[a];
+    if (ag->i) ag->i[g] = 0;
+    if (ag->f) ag->f[g] = 0;
+    if (ag->n) ag->n[g] = 0;
+    ag->has[g] = 0;
+  }
+  f->touched[f->ntouched++] = (uint32_t)g;
+  t->epoch[g] = t->morsel;
+}
+
+bool rt_aggkeep_on(rt_aggfold *f, rt_aggtab *t) {
+  if (!lazy_on(f, t)) return false;
+  t->morsel = 1;   /* the epochs are 0: every group is stale */
+  f->track = true;
+  if (!rt_aggkeep_room(f, t, 0)) {
+    rt_aggkeep_off(f, t);
+    return false;
+  }
+  return true;
+}
+
+void rt_aggkeep_morsel(rt_aggfold *f, rt_aggtab *t) {
+  f->ntouched = 0;
+  if (++t->morsel == 0) {   /* wrapped: no epoch may look current */
+    memset(t->epoch, 0, (size_t)t->cap * 4);
+    t->morsel = 1;
+  }
+}
+
+bool rt_aggkeep_room(rt_aggfold *f, const rt_aggtab *t, int64_t rows) {
+  int64_t need = t->ngroups + rows;
+  if (need <= f->kcap) return true;
+  int64_t cap = f->kcap ? f->kcap : 256;
+  while (cap < need) cap *= 2;
+  if (!rt_budget_charge((cap - f->kcap) * 12)) return false;
+  uint32_t *tv = realloc(f->touched, (size_t)cap * sizeof *tv);
+  if (tv) f->touched = tv;
+  int64_t *dv = tv ? realloc(f->dst_of, (size_t)cap * sizeof *dv) : NULL;
+  if (!dv) {
+    rt_budget_credit((cap - f->kcap) * 12);
+    return false;
+  }
+  f->dst_of = dv;
+  memset(dv + f->kcap, 0xff, (size_t)(cap - f->kcap) * sizeof *dv);   /* -1: not found yet */
+  f->kcap = cap;
+  return true;
+}
+
+int rt_aggkeep_merge(rt_aggtab *dst, const rt_aggtab *src, rt_aggfold *f) {
+  bool ovf = false;
+  for (int64_t k = 0; k < f->ntouched; k++) {
+    int64_t g = f->touched[k], d = f->dst_of[g];
+    if (d < 0 && (d = f->dst_of[g] = rt_aggtab_group_of(dst, src, g)) < 0) return RT_AGGX_NOMEM;
+    if (!merge_group(dst, d, src, g, &ovf)) return RT_AGGX_NOMEM;   /* not mergeable */
+  }
+  return ovf ? RT_AGGMERGE_OVERFLOW : 0;
+}
+
+void rt_aggkeep_off(rt_aggfold *f, rt_aggtab *t) {
+  lazy_off(t);
+  rt_budget_credit(f->kcap * 12);
+  free(f->touched);
+  free(f->dst_of);
+  memset(f, 0, sizeof *f);
 }

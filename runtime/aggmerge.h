@@ -44,6 +44,14 @@ typedef struct rt_aggfold {
   double **tf;         /* per aggregate: totals of f (SUM of doubles, AVG), or NULL */
   int64_t **ti;        /* per aggregate: totals of i (SUM of integers), or NULL */
   bool ovf;            /* a lazy fold's integer total passed 64 bits */
+  /* A worker's table kept across its morsels (rt_aggkeep_*, below): the
+   * first row of a morsel in a group then starts the group's states
+   * afresh and lists the group, instead of folding. */
+  bool track;
+  uint32_t *touched;   /* the morsel's groups, in the order of their first rows */
+  int64_t ntouched;
+  int64_t *dst_of;     /* per group: the destination's group for it, -1 until a merge finds it */
+  int64_t kcap;        /* entries of touched and dst_of */
 } rt_aggfold;
 
 /* Whether t has sums to fold (SUM, AVG). */
@@ -76,5 +84,31 @@ int rt_aggtab_merge(rt_aggtab *dst, const rt_aggtab *src);
  * after the merge). */
 int rt_aggtab_merge_groups(rt_aggtab *dst, const rt_aggtab *src, const uint32_t *gs, int64_t n,
                            uint64_t *first, uint64_t tag);
+
+/* A parallel worker's table kept across its morsels (exec/driver_par.c),
+ * for few groups: a fresh table per morsel inserts every group again and
+ * its merge probes the destination for every group, each morsel; a kept
+ * table holds the groups the worker has seen, and a group's first row in
+ * a morsel (the epoch check both backends make, as for lazy folding)
+ * zeroes its states, which then hold exactly what a fresh morsel table's
+ * group would, and appends it to `touched`: the groups of the morsel in
+ * the order a fresh table would number them. The merge adds them into the
+ * destination in that order, finding each group there once per worker
+ * (dst_of), so the destination's groups, their order and every sum are
+ * those of the fresh tables' merge. New groups start stale (new_group)
+ * so that their first row lists them in row order too. */
+/* Turns keeping on for t (f zeroed; t has keys): every group is stale.
+ * false when out of memory (t is then as before). */
+bool rt_aggkeep_on(rt_aggfold *f, rt_aggtab *t);
+/* The start of a morsel: no group touched yet. */
+void rt_aggkeep_morsel(rt_aggfold *f, rt_aggtab *t);
+/* Room for a batch of `rows` rows (each may touch one group). false when
+ * out of memory. */
+bool rt_aggkeep_room(rt_aggfold *f, const rt_aggtab *t, int64_t rows);
+/* Adds the morsel's touched groups of src into dst, as rt_aggtab_merge
+ * adds a fresh morsel table's. 0, RT_AGGX_NOMEM or RT_AGGMERGE_OVERFLOW. */
+int rt_aggkeep_merge(rt_aggtab *dst, const rt_aggtab *src, rt_aggfold *f);
+/* Turns keeping off (t's epochs go; f is zeroed). */
+void rt_aggkeep_off(rt_aggfold *f, rt_aggtab *t);
 
 #endif

@@ -25,6 +25,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "aggmerge.h"
 #include "budget.h"
 #include "hugepage.h"
 #include "store.h"
@@ -198,7 +199,9 @@ static int64_t new_group(rt_aggtab *t, uint64_t hash) {
   if (t->ngroups == t->cap && !grow_groups(t)) return -1;
   int64_t g = t->ngroups++;
   t->hashes[g] = hash;
-  if (t->epoch) t->epoch[g] = t->morsel;   /* its sums start as this morsel's */
+  /* its sums start as this morsel's; a kept worker table lists it at
+   * its first row instead (aggmerge.h rt_aggkeep_on) */
+  if (t->epoch) t->epoch[g] = t->fold->track ? t->morsel - 1 : t->morsel;
   t->keys.nrows = t->ngroups;
   return g;
 }

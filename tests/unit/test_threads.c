@@ -305,6 +305,53 @@ static void earliest_error_wins(void **state) {
   free(want);
 }
 
+/* A worker keeps its table of few groups across its morsels
+ * (runtime/aggmerge.h rt_aggkeep_*): each morsel's groups are listed at
+ * their first row and their states start from zero there. Groups that
+ * first appear late and a NULL key group; no sums at all (the JIT's
+ * epoch check must list groups without them); MIN/MAX ties of -0.0 and
+ * 0.0 (the earlier morsel's stays); two keys; few groups at first and
+ * then a group per row (the worker's table passes PAR_KEEP_MAX and is
+ * emptied per morsel from then on); an integer SUM that overflows only
+ * across morsels' partials in a merge of the kept table. */
+static void kept_tables_match_one_thread(void **state) {
+  (void)state;
+  static const char *const qs[] = {
+      "FROM slice |> EXTEND CASE WHEN id % 11 = 0 THEN NULL ELSE id / 25000 END AS k "
+      "|> AGGREGATE COUNT(*) AS n, MAX(dur) AS m, MIN(name) AS mn, ANY_VALUE(id) AS av GROUP BY k",
+      "FROM slice |> EXTEND CASE WHEN id % 3 = 0 THEN (0 - 1 - depth) * 0.0 WHEN id % 3 = 1 THEN 0.0 ELSE dur * 0.01 END AS z "
+      "|> AGGREGATE MIN(z) AS lo, MAX(0.0 - z) AS hi, SUM(z) AS s, AVG(dur * 0.37) AS a, COUNT(z) AS c "
+      "GROUP BY depth % 3 AS k",
+      "FROM slice |> EXTEND CASE WHEN id % 7 = 0 THEN NULL ELSE depth % 3 END AS a "
+      "|> AGGREGATE SUM(dur) AS s, SUM(dur * 0.1) AS x, MIN(ts) AS t, COUNT(*) AS n GROUP BY a, id / 40000 AS b",
+      "FROM slice |> AGGREGATE SUM(dur * 0.37) AS s, COUNT(*) AS n, MAX(name) AS mx "
+      "GROUP BY CASE WHEN id < 20000 THEN id % 5 ELSE id END AS k",
+      "FROM slice |> EXTEND CASE WHEN id % 40000 = 0 THEN 4611686018427387904 ELSE 0 END AS a "
+      "|> AGGREGATE SUM(a) AS s, COUNT(*) AS n GROUP BY id % 3 AS k",
+  };
+  for (size_t qi = 0; qi < sizeof qs / sizeof *qs; qi++) {
+    char *want = NULL;
+    for (int m = 0; m < 2; m++)
+      for (int th = 1; th <= 4; th *= 2) {
+        pj_engine *e = engine(m ? PJ_MODE_JIT : PJ_MODE_INTERP, th);
+        int used = 0;
+        char *got = run(e, qs[qi], &used);
+        pj_engine_close(e);
+        if (th > 1 && used <= 1) fail_msg("query %zu did not run in parallel", qi);
+        if (!want) {
+          want = got;
+          assert_true(strlen(want) > strlen("result:\n"));
+          continue;
+        }
+        if (strcmp(want, got)) fail_msg("query %zu, %s, %d threads: %s\none thread: %s", qi, m ? "jit" : "interp", th, got, want);
+        free(got);
+      }
+    if (qi == 4) assert_non_null(strstr(want, "error: AGGREGATE: integer overflow"));
+    else assert_null(strstr(want, "error"));
+    free(want);
+  }
+}
+
 /* An integer SUM that passes 64 bits only when the morsels' partials are
  * added fails the same way on any thread count: without GROUP BY, and in
  * one of 5,000 groups (past 16 morsels' rows of group sums, so one thread
@@ -512,6 +559,7 @@ int main(void) {
       cmocka_unit_test(sums_follow_the_morsel_rule),
       cmocka_unit_test(earliest_error_wins),
       cmocka_unit_test(sum_overflow_at_merge),
+      cmocka_unit_test(kept_tables_match_one_thread),
       cmocka_unit_test(parallel_after_fork),
       cmocka_unit_test(join_build_matches_one_thread),
       cmocka_unit_test(join_build_out_of_memory),
