@@ -914,7 +914,7 @@ static int ex_agg_finish(ex_run *run, ex_seg *s, int idx) {
   if (!rt_rowbuf_init(out, nc, types)) return ex_fail(run, sink->pos, sink->stage, "out of memory");
   int64_t ngroups = t->ngroups;
   /* a parallel run may have left the groups in partitions (driver_par.c) */
-  int rc = run->aggparts[s->index] ? ex_par_agg_emit(run, s->index, out, &ngroups) : rt_aggtab_emit(t, out);
+  int rc = run->aggparts[s->index] ? ex_par_agg_emit(run, s->index, out, &ngroups) : rt_aggtab_emit_move(t, out);
   run->bufs[idx] = out;
   rt_aggtab_free(t);
   s->agg = NULL;

@@ -140,14 +140,44 @@ void rt_aggtab_free(rt_aggtab *t) {
   t->null_group = -1;
 }
 
-/* Grows p (elements of size sz, old count `old`) to `cap`, zeroing the new
- * part. Returns false on failure, leaving *p untouched. */
-static bool grow_array(void **p, size_t sz, int64_t old, int64_t cap) {
+/* Grows p (elements of size sz) to `cap` without writing the new part:
+ * new_group writes each group's entries when it makes the group, so the
+ * new pages are first touched one group after another, while the group
+ * is hot anyway, instead of by a memset of the whole new half (at a
+ * million groups, zeroing fresh pages was most of the table's growth).
+ * Returns false on failure, leaving *p untouched. */
+static bool grow_array(void **p, size_t sz, int64_t cap) {
   char *d = realloc(*p, (size_t)cap * sz);
   if (!d) return false;
   rt_advise_huge(d, (size_t)cap * sz);   /* read at random by group */
-  memset(d + (size_t)old * sz, 0, (size_t)(cap - old) * sz);
   *p = d;
+  return true;
+}
+
+/* Bytes of the key buffer at `cap` rows, as rowbuf.c charges a buffer
+ * (rt_rowbuf_free credits this for t->keys). */
+static int64_t keys_bytes(const rt_rowbuf *b, int64_t cap) {
+  int64_t n = 0;
+  for (int c = 0; c < b->ncols; c++) n += cap * (int64_t)rt_type_size(b->types[c]) + (int64_t)RT_BITWORDS(cap) * 8;
+  return n;
+}
+
+/* The key columns to `cap` rows (a multiple of 64), unwritten like the
+ * state arrays (new_group zeroes a group's keys and each validity word it
+ * starts). */
+static bool grow_keys(rt_aggtab *t, int64_t cap) {
+  rt_rowbuf *b = &t->keys;
+  if (cap <= b->cap) return true;
+  if (!rt_budget_charge(keys_bytes(b, cap) - keys_bytes(b, b->cap))) return false;
+  for (int k = 0; k < b->ncols; k++) {
+    if (!grow_array(&b->data[k], rt_type_size(b->types[k]), cap) ||
+        !grow_array((void **)&b->valid[k], 8, (int64_t)RT_BITWORDS(cap))) {
+      rt_budget_credit(keys_bytes(b, cap) - keys_bytes(b, b->cap));
+      rt_budget_oom();
+      return false;
+    }
+  }
+  b->cap = cap;
   return true;
 }
 
@@ -160,15 +190,14 @@ static bool grow_groups_to(rt_aggtab *t, int64_t need) {
   if (!rt_budget_charge((cap - t->cap) * group_bytes(t))) return false;
   for (int a = 0; a < t->naggs; a++) {
     rt_agg *g = &t->aggs[a];
-    if (agg_needs_i(g) && !grow_array((void **)&g->i, 8, t->cap, cap)) return false;
-    if (agg_needs_f(g) && !grow_array((void **)&g->f, 8, t->cap, cap)) return false;
-    if (g->kind == RT_AGG_AVG && !grow_array((void **)&g->n, 8, t->cap, cap)) return false;
-    if (!grow_array((void **)&g->has, 1, t->cap, cap)) return false;
+    if (agg_needs_i(g) && !grow_array((void **)&g->i, 8, cap)) return false;
+    if (agg_needs_f(g) && !grow_array((void **)&g->f, 8, cap)) return false;
+    if (g->kind == RT_AGG_AVG && !grow_array((void **)&g->n, 8, cap)) return false;
+    if (!grow_array((void **)&g->has, 1, cap)) return false;
   }
-  if (!grow_array((void **)&t->hashes, 8, t->cap, cap)) return false;
-  if (t->epoch && !grow_array((void **)&t->epoch, 4, t->cap, cap)) return false;
-  rt_rowbuf_reserve(&t->keys, cap - t->keys.nrows);
-  if (t->keys.cap < cap) return false;
+  if (!grow_array((void **)&t->hashes, 8, cap)) return false;
+  if (t->epoch && !grow_array((void **)&t->epoch, 4, cap)) return false;
+  if (!grow_keys(t, cap)) return false;
   t->cap = cap;
   return true;
 }
@@ -202,6 +231,19 @@ static int64_t new_group(rt_aggtab *t, uint64_t hash) {
   /* its sums start as this morsel's; a kept worker table lists it at
    * its first row instead (aggmerge.h rt_aggkeep_on) */
   if (t->epoch) t->epoch[g] = t->fold->track ? t->morsel - 1 : t->morsel;
+  /* the group's entries start zero (the arrays grow unwritten) */
+  for (int a = 0; a < t->naggs; a++) {
+    rt_agg *ag = &t->aggs[a];
+    if (ag->i) ag->i[g] = 0;
+    if (ag->f) ag->f[g] = 0;
+    if (ag->n) ag->n[g] = 0;
+    ag->has[g] = 0;
+  }
+  for (int k = 0; k < t->nkeys; k++) {
+    if (t->keys.types[k] == RT_STR) ((uint32_t *)t->keys.data[k])[g] = 0;
+    else ((int64_t *)t->keys.data[k])[g] = 0;
+    if ((g & 63) == 0) t->keys.valid[k][g >> 6] = 0;
+  }
   t->keys.nrows = t->ngroups;
   return g;
 }
@@ -425,18 +467,7 @@ void rt_aggtab_ensure_one(rt_aggtab *t) {
 }
 
 void rt_aggtab_reset(rt_aggtab *t) {
-  int64_t n = t->ngroups;
-  for (int a = 0; n > 0 && t->aggs && a < t->naggs; a++) {
-    rt_agg *g = &t->aggs[a];
-    if (g->i) memset(g->i, 0, (size_t)n * sizeof *g->i);
-    if (g->f) memset(g->f, 0, (size_t)n * sizeof *g->f);
-    if (g->n) memset(g->n, 0, (size_t)n * sizeof *g->n);
-    if (g->has) memset(g->has, 0, (size_t)n);
-  }
-  for (int k = 0; n > 0 && k < t->nkeys; k++) {
-    memset(t->keys.data[k], 0, (size_t)n * rt_type_size(t->keys.types[k]));
-    memset(t->keys.valid[k], 0, RT_BITWORDS(n) * 8);
-  }
+  /* the groups' entries are written again by new_group */
   if (t->slots) memset(t->slots, 0, (t->mask + 1) * sizeof *t->slots);
   if (t->direct) memset(t->direct, 0, RT_AGG_DIRECT * sizeof *t->direct);
   t->ngroups = 0;
@@ -564,50 +595,167 @@ static void put_i64s(rt_rowbuf *out, int c, int64_t at, const int64_t *v, const 
   }
 }
 
+/* Key column k of t's groups into out column k, rows at.. */
+static void emit_key(const rt_aggtab *t, int k, rt_rowbuf *out, int64_t at) {
+  int64_t n = t->ngroups;
+  rt_type kt = t->keys.types[k];
+  if (kt == RT_I64 && out->types[k] == RT_I64 && at % 64 == 0) {
+    /* values as they are; the key's validity words as they are */
+    memcpy((int64_t *)out->data[k] + at, t->keys.data[k], (size_t)n * 8);
+    const uint64_t *kv = t->keys.valid[k];
+    uint64_t *ov = out->valid[k] + at / 64;
+    for (size_t w = 0; w < RT_BITWORDS(n); w++) ov[w] |= kv[w];
+    return;
+  }
+  for (int64_t g = 0; g < n; g++) {
+    if (!rt_bit(t->keys.valid[k], (uint32_t)g)) continue;
+    if (kt == RT_F64) put_f(out, k, at + g, ((const double *)t->keys.data[k])[g]);
+    else if (kt == RT_STR) put_i(out, k, at + g, ((const uint32_t *)t->keys.data[k])[g]);
+    else put_i(out, k, at + g, ((const int64_t *)t->keys.data[k])[g]);
+  }
+}
+
+/* Aggregate a of t's groups into out column c, rows at.. */
+static int emit_agg(const rt_aggtab *t, int a, rt_rowbuf *out, int c, int64_t at) {
+  int64_t n = t->ngroups;
+  const rt_agg *ag = &t->aggs[a];
+  if (out->types[c] == RT_I64 && ag->in != RT_F64) {
+    switch (ag->kind) {
+    case RT_AGG_COUNT_STAR: case RT_AGG_COUNT:
+      put_i64s(out, c, at, ag->i, NULL, n);
+      return 0;
+    case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE:
+      put_i64s(out, c, at, ag->i, ag->has, n);
+      return 0;
+    case RT_AGG_COUNT_DISTINCT: case RT_AGG_AVG: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
+    case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
+      break;
+    }
+  }
+  for (int64_t g = 0; g < n; g++) put_value(out, c, at + g, ag, g);
+  return rt_aggx_emit(t, ag, out, c, at);
+}
+
 int rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out) {
   int64_t n = t->ngroups;
   if (n == 0) return 0;
   rt_rowbuf_reserve(out, n);
   if (out->cap < out->nrows + n) return RT_AGGX_NOMEM;
   int64_t at = out->nrows;
-  for (int k = 0; k < t->nkeys && k < out->ncols; k++) {
-    rt_type kt = t->keys.types[k];
-    if (kt == RT_I64 && out->types[k] == RT_I64 && at % 64 == 0) {
-      /* values as they are; the key's validity words as they are */
-      memcpy((int64_t *)out->data[k] + at, t->keys.data[k], (size_t)n * 8);
-      const uint64_t *kv = t->keys.valid[k];
-      uint64_t *ov = out->valid[k] + at / 64;
-      for (size_t w = 0; w < RT_BITWORDS(n); w++) ov[w] |= kv[w];
-      continue;
-    }
-    for (int64_t g = 0; g < n; g++) {
-      if (!rt_bit(t->keys.valid[k], (uint32_t)g)) continue;
-      if (kt == RT_F64) put_f(out, k, at + g, ((const double *)t->keys.data[k])[g]);
-      else if (kt == RT_STR) put_i(out, k, at + g, ((const uint32_t *)t->keys.data[k])[g]);
-      else put_i(out, k, at + g, ((const int64_t *)t->keys.data[k])[g]);
-    }
-  }
+  for (int k = 0; k < t->nkeys && k < out->ncols; k++) emit_key(t, k, out, at);
   for (int a = 0; a < t->naggs && t->nkeys + a < out->ncols; a++) {
-    const rt_agg *ag = &t->aggs[a];
-    int c = t->nkeys + a;
-    if (out->types[c] == RT_I64 && ag->in != RT_F64) {
-      switch (ag->kind) {
-      case RT_AGG_COUNT_STAR: case RT_AGG_COUNT:
-        put_i64s(out, c, at, ag->i, NULL, n);
-        continue;
-      case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE:
-        put_i64s(out, c, at, ag->i, ag->has, n);
-        continue;
-      case RT_AGG_COUNT_DISTINCT: case RT_AGG_AVG: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
-      case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
-        break;
-      }
-    }
-    for (int64_t g = 0; g < n; g++) put_value(out, c, at + g, ag, g);
-    int rc = rt_aggx_emit(t, ag, out, c, at);
+    int rc = emit_agg(t, a, out, t->nkeys + a, at);
     if (rc) return rc;
   }
   out->nrows += n;
+  return 0;
+}
+
+/* ---- output by moving the table's arrays ------------------------------------ */
+
+/* Validity words of n rows from per-group flags (ok[g] != 0: not NULL);
+ * the values of NULL rows are set to 0, as the copying emit leaves them. */
+static void valid_from(uint64_t *v, const uint8_t *ok, int64_t *vals, int64_t n) {
+  for (int64_t w = 0; w * 64 < n; w++) {
+    int64_t lo = w * 64, m = n - lo < 64 ? n - lo : 64;
+    uint64_t bits = 0;
+    for (int64_t j = 0; j < m; j++) bits |= (uint64_t)(ok[lo + j] != 0) << j;
+    v[w] = bits;
+    if (bits != (m == 64 ? ~0ull : (1ull << m) - 1))
+      for (int64_t j = 0; j < m; j++)
+        if (!(bits >> j & 1)) vals[lo + j] = 0;
+  }
+}
+
+/* A double aggregate's words: not NULL when has[g] and not NaN (a NaN
+ * sum is NULL, put_value); NULL rows' values set to 0. */
+static void valid_from_f(uint64_t *v, const uint8_t *has, double *f, int64_t n) {
+  for (int64_t w = 0; w * 64 < n; w++) {
+    int64_t lo = w * 64, m = n - lo < 64 ? n - lo : 64;
+    uint64_t bits = 0;
+    for (int64_t j = 0; j < m; j++) bits |= (uint64_t)(has[lo + j] != 0 && !isnan(f[lo + j])) << j;
+    v[w] = bits;
+    for (int64_t j = 0; j < m; j++)
+      if (!(bits >> j & 1)) f[lo + j] = 0;
+  }
+}
+
+/* Aggregate a's state array that is its output column as it is (taken
+ * from t, its validity written into v), or NULL when the column must be
+ * written value by value. */
+static void *take_agg(rt_aggtab *t, int a, rt_type out, uint64_t *v, int64_t n) {
+  rt_agg *ag = &t->aggs[a];
+  void *d = NULL;
+  switch (ag->kind) {
+  case RT_AGG_COUNT_STAR: case RT_AGG_COUNT:
+    if (out != RT_I64) return NULL;
+    for (int64_t w = 0; w * 64 < n; w++) v[w] = n - w * 64 >= 64 ? ~0ull : (1ull << (n - w * 64)) - 1;
+    d = ag->i;
+    ag->i = NULL;
+    return d;
+  case RT_AGG_SUM: case RT_AGG_MIN: case RT_AGG_MAX: case RT_AGG_ANY_VALUE:
+    if (ag->in == RT_F64 && out == RT_F64) {
+      valid_from_f(v, ag->has, ag->f, n);
+      d = ag->f;
+      ag->f = NULL;
+    } else if (ag->in == RT_I64 && out == RT_I64) {
+      valid_from(v, ag->has, ag->i, n);
+      d = ag->i;
+      ag->i = NULL;
+    }
+    return d;
+  case RT_AGG_COUNT_DISTINCT: case RT_AGG_AVG: case RT_AGG_ARG_MAX: case RT_AGG_ARG_MIN: case RT_AGG_GROUP_CONCAT:
+  case RT_AGG_MEDIAN: case RT_AGG_PERCENTILE: case RT_AGG_FIRST: case RT_AGG_LAST:
+    break;
+  }
+  return NULL;
+}
+
+int rt_aggtab_emit_move(rt_aggtab *t, rt_rowbuf *out) {
+  int64_t n = t->ngroups;
+  if (n == 0 || out->nrows || out->cap || out->ncols != t->nkeys + t->naggs) return rt_aggtab_emit(t, out);
+  /* t->cap is a power of two of at least 256, so at least these rows */
+  int64_t cap = (n + 63) & ~(int64_t)63;
+  size_t words = RT_BITWORDS(cap);
+  if (!rt_budget_charge(keys_bytes(out, cap))) return RT_AGGX_NOMEM;
+  out->cap = cap;   /* rt_rowbuf_free credits what was charged, whatever columns are there */
+  for (int c = 0; c < out->ncols; c++) {
+    size_t sz = rt_type_size(out->types[c]);
+    void *d = NULL;
+    uint64_t *v = NULL;
+    if (c < t->nkeys) {
+      if (out->types[c] == t->keys.types[c]) {   /* the key column as it is */
+        d = t->keys.data[c];
+        v = t->keys.valid[c];
+        t->keys.data[c] = NULL;
+        t->keys.valid[c] = NULL;
+      }
+    } else {
+      if (!(v = malloc(words * 8))) return RT_AGGX_NOMEM;
+      v[words - 1] = 0;   /* the bits past n */
+      if (!(d = take_agg(t, c - t->nkeys, out->types[c], v, n))) {
+        free(v);
+        v = NULL;
+      }
+    }
+    if (d) {
+      memset((char *)d + (size_t)n * sz, 0, (size_t)(cap - n) * sz);   /* rows past n: zero */
+      out->data[c] = d;
+      out->valid[c] = v;
+      continue;
+    }
+    /* written value by value into zeroed arrays */
+    out->data[c] = calloc((size_t)cap, sz);
+    out->valid[c] = calloc(words, 8);
+    if (!out->data[c] || !out->valid[c]) return RT_AGGX_NOMEM;
+    if (c < t->nkeys) {
+      emit_key(t, c, out, 0);
+    } else {
+      int rc = emit_agg(t, c - t->nkeys, out, c, 0);
+      if (rc) return rc;
+    }
+  }
+  out->nrows = n;
   return 0;
 }
 

@@ -188,6 +188,12 @@ void rt_aggtab_ensure_one(rt_aggtab *t);
 /* Output: key columns then one column per aggregate, in a rowbuf the caller
  * initializes with the matching types. */
 int rt_aggtab_emit(const rt_aggtab *t, rt_rowbuf *out);
+/* The same into an empty out of exactly those columns, taking t's arrays
+ * as out's columns where they already are the output (key columns, and
+ * COUNT, SUM, MIN, MAX, ANY_VALUE of their own type: no copy of the
+ * groups into fresh memory); t is then fit only for rt_aggtab_free. Any
+ * other out: rt_aggtab_emit. */
+int rt_aggtab_emit_move(rt_aggtab *t, rt_rowbuf *out);
 /* Rows at..at+n of out (room reserved; at a multiple of 64, as n is
  * unless the rows end the buffer) from groups of several tables of one
  * shape, as rt_aggtab_emit writes them: row at+r is group

@@ -908,6 +908,103 @@ static void test_sort_million(void **state) {
   rt_rowbuf_free(&b);
 }
 
+/* Rows of the emit-move test: key tuple of row r (group r % 997, a NULL
+ * in some), and its values. */
+static void move_row(int64_t r, int64_t *vals, uint8_t *nulls, int seed) {
+  int64_t g = (r * 7 + seed) % 997;
+  double d = g % 5 == 0 ? -0.0 : (double)(g % 13) / 4;
+  vals[0] = g;
+  vals[1] = g;   /* never NULL: every tuple its own group */
+  memcpy(&vals[2], &d, 8);
+  nulls[0] = g % 17 == 3;
+  nulls[1] = 0;
+  nulls[2] = g % 29 == 1;
+}
+
+static void move_fill(rt_aggtab *t, int64_t nrows, int seed, int64_t *count, int64_t *sum) {
+  for (int64_t r = 0; r < nrows; r++) {
+    int64_t vals[3];
+    uint8_t nulls[3];
+    move_row(r, vals, nulls, seed);
+    int64_t g = rt_aggtab_group(t, vals, nulls);
+    assert_true(g >= 0);
+    int64_t key = vals[1];
+    /* SUM of an integer NULL in every row of some groups; a double SUM
+     * that is inf + -inf (NaN: NULL) in others */
+    bool inull = key % 11 == 0;
+    double f = key % 23 == 0 ? (r % 2 ? INFINITY : -INFINITY) : (double)r * 0.25;
+    int64_t fb;
+    memcpy(&fb, &f, 8);
+    assert_int_equal(rt_aggtab_fold(t, 0, g, 0, false, 0, true), 0);
+    assert_int_equal(rt_aggtab_fold(t, 1, g, r, inull, 0, true), 0);
+    assert_int_equal(rt_aggtab_fold(t, 2, g, fb, false, 0, true), 0);
+    assert_int_equal(rt_aggtab_fold(t, 3, g, r % 5, false, 0, true), 0);
+    assert_int_equal(rt_aggtab_fold(t, 4, g, fb, key % 7 == 0, 0, true), 0);
+    assert_int_equal(rt_aggtab_fold(t, 5, g, r % 3, false, 0, true), 0);
+    if (count) {
+      count[g]++;
+      if (!inull) sum[g] += r;
+    }
+  }
+}
+
+/* rt_aggtab_emit_move writes what rt_aggtab_emit writes (values, NULLs,
+ * zeros in NULL rows and past the last row), taking the arrays it can
+ * and writing the others (ANY_VALUE of strings, AVG), also from a table
+ * reset after other groups (new groups start zero although the arrays
+ * grow unwritten). */
+static void test_aggtab_emit_move(void **state) {
+  (void)state;
+  rt_type kt[] = {RT_I64, RT_STR, RT_F64};
+  rt_aggkind kinds[] = {RT_AGG_COUNT_STAR, RT_AGG_SUM, RT_AGG_SUM, RT_AGG_ANY_VALUE, RT_AGG_MAX, RT_AGG_AVG};
+  rt_type in[] = {RT_I64, RT_I64, RT_F64, RT_STR, RT_F64, RT_I64};
+  rt_aggtab a, b;
+  rt_aggtab_init(&a, 3, kt, 6, kinds, in);
+  rt_aggtab_init(&b, 3, kt, 6, kinds, in);
+  enum { NROWS = 20000, NG = 997 };
+  int64_t count[NG] = {0}, sum[NG] = {0};
+  move_fill(&a, NROWS, 0, count, sum);
+  move_fill(&b, NROWS * 3, 5, NULL, NULL);   /* other groups first, then reset */
+  rt_aggtab_reset(&b);
+  move_fill(&b, NROWS, 0, NULL, NULL);
+  assert_int_equal(a.ngroups, NG);
+  assert_int_equal(b.ngroups, NG);
+  rt_type ot[9];
+  for (int k = 0; k < 3; k++) ot[k] = a.keys.types[k];
+  for (int j = 0; j < 6; j++) ot[3 + j] = a.aggs[j].out;
+  rt_rowbuf oa, ob;
+  rt_rowbuf_init(&oa, 9, ot);
+  rt_rowbuf_init(&ob, 9, ot);
+  assert_int_equal(rt_aggtab_emit(&a, &oa), 0);
+  assert_int_equal(rt_aggtab_emit_move(&b, &ob), 0);
+  assert_int_equal(oa.nrows, NG);
+  assert_int_equal(ob.nrows, NG);
+  assert_true(ob.cap >= NG && ob.cap % 64 == 0);
+  for (int c = 0; c < 9; c++) {
+    size_t sz = rt_type_size(ot[c]);
+    assert_memory_equal(oa.data[c], ob.data[c], NG * sz);
+    assert_memory_equal(oa.valid[c], ob.valid[c], RT_BITWORDS(NG) * 8);
+    for (size_t i = NG * sz; i < (size_t)ob.cap * sz; i++) assert_int_equal(((char *)ob.data[c])[i], 0);
+  }
+  /* against the rows themselves */
+  const int64_t *cnt = ob.data[3], *s = ob.data[4];
+  int64_t nullsum = 0, nanrows = 0;
+  for (int64_t g = 0; g < NG; g++) {
+    assert_int_equal(cnt[g], count[g]);
+    assert_int_equal(s[g], sum[g]);
+    assert_int_equal(rt_bit(ob.valid[4], (uint32_t)g), (((const uint32_t *)ob.data[1])[g] % 11) != 0);
+    nullsum += !rt_bit(ob.valid[4], (uint32_t)g);
+    nanrows += !rt_bit(ob.valid[5], (uint32_t)g);
+    if (!rt_bit(ob.valid[5], (uint32_t)g)) assert_true(((const double *)ob.data[5])[g] == 0);
+  }
+  assert_true(nullsum > 0);
+  assert_true(nanrows > 0);
+  rt_rowbuf_free(&oa);
+  rt_rowbuf_free(&ob);
+  rt_aggtab_free(&a);
+  rt_aggtab_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_strpool_basics),
@@ -928,6 +1025,7 @@ int main(void) {
       cmocka_unit_test(test_aggtab_multi_key),
       cmocka_unit_test(test_aggtab_no_keys),
       cmocka_unit_test(test_aggtab_million_groups),
+      cmocka_unit_test(test_aggtab_emit_move),
       cmocka_unit_test(test_sort_small_cases),
       cmocka_unit_test(test_sort_random_vs_reference),
       cmocka_unit_test(test_sort_million),
