@@ -190,34 +190,65 @@ static int64_t count_lanes(ctx *c, const rt_ivrel *r, opnd *o, uint32_t *lane) {
  * lane, then scatters them to where one pass would have put them (its
  * lane's start plus the earlier chunks' rows of the lane), so every lane
  * holds its rows in row order as before; then the lanes are checked and
- * sorted one per piece. Only for operands without NULL bounds and with
- * not many more lanes than rows per chunk (the counts are chunks x
- * lanes); a bad bound sends the operand to the one-thread reading, which
- * names the first bad row. */
+ * sorted one per piece. Rows with a NULL bound get RT_NO_LANE and are
+ * counted as one pass counts them (chunks are whole validity words).
+ * Only for operands with not many more lanes than rows per chunk (the
+ * counts are chunks x lanes); a bad bound sends the operand to the
+ * one-thread reading, which names the first bad row. */
 typedef struct rpar {
   const rt_ivrel *r;
   opnd *o;
-  const uint32_t *lane;
+  uint32_t *lane;          /* RT_NO_LANE written over rows with a NULL bound */
   uint32_t chunk, nch, nl;
   uint32_t *cnt;           /* nch x nl: rows, then the next slot, per chunk and lane */
   uint32_t *cparts;        /* nch x nl: each chunk's lanes in first-seen order */
   uint32_t *ncparts;       /* per chunk: how many */
+  uint32_t *nnull;         /* per chunk: rows with a NULL bound */
   uint8_t *bad;            /* per chunk: a negative bound or an overflowing end */
   uint8_t *seen;           /* per lane: listed in parts */
 } rpar;
 
+/* Bit i - lo of the result: row i has both bounds (lo a multiple of 64). */
+static inline uint64_t rpar_valid_word(const rt_ivrel *r, uint32_t lo) {
+  uint64_t w = ~0ull;
+  if (r->ts_valid) w &= r->ts_valid[lo / 64];
+  if (r->dur_valid) w &= r->dur_valid[lo / 64];
+  return w;
+}
+
 static void rpar_count(void *p, int64_t c) {
   rpar *x = p;
   uint32_t lo = (uint32_t)c * x->chunk, hi = lo + x->chunk < x->r->n ? lo + x->chunk : x->r->n;
-  uint32_t *cnt = x->cnt + (size_t)c * x->nl, *cp = x->cparts + (size_t)c * x->nl, ncp = 0;
+  uint32_t *cnt = x->cnt + (size_t)c * x->nl, *cp = x->cparts + (size_t)c * x->nl, ncp = 0, nnull = 0;
   const int64_t *ts = x->r->ts, *dur = x->r->dur;
+  uint32_t *lane = x->lane;
   uint64_t bad = 0;
-  for (uint32_t i = lo; i < hi; i++) {
-    uint64_t t = (uint64_t)ts[i], d = (uint64_t)dur[i];
-    bad |= t | d | (t + d);
-    if (cnt[x->lane[i]]++ == 0) cp[ncp++] = x->lane[i];
+  bool nulls = x->r->ts_valid || x->r->dur_valid;
+  for (uint32_t w0 = lo; w0 < hi; w0 += 64) {
+    uint32_t w1 = w0 + 64 < hi ? w0 + 64 : hi;
+    uint64_t v = nulls ? rpar_valid_word(x->r, w0) : ~0ull;
+    if (w1 - w0 < 64) v &= (1ull << (w1 - w0)) - 1;
+    if (v == ~0ull || !nulls) {
+      for (uint32_t i = w0; i < w1; i++) {
+        uint64_t t = (uint64_t)ts[i], d = (uint64_t)dur[i];
+        bad |= t | d | (t + d);
+        if (cnt[lane[i]]++ == 0) cp[ncp++] = lane[i];
+      }
+      continue;
+    }
+    for (uint32_t i = w0; i < w1; i++) {
+      if (!(v >> (i - w0) & 1)) {
+        lane[i] = RT_NO_LANE;
+        nnull++;
+        continue;
+      }
+      uint64_t t = (uint64_t)ts[i], d = (uint64_t)dur[i];
+      bad |= t | d | (t + d);
+      if (cnt[lane[i]]++ == 0) cp[ncp++] = lane[i];
+    }
   }
   x->ncparts[c] = ncp;
+  x->nnull[c] = nnull;
   x->bad[c] = (uint8_t)(bad >> 63);
 }
 
@@ -229,7 +260,9 @@ static void rpar_scatter(void *p, int64_t c) {
   uint32_t *restrict orow = x->o->row;
   const int64_t *rts = x->r->ts, *rdur = x->r->dur;
   const uint32_t *lane = x->lane;
+  bool nulls = x->r->ts_valid || x->r->dur_valid;
   for (uint32_t i = lo; i < hi; i++) {
+    if (nulls && lane[i] == RT_NO_LANE) continue;
     uint32_t p2 = next[lane[i]]++;
     uint64_t ts = (uint64_t)rts[i], dur = (uint64_t)rdur[i];
     os[p2] = 2 * ts;   /* doubled bounds: see the banner */
@@ -293,23 +326,27 @@ static int order_lanes(ctx *c, opnd *o, const rt_par *par) {
 
 /* read_operand's work after the lanes, on c->par's workers: 1, 0 on out
  * of memory, -1 when the operand must be read by one thread. */
-static int read_par(ctx *c, const rt_ivrel *r, opnd *o, const uint32_t *lane) {
+static int read_par(ctx *c, const rt_ivrel *r, opnd *o, uint32_t *lane) {
   uint32_t n = r->n, chunk = rt_lanes_chunk(c->par, n), nl = o->nl;
-  if (chunk >= n || r->ts_valid || r->dur_valid) return -1;
+  if (chunk >= n) return -1;
   uint32_t nch = (n + chunk - 1) / chunk;
   if ((uint64_t)nch * nl > (uint64_t)chunk) return -1;
   rpar x = {.r = r, .o = o, .lane = lane, .chunk = chunk, .nch = nch, .nl = nl};
   x.cnt = rt_mem_calloc((size_t)nch * nl + 1, sizeof *x.cnt);
   x.cparts = rt_mem_alloc(((size_t)nch * nl + 1) * sizeof *x.cparts);
   x.ncparts = rt_mem_calloc(nch, sizeof *x.ncparts);
+  x.nnull = rt_mem_calloc(nch, sizeof *x.nnull);
   x.bad = rt_mem_calloc(nch, 1);
   x.seen = rt_mem_calloc((size_t)nl + 1, 1);
-  int ok = x.cnt && x.cparts && x.ncparts && x.bad && x.seen ? 1 : oom(c);
+  int ok = x.cnt && x.cparts && x.ncparts && x.nnull && x.bad && x.seen ? 1 : oom(c);
   if (ok) rt_par_for(c->par, nch, rpar_count, &x);
   for (uint32_t ch = 0; ok && ch < nch; ch++)
     if (x.bad[ch]) ok = -1;
+  size_t valid = n;
+  for (uint32_t ch = 0; ok == 1 && ch < nch; ch++) valid -= x.nnull[ch];
   if (ok == 1) {
     c->st->rows_in += n;
+    c->st->rows_null += n - valid;
     /* the lanes in first-seen order: chunk by chunk, each chunk's in the
      * order its rows met them */
     uint8_t *seen = x.seen;
@@ -323,7 +360,6 @@ static int read_par(ctx *c, const rt_ivrel *r, opnd *o, const uint32_t *lane) {
         }
     }
     for (uint32_t l = 0; l < nl; l++) o->off[l + 1] += o->off[l];
-    size_t valid = n;
     o->s = rt_iv_big((valid + 1) * sizeof *o->s);
     o->e = rt_iv_big((valid + 1) * sizeof *o->e);
     o->row = rt_iv_big((valid + 1) * sizeof *o->row);
@@ -347,6 +383,7 @@ static int read_par(ctx *c, const rt_ivrel *r, opnd *o, const uint32_t *lane) {
   rt_mem_free(x.cnt);
   rt_mem_free(x.cparts);
   rt_mem_free(x.ncparts);
+  rt_mem_free(x.nnull);
   rt_mem_free(x.bad);
   rt_mem_free(x.seen);
   return ok;

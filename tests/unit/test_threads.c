@@ -94,6 +94,12 @@ static char *run(pj_engine *e, const char *q, int *threads) {
   return d.s;
 }
 
+/* INTERSECTION OF sched, its dur replaced by DUR, and cpu_frequency */
+#define NULL_BOUNDS_Q(DUR)                                                                         \
+  "INTERVAL INTERSECTION OF ((FROM sched |> SELECT id, ts, " DUR " AS dur, cpu) AS s, "          \
+  "cpu_frequency AS f) PER cpu |> EXTEND dur * 1.37 AS x "                                         \
+  "|> AGGREGATE COUNT(*) AS n, SUM(x) AS sx, SUM(f.freq) AS fr, MAX(s.id) AS m GROUP BY cpu"
+
 static const char *const QUERIES[] = {
     /* thousands of groups, several keys, double sums, strings */
     "FROM slice |> WHERE dur > 1000 |> EXTEND dur * 1.37 AS x "
@@ -155,6 +161,10 @@ static const char *const QUERIES[] = {
     /* three operands: partitions that narrow rather than sweep */
     "INTERVAL INTERSECTION OF (sched AS s, cpu_frequency AS f, (FROM sched |> WHERE dur > 2000) AS t) "
     "PER cpu |> SELECT ts, dur, cpu, s.id, f.id, t.id",
+    /* an operand with NULL bounds (skipped) read on the workers, and
+     * one whose bad bound among them is named as one thread names it */
+    NULL_BOUNDS_Q("CASE WHEN id % 7 = 0 THEN NULL ELSE dur END"),
+    NULL_BOUNDS_Q("CASE WHEN id % 7 = 0 THEN NULL WHEN id = 150001 THEN -5 ELSE dur END"),
     /* INTERVAL FLATTEN: groups swept on several workers, segments served
      * in morsels (NULL aggregates, doubles, a piece's rows starting
      * inside a validity word) */
@@ -218,6 +228,36 @@ static void same_for_any_thread_count(void **state) {
       }
     free(want);
   }
+}
+
+/* Rows with a NULL bound are skipped (isect.c read_par on several
+ * workers, count_lanes on one): the answer is that of the operand
+ * without them, on any thread count and backend; a bad bound among them
+ * is an error everywhere. */
+static void null_bounds_are_skipped(void **state) {
+  (void)state;
+  static const char filtered[] =
+      "INTERVAL INTERSECTION OF ((FROM sched |> WHERE id % 7 <> 0 |> SELECT id, ts, dur, cpu) AS s, "
+      "cpu_frequency AS f) PER cpu |> EXTEND dur * 1.37 AS x "
+      "|> AGGREGATE COUNT(*) AS n, SUM(x) AS sx, SUM(f.freq) AS fr, MAX(s.id) AS m GROUP BY cpu";
+  pj_mode modes[2] = {PJ_MODE_INTERP, PJ_MODE_JIT};
+  for (int m = 0; m < 2; m++)
+    for (int th = 1; th <= 4; th *= 2) {
+      pj_engine *e = engine(modes[m], th);
+      char *want = run(e, filtered, NULL);
+      int used = 0;
+      char *got = run(e, NULL_BOUNDS_Q("CASE WHEN id % 7 = 0 THEN NULL ELSE dur END"), &used);
+      char *bad = run(e, NULL_BOUNDS_Q("CASE WHEN id % 7 = 0 THEN NULL WHEN id = 150001 THEN -5 ELSE dur END"), NULL);
+      pj_engine_close(e);
+      if (th > 1 && used <= 1) fail_msg("%d threads: did not run in parallel", th);
+      assert_null(strstr(want, "error"));
+      assert_true(strlen(want) > 40);
+      if (strcmp(want, got)) fail_msg("%s, %d threads: NULL bounds not skipped", m ? "jit" : "interp", th);
+      assert_non_null(strstr(bad, "error"));
+      free(want);
+      free(got);
+      free(bad);
+    }
 }
 
 /* The double sums follow the documented rule, computed here. */
@@ -556,6 +596,7 @@ static void join_build_out_of_memory(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(same_for_any_thread_count),
+      cmocka_unit_test(null_bounds_are_skipped),
       cmocka_unit_test(sums_follow_the_morsel_rule),
       cmocka_unit_test(earliest_error_wins),
       cmocka_unit_test(sum_overflow_at_merge),
