@@ -946,94 +946,313 @@ static int iv_flat_types(ex_run *run, const ir_op *op, const rt_flat_out *out, c
   return 0;
 }
 
-/* Parallel FLATTEN: runtime/interval's pieces (runs of groups), served
- * as one output; every batch is copied into the worker's own segment
- * arrays first, since a piece's rows start anywhere in a validity word
- * (a copy is cheap beside a segment's sweep). */
-typedef struct iv_pflat {
-  const ir_op *op;
-  const rt_flat_piece *pc;
-  int64_t np;
-  int64_t *off;        /* np + 1: the first segment of each piece */
-  const int *outc;
-  int na;
-  iv_wrels wr;
-  rt_flat_out *g;      /* per worker: RT_BATCH segments */
-} iv_pflat;
-
-static void iv_pflat_load(void *p, int worker, int64_t at, uint32_t n, rt_batch *b) {
-  iv_pflat *x = p;
-  rt_flat_out *g = &x->g[worker];
-  for (int a = 0; a < x->na; a++) memset(g->valid[a], 0, RT_BITWORDS(n) * 8);
-  int64_t q = iv_par_piece(x->off, x->np, at);
-  for (uint32_t got = 0; got < n; q++) {
-    const rt_flat_out *o = &x->pc[q].out;
-    size_t from = (size_t)(at + got - x->off[q]), m = (size_t)(x->off[q + 1] - (at + got));
-    if (m > n - got) m = n - got;
-    memcpy(g->ts + got, o->ts + from, m * sizeof *g->ts);
-    memcpy(g->dur + got, o->dur + from, m * sizeof *g->dur);
-    memcpy(g->rep + got, o->rep + from, m * sizeof *g->rep);
-    for (int a = 0; a < x->na; a++) {
-      size_t sz = o->type[a] == RT_STR ? 4 : 8;
-      memcpy((char *)g->val[a] + got * sz, (const char *)o->val[a] + from * sz, m * sz);
-      for (size_t i = 0; i < m; i++)
-        if (rt_bit(o->valid[a], (uint32_t)(from + i))) rt_bit_set(g->valid[a], got + (uint32_t)i);
-    }
-    got += (uint32_t)m;
+/* FLATTEN's segments are made a chunk at a time and run through the rest
+ * of the segment as they are made, on one thread as on several, so the
+ * output never exists all at once (a first touch of a page costs here as
+ * much as writing it several times: most of a whole output's cost was
+ * the kernel zeroing its pages). One thread sweeps up to a chunk's
+ * segments past those not yet fed, feeds the whole batches and moves
+ * the rest to the front; several run iv_isect_stream's scheme: the
+ * workers make the pieces' chunks when no morsel is ready, a piece's
+ * chunks are published once the pieces before it are done, and a chunk
+ * whose rows have run is filled again. Both feed batches of RT_BATCH
+ * output positions from the first, every segment before a failing one,
+ * then FLATTEN's error, so errors and sums are the same. */
+static void iv_flat_set(rt_flat_out *g, int na, const rt_flat_out *like) {
+  memset(g, 0, sizeof *g);
+  g->naggs = na;
+  g->type = calloc((size_t)na + 1, sizeof *g->type);
+  g->val = calloc((size_t)na + 1, sizeof *g->val);
+  g->valid = calloc((size_t)na + 1, sizeof *g->valid);
+  g->ts = malloc(sizeof *g->ts * RT_BATCH);
+  g->dur = malloc(sizeof *g->dur * RT_BATCH);
+  g->rep = malloc(sizeof *g->rep * RT_BATCH);
+  for (int a = 0; g->type && g->val && g->valid && a < na; a++) {
+    g->type[a] = like->type[a];
+    g->val[a] = malloc(8 * RT_BATCH);
+    g->valid[a] = malloc(8 * RT_BITWORDS(RT_BATCH));
   }
-  iv_flat_views(x->op, &x->wr.r[worker], g, 0, n, x->outc, x->na, b);
 }
 
-static int iv_flatten_par(ex_run *run, ex_seg *s, iv_rel *rel, int na, const rt_flat_agg *aggs,
-                          const int *outc, const rt_par *par, ex_pick_fn pick, void *ctx) {
+static bool iv_flat_ok(const rt_flat_out *g) {
+  if (!g->type || !g->val || !g->valid || !g->ts || !g->dur || !g->rep) return false;
+  for (int a = 0; a < g->naggs; a++)
+    if (!g->val[a] || !g->valid[a]) return false;
+  return true;
+}
+
+static void iv_flat_unset(rt_flat_out *g) {
+  /* val and valid are made apart: either may be missing (out of memory) */
+  for (int a = 0; g->val && a < g->naggs; a++) free(g->val[a]);
+  for (int a = 0; g->valid && a < g->naggs; a++) free(g->valid[a]);
+  free(g->ts), free(g->dur), free(g->rep), free(g->type), free(g->val), free(g->valid);
+  memset(g, 0, sizeof *g);
+}
+
+/* Appends segments from..from+m-1 of o to g (g->n of them so far). */
+static void iv_flat_copy(rt_flat_out *g, const rt_flat_out *o, size_t from, size_t m) {
+  size_t got = g->n;
+  memcpy(g->ts + got, o->ts + from, m * sizeof *g->ts);
+  memcpy(g->dur + got, o->dur + from, m * sizeof *g->dur);
+  memcpy(g->rep + got, o->rep + from, m * sizeof *g->rep);
+  for (int a = 0; a < g->naggs; a++) {
+    size_t sz = o->type[a] == RT_STR ? 4 : 8;
+    memcpy((char *)g->val[a] + got * sz, (const char *)o->val[a] + from * sz, m * sz);
+    for (size_t i = 0; i < m; i++)
+      if (rt_bit(o->valid[a], (uint32_t)(from + i))) rt_bit_set(g->valid[a], (uint32_t)(got + i));
+  }
+  g->n += m;
+}
+
+typedef struct iv_fchunk {
+  rt_flat_out out;         /* its segments (arrays kept when it is reused) */
+  int64_t used;            /* of its rows run (ex_par_src.done) */
+  struct iv_fchunk *next;  /* in its piece's list, or the free list */
+  struct iv_fchunk *link;  /* every chunk made, for the end */
+} iv_fchunk;
+
+typedef struct iv_fpiece {
+  iv_fchunk *head, *tail;  /* its chunks made but not yet published */
+  bool done, failed;
+  rt_err err;
+} iv_fpiece;
+
+typedef struct iv_fstream {
+  const ir_op *op;
+  rt_flatten *f;
+  size_t chunk;            /* segments per chunk (iv_chunk_rows) */
+  const int *outc;
+  int na;
+  iv_wrels wr;             /* per worker: the input, for the PER columns */
+  rt_flat_out *g;          /* per worker: a batch of segments */
+  int64_t np;
+  iv_fpiece *pc;
+  pthread_mutex_t mu;      /* guards everything below and the pieces' lists */
+  int64_t next, lead, stop;   /* as iv_pstream's */
+  int64_t *held;
+  iv_fchunk **led;
+  int64_t *ledat;
+  int64_t nled;
+  int64_t avail;
+  bool complete;
+  iv_fchunk *free, *all;
+} iv_fstream;
+
+/* Publishes what the pieces from the lead on may show (mu held): a failed
+ * piece's segments before its failure too, and nothing after it. */
+static void iv_fs_publish(iv_fstream *fs) {
+  while (fs->lead < fs->np) {
+    iv_fpiece *pc = &fs->pc[fs->lead];
+    for (iv_fchunk *c = pc->head; c; c = c->next) {
+      fs->led[fs->nled] = c;
+      fs->ledat[fs->nled++] = fs->avail;
+      fs->avail += (int64_t)c->out.n;
+    }
+    pc->head = pc->tail = NULL;
+    if (!pc->done) return;
+    if (pc->failed) break;
+    fs->lead++;
+  }
+  fs->complete = true;
+}
+
+static int64_t iv_fs_avail(void *p, bool *complete) {
+  iv_fstream *fs = p;
+  pthread_mutex_lock(&fs->mu);
+  int64_t n = fs->avail;
+  *complete = fs->complete;
+  pthread_mutex_unlock(&fs->mu);
+  return n;
+}
+
+/* An empty chunk (from the free list when it has one), or NULL. */
+static iv_fchunk *iv_fs_chunk(iv_fstream *fs, rt_err *err) {
+  pthread_mutex_lock(&fs->mu);
+  iv_fchunk *c = fs->free;
+  if (c) fs->free = c->next;
+  pthread_mutex_unlock(&fs->mu);
+  if (c) {
+    rt_flatten_out_drop(&c->out, c->out.n);
+    c->used = 0;
+    return c;
+  }
+  c = rt_mem_calloc(1, sizeof *c);
+  if (!c) return NULL;
+  /* room for the chunk and the most one boundary adds past it */
+  if (!rt_flatten_out_init(fs->f, &c->out, fs->chunk + 4, err)) {
+    rt_flatten_free(&c->out);
+    rt_mem_free(c);
+    return NULL;
+  }
+  pthread_mutex_lock(&fs->mu);
+  c->link = fs->all;
+  fs->all = c;
+  pthread_mutex_unlock(&fs->mu);
+  return c;
+}
+
+static int iv_fs_more(void *p, int worker) {
+  iv_fstream *fs = p;
+  pthread_mutex_lock(&fs->mu);
+  int64_t i = fs->held[worker];
+  if (i < 0) {
+    if (fs->next >= fs->np || fs->next >= fs->stop) {
+      pthread_mutex_unlock(&fs->mu);
+      return 0;
+    }
+    i = fs->held[worker] = fs->next++;
+  }
+  pthread_mutex_unlock(&fs->mu);
+  iv_fpiece *pc = &fs->pc[i];
+  iv_fchunk *c = iv_fs_chunk(fs, &pc->err);
+  int r = c ? rt_flatten_next(fs->f, worker, i, &c->out, fs->chunk, &pc->err) : -1;
+  if (r < 0 && !pc->err.set) rt_errorf(&pc->err, -1, "%s: out of memory", fs->op->stage);
+  pthread_mutex_lock(&fs->mu);
+  if (c && c->out.n > 0) {
+    c->next = NULL;
+    if (pc->tail) pc->tail->next = c;
+    else pc->head = c;
+    pc->tail = c;
+  } else if (c) {
+    c->next = fs->free;
+    fs->free = c;
+  }
+  if (r <= 0) {
+    pc->done = true;
+    pc->failed = r < 0;
+    fs->held[worker] = -1;
+    if (pc->failed && i < fs->stop) fs->stop = i;
+  }
+  iv_fs_publish(fs);
+  pthread_mutex_unlock(&fs->mu);
+  return 1;
+}
+
+static void iv_fs_load(void *p, int worker, int64_t at, uint32_t n, rt_batch *b) {
+  iv_fstream *fs = p;
+  rt_flat_out *g = &fs->g[worker];
+  /* published chunks are not touched again before their rows have run
+   * (iv_fs_done), nor are the entries of led before nled */
+  pthread_mutex_lock(&fs->mu);
+  int64_t q = iv_par_piece(fs->ledat, fs->nled, at);
+  pthread_mutex_unlock(&fs->mu);
+  const rt_flat_out *o = &fs->led[q]->out;
+  int64_t from = at - fs->ledat[q];
+  if (from % 64 == 0 && from + n <= (int64_t)o->n) {
+    iv_flat_views(fs->op, &fs->wr.r[worker], o, (size_t)from, n, fs->outc, fs->na, b);
+    return;
+  }
+  /* a batch across chunks or off a validity word: copied */
+  g->n = 0;
+  for (int a = 0; a < fs->na; a++) memset(g->valid[a], 0, RT_BITWORDS(n) * 8);
+  for (; g->n < n; q++, from = 0) {
+    o = &fs->led[q]->out;
+    size_t m = (size_t)((int64_t)o->n - from);
+    if (m > n - g->n) m = n - g->n;
+    iv_flat_copy(g, o, (size_t)from, m);
+  }
+  iv_flat_views(fs->op, &fs->wr.r[worker], g, 0, n, fs->outc, fs->na, b);
+}
+
+static void iv_fs_done(void *p, int64_t at, int64_t n) {
+  iv_fstream *fs = p;
+  pthread_mutex_lock(&fs->mu);
+  for (int64_t q = n > 0 ? iv_par_piece(fs->ledat, fs->nled, at) : 0; n > 0; q++) {
+    iv_fchunk *c = fs->led[q];
+    int64_t end = fs->ledat[q] + (int64_t)c->out.n, take = (end < at + n ? end : at + n) - at;
+    c->used += take;
+    at += take;
+    n -= take;
+    if (c->used == (int64_t)c->out.n) {
+      c->next = fs->free;
+      fs->free = c;
+    }
+  }
+  pthread_mutex_unlock(&fs->mu);
+}
+
+static int iv_flatten_par(ex_run *run, ex_seg *s, iv_rel *rel, rt_flatten *f, const rt_flat_out *like,
+                          const int *outc, int na, ex_pick_fn pick, void *ctx) {
   const ir_op *op = s->seg->source;
   int nw = run->threads;
-  rt_flat_piece *pc = NULL;
-  iv_pflat x = {.op = op, .outc = outc, .na = na};
+  iv_fstream fs = {.op = op, .f = f, .chunk = iv_chunk_rows(run), .outc = outc, .na = na,
+                   .np = rt_flatten_npieces(f)};
+  fs.stop = fs.np;
+  int64_t bound = 0, capled = 0;
+  for (int64_t i = 0; i < fs.np; i++) {
+    uint64_t r = rt_flatten_piece_rows(f, i);
+    bound += 2 * (int64_t)r;   /* at most 2 segments per row */
+    capled += (int64_t)(2 * r / fs.chunk) + 2;
+  }
+  fs.pc = calloc((size_t)fs.np + 1, sizeof *fs.pc);
+  fs.held = malloc(sizeof *fs.held * (size_t)nw);
+  fs.led = malloc(sizeof *fs.led * (size_t)(capled + 1));
+  fs.ledat = malloc(sizeof *fs.ledat * (size_t)(capled + 1));
+  fs.g = calloc((size_t)nw, sizeof *fs.g);
   int rc = 0;
-  if (!rt_flatten_run_par(&rel->r, na, aggs, run->strings, op->stage, par, &pc, &x.np, NULL, &run->err))
-    rc = iv_rt_failed(run, op);
-  x.pc = pc;
-  x.off = calloc((size_t)x.np + 2, sizeof *x.off);
-  x.g = calloc((size_t)nw, sizeof *x.g);
-  if (rc == 0 && (!x.off || !x.g || !iv_wrels_init(&x.wr, rel, 1, nw))) rc = ex_op_fail(run, op, "out of memory");
-  for (int i = 0; rc == 0 && x.np > 0 && i < nw; i++) {
-    rt_flat_out *g = &x.g[i];
-    g->naggs = na;
-    g->ts = malloc(sizeof *g->ts * RT_BATCH);
-    g->dur = malloc(sizeof *g->dur * RT_BATCH);
-    g->rep = malloc(sizeof *g->rep * RT_BATCH);
-    g->type = calloc((size_t)na + 1, sizeof *g->type);
-    g->val = calloc((size_t)na + 1, sizeof *g->val);
-    g->valid = calloc((size_t)na + 1, sizeof *g->valid);
-    if (!g->ts || !g->dur || !g->rep || !g->type || !g->val || !g->valid) {
-      rc = ex_op_fail(run, op, "out of memory");
-      break;
-    }
-    for (int a = 0; a < na; a++) {
-      g->type[a] = pc[0].out.type[a];
-      g->val[a] = malloc(8 * RT_BATCH);
-      g->valid[a] = malloc(8 * RT_BITWORDS(RT_BATCH));
-      if (!g->val[a] || !g->valid[a]) rc = ex_op_fail(run, op, "out of memory");
-    }
+  if (!fs.pc || !fs.held || !fs.led || !fs.ledat || !fs.g || !iv_wrels_init(&fs.wr, rel, 1, nw))
+    rc = ex_op_fail(run, op, "out of memory");
+  for (int i = 0; fs.g && i < nw; i++) {
+    iv_flat_set(&fs.g[i], na, like);
+    if (rc == 0 && !iv_flat_ok(&fs.g[i])) rc = ex_op_fail(run, op, "out of memory");
   }
-  for (int64_t i = 0; rc == 0 && i < x.np; i++) x.off[i + 1] = x.off[i] + (int64_t)pc[i].out.n;
-  if (rc == 0 && x.np > 0) rc = iv_flat_types(run, op, &pc[0].out, outc, na);
-  if (rc == 0 && x.off[x.np] > 0) {
-    ex_par_src src = {.nrows = x.off[x.np], .batch_rows = RT_BATCH, .load = iv_pflat_load, .src = &x};
+  for (int i = 0; fs.held && i < nw; i++) fs.held[i] = -1;
+  if (rc == 0) {
+    pthread_mutex_init(&fs.mu, NULL);
+    iv_fs_publish(&fs);   /* no pieces: complete */
+    ex_par_src src = {.nrows = bound + 1, .batch_rows = RT_BATCH, .load = iv_fs_load, .src = &fs,
+                      .avail = iv_fs_avail, .more = iv_fs_more, .done = iv_fs_done};
     rc = ex_par_rows(run, s, &src, pick, ctx);
+    pthread_mutex_destroy(&fs.mu);
   }
-  for (int i = 0; x.g && i < nw; i++) {
-    rt_flat_out *g = &x.g[i];
-    /* val and valid are made apart: either may be missing (out of memory) */
-    for (int a = 0; g->val && a < na; a++) free(g->val[a]);
-    for (int a = 0; g->valid && a < na; a++) free(g->valid[a]);
-    free(g->ts), free(g->dur), free(g->rep), free(g->type), free(g->val), free(g->valid);
+  /* the earliest failed piece, once the segments before it ran */
+  for (int64_t i = 0; rc == 0 && fs.pc && i < fs.np; i++)
+    if (fs.pc[i].failed) {
+      run->err = fs.pc[i].err;
+      rc = iv_rt_failed(run, op);
+    }
+  for (iv_fchunk *c = fs.all, *n; c; c = n) {
+    n = c->link;
+    rt_flatten_free(&c->out);
+    rt_mem_free(c);
   }
-  free(x.g);
-  free(x.off);
-  iv_wrels_free(&x.wr);
-  rt_flatten_pieces_free(pc, x.np);
+  for (int i = 0; fs.g && i < nw; i++) iv_flat_unset(&fs.g[i]);
+  free(fs.g);
+  free(fs.pc);
+  free(fs.held);
+  free(fs.led);
+  free(fs.ledat);
+  iv_wrels_free(&fs.wr);
+  return rc;
+}
+
+/* One thread: a chunk of segments past those not yet fed, the whole
+ * batches fed (all at the end or on an error), the rest moved to the
+ * front (a whole number of batches went: validity words move whole). */
+static int iv_flatten_one(ex_run *run, ex_seg *s, rt_batch *b, iv_rel *rel, rt_flatten *f, rt_flat_out *out,
+                          const int *outc, int na, ex_pick_fn pick, void *ctx, void *dn) {
+  const ir_op *op = s->seg->source;
+  size_t chunk = iv_chunk_rows(run);
+  int rc = 0;
+  rt_err err = {0};   /* the run's once the segments before it have run */
+  for (int64_t i = 0; rc == 0 && i < rt_flatten_npieces(f) && !s->done; i++) {
+    int r = 1;
+    while (rc == 0 && r > 0 && !s->done) {
+      r = rt_flatten_next(f, 0, i, out, out->n + chunk, &err);
+      size_t fed = 0;
+      while (rc == 0 && !s->done && (out->n - fed >= RT_BATCH || (r <= 0 && out->n > fed))) {
+        uint32_t n = out->n - fed < RT_BATCH ? (uint32_t)(out->n - fed) : RT_BATCH;
+        iv_flat_views(op, rel, out, fed, n, outc, na, b);
+        rc = run->feed(run, s, b, n, pick, ctx, dn);
+        fed += n;
+      }
+      if (rc == 0 && r < 0) {
+        run->err = err;
+        rc = iv_rt_failed(run, op);
+      }
+      if (rc == 0 && r > 0) rt_flatten_out_drop(out, fed);
+    }
+  }
   return rc;
 }
 
@@ -1084,20 +1303,22 @@ static int iv_flatten(ex_run *run, ex_seg *s, rt_batch *b, ex_pick_fn pick, void
     }
     na++;
   }
-  rt_par par = {ex_par_runner, run->pool, run->threads};
-  if (rc == 0 && iv_par_wanted(run, s, dn, 2, rel.r.n)) {
-    rc = iv_flatten_par(run, s, &rel, na, aggs, outc, &par, pick, ctx);
-  } else {
-    if (rc == 0 && !rt_flatten_run(&rel.r, na, aggs, run->strings, op->stage, &out, NULL, &run->err))
-      rc = iv_rt_failed(run, op);
-    if (rc == 0) rc = iv_flat_types(run, op, &out, outc, na);
-    for (size_t start = 0; rc == 0 && start < out.n && !s->done; start += RT_BATCH) {
-      size_t left = out.n - start;
-      uint32_t n = left < RT_BATCH ? (uint32_t)left : RT_BATCH;
-      iv_flat_views(op, &rel, &out, start, n, outc, na, b);
-      rc = run->feed(run, s, b, n, pick, ctx, dn);
-    }
-  }
+  /* GROUP_CONCAT interns strings: one thread sweeps it */
+  bool concat = false;
+  for (int a = 0; a < na; a++) concat |= aggs[a].kind == RT_AGG_GROUP_CONCAT;
+  bool par = rc == 0 && !concat && iv_par_wanted(run, s, dn, 2, rel.r.n);
+  rt_par pp = {ex_par_runner, run->pool, run->threads};
+  rt_flatten *f = NULL;
+  if (rc == 0 && !(f = rt_flatten_begin(&rel.r, na, aggs, run->strings, op->stage,
+                                        par ? &pp : NULL,
+                                        par ? run->threads : 1, &run->err)))
+    rc = iv_rt_failed(run, op);
+  if (rc == 0 && !rt_flatten_out_init(f, &out, par ? 0 : iv_chunk_rows(run) + RT_BATCH + 4, &run->err))
+    rc = iv_rt_failed(run, op);
+  if (rc == 0) rc = iv_flat_types(run, op, &out, outc, na);
+  if (rc == 0 && par) rc = iv_flatten_par(run, s, &rel, f, &out, outc, na, pick, ctx);
+  else if (rc == 0) rc = iv_flatten_one(run, s, b, &rel, f, &out, outc, na, pick, ctx, dn);
+  rt_flatten_end(f, NULL);
   iv_rel_free(&rel);
   for (int a = 0; own && a < 2 * na; a++) rt_mem_free(own[a]);
   free(own);

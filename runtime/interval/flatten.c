@@ -103,6 +103,15 @@ typedef struct astate {
   heap ext;                /* MIN, ARG_MIN: key; MAX, ARG_MAX: ~key (ties: first row) */
 } astate;
 
+/* The group a sweeper is in: its rows, and the next positive interval
+ * and point to take (group_sweep goes on from there). */
+typedef struct fgroup {
+  const uint64_t *s;
+  const uint32_t *row;
+  size_t m, ip, jp;
+  uint32_t rep;
+} fgroup;
+
 typedef struct fctx {
   const rt_ivrel *in;
   int naggs;
@@ -118,6 +127,7 @@ typedef struct fctx {
   rt_strpool *strings;     /* GROUP_CONCAT interns its text here */
   uint32_t *gc;            /* GROUP_CONCAT scratch: the rows of a segment */
   size_t gccap;
+  fgroup g;
 } fctx;
 
 static int oom(fctx *c) { return rt_errorf(c->err, -1, "%s: out of memory", c->stage); }
@@ -394,8 +404,8 @@ static void leave_live(fctx *c, uint32_t r) {
   }
 }
 
-/* Sweeps one group: rows row[0..m) sorted by ts (start s[i]). */
-static int sweep_group(fctx *c, const uint64_t *s, const uint32_t *row, size_t m, uint32_t rep) {
+/* Starts sweeping one group: rows row[0..m) sorted by ts (start s[i]). */
+static void group_begin(fctx *c, const uint64_t *s, const uint32_t *row, size_t m, uint32_t rep) {
   const int64_t *dur = c->in->dur;
   c->ends.n = 0;
   c->live = 0;
@@ -409,24 +419,44 @@ static int sweep_group(fctx *c, const uint64_t *s, const uint32_t *row, size_t m
   size_t ip = 0, jp = 0;   /* next positive interval, next point */
   while (ip < m && dur[row[ip]] == 0) ip++;
   while (jp < m && dur[row[jp]] != 0) jp++;
+  c->g = (fgroup){.s = s, .row = row, .m = m, .rep = rep, .ip = ip, .jp = jp};
+}
+
+/* Sweeps the group group_begin started, from where it stopped, until it
+ * ends (1) or c->out holds at least `upto` segments (2; it stops only
+ * between boundaries, where the live set is whole, so the next call goes
+ * on as if it had not stopped); 0 on error (err set; the segments before
+ * the failing one are in c->out). */
+static int group_sweep(fctx *c, size_t upto) {
+  const int64_t *dur = c->in->dur;
+  const uint64_t *s = c->g.s;
+  const uint32_t *row = c->g.row;
+  size_t m = c->g.m, ip = c->g.ip, jp = c->g.jp;
+  uint32_t rep = c->g.rep;
+  int rc = 1;
   for (;;) {
+    if (c->out->n >= upto) {
+      rc = 2;
+      break;
+    }
     uint64_t ns = ip < m ? s[ip] : INF;
     uint64_t np = jp < m ? s[jp] : INF;
     uint64_t ne = c->ends.n ? c->ends.k[0] : INF;
     uint64_t t = ns < np ? ns : np;
     if (ne < t) t = ne;
-    if (t == INF) return 1;
+    if (t == INF) break;
     bool boundary = t == ns || t == ne || t == np;   /* a point's instant splits too */
     while (c->ends.n && c->ends.k[0] <= t) {
       leave_live(c, c->ends.r[0]);
       heap_pop(&c->ends);
     }
-    while (ip < m && s[ip] == t) {
+    while (rc && ip < m && s[ip] == t) {
       uint32_t r = row[ip];
-      if (!join_live(c, r, t + (uint64_t)dur[r])) return 0;
+      if (!join_live(c, r, t + (uint64_t)dur[r])) rc = 0;
       do ip++;
       while (ip < m && dur[row[ip]] == 0);
     }
+    if (!rc) break;
     if (jp < m && s[jp] == t) {
       /* The points at t: row[jp .. ] skipping positives; they are
        * contiguous in time order, so collect them in place. */
@@ -434,14 +464,14 @@ static int sweep_group(fctx *c, const uint64_t *s, const uint32_t *row, size_t m
       size_t nb = 0;
       uint32_t *pts = buf;
       size_t cap = 64;
-      while (jp < m && s[jp] == t) {
+      while (rc && jp < m && s[jp] == t) {
         if (dur[row[jp]] == 0) {
           if (nb == cap) {
             uint32_t *np2 = pts == buf ? rt_mem_alloc(cap * 2 * sizeof *np2)
                                        : rt_mem_realloc(pts, cap * 2 * sizeof *np2);
             if (!np2) {
-              if (pts != buf) rt_mem_free(pts);
-              return oom(c);
+              rc = oom(c);
+              break;
             }
             if (pts == buf) memcpy(np2, buf, sizeof buf);
             pts = np2;
@@ -451,19 +481,25 @@ static int sweep_group(fctx *c, const uint64_t *s, const uint32_t *row, size_t m
         }
         jp++;
       }
-      while (jp < m && dur[row[jp]] != 0) jp++;
-      int ok = emit(c, t, 0, rep, pts, nb);
+      while (rc && jp < m && dur[row[jp]] != 0) jp++;
+      if (rc) rc = emit(c, t, 0, rep, pts, nb);
       if (pts != buf) rt_mem_free(pts);
-      if (!ok) return 0;
+      if (!rc) break;
     }
     if (boundary && c->live > 0) {
       /* Up to the next start, end or point instant (jp is past t now). */
       uint64_t nxt = ip < m ? s[ip] : INF;
       if (c->ends.k[0] < nxt) nxt = c->ends.k[0];
       if (jp < m && s[jp] < nxt) nxt = s[jp];
-      if (!emit(c, t, nxt - t, rep, NULL, 0)) return 0;
+      if (!emit(c, t, nxt - t, rep, NULL, 0)) {
+        rc = 0;
+        break;
+      }
     }
   }
+  c->g.ip = ip;
+  c->g.jp = jp;
+  return rc;
 }
 
 /* The output's aggregate arrays and their types (empty). */
@@ -737,20 +773,6 @@ static void fctx_free(fctx *c) {
   memset(c, 0, sizeof *c);
 }
 
-/* Sweeps groups l0..l1-1 into c->out, reserved for their rows' most
- * segments first (at most 2 per row, points included; untouched pages
- * cost nothing). */
-static int sweep_lanes(fctx *c, const fprep *pr, uint32_t l0, uint32_t l1) {
-  if (!out_reserve(c->out, 2 * (size_t)(pr->off[l1] - pr->off[l0]) + 1)) return oom(c);
-  for (uint32_t l = l0; l < l1; l++) {
-    if (pr->off[l + 1] == pr->off[l]) continue;
-    c->st->groups++;
-    if (!sweep_group(c, pr->s + pr->off[l], pr->row + pr->off[l], pr->off[l + 1] - pr->off[l], pr->rep[l]))
-      return 0;
-  }
-  return 1;
-}
-
 /* Checks the aggregates' inputs. */
 static int check_aggs(int naggs, const rt_flat_agg *aggs, rt_strpool *strings, const char *stage,
                       rt_err *err) {
@@ -763,122 +785,160 @@ static int check_aggs(int naggs, const rt_flat_agg *aggs, rt_strpool *strings, c
   return 1;
 }
 
+/* ---- the sweep in pieces --------------------------------------------------- */
+
+/* The input is grouped and ordered once (prep, on par's workers when
+ * given), then the groups are swept in pieces, runs of consecutive groups
+ * of about an equal share of the rows, each by one worker at a time, a
+ * chunk of segments per rt_flatten_next; in piece order the pieces'
+ * segments are one sweep's, and the earliest failing piece's error is the
+ * one sweep's first. */
+typedef struct fcursor {
+  uint32_t l;              /* the next group to begin */
+  bool in_group;           /* its worker's sweeper is inside group l - 1 */
+} fcursor;
+
+struct rt_flatten {
+  const rt_ivrel *in;
+  int naggs;
+  const rt_flat_agg *aggs;
+  rt_strpool *strings;     /* GROUP_CONCAT's (one worker then) */
+  const char *stage;
+  fprep pr;
+  int64_t np;
+  uint32_t *l0;            /* np + 1: the pieces' first groups */
+  fcursor *cur;            /* per piece */
+  rt_flat_stats *st;       /* per piece */
+  int nw;
+  fctx *w;                 /* per worker, made on its first chunk */
+  rt_flat_stats stats;     /* prep's */
+};
+
+void rt_flatten_end(rt_flatten *f, rt_flat_stats *stats) {
+  if (!f) return;
+  if (stats) {
+    *stats = f->stats;
+    for (int64_t i = 0; f->st && i < f->np; i++) {
+      stats->groups += f->st[i].groups;
+      stats->segments += f->st[i].segments;
+      stats->point_segments += f->st[i].point_segments;
+    }
+  }
+  for (int i = 0; f->w && i < f->nw; i++) fctx_free(&f->w[i]);
+  rt_mem_free(f->w);
+  rt_mem_free(f->st);
+  rt_mem_free(f->cur);
+  rt_mem_free(f->l0);
+  prep_free(&f->pr);
+  rt_mem_free(f);
+}
+
+rt_flatten *rt_flatten_begin(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_strpool *strings,
+                             const char *stage, const struct rt_par *par, int workers, rt_err *err) {
+  if (workers < 1) workers = 1;
+  if (!check_aggs(naggs, aggs, strings, stage, err)) return NULL;
+  rt_flat_out probe;
+  int ok = out_init(&probe, naggs, aggs, stage, err);
+  rt_flatten_free(&probe);
+  if (!ok) return NULL;
+  rt_flatten *f = rt_mem_calloc(1, sizeof *f);
+  if (!f) {
+    rt_errorf(err, -1, "%s: out of memory", stage);
+    return NULL;
+  }
+  *f = (rt_flatten){.in = in, .naggs = naggs, .aggs = aggs, .strings = strings, .stage = stage, .nw = workers};
+  if (!prep(in, stage, rt_par_workers(par) > 1 ? par : NULL, &f->pr, &f->stats, err)) {
+    rt_flatten_end(f, NULL);
+    return NULL;
+  }
+  /* one piece for one worker: its sweep is the whole output's */
+  const fprep *pr = &f->pr;
+  size_t share = workers > 1 ? pr->m / (4 * (size_t)workers) + 1 : SIZE_MAX;
+  f->l0 = rt_mem_alloc(((size_t)pr->nl + 2) * sizeof *f->l0);
+  f->cur = rt_mem_calloc((size_t)pr->nl + 1, sizeof *f->cur);
+  f->st = rt_mem_calloc((size_t)pr->nl + 1, sizeof *f->st);
+  f->w = rt_mem_calloc((size_t)workers, sizeof *f->w);
+  if (!f->l0 || !f->cur || !f->st || !f->w) {
+    rt_errorf(err, -1, "%s: out of memory", stage);
+    rt_flatten_end(f, NULL);
+    return NULL;
+  }
+  for (uint32_t l = 0; l < pr->nl;) {
+    f->cur[f->np].l = l;
+    f->l0[f->np++] = l;
+    for (size_t rows = 0; l < pr->nl && rows < share; l++) rows += pr->off[l + 1] - pr->off[l];
+  }
+  f->l0[f->np] = pr->nl;
+  return f;
+}
+
+int64_t rt_flatten_npieces(const rt_flatten *f) { return f->np; }
+
+uint64_t rt_flatten_piece_rows(const rt_flatten *f, int64_t i) {
+  return f->pr.off[f->l0[i + 1]] - f->pr.off[f->l0[i]];
+}
+
+int rt_flatten_out_init(const rt_flatten *f, rt_flat_out *out, size_t cap, rt_err *err) {
+  if (!out_init(out, f->naggs, f->aggs, f->stage, err)) return 0;
+  if (cap && !out_reserve(out, cap)) return rt_errorf(err, -1, "%s: out of memory", f->stage);
+  return 1;
+}
+
+void rt_flatten_out_drop(rt_flat_out *o, size_t k) {
+  size_t keep = o->n - k, w = k / 64, nw = RT_BITWORDS(keep), all = RT_BITWORDS(o->n + 1);
+  memmove(o->ts, o->ts + k, keep * sizeof *o->ts);
+  memmove(o->dur, o->dur + k, keep * sizeof *o->dur);
+  memmove(o->rep, o->rep + k, keep * sizeof *o->rep);
+  /* the bits of a segment a failed emit left half made go too */
+  if (all > RT_BITWORDS(o->cap)) all = RT_BITWORDS(o->cap);
+  for (int a = 0; a < o->naggs; a++) {
+    size_t sz = o->type[a] == RT_STR ? 4 : 8;
+    memmove(o->val[a], (char *)o->val[a] + k * sz, keep * sz);
+    if (keep) memmove(o->valid[a], o->valid[a] + w, (all - w) * 8);
+    if (all > nw) memset(o->valid[a] + nw, 0, (all - nw) * 8);
+  }
+  o->n = keep;
+}
+
+int rt_flatten_next(rt_flatten *f, int worker, int64_t i, rt_flat_out *out, size_t upto, rt_err *err) {
+  fctx *c = &f->w[worker];
+  /* made on the worker's first chunk: a worker that makes none holds no
+   * row marks */
+  if (!c->as && !fctx_init(c, f->in, f->naggs, f->aggs, f->strings, f->stage, err)) return -1;
+  fcursor *k = &f->cur[i];
+  const fprep *pr = &f->pr;
+  c->err = err;
+  c->out = out;
+  c->st = &f->st[i];
+  for (;;) {
+    if (!k->in_group) {
+      for (; k->l < f->l0[i + 1] && pr->off[k->l + 1] == pr->off[k->l]; k->l++) {}
+      if (k->l == f->l0[i + 1]) return 0;
+      uint32_t l = k->l++;
+      c->st->groups++;
+      group_begin(c, pr->s + pr->off[l], pr->row + pr->off[l], pr->off[l + 1] - pr->off[l], pr->rep[l]);
+      k->in_group = true;
+    }
+    int r = group_sweep(c, upto);
+    if (r == 0) return -1;
+    if (r == 2) return 1;
+    k->in_group = false;
+  }
+}
+
+/* One sweep of one piece into out, reserved for the rows' most segments
+ * first (at most 2 per row, points included; untouched pages cost
+ * nothing). */
 int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_strpool *strings,
                    const char *stage, rt_flat_out *out, rt_flat_stats *stats, rt_err *err) {
   rt_flat_stats dummy;
   if (!stats) stats = &dummy;
   memset(stats, 0, sizeof *stats);
   memset(out, 0, sizeof *out);
-  if (!check_aggs(naggs, aggs, strings, stage, err) || !out_init(out, naggs, aggs, stage, err)) return 0;
-  fprep pr;
-  fctx c;
-  int ok = prep(in, stage, NULL, &pr, stats, err);
-  if (ok) ok = fctx_init(&c, in, naggs, aggs, strings, stage, err);
-  if (ok) {
-    c.out = out;
-    c.st = stats;
-    ok = sweep_lanes(&c, &pr, 0, pr.nl);
-    fctx_free(&c);
-  }
-  prep_free(&pr);
+  rt_flatten *f = rt_flatten_begin(in, naggs, aggs, strings, stage, NULL, 1, err);
+  if (!f) return 0;
+  int ok = rt_flatten_out_init(f, out, 2 * (size_t)f->pr.m + 1, err);
+  for (int64_t i = 0; ok && i < f->np; i++) ok = rt_flatten_next(f, 0, i, out, SIZE_MAX, err) == 0;
+  rt_flatten_end(f, stats);
   return ok;
-}
-
-/* ---- on several workers ---------------------------------------------------- */
-
-/* Pieces are runs of consecutive groups of about an equal share of the
- * rows, swept by whichever worker is free into an output of their own;
- * one sweeper state per worker. In piece order the outputs are one
- * thread's output, and the earliest failing piece's error is the one
- * thread's first. */
-typedef struct fpar {
-  const rt_ivrel *in;
-  int naggs;
-  const rt_flat_agg *aggs;
-  rt_strpool *strings;     /* GROUP_CONCAT's (one worker then) */
-  const char *stage;
-  const fprep *pr;
-  uint32_t *l0;            /* np + 1: the pieces' first groups */
-  rt_flat_piece *pc;
-  fctx *w;                 /* per worker */
-  rt_flat_stats *st;       /* per piece */
-} fpar;
-
-static void fpar_piece(void *p, int worker, int64_t i) {
-  fpar *x = p;
-  fctx *c = &x->w[worker];
-  rt_flat_piece *pc = &x->pc[i];
-  /* made on the worker's first piece: a worker that takes none holds no
-   * row marks */
-  if (!c->as && !fctx_init(c, x->in, x->naggs, x->aggs, x->strings, x->stage, &pc->err)) {
-    pc->ok = false;
-    return;
-  }
-  c->err = &pc->err;
-  c->out = &pc->out;
-  c->st = &x->st[i];
-  pc->ok = out_init(&pc->out, c->naggs, c->aggs, c->stage, &pc->err) &&
-           sweep_lanes(c, x->pr, x->l0[i], x->l0[i + 1]);
-}
-
-int rt_flatten_run_par(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_strpool *strings,
-                       const char *stage, const rt_par *par, rt_flat_piece **pieces, int64_t *npieces,
-                       rt_flat_stats *stats, rt_err *err) {
-  rt_flat_stats dummy;
-  if (!stats) stats = &dummy;
-  memset(stats, 0, sizeof *stats);
-  *pieces = NULL;
-  *npieces = 0;
-  for (int a = 0; a < naggs; a++)
-    if (aggs[a].kind == RT_AGG_GROUP_CONCAT) par = NULL;   /* it interns strings */
-  int nw = rt_par_workers(par);
-  if (!check_aggs(naggs, aggs, strings, stage, err)) return 0;
-  rt_flat_out probe;
-  int ok = out_init(&probe, naggs, aggs, stage, err);
-  rt_flatten_free(&probe);
-  fprep pr;
-  if (ok) ok = prep(in, stage, nw > 1 ? par : NULL, &pr, stats, err);
-  else memset(&pr, 0, sizeof pr);
-  fpar x = {.in = in, .naggs = naggs, .aggs = aggs, .strings = strings, .stage = stage, .pr = &pr};
-  int64_t np = 0;
-  if (ok) {
-    size_t share = pr.m / (4 * (size_t)nw) + 1;
-    x.l0 = rt_mem_alloc(((size_t)pr.nl + 2) * sizeof *x.l0);
-    x.pc = rt_mem_calloc((size_t)pr.nl + 1, sizeof *x.pc);
-    x.st = rt_mem_calloc((size_t)pr.nl + 1, sizeof *x.st);
-    x.w = rt_mem_calloc((size_t)nw, sizeof *x.w);
-    if (!x.l0 || !x.pc || !x.st || !x.w) ok = rt_errorf(err, -1, "%s: out of memory", stage);
-    for (uint32_t l = 0; ok && l < pr.nl;) {
-      x.l0[np++] = l;
-      for (size_t rows = 0; l < pr.nl && rows < share; l++) rows += pr.off[l + 1] - pr.off[l];
-    }
-    if (x.l0) x.l0[np] = pr.nl;
-  }
-  if (ok) rt_par_for_w(nw > 1 ? par : NULL, np, fpar_piece, &x);
-  for (int64_t i = 0; ok && i < np; i++) {
-    stats->groups += x.st[i].groups;
-    stats->segments += x.st[i].segments;
-    stats->point_segments += x.st[i].point_segments;
-    if (!x.pc[i].ok) {
-      *err = x.pc[i].err;
-      ok = 0;
-    }
-  }
-  for (int i = 0; x.w && i < nw; i++) fctx_free(&x.w[i]);
-  rt_mem_free(x.w);
-  rt_mem_free(x.st);
-  rt_mem_free(x.l0);
-  prep_free(&pr);
-  if (ok) {
-    *pieces = x.pc;
-    *npieces = np;
-    return 1;
-  }
-  rt_flatten_pieces_free(x.pc, np);
-  return 0;
-}
-
-void rt_flatten_pieces_free(rt_flat_piece *pieces, int64_t n) {
-  for (int64_t i = 0; pieces && i < n; i++) rt_flatten_free(&pieces[i].out);
-  rt_mem_free(pieces);
 }

@@ -330,20 +330,34 @@ typedef struct rt_flat_stats {
 int rt_flatten_run(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_strpool *strings,
                    const char *stage, rt_flat_out *out, rt_flat_stats *stats, rt_err *err);
 void rt_flatten_free(rt_flat_out *out);
-/* rt_flatten_run with the groups swept on par's workers (one thread with
- * GROUP_CONCAT, which interns strings): the output in *npieces pieces,
- * each a run of consecutive groups, whose outputs in order are
- * rt_flatten_run's output; the same errors and counts. Free them with
- * rt_flatten_pieces_free (also on error). */
-typedef struct rt_flat_piece {
-  rt_flat_out out;
-  rt_err err;
-  bool ok;
-} rt_flat_piece;
-int rt_flatten_run_par(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_strpool *strings,
-                       const char *stage, const struct rt_par *par, rt_flat_piece **pieces,
-                       int64_t *npieces, rt_flat_stats *stats, rt_err *err);
-void rt_flatten_pieces_free(rt_flat_piece *pieces, int64_t n);
+/* FLATTEN made a chunk at a time (rt_flatten_run is one call of it):
+ * rt_flatten_begin checks the aggregates and groups and orders the input
+ * (on par's workers when it has more than one), and cuts the groups into
+ * pieces, runs of consecutive groups of about an equal share of the rows
+ * for `workers` workers (one piece for one worker); NULL on error (err
+ * set). rt_flatten_next sweeps piece i on worker w (0 .. workers - 1; a
+ * worker keeps to one piece from its first chunk until it ends) from where
+ * it stopped, appending to out until out->n >= upto or the piece ends: 1
+ * when more is to come, 0 when the piece has ended, -1 on error (err set;
+ * the segments before the failing one are in out). In piece order the
+ * pieces' segments are rt_flatten_run's output, and the earliest failing
+ * piece's error is its error. rt_flatten_end frees it all, adding the
+ * counts of the pieces swept into *stats (may be NULL). GROUP_CONCAT
+ * interns strings: a caller sweeps it on one worker. */
+typedef struct rt_flatten rt_flatten;
+rt_flatten *rt_flatten_begin(const rt_ivrel *in, int naggs, const rt_flat_agg *aggs, rt_strpool *strings,
+                             const char *stage, const struct rt_par *par, int workers, rt_err *err);
+int64_t rt_flatten_npieces(const rt_flatten *f);
+/* The input rows of piece i (it makes at most 2 segments per row). */
+uint64_t rt_flatten_piece_rows(const rt_flatten *f, int64_t i);
+int rt_flatten_next(rt_flatten *f, int worker, int64_t i, rt_flat_out *out, size_t upto, rt_err *err);
+void rt_flatten_end(rt_flatten *f, rt_flat_stats *stats);
+/* An empty output with f's aggregates' types and room for cap segments
+ * (free it with rt_flatten_free, also on error); 0 on error. */
+int rt_flatten_out_init(const rt_flatten *f, rt_flat_out *out, size_t cap, rt_err *err);
+/* Drops out's first k segments (k = out->n, or a multiple of 64), moving
+ * the rest to the front, and clears the validity bits after them. */
+void rt_flatten_out_drop(rt_flat_out *out, size_t k);
 
 /* ---- INTERVAL JOIN (ijoin.c) ------------------------------------------------ */
 

@@ -104,6 +104,14 @@ static void each_failure_is_clean(void **state) {
        * (flatten.c prep_par: past two chunks of 65,536 rows) */
       "FROM slice |> INTERVAL FLATTEN PER track_id AGGREGATE COUNT(*) AS n, SUM(dur) AS sd "
       "|> AGGREGATE COUNT(*) AS c, SUM(n) AS sn, SUM(sd * 0.5) AS x",
+      /* FLATTEN's segments made in chunks by the workers that run its
+       * morsels (driver_interval.c iv_flatten_par): chunks, the sweepers'
+       * states and heaps (MAX), batches copied across chunks; points and
+       * a buffered input */
+      "FROM slice |> EXTEND CASE WHEN id % 7 = 0 THEN 0 ELSE dur END AS d0 "
+      "|> SELECT ts, d0 AS dur, track_id, depth |> INTERVAL FLATTEN PER track_id "
+      "AGGREGATE COUNT(*) AS n, MAX(depth) AS md, AVG(depth) AS ad "
+      "|> AGGREGATE COUNT(*) AS c, SUM(n) AS sn, SUM(md) AS s2, SUM(ad) AS s3",
       /* ORDER BY … LIMIT (runtime/topk.h): the workers' states and
        * buffers, the published bound, the prunes' sorts; rows judged
        * before they are appended (no step) and after (a filter) */
