@@ -756,22 +756,25 @@ static int ex_tree_table_run(ex_run *run, ex_seg *s) {
  * morsel's AGGREGATE sums ended where the morsel ends (run->own_morsels;
  * the last one's at the end of the input, as always), which is what the
  * parallel run's morsel tables hold. Otherwise in batches of RT_BATCH positions. */
-static int ex_scan_tree(ex_run *run, ex_seg *s, const ex_treescan *ts, rt_batch *b, ex_pick_fn pick,
+static int ex_scan_tree(ex_run *run, ex_seg *s, const ex_treescan *src, rt_batch *b, ex_pick_fn pick,
                         void *ctx, ex_down *dn) {
+  uint32_t *ramps = rt_arena_alloc(&run->arena, sizeof(uint32_t) * 2 * EX_RAMP);
+  if (!ramps) return ex_fail(run, -1, s->seg->sink->stage, "out of memory");
+  ex_treescan_ramps(ramps);
+  ex_treescan tsr = *src, *ts = &tsr;
+  tsr.ramps = ramps;
   int64_t *bounds = NULL;
   int64_t count = dn ? 0 : ex_tree_morsels(run, s, ts, &bounds);
   if (count < 0) return -1;
   int par = count > 0 ? ex_tree_par(run, s, ts, bounds, count, pick, ctx) : 0;
-  uint32_t *scratch = par ? NULL : rt_arena_alloc(&run->arena, sizeof(uint32_t) * RT_BATCH);
   int rc = par < 0 ? -1 : 0;
-  if (!par && !scratch) rc = ex_fail(run, -1, s->seg->sink->stage, "out of memory");
   if (!par && count > 0 && rc == 0) {
     run->own_morsels = s;
     ex_par_src ps = {.batch_rows = RT_BATCH, .bounds = bounds};   /* the batches of driver_par.c */
     for (int64_t m = 0; m < count && rc == 0 && !s->done; m++) {
       for (int64_t at = bounds[m], n = 0; at < bounds[m + 1] && rc == 0 && !s->done; at += n) {
         n = ex_par_batch_len(&ps, at, bounds[m + 1]);
-        ex_treescan_batch(ts, at, (uint32_t)n, scratch, b);
+        ex_treescan_batch(ts, at, (uint32_t)n, b);
         rc = ex_batch(run, s, b, (uint32_t)n, pick, ctx, dn);
       }
       if (rc == 0 && s->agg && m + 1 < count) rc = ex_agg_morsel_end(run, s);
@@ -780,7 +783,7 @@ static int ex_scan_tree(ex_run *run, ex_seg *s, const ex_treescan *ts, rt_batch 
   } else if (!par && rc == 0) {
     for (int64_t at = 0; at < ts->n && rc == 0 && !s->done; at += RT_BATCH) {
       uint32_t n = ts->n - at < RT_BATCH ? (uint32_t)(ts->n - at) : RT_BATCH;
-      ex_treescan_batch(ts, at, n, scratch, b);
+      ex_treescan_batch(ts, at, n, b);
       rc = ex_batch(run, s, b, n, pick, ctx, dn);
     }
   }

@@ -347,10 +347,15 @@ typedef struct ex_treescan {
   const uint32_t *perm;
   int path;            /* rt_treeorder_path */
   int64_t n;
+  const uint32_t *ramps;   /* ex_treescan_ramps' (2 x EX_RAMP), read only */
 } ex_treescan;
-/* Positions at..at+n-1 into b's columns; scratch (RT_BATCH entries) holds
- * a selection when the rows are not a run of whole validity words. */
-void ex_treescan_batch(const ex_treescan *ts, int64_t at, uint32_t n, uint32_t *scratch, rt_batch *b);
+/* The selections of batches that are not a run of whole validity words
+ * are slices of two ramps, 0, 1, … and EX_RAMP - 1, …, 0, made once per
+ * run into 2 * EX_RAMP entries. */
+enum { EX_RAMP = RT_BATCH + 64 };
+void ex_treescan_ramps(uint32_t *ramps);
+/* Positions at..at+n-1 (n <= RT_BATCH) into b's columns. */
+void ex_treescan_batch(const ex_treescan *ts, int64_t at, uint32_t n, rt_batch *b);
 /* The morsels segment s reads ts in when its first live step is the
  * TREE ACCUMULATE of that order (runtime/tree/tree.h rt_tree_morsels):
  * how many (*bounds malloc'd, count + 1 entries), 0 when it is fed plain
