@@ -211,7 +211,11 @@ static bool grow_slots(rt_aggtab *t) {
   uint32_t *ns = calloc(nmask + 1, sizeof *ns);
   if (!ns) return false;
   rt_advise_huge(ns, (nmask + 1) * sizeof *ns);
+  /* past the cache every slot written is a miss: have the later ones'
+   * lines on their way (the hashes are read in order anyway) */
+  int64_t ahead = t->ngroups > 4096 ? 16 : 0;
   for (int64_t g = 0; g < t->ngroups; g++) {
+    if (ahead && g + ahead < t->ngroups) __builtin_prefetch(&ns[t->hashes[g + ahead] & nmask], 1);
     if (g == t->null_group && t->nkeys == 1) continue;   /* not slotted */
     uint64_t i = t->hashes[g] & nmask;
     while (ns[i]) i = (i + 1) & nmask;
