@@ -1128,9 +1128,20 @@ static int iv_fs_more(void *p, int worker) {
   return 1;
 }
 
+/* Validity bits from..from+n-1 of src (nw words in all) into dst[0..). */
+static void iv_bits_from(uint64_t *dst, const uint64_t *src, size_t nw, size_t from, uint32_t n) {
+  size_t w0 = from / 64, sh = from % 64, m = RT_BITWORDS(n);
+  for (size_t k = 0; k < m; k++) {
+    uint64_t hi = w0 + k + 1 < nw ? src[w0 + k + 1] << (64 - sh) : 0;
+    dst[k] = src[w0 + k] >> sh | hi;
+  }
+  if (n % 64) dst[m - 1] &= (1ull << (n % 64)) - 1;
+}
+
 static void iv_fs_load(void *p, int worker, int64_t at, uint32_t n, rt_batch *b) {
   iv_fstream *fs = p;
   rt_flat_out *g = &fs->g[worker];
+  int na = fs->na;
   /* published chunks are not touched again before their rows have run
    * (iv_fs_done), nor are the entries of led before nled */
   pthread_mutex_lock(&fs->mu);
@@ -1138,20 +1149,35 @@ static void iv_fs_load(void *p, int worker, int64_t at, uint32_t n, rt_batch *b)
   pthread_mutex_unlock(&fs->mu);
   const rt_flat_out *o = &fs->led[q]->out;
   int64_t from = at - fs->ledat[q];
-  if (from % 64 == 0 && from + n <= (int64_t)o->n) {
-    iv_flat_views(fs->op, &fs->wr.r[worker], o, (size_t)from, n, fs->outc, fs->na, b);
+  if (from + n <= (int64_t)o->n) {
+    /* in one chunk: views at the batch's first segment, only the
+     * validity shifted onto whole words when it starts inside one */
+    void *val[na + 1];
+    uint64_t *valid[na + 1];
+    rt_flat_out v = {.naggs = na, .n = n, .ts = o->ts + from, .dur = o->dur + from, .rep = o->rep + from,
+                     .type = o->type, .val = val, .valid = valid};
+    for (int a = 0; a < na; a++) {
+      val[a] = (char *)o->val[a] + (size_t)from * (o->type[a] == RT_STR ? 4 : 8);
+      if (from % 64 == 0) {
+        valid[a] = o->valid[a] + from / 64;
+      } else {
+        iv_bits_from(g->valid[a], o->valid[a], RT_BITWORDS(o->cap), (size_t)from, n);
+        valid[a] = g->valid[a];
+      }
+    }
+    iv_flat_views(fs->op, &fs->wr.r[worker], &v, 0, n, fs->outc, na, b);
     return;
   }
-  /* a batch across chunks or off a validity word: copied */
+  /* a batch across chunks: copied */
   g->n = 0;
-  for (int a = 0; a < fs->na; a++) memset(g->valid[a], 0, RT_BITWORDS(n) * 8);
+  for (int a = 0; a < na; a++) memset(g->valid[a], 0, RT_BITWORDS(n) * 8);
   for (; g->n < n; q++, from = 0) {
     o = &fs->led[q]->out;
     size_t m = (size_t)((int64_t)o->n - from);
     if (m > n - g->n) m = n - g->n;
     iv_flat_copy(g, o, (size_t)from, m);
   }
-  iv_flat_views(fs->op, &fs->wr.r[worker], g, 0, n, fs->outc, fs->na, b);
+  iv_flat_views(fs->op, &fs->wr.r[worker], g, 0, n, fs->outc, na, b);
 }
 
 static void iv_fs_done(void *p, int64_t at, int64_t n) {
