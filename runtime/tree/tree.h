@@ -161,7 +161,13 @@ int rt_treenum_finish(rt_treenum *t);
  * smaller ones come from calloc. Free with the same byte count. NULL on
  * out of memory. */
 void *rt_tree_big_alloc(size_t bytes);
+/* The same but of unspecified contents, for arrays written before they
+ * are read: big blocks may be ones freed earlier (tree_mem.c's cache). */
+void *rt_tree_big_alloc_any(size_t bytes);
 void rt_tree_big_free(void *p, size_t bytes);
+/* Test knob: rt_tree_big_alloc_any fills what it returns with 0xa5 bytes,
+ * so a test sees any array that is read before it is written. */
+extern bool rt_tree_big_junk;
 
 /* ---- ordering -------------------------------------------------------------- */
 

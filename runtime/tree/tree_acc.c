@@ -9,7 +9,10 @@
  * slot before its own row reads it), and at a million nodes and more
  * advised as huge pages, so first touches fault once per 2 MiB instead of
  * once per 4 KiB. rt_tree_big_alloc also charges them to the run's
- * memory budget (runtime/budget.h).
+ * memory budget (runtime/budget.h). DOWN needs no zeros: a node's slots
+ * are written by its own row before any child's row reads them (a root
+ * reads its own slot, unwritten, only into results its root flag masks),
+ * so its arrays may be blocks an earlier run freed (rt_tree_big_alloc_any).
  */
 #include <stdlib.h>
 
@@ -35,11 +38,12 @@ int rt_treeacc_init(rt_treeacc *a, bool up, uint32_t nnodes, int naggs,
     bool avg = g->kind == RT_AGG_AVG, bits = g->kind == RT_AGG_FIRST || g->kind == RT_AGG_LAST;
     bool arg = g->kind == RT_AGG_ARG_MAX || g->kind == RT_AGG_ARG_MIN;
     if (bits) g->in = RT_I64;
-    if (g->in == RT_F64 || avg) g->f = rt_tree_big_alloc(n * sizeof *g->f);
-    if (g->in != RT_F64 || avg) g->i = rt_tree_big_alloc(n * sizeof *g->i);
+    void *(*alloc)(size_t) = up ? rt_tree_big_alloc : rt_tree_big_alloc_any;
+    if (g->in == RT_F64 || avg) g->f = alloc(n * sizeof *g->f);
+    if (g->in != RT_F64 || avg) g->i = alloc(n * sizeof *g->i);
     bool has = g->kind == RT_AGG_MIN || g->kind == RT_AGG_MAX || arg || bits;
-    if (has) g->has = rt_tree_big_alloc(n);
-    if (arg) g->v = rt_tree_big_alloc(n * sizeof *g->v);
+    if (has) g->has = alloc(n);
+    if (arg) g->v = alloc(n * sizeof *g->v);
     if ((!g->f && !g->i) || (avg && (!g->f || !g->i)) || (has && !g->has) || (arg && !g->v))
       return 0;
   }
@@ -82,12 +86,13 @@ int rt_treeacc_reserve(rt_treeacc *a, uint32_t nnodes) {
   int n3 = a->naggs * 4;
   void **fresh = calloc((size_t)(n3 > 0 ? n3 : 1), sizeof *fresh);
   bool ok = fresh != NULL;
+  void *(*alloc)(size_t) = a->up ? rt_tree_big_alloc : rt_tree_big_alloc_any;
   for (int k = 0; ok && k < a->naggs; k++) {
     rt_treeagg *g = &a->aggs[k];
-    if (g->i) ok &= (fresh[4 * k] = rt_tree_big_alloc(nc * sizeof *g->i)) != NULL;
-    if (g->f) ok &= (fresh[4 * k + 1] = rt_tree_big_alloc(nc * sizeof *g->f)) != NULL;
-    if (g->has) ok &= (fresh[4 * k + 2] = rt_tree_big_alloc(nc)) != NULL;
-    if (g->v) ok &= (fresh[4 * k + 3] = rt_tree_big_alloc(nc * sizeof *g->v)) != NULL;
+    if (g->i) ok &= (fresh[4 * k] = alloc(nc * sizeof *g->i)) != NULL;
+    if (g->f) ok &= (fresh[4 * k + 1] = alloc(nc * sizeof *g->f)) != NULL;
+    if (g->has) ok &= (fresh[4 * k + 2] = alloc(nc)) != NULL;
+    if (g->v) ok &= (fresh[4 * k + 3] = alloc(nc * sizeof *g->v)) != NULL;
   }
   if (!ok) {
     for (int k = 0; fresh && k < a->naggs; k++) {

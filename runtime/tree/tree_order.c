@@ -305,9 +305,8 @@ int rt_tree_table_order_par(rt_treenum *num, const rt_view *parent, int64_t n, b
     return -1;
   }
   size_t bytes = (size_t)n * sizeof(uint32_t);
-  /* Written once, sequentially, before anything reads it: no need for the
-   * zeroing rt_tree_big_alloc's fresh pages give anyway. */
-  uint32_t *pn = rt_tree_big_alloc(bytes);
+  /* Written once, sequentially, before anything reads it: no zeroing. */
+  uint32_t *pn = rt_tree_big_alloc_any(bytes);
   /* Pieces of 256K rows, on the workers when par has them (each first
    * touches its own part of pn). A parent above its row breaks
    * parent-first order, one below it child-first order; a parent outside
