@@ -291,13 +291,7 @@ int rt_aggtab_merge(rt_aggtab *dst, const rt_aggtab *src) {
 /* Group g's first row in the morsel: its states start from zero, as a
  * fresh table's (rt_aggkeep_room made room in touched). */
 static void keep_touch(rt_aggfold *f, rt_aggtab *t, int64_t g) {
-  for (int a = 0; a < t->naggs; a++) {
-    rt_agg *ag = &t->aggs[a];
-    if (ag->i) ag->i[g] = 0;
-    if (ag->f) ag->f[g] = 0;
-    if (ag->n) ag->n[g] = 0;
-    ag->has[g] = 0;
-  }
+  rt_aggtab_zero_states(t, g);
   f->touched[f->ntouched++] = (uint32_t)g;
   t->epoch[g] = t->morsel;
 }

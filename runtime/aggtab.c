@@ -227,6 +227,16 @@ static bool grow_slots(rt_aggtab *t) {
   return true;
 }
 
+void rt_aggtab_zero_states(rt_aggtab *t, int64_t g) {
+  for (int a = 0; a < t->naggs; a++) {
+    rt_agg *ag = &t->aggs[a];
+    if (ag->i) ag->i[g] = 0;
+    if (ag->f) ag->f[g] = 0;
+    if (ag->n) ag->n[g] = 0;
+    ag->has[g] = 0;
+  }
+}
+
 /* Appends a group (keys left zero/NULL for the caller to fill). */
 static int64_t new_group(rt_aggtab *t, uint64_t hash) {
   if (t->ngroups == t->cap && !grow_groups(t)) return -1;
@@ -236,13 +246,7 @@ static int64_t new_group(rt_aggtab *t, uint64_t hash) {
    * its first row instead (aggmerge.h rt_aggkeep_on) */
   if (t->epoch) t->epoch[g] = t->fold->track ? t->morsel - 1 : t->morsel;
   /* the group's entries start zero (the arrays grow unwritten) */
-  for (int a = 0; a < t->naggs; a++) {
-    rt_agg *ag = &t->aggs[a];
-    if (ag->i) ag->i[g] = 0;
-    if (ag->f) ag->f[g] = 0;
-    if (ag->n) ag->n[g] = 0;
-    ag->has[g] = 0;
-  }
+  rt_aggtab_zero_states(t, g);
   for (int k = 0; k < t->nkeys; k++) {
     if (t->keys.types[k] == RT_STR) ((uint32_t *)t->keys.data[k])[g] = 0;
     else ((int64_t *)t->keys.data[k])[g] = 0;

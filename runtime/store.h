@@ -234,6 +234,10 @@ int64_t rt_aggtab_add_groups(rt_aggtab *t, int64_t k);
 /* Group g's partial sums (SUM, AVG) into the totals of t->fold, the
  * partials zeroed, epoch[g] the current morsel (aggmerge.c). */
 void rt_aggtab_refold(rt_aggtab *t, int64_t g);
+/* Group g's aggregate states (i, f, n, has) zero, as a new group's
+ * (aggtab.c new_group; a kept worker table at a group's first row in a
+ * morsel, aggmerge.c). */
+void rt_aggtab_zero_states(rt_aggtab *t, int64_t g);
 int rt_aggtab_fold(rt_aggtab *t, int a, int64_t g, int64_t v, bool vnull, int64_t w, bool wnull);
 
 /* ---- sort ---------------------------------------------------------------- */
