@@ -166,7 +166,8 @@ static LLVMValueRef cg_agg_lookup(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
   if (a->inline_tuple) {
     cg_val v[CG_AGG_INLINE_KEYS];
     for (int k = 0; k < op->agg.ngroup; k++) v[k] = cg_column(cx, op->agg.group_cols[k]);
-    LLVMValueRef g = cg_agg_group_tuple(cx, a->t, op->agg.ngroup, v);
+    bool pair = op->agg.ngroup == 2 && v[0].type != RT_F64 && v[1].type != RT_F64;
+    LLVMValueRef g = cg_agg_group_tuple(cx, a->t, pair ? a->direct : NULL, op->agg.ngroup, v);
     LLVMBuildBr(cx->b, done);
     cg_at(cx, done);
     return g;
@@ -228,7 +229,7 @@ static LLVMValueRef cg_agg_lookup(cg_ctx *cx, cg_aggstate *a, const ir_op *op) {
     /* the runtime's one double key is a tuple of one (its NULL is the
      * null group above, as for every single key) */
     cg_val nn = {key.v, cg_i1(cx, 0), RT_F64};
-    gs[ng] = cg_agg_group_tuple(cx, a->t, 1, &nn);
+    gs[ng] = cg_agg_group_tuple(cx, a->t, NULL, 1, &nn);
     from[ng++] = cg_here(cx);
     LLVMBuildBr(cx->b, done);
   } else {

@@ -105,7 +105,39 @@ static LLVMValueRef tuple_hash(cg_ctx *cx, int nk, const cg_val *v, LLVMValueRef
   return h;
 }
 
-LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, int nk, const cg_val *v) {
+/* Two integer or string keys: the table's direct entry of the pair when
+ * both are non-NULL and below RT_AGG_DIRECT2_W (rt_aggtab_direct2); a hit
+ * branches to done with its group (*g, from *hit), anything else (out of
+ * range, NULL, entry 0: not seen yet) goes on to the tuple probe at the
+ * builder's new position. Before the hash, so a hit skips it. */
+static void pair_direct(cg_ctx *cx, LLVMValueRef direct, const cg_val *v, LLVMBasicBlockRef done,
+                        LLVMValueRef *g, LLVMBasicBlockRef *hit) {
+  LLVMValueRef kv[2];
+  LLVMValueRef small = LLVMBuildIsNotNull(cx->b, direct, "");
+  for (int k = 0; k < 2; k++) {
+    kv[k] = v[k].type == RT_STR ? LLVMBuildZExt(cx->b, v[k].v, cx->t_i64, "") : v[k].v;
+    small = LLVMBuildAnd(cx->b, small, LLVMBuildICmp(cx->b, LLVMIntULT, kv[k], cg_i64(cx, RT_AGG_DIRECT2_W), ""), "");
+    if (!cg_is_false(v[k].null)) small = LLVMBuildAnd(cx->b, small, LLVMBuildNot(cx->b, v[k].null, ""), "");
+  }
+  LLVMBasicBlockRef look = cg_block(cx, "agg.pair"), dhit = cg_block(cx, "agg.pair.hit"),
+                    probe = cg_block(cx, "agg.pair.probe");
+  LLVMBuildCondBr(cx->b, small, look, probe);
+  cg_at(cx, look);
+  LLVMValueRef at = LLVMBuildOr(cx->b, LLVMBuildShl(cx->b, kv[0], cg_i64(cx, RT_AGG_DIRECT2_BITS), ""), kv[1], "pair.at");
+  LLVMValueRef e = cg_load_elem(cx, cx->t_i32, direct, at, "pair.entry");
+  LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntNE, e, cg_i32(cx, 0), ""), dhit, probe);
+  cg_at(cx, dhit);
+  *g = LLVMBuildSub(cx->b, LLVMBuildZExt(cx->b, e, cx->t_i64, ""), cg_i64(cx, 1), "pair.group");
+  *hit = dhit;
+  LLVMBuildBr(cx->b, done);
+  cg_at(cx, probe);
+}
+
+LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, LLVMValueRef direct, int nk, const cg_val *v) {
+  LLVMBasicBlockRef done = cg_block(cx, "agg.tgroup");
+  LLVMValueRef gdirect = NULL;
+  LLVMBasicBlockRef fdirect = NULL;
+  if (direct) pair_direct(cx, direct, v, done, &gdirect, &fdirect);
   LLVMValueRef bits[CG_AGG_INLINE_KEYS];
   LLVMValueRef h = tuple_hash(cx, nk, v, bits);
   LLVMValueRef slots = cg_load_field(cx, cx->st.aggtab, t, CG_AGGTAB_SLOTS, cx->t_ptr, "agg.slots");
@@ -116,7 +148,7 @@ LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, int nk, const cg_val
   LLVMValueRef valid = cg_load_field(cx, cx->st.rowbuf, kb, CG_ROWBUF_VALID, cx->t_ptr, "agg.keyvalid");
   cg_probe pr;
   cg_probe_open(cx, slots, LLVMBuildAnd(cx->b, h, mask, ""), mask, &pr);
-  LLVMBasicBlockRef cmpk = cg_block(cx, "agg.tkeys"), done = cg_block(cx, "agg.tgroup");
+  LLVMBasicBlockRef cmpk = cg_block(cx, "agg.tkeys");
   LLVMValueRef g = pr.g;
   LLVMValueRef hg = cg_load_elem(cx, cx->t_i64, hashes, g, "slot.hash");
   LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, hg, h, ""), cmpk, pr.step);
@@ -142,5 +174,6 @@ LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, int nk, const cg_val
   cg_at(cx, done);
   LLVMValueRef phi = LLVMBuildPhi(cx->b, cx->t_i64, "group");
   LLVMAddIncoming(phi, (LLVMValueRef[]){g, gnew}, (LLVMBasicBlockRef[]){cmpk, made}, 2);
+  if (direct) LLVMAddIncoming(phi, &gdirect, &fdirect, 1);
   return phi;
 }

@@ -219,7 +219,9 @@ void cg_probe_open(cg_ctx *cx, LLVMValueRef slots, LLVMValueRef start, LLVMValue
 void cg_probe_close(cg_ctx *cx, cg_probe *p);
 LLVMValueRef cg_hash_i64(cg_ctx *cx, LLVMValueRef h);
 bool cg_agg_tuple_inline(const ir_op *op);
-LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, int nk, const cg_val *v);
+/* direct: the table's direct array (t->direct) for two integer or string
+ * keys, looked in first; NULL for any other shape. */
+LLVMValueRef cg_agg_group_tuple(cg_ctx *cx, LLVMValueRef t, LLVMValueRef direct, int nk, const cg_val *v);
 
 /* cg_tree.c: TREE ACCUMULATE's streaming steps (runtime/tree/tree.h).
  * cg_tree_supported: the step can be lowered (else the segment is left to

@@ -14,6 +14,12 @@
  *    an integer or a string (codegen/cg_agg.c repeats tuple_hash and
  *    calls rt_aggtab_insert_tuple on a miss), so tuple_hash, the NULL
  *    marking of key rows and `hashes` are a contract as well.
+ * Small keys skip both probes: `direct` maps a single key below
+ * RT_AGG_DIRECT, or a pair of two integer or string keys each below
+ * RT_AGG_DIRECT2_W, to group+1. Every insert of such a key sets its entry
+ * and both backends read it before hashing; an entry of 0 (not seen)
+ * falls back to the probe, so it is only ever a shortcut to the group
+ * the probe would find, and group numbers stay first-seen.
  * The slot array doubles at 50% load (rehashing from `hashes`, so keys are
  * never re-read); per-group arrays double with the group count. Big
  * arrays ask for huge pages (hugepage.h): probes and updates land at
@@ -35,6 +41,25 @@
 
 static bool single_fast(const rt_aggtab *t) {
   return t->nkeys == 1 && t->keys.types[0] != RT_F64;
+}
+
+/* Two integer or string keys: pairs of small keys are direct-indexed. */
+static bool pair_direct(const rt_aggtab *t) {
+  return t->nkeys == 2 && t->keys.types[0] != RT_F64 && t->keys.types[1] != RT_F64;
+}
+
+/* Entries of t->direct (0 without one). */
+static size_t direct_len(const rt_aggtab *t) {
+  if (single_fast(t)) return RT_AGG_DIRECT;
+  if (pair_direct(t)) return (size_t)RT_AGG_DIRECT2_W * RT_AGG_DIRECT2_W;
+  return 0;
+}
+
+/* The direct entry of a two-key tuple (stored bits, as key_bits makes
+ * them), or -1 when either key is NULL or outside the range. */
+static int64_t pair_slot(const uint64_t *bits, const uint8_t *isnull) {
+  if (isnull[0] || isnull[1] || bits[0] >= RT_AGG_DIRECT2_W || bits[1] >= RT_AGG_DIRECT2_W) return -1;
+  return (int64_t)rt_aggtab_direct2(bits[0], bits[1]);
 }
 
 static bool agg_needs_i(const rt_agg *a) {
@@ -95,8 +120,8 @@ void rt_aggtab_init(rt_aggtab *t, int nkeys, const rt_type *key_types, int naggs
   }
   t->slots = calloc(INIT_SLOTS, sizeof *t->slots);
   t->mask = t->slots ? INIT_SLOTS - 1 : 0;
-  if (t->keys.types && single_fast(t)) {   /* (types: NULL when out of memory) */
-    t->direct = calloc(RT_AGG_DIRECT, sizeof *t->direct);
+  if (t->keys.types && direct_len(t)) {   /* (types: NULL when out of memory) */
+    t->direct = calloc(direct_len(t), sizeof *t->direct);
     if (!t->direct) {   /* the callers' check of slots fails the run */
       free(t->slots);
       t->slots = NULL;
@@ -345,7 +370,17 @@ static bool tuple_eq(const rt_aggtab *t, int64_t g, const int64_t *vals, const u
   return true;
 }
 
+/* The direct entry of a key tuple of a two-key table, or -1 (none: no
+ * direct array, another shape, a NULL or a key out of range). */
+static int64_t tuple_direct(const rt_aggtab *t, const int64_t *vals, const uint8_t *isnull) {
+  if (!t->direct || !pair_direct(t)) return -1;
+  uint64_t bits[2] = {key_bits(t->keys.types[0], vals[0]), key_bits(t->keys.types[1], vals[1])};
+  return pair_slot(bits, isnull);
+}
+
 static int64_t group_tuple(rt_aggtab *t, const int64_t *vals, const uint8_t *isnull) {
+  int64_t d = tuple_direct(t, vals, isnull);
+  if (d >= 0 && t->direct[d]) return t->direct[d] - 1;
   uint64_t h = tuple_hash(t, vals, isnull);
   uint64_t i = h & t->mask;
   for (uint32_t s; (s = t->slots[i]) != 0; i = (i + 1) & t->mask)
@@ -365,6 +400,8 @@ int64_t rt_aggtab_insert_tuple(rt_aggtab *t, const int64_t *vals, const uint8_t 
     rt_bit_set(t->keys.valid[k], (uint32_t)g);
   }
   put_slot(t, h, g);
+  int64_t d = tuple_direct(t, vals, isnull);
+  if (d >= 0) t->direct[d] = (uint32_t)(g + 1);
   return g;
 }
 
@@ -474,10 +511,31 @@ void rt_aggtab_ensure_one(rt_aggtab *t) {
   if (t->ngroups == 0) new_group(t, 0);
 }
 
+/* Empties t->direct. A two-key table's array is 256 KiB, of which a few
+ * groups touch a few lines: a worker's table emptied after every morsel
+ * (exec/driver_par.c) clears the entries of its groups, not the array. */
+static void clear_direct(rt_aggtab *t) {
+  if (!pair_direct(t) || t->ngroups > 4096) {
+    memset(t->direct, 0, direct_len(t) * sizeof *t->direct);
+    return;
+  }
+  for (int64_t g = 0; g < t->ngroups; g++) {
+    uint64_t bits[2];
+    uint8_t isnull[2];
+    for (int k = 0; k < 2; k++) {
+      isnull[k] = !rt_bit(t->keys.valid[k], (uint32_t)g);
+      bits[k] = t->keys.types[k] == RT_STR ? ((const uint32_t *)t->keys.data[k])[g]
+                                           : (uint64_t)((const int64_t *)t->keys.data[k])[g];
+    }
+    int64_t d = pair_slot(bits, isnull);
+    if (d >= 0) t->direct[d] = 0;
+  }
+}
+
 void rt_aggtab_reset(rt_aggtab *t) {
   /* the groups' entries are written again by new_group */
   if (t->slots) memset(t->slots, 0, (t->mask + 1) * sizeof *t->slots);
-  if (t->direct) memset(t->direct, 0, RT_AGG_DIRECT * sizeof *t->direct);
+  if (t->direct) clear_direct(t);
   t->ngroups = 0;
   t->keys.nrows = 0;
   t->null_group = -1;

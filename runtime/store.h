@@ -116,7 +116,8 @@ typedef struct rt_agg {
  * (0 = empty); a key v (non-NULL) hashes to rt_hash_i64(v) and probes
  * linearly from h & mask, comparing keys.data[0][group]. A NULL key is
  * group `null_group` (-1 until seen). Insert and growth call the runtime.
- * Keys in [0, RT_AGG_DIRECT) are also in `direct` (below). */
+ * Keys in [0, RT_AGG_DIRECT) are also in `direct` (below), and so are
+ * pairs of two-key tables in [0, RT_AGG_DIRECT2_W)^2. */
 typedef struct rt_aggtab {
   int nkeys;
   int naggs;
@@ -130,7 +131,9 @@ typedef struct rt_aggtab {
   rt_rowbuf keys;      /* key values per group, columns = keys */
   rt_strpool *strings; /* ARG_MAX of strings compares, GROUP_CONCAT interns */
   uint32_t *direct;    /* one integer or string key: group+1 of key v for
-                          0 <= v < RT_AGG_DIRECT (0: not seen), or NULL */
+                          0 <= v < RT_AGG_DIRECT (0: not seen); two such
+                          keys: of (a, b) at rt_aggtab_direct2(a, b) for
+                          both non-NULL in [0, RT_AGG_DIRECT2_W); or NULL */
   /* Lazy folding of per-morsel sums (aggmerge.h), NULL when off: epoch[g]
    * is the morsel whose rows group g's SUM/AVG state holds; a row of
    * morsel `morsel` in a group of an older epoch first calls
@@ -145,6 +148,15 @@ typedef struct rt_aggtab {
  * key (rt_aggtab_insert_i64) sets its entry, so an entry of 0 means the
  * key has no group. Generated code reads it too. */
 #define RT_AGG_DIRECT 4096
+/* The same for two integer or string keys (tracks and depths, thread and
+ * name ids), each below RT_AGG_DIRECT2_W: 256 KiB of entries, of which a
+ * table touches only its keys' rows (64 tracks x 31 depths: 8 KiB), so
+ * the 2 x 4 multiplies of the tuple hash, the stored hash and both key
+ * compares become one load. Either key outside the range, or NULL, takes
+ * the tuple probe. Generated code computes the index the same way. */
+#define RT_AGG_DIRECT2_BITS 8
+#define RT_AGG_DIRECT2_W (1u << RT_AGG_DIRECT2_BITS)
+static inline uint64_t rt_aggtab_direct2(uint64_t a, uint64_t b) { return a << RT_AGG_DIRECT2_BITS | b; }
 
 static inline uint64_t rt_hash_i64(uint64_t x) {
   x ^= x >> 33; x *= 0xff51afd7ed558ccdull;

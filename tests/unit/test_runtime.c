@@ -585,6 +585,51 @@ static int64_t dbits(double d) {
   return v;
 }
 
+/* Two integer keys: pairs in [0, RT_AGG_DIRECT2_W)^2 find their group in
+ * the direct array, the rest (out of range, negative, NULL) in the slots,
+ * all numbered first-seen; emptying the table forgets the pairs (a stale
+ * entry would hand out a group of before the reset), for a few groups and
+ * for many. */
+static void test_aggtab_pair_direct(void **state) {
+  (void)state;
+  rt_type kt[] = {RT_I64, RT_STR};
+  rt_aggkind kinds[] = {RT_AGG_COUNT_STAR};
+  rt_type in[] = {RT_I64};
+  rt_aggtab t;
+  rt_aggtab_init(&t, 2, kt, 1, kinds, in);
+  assert_non_null(t.direct);
+  static const int64_t pairs[][2] = {{1, 2}, {255, 255}, {256, 0}, {-1, 3}, {0, 0}, {2, 1}, {3, 256}};
+  int np = (int)(sizeof pairs / sizeof *pairs);
+  uint8_t nn[2] = {0, 0};
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < np; i++) assert_int_equal(rt_aggtab_group(&t, pairs[i], nn), i);
+  assert_int_equal(t.direct[rt_aggtab_direct2(255, 255)], 2);
+  assert_int_equal(t.direct[rt_aggtab_direct2(0, 0)], 5);
+  uint8_t n0[2] = {1, 0};
+  int64_t v[2] = {1, 2};
+  assert_int_equal(rt_aggtab_group(&t, v, n0), np);   /* (NULL, 2) is not (1, 2) */
+  assert_int_equal(rt_aggtab_group(&t, v, n0), np);
+  assert_int_equal(t.ngroups, np + 1);
+
+  rt_aggtab_reset(&t);
+  for (int i = np - 1; i >= 0; i--) assert_int_equal(rt_aggtab_group(&t, pairs[i], nn), np - 1 - i);
+  assert_int_equal(t.ngroups, np);
+
+  /* more groups than the reset clears one by one */
+  rt_aggtab_reset(&t);
+  for (int64_t a = 0; a < 100; a++)
+    for (int64_t b = 0; b < 50; b++) {
+      int64_t ab[2] = {a, b};
+      assert_int_equal(rt_aggtab_group(&t, ab, nn), a * 50 + b);
+    }
+  rt_aggtab_reset(&t);
+  int64_t last[2] = {99, 49};
+  assert_int_equal(rt_aggtab_group(&t, last, nn), 0);
+  assert_int_equal(rt_aggtab_group(&t, pairs[0], nn), 1);
+  assert_int_equal(t.ngroups, 2);
+  rt_aggtab_free(&t);
+}
+
 static void test_aggtab_multi_key(void **state) {
   (void)state;
   rt_type kt[] = {RT_I64, RT_F64};
@@ -1023,6 +1068,7 @@ int main(void) {
       cmocka_unit_test(test_aggtab_int_key),
       cmocka_unit_test(test_aggtab_string_key),
       cmocka_unit_test(test_aggtab_multi_key),
+      cmocka_unit_test(test_aggtab_pair_direct),
       cmocka_unit_test(test_aggtab_no_keys),
       cmocka_unit_test(test_aggtab_million_groups),
       cmocka_unit_test(test_aggtab_emit_move),

@@ -376,6 +376,12 @@ static void kept_tables_match_one_thread(void **state) {
       "GROUP BY CASE WHEN id < 20000 THEN id % 5 ELSE id END AS k",
       "FROM slice |> EXTEND CASE WHEN id % 40000 = 0 THEN 4611686018427387904 ELSE 0 END AS a "
       "|> AGGREGATE SUM(a) AS s, COUNT(*) AS n GROUP BY id % 3 AS k",
+      /* two keys of the pair direct array (store.h RT_AGG_DIRECT2_W),
+       * emptied with the table per morsel: pairs in range, out of range
+       * (b up to 299) and NULL */
+      "FROM slice |> EXTEND CASE WHEN id < 20000 THEN id % 5 ELSE id % 256 END AS a "
+      "|> EXTEND CASE WHEN id % 13 = 0 THEN NULL WHEN id < 20000 THEN 0 ELSE (id / 256) % 300 END AS b "
+      "|> AGGREGATE SUM(dur * 0.37) AS s, COUNT(*) AS n, MAX(dur) AS m GROUP BY a, b",
   };
   for (size_t qi = 0; qi < sizeof qs / sizeof *qs; qi++) {
     char *want = same_everywhere(qs[qi], qi);
