@@ -55,13 +55,6 @@ static size_t direct_len(const rt_aggtab *t) {
   return 0;
 }
 
-/* The direct entry of a two-key tuple (stored bits, as key_bits makes
- * them), or -1 when either key is NULL or outside the range. */
-static int64_t pair_slot(const uint64_t *bits, const uint8_t *isnull) {
-  if (isnull[0] || isnull[1] || bits[0] >= RT_AGG_DIRECT2_W || bits[1] >= RT_AGG_DIRECT2_W) return -1;
-  return (int64_t)rt_aggtab_direct2(bits[0], bits[1]);
-}
-
 static bool agg_needs_i(const rt_agg *a) {
   switch (a->kind) {
   case RT_AGG_COUNT_STAR: case RT_AGG_COUNT: case RT_AGG_COUNT_DISTINCT: return true;
@@ -375,7 +368,19 @@ static bool tuple_eq(const rt_aggtab *t, int64_t g, const int64_t *vals, const u
 static int64_t tuple_direct(const rt_aggtab *t, const int64_t *vals, const uint8_t *isnull) {
   if (!t->direct || !pair_direct(t)) return -1;
   uint64_t bits[2] = {key_bits(t->keys.types[0], vals[0]), key_bits(t->keys.types[1], vals[1])};
-  return pair_slot(bits, isnull);
+  if (isnull[0] || isnull[1] || bits[0] >= RT_AGG_DIRECT2_W || bits[1] >= RT_AGG_DIRECT2_W) return -1;
+  return (int64_t)rt_aggtab_direct2(bits[0], bits[1]);
+}
+
+/* The key tuple of src's group j, as the insert functions take it. */
+static void stored_tuple(const rt_aggtab *src, int64_t j, int64_t *vals, uint8_t *isnull) {
+  for (int k = 0; k < src->nkeys; k++) {
+    isnull[k] = !rt_bit(src->keys.valid[k], (uint32_t)j);
+    vals[k] = 0;
+    if (isnull[k]) continue;
+    if (src->keys.types[k] == RT_STR) vals[k] = ((const uint32_t *)src->keys.data[k])[j];
+    else vals[k] = ((const int64_t *)src->keys.data[k])[j];
+  }
 }
 
 static int64_t group_tuple(rt_aggtab *t, const int64_t *vals, const uint8_t *isnull) {
@@ -442,13 +447,7 @@ int64_t rt_aggtab_group_of(rt_aggtab *t, const rt_aggtab *src, int64_t j) {
     if (t->hashes[s - 1] == h && stored_eq(t, s - 1, src, j)) return s - 1;
   int64_t vals[nk];
   uint8_t isnull[nk];
-  for (int k = 0; k < nk; k++) {
-    isnull[k] = !rt_bit(src->keys.valid[k], (uint32_t)j);
-    vals[k] = 0;
-    if (isnull[k]) continue;
-    if (src->keys.types[k] == RT_STR) vals[k] = ((const uint32_t *)src->keys.data[k])[j];
-    else vals[k] = ((const int64_t *)src->keys.data[k])[j];
-  }
+  stored_tuple(src, j, vals, isnull);
   return rt_aggtab_insert_tuple(t, vals, isnull, h);
 }
 
@@ -520,14 +519,10 @@ static void clear_direct(rt_aggtab *t) {
     return;
   }
   for (int64_t g = 0; g < t->ngroups; g++) {
-    uint64_t bits[2];
+    int64_t vals[2];
     uint8_t isnull[2];
-    for (int k = 0; k < 2; k++) {
-      isnull[k] = !rt_bit(t->keys.valid[k], (uint32_t)g);
-      bits[k] = t->keys.types[k] == RT_STR ? ((const uint32_t *)t->keys.data[k])[g]
-                                           : (uint64_t)((const int64_t *)t->keys.data[k])[g];
-    }
-    int64_t d = pair_slot(bits, isnull);
+    stored_tuple(t, g, vals, isnull);
+    int64_t d = tuple_direct(t, vals, isnull);
     if (d >= 0) t->direct[d] = 0;
   }
 }
